@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh machine (Python 3.11+, Node and make):
+#   make run    set up, then serve the built-in demo agent on http://127.0.0.1:8000/
+#   make test   set up (Debian's chromium included), then run every test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js
+
+.PHONY: setup run test bench lint clean
+
+setup: $(STAMP) $(VENDOR)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $@
+
+# htmx comes from the npm registry, pinned by package-lock.json, checked against its published hash.
+$(VENDOR) &: package.json package-lock.json $(STAMP)
+	npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/vendor_assets.py
+
+run: setup
+	$(BIN)/webclient $(ARGS)
+
+test: setup
+	scripts/ensure-chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python bench/flood.py
+
+lint: setup
+	$(BIN)/ruff check webclient tests bench
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor

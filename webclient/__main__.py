@@ -1,0 +1,3 @@
+from webclient.cli import main
+
+main()

@@ -1,0 +1,127 @@
+"""One ACP agent process and the JSON-RPC connection to it, from the client's side.
+
+Knows ACP methods, nothing of HTML or web sockets: what the agent sends is handed to a
+:class:`ClientHandler` (the session), which decides what it means for the user.
+Spec: https://agentclientprotocol.com/protocol/overview
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from webclient import __version__
+from webclient.acp.process import AgentProcess, StderrLog
+from webclient.jsonrpc import MethodNotFound, Peer
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+
+# What this client implements, said honestly: no client-side files or terminals yet.
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "fs": {"readTextFile": False, "writeTextFile": False},
+    "terminal": False,
+    "auth": {"terminal": False},
+}
+
+
+class ClientHandler(Protocol):
+    """What the connection needs from its owner. Methods run in message arrival order."""
+
+    def on_session_update(self, params: dict[str, Any]) -> None:
+        """A ``session/update`` notification."""
+
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+        """A ``session/request_permission`` request: record it now, return the awaitable answer."""
+
+    def on_traffic(self, direction: str, line: str) -> None:
+        """Every JSON-RPC line, ``in`` from the agent or ``out`` to it."""
+
+
+async def _method_not_found(method: str) -> Any:
+    raise MethodNotFound(f"Method not found: {method}")
+
+
+class AgentConnection:
+    """Spawns the agent, runs the JSON-RPC peer, and offers the ACP calls the client makes."""
+
+    def __init__(self, process: AgentProcess, handler: ClientHandler) -> None:
+        self.process = process
+        self.handler = handler
+        self.peer = Peer(
+            process.stdout,
+            process.stdin,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            on_traffic=handler.on_traffic,
+            on_garbage=self._on_garbage,
+        )
+        self.reader = asyncio.create_task(self.peer.run(), name=f"acp-reader-{process.pid}")
+        self.initialize_result: dict[str, Any] = {}
+
+    @classmethod
+    async def spawn(
+        cls, argv: list[str], *, cwd: Path, env: Mapping[str, str] | None, handler: ClientHandler, stderr_log: StderrLog
+    ) -> AgentConnection:
+        process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stderr_log=stderr_log)
+        return cls(process, handler)
+
+    # -- incoming ----------------------------------------------------------------------------------
+
+    def _on_request(self, method: str, params: Any) -> Awaitable[Any]:
+        if method == "session/request_permission" and isinstance(params, dict):
+            return self.handler.on_request_permission(params)
+        return _method_not_found(method)
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "session/update" and isinstance(params, dict):
+            self.handler.on_session_update(params)
+        # Unknown notifications (``_``-extensions among them) are ignored, as the spec asks.
+
+    def _on_garbage(self, reason: str, line: str) -> None:
+        log.warning("agent %s sent a bad line (%s): %.200s", self.process.pid, reason, line)
+        self.handler.on_traffic("garbage", f"{reason}: {line[:2000]}")
+
+    # -- outgoing ----------------------------------------------------------------------------------
+
+    async def initialize(self) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/initialization"""
+        result = await self.peer.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": CLIENT_CAPABILITIES,
+                "clientInfo": {"name": "acp-webclient", "title": "ACP web client", "version": __version__},
+            },
+        )
+        self.initialize_result = result if isinstance(result, dict) else {}
+        return self.initialize_result
+
+    async def new_session(self, cwd: Path) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-setup#creating-a-session"""
+        result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        return result if isinstance(result, dict) else {}
+
+    async def authenticate(self, method_id: str) -> None:
+        """https://agentclientprotocol.com/protocol/initialization#authentication"""
+        await self.peer.request("authenticate", {"methodId": method_id})
+
+    async def prompt(self, session_id: str, prompt: list[dict[str, Any]]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/prompt-turn — pending for the whole turn."""
+        result = await self.peer.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+        return result if isinstance(result, dict) else {}
+
+    async def cancel(self, session_id: str) -> None:
+        """https://agentclientprotocol.com/protocol/prompt-turn#cancellation"""
+        await self.peer.notify("session/cancel", {"sessionId": session_id})
+
+    async def close(self) -> int | None:
+        """Close stdin, then terminate, then kill; wait for the reader to finish."""
+        code = await self.process.shutdown()
+        await self.peer.close()
+        await asyncio.gather(self.reader, return_exceptions=True)
+        return code

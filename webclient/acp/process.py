@@ -1,0 +1,307 @@
+"""Spawning and owning an agent subprocess: argv without a shell, stderr always drained, clean kills.
+
+The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
+process group that `AgentProcess.shutdown` can signal as a whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+import os
+import shlex
+import signal
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["AgentProcess", "AgentStartError", "StderrLog", "split_command"]
+
+logger = logging.getLogger(__name__)
+
+_STREAM_LIMIT = 1 << 20  # StreamReader buffer before the pipe is paused; generous so big lines flow
+_STDERR_CHUNK = 1 << 16
+_POLL_INTERVAL = 0.02  # seconds between checks for leftover group members
+
+
+class AgentStartError(Exception):
+    """The agent could not be started (missing executable, bad working directory, ...)."""
+
+    def __init__(self, argv: list[str], reason: str) -> None:
+        super().__init__(f"cannot start agent `{shlex.join(argv)}`: {reason}")
+        self.argv = argv
+        self.reason = reason
+
+
+def split_command(command: str) -> list[str]:
+    """Split a shell-like command line (``--agent "COMMAND ARGS"``) into argv, POSIX quoting rules.
+
+    Raises:
+        ValueError: unbalanced quotes, or nothing but whitespace.
+    """
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("empty agent command")
+    return argv
+
+
+class StderrLog:
+    """Bounded in-memory log of an agent's stderr (ring buffer; keeps the last `max_bytes`, default 1 MiB,
+    and counts what was dropped).
+
+    Sizes are counted in characters of the decoded text, which equals bytes for ASCII output.
+    """
+
+    def __init__(self, max_bytes: int = 1 << 20) -> None:
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes}")
+        self.max_bytes = max_bytes
+        self.dropped_bytes = 0
+        self._chunks: deque[str] = deque()
+        self._size = 0
+        self._listeners: list[Callable[[str], None]] = []
+
+    def append(self, text: str) -> None:
+        """Add text, dropping the oldest contents beyond `max_bytes`; listeners see every piece."""
+        if not text:
+            return
+        for listener in list(self._listeners):
+            try:
+                listener(text)
+            except Exception:
+                logger.exception("stderr listener failed")
+        if len(text) >= self.max_bytes:
+            self.dropped_bytes += self._size + len(text) - self.max_bytes
+            self._chunks = deque([text[-self.max_bytes :]])
+            self._size = self.max_bytes
+            return
+        self._chunks.append(text)
+        self._size += len(text)
+        while self._size > self.max_bytes:
+            first = self._chunks[0]
+            excess = self._size - self.max_bytes
+            if len(first) <= excess:
+                self._chunks.popleft()
+                self._size -= len(first)
+                self.dropped_bytes += len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                self._size -= excess
+                self.dropped_bytes += excess
+
+    def text(self) -> str:
+        """Return the current contents."""
+        joined = "".join(self._chunks)
+        self._chunks = deque([joined]) if joined else deque()  # later calls need not join again
+        return joined
+
+    def tail(self, lines: int = 20) -> str:
+        """Return the last `lines` lines of the current contents."""
+        if lines <= 0:
+            return ""
+        return "\n".join(self.text().splitlines()[-lines:])
+
+    def add_listener(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener` with each appended piece of text; returns a function that removes it."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+
+class AgentProcess:
+    """A running agent subprocess with its stdio pipes; create it with `AgentProcess.spawn`."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        process: asyncio.subprocess.Process,
+        transport: asyncio.SubprocessTransport,
+        stderr_log: StderrLog,
+    ) -> None:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        self.argv = argv
+        self.stdin: asyncio.StreamWriter = process.stdin
+        self.stdout: asyncio.StreamReader = process.stdout
+        self.pid: int = process.pid
+        self.stderr_log = stderr_log
+        self._process = process
+        self._transport = transport
+        self._stderr_task = asyncio.get_running_loop().create_task(self._drain_stderr(process.stderr))
+        self._shutdown: asyncio.Task[int | None] | None = None
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        stderr_log: StderrLog | None = None,
+    ) -> AgentProcess:
+        """Start `argv` (no shell) in `cwd` with piped stdio.
+
+        Args:
+            argv: the command; ``argv[0]`` is looked up on PATH.
+            cwd: working directory of the agent.
+            env: extra variables merged over ``os.environ``; None passes the parent environment through
+                unchanged (so API keys reach the agent).
+            stderr_log: where stderr goes; a fresh 1 MiB `StderrLog` if None.
+
+        Raises:
+            AgentStartError: the executable is missing or not executable, or `cwd` is not a directory.
+        """
+        if not argv:
+            raise AgentStartError(argv, "empty command")
+        if not Path(cwd).is_dir():
+            raise AgentStartError(argv, f"working directory {str(cwd)!r} does not exist or is not a directory")
+        loop = asyncio.get_running_loop()
+        full_env = None if env is None else {**os.environ, **env}
+        try:
+            # loop.subprocess_exec rather than create_subprocess_exec: we need the transport itself, to
+            # close it once the process is reaped even if a pipe was never read to its end.
+            transport, protocol = await loop.subprocess_exec(
+                lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=_STREAM_LIMIT, loop=loop),
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=full_env,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            where = "" if os.sep in argv[0] else " on PATH"
+            raise AgentStartError(argv, f"executable {argv[0]!r} not found{where}") from exc
+        except PermissionError as exc:
+            raise AgentStartError(argv, f"executable {argv[0]!r} is not executable ({exc.strerror})") from exc
+        except OSError as exc:
+            raise AgentStartError(argv, f"{exc.strerror or exc}") from exc
+        process = asyncio.subprocess.Process(transport, protocol, loop)
+        logger.info("started agent pid %d: %s", process.pid, shlex.join(argv))
+        return cls(list(argv), process, transport, stderr_log if stderr_log is not None else StderrLog())
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has exited (negative: killed by that signal), else None."""
+        return self._process.returncode
+
+    async def wait(self) -> int:
+        """Wait until the process has exited and its stdio pipes are closed; return its exit status."""
+        return await self._process.wait()
+
+    async def shutdown(self, grace: float = 2.0) -> int | None:
+        """Stop the agent and everything in its process group; return its exit status.
+
+        Closes stdin and waits up to `grace` seconds; then SIGTERMs the process group and waits `grace`;
+        then SIGKILLs it. Group members left behind by an agent that exited on its own are treated the
+        same way. Idempotent (later calls share the first one's work) and never raises for a process
+        that is already gone.
+        """
+        if self._shutdown is None:
+            self._shutdown = asyncio.get_running_loop().create_task(self._stop(grace))
+        # shield: a cancelled caller must not leave the agent half-killed.
+        return await asyncio.shield(self._shutdown)
+
+    async def __aenter__(self) -> AgentProcess:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.shutdown()
+
+    async def _stop(self, grace: float) -> int | None:
+        try:
+            self.stdin.close()
+        except Exception:  # an already broken pipe
+            logger.debug("closing agent stdin failed", exc_info=True)
+        if not await self._wait_for(grace):
+            logger.info("agent pid %d still running %.1fs after stdin closed: SIGTERM", self.pid, grace)
+            self._signal(signal.SIGTERM)
+            if not await self._wait_for(grace):
+                logger.warning("agent pid %d ignored SIGTERM for %.1fs: SIGKILL", self.pid, grace)
+                self._signal(signal.SIGKILL)
+                await self._wait_for(grace)  # bounded: a pipe may be held by a process outside the group
+        await self._stop_stragglers(grace)
+        # Closing the transport closes our pipe ends, which also finishes wait() if something outside
+        # the group still holds the other ends.
+        self._transport.close()
+        await asyncio.wait([self._stderr_task], timeout=grace)  # let the log take the last words
+        self._stderr_task.cancel()
+        return self.returncode
+
+    async def _stop_stragglers(self, grace: float) -> None:
+        """Terminate group members that outlived the agent (children it left running)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not _group_alive(self.pid):
+                return
+            logger.info("agent pid %d left processes in its group: %s", self.pid, sig.name)
+            self._signal(sig)
+            deadline = asyncio.get_running_loop().time() + grace
+            while _group_alive(self.pid) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(_POLL_INTERVAL)
+
+    async def _wait_for(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._process.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _signal(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pid, sig)  # the pgid is the agent's pid: start_new_session made it the leader
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            logger.warning("not allowed to signal process group %d", self.pid)
+        if self._process.returncode is None:
+            # The agent may have moved itself to another group; signal it directly too.
+            try:
+                self._process.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+    async def _drain_stderr(self, reader: asyncio.StreamReader) -> None:
+        # Always drained: an agent blocked on a full stderr pipe would stop answering.
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        try:
+            while chunk := await reader.read(_STDERR_CHUNK):
+                self.stderr_log.append(decoder.decode(chunk))
+        except (ConnectionError, OSError) as exc:
+            logger.warning("reading agent stderr failed: %s", exc)
+        self.stderr_log.append(decoder.decode(b"", final=True))
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in process group `pgid`."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        entries = None
+    if entries is None:  # no procfs: ask the kernel (counts zombies too, which is the safe side)
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        # After the command name: state, ppid, pgrp. Zombies only wait to be reaped by their parent.
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

@@ -1,0 +1,194 @@
+"""ACP wire shapes → view model: the one place that knows how ACP describes a conversation.
+
+Handles v1 and the v2 draft side by side (``tool_call`` and the ``tool_call_update`` upsert,
+``tool_call_content_chunk``, open enums). Unknown or malformed values are never dropped: content we
+cannot read becomes :class:`Unknown` with its JSON, and every tool call keeps its raw payload.
+Spec: https://agentclientprotocol.com/protocol/tool-calls and ../shared/seeds/.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from webclient.viewmodel.content import (
+    AudioBlock,
+    ContentBlock,
+    Diff,
+    EmbeddedResource,
+    ImageBlock,
+    Location,
+    PermissionOption,
+    PlanItem,
+    ResourceLink,
+    TerminalRef,
+    TextBlock,
+    ToolContent,
+    Unknown,
+)
+from webclient.viewmodel.thread import Thread
+
+log = logging.getLogger(__name__)
+
+# Wire field → view-model field of a tool call, and the type a value must have to be taken.
+_TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
+    "title": ("title", str),
+    "kind": ("kind", str),
+    "status": ("status", str),
+    "content": ("content", list),
+    "locations": ("locations", list),
+    "rawInput": ("raw_input", None),
+    "rawOutput": ("raw_output", None),
+}
+
+_MESSAGE_KINDS = {
+    "agent_message_chunk": "agent-message",
+    "agent_thought_chunk": "thought",
+    "user_message_chunk": "user-message",
+}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def content_block(raw: Any) -> ContentBlock:
+    """A ContentBlock (https://agentclientprotocol.com/protocol/content) as a view-model block."""
+    if not isinstance(raw, dict):
+        return Unknown(kind=type(raw).__name__, raw={"value": raw})
+    kind = raw.get("type")
+    if kind == "text" and isinstance(raw.get("text"), str):
+        return TextBlock(text=raw["text"], raw=raw)
+    if kind == "image" and isinstance(raw.get("mimeType"), str):
+        return ImageBlock(mime_type=raw["mimeType"], data=_str(raw.get("data")), uri=_str(raw.get("uri")), raw=raw)
+    if kind == "audio" and isinstance(raw.get("mimeType"), str) and isinstance(raw.get("data"), str):
+        return AudioBlock(mime_type=raw["mimeType"], data=raw["data"], raw=raw)
+    if kind == "resource_link" and isinstance(raw.get("uri"), str):
+        size = raw.get("size")
+        return ResourceLink(
+            uri=raw["uri"],
+            name=_str(raw.get("name")) or raw["uri"],
+            title=_str(raw.get("title")),
+            description=_str(raw.get("description")),
+            mime_type=_str(raw.get("mimeType")),
+            size=size if isinstance(size, int) else None,
+            raw=raw,
+        )
+    resource = raw.get("resource")
+    if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("uri"), str):
+        return EmbeddedResource(
+            uri=resource["uri"],
+            mime_type=_str(resource.get("mimeType")),
+            text=_str(resource.get("text")),
+            blob=_str(resource.get("blob")),
+            raw=raw,
+        )
+    return Unknown(kind=str(kind), raw=raw)
+
+
+def tool_content(raw: Any) -> ToolContent:
+    """A ToolCallContent item: wrapped content, a diff, a terminal, or (kept as is) anything else."""
+    if not isinstance(raw, dict):
+        return Unknown(kind=type(raw).__name__, raw={"value": raw})
+    kind = raw.get("type")
+    if kind == "content" and "content" in raw:
+        return content_block(raw["content"])
+    if kind == "diff" and isinstance(raw.get("path"), str) and isinstance(raw.get("newText"), str):
+        old = raw.get("oldText")
+        return Diff(path=raw["path"], old_text=old if isinstance(old, str) else None, new_text=raw["newText"], raw=raw)
+    if kind == "terminal" and isinstance(raw.get("terminalId"), str):
+        return TerminalRef(terminal_id=raw["terminalId"], raw=raw)
+    return Unknown(kind=str(kind), raw=raw)
+
+
+def _locations(raw: list[Any]) -> list[Location]:
+    locations = []
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            line = item.get("line")
+            locations.append(Location(path=item["path"], line=line if isinstance(line, int) else None))
+    return locations
+
+
+def tool_call_patch(update: dict[str, Any]) -> dict[str, Any]:
+    """The view-model patch for a ``tool_call``/``tool_call_update``: only the fields present.
+
+    ``null`` clears a field; a value of the wrong type is left out of the patch (it stays visible in
+    the raw payload) rather than failing the whole update.
+    """
+    patch: dict[str, Any] = {}
+    for wire, (name, expected) in _TOOL_CALL_FIELDS.items():
+        if wire not in update:
+            continue
+        value = update[wire]
+        if value is None:
+            patch[name] = None
+        elif expected is not None and not isinstance(value, expected):
+            log.warning("tool call %r: ignoring %s of type %s", update.get("toolCallId"), wire, type(value).__name__)
+        elif wire == "content":
+            patch[name] = [tool_content(item) for item in value]
+        elif wire == "locations":
+            patch[name] = _locations(value)
+        else:
+            patch[name] = value
+    return patch
+
+
+def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in update.items() if k not in ("sessionUpdate", "toolCallId")}
+
+
+def plan_items(raw: Any) -> list[PlanItem]:
+    if not isinstance(raw, list):
+        return []
+    return [
+        PlanItem(
+            content=str(item.get("content", "")),
+            priority=str(item.get("priority", "medium")),
+            status=str(item.get("status", "pending")),
+        )
+        for item in raw
+        if isinstance(item, dict)
+    ]
+
+
+def permission_options(raw: Any) -> list[PermissionOption]:
+    """The options of a ``session/request_permission`` (unknown kinds are kept; styling is generic)."""
+    if not isinstance(raw, list):
+        return []
+    return [
+        PermissionOption(option_id=item["optionId"], name=str(item.get("name") or item["optionId"]),
+                         kind=str(item.get("kind", "")))
+        for item in raw
+        if isinstance(item, dict) and isinstance(item.get("optionId"), str)
+    ]
+
+
+def apply_update(thread: Thread, update: Any) -> bool:
+    """Fold one ``session/update`` ``update`` object into the thread.
+
+    Returns False when the update is not about the thread (modes, commands, usage, unknown types...):
+    the caller handles or logs those.
+    """
+    if not isinstance(update, dict):
+        return False
+    kind = update.get("sessionUpdate")
+    if kind in _MESSAGE_KINDS:
+        thread.append_message(_MESSAGE_KINDS[kind], content_block(update.get("content")),  # type: ignore[arg-type]
+                              _str(update.get("messageId")))
+        return True
+    tool_call_id = update.get("toolCallId")
+    if kind in ("tool_call", "tool_call_update") and isinstance(tool_call_id, str):
+        thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update))
+        return True
+    if kind == "tool_call_content_chunk" and isinstance(tool_call_id, str) and "content" in update:
+        thread.append_tool_content(tool_call_id, tool_content(update["content"]), update["content"])
+        return True
+    if kind == "plan":
+        thread.set_plan(plan_items(update.get("entries")))
+        return True
+    plan = update.get("plan")
+    if kind == "plan_update" and isinstance(plan, dict) and plan.get("type") == "items":
+        thread.set_plan(plan_items(plan.get("entries")))
+        return True
+    return False

@@ -1,0 +1,243 @@
+"""The web layer: pages over HTTP, live fragments over one web socket per page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from webclient.config import Settings
+from webclient.live import LiveView, composer_nonce
+from webclient.rendering import Renderer
+from webclient.session import Session
+from webclient.sessions import SessionManager
+from webclient.viewmodel.entries import MessageEntry
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+WS_POLICY_VIOLATION = 1008
+
+
+def _manager(conn: HTTPConnection) -> SessionManager:
+    manager: SessionManager = conn.app.state.sessions
+    return manager
+
+
+def _session(conn: HTTPConnection) -> Session:
+    session = _manager(conn).get(conn.path_params["session_id"])
+    if session is None:
+        raise HTTPException(404, "No such session")
+    return session
+
+
+def _base_context(conn: HTTPConnection) -> dict[str, Any]:
+    """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
+    root = conn.scope.get("root_path", "").rstrip("/")
+    return {"root": root, "static": lambda path: f"{root}/static/{path}"}
+
+
+def _page(conn: Request, template: str, **context: Any) -> HTMLResponse:
+    renderer: Renderer = conn.app.state.renderer
+    return HTMLResponse(renderer.page(template, **_base_context(conn), **context))
+
+
+async def index(request: Request) -> Response:
+    settings: Settings = request.app.state.settings
+    sessions = sorted(_manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
+    return _page(request, "index.html", sessions=sessions, agent_command=settings.agent_command)
+
+
+async def create_session(request: Request) -> Response:
+    session = _manager(request).create()
+    root = _base_context(request)["root"]
+    return RedirectResponse(f"{root}/sessions/{session.id}", status_code=303)
+
+
+async def session_page(request: Request) -> Response:
+    session = _session(request)
+    docs = _manager(request).docs[session.id]
+    now = time.monotonic()
+    ws_scheme = "wss" if request.url.scheme == "https" else "ws"
+    root = _base_context(request)["root"]
+    return _page(
+        request,
+        "session.html",
+        session=session,
+        message=None,
+        message_view=lambda entry: docs.view(entry, now) if isinstance(entry, MessageEntry) else None,
+        nonce=composer_nonce(),
+        oob=None,
+        ws_url=f"{ws_scheme}://{request.url.netloc}{root}/sessions/{session.id}/ws",
+    )
+
+
+async def prompt_without_script(request: Request) -> Response:
+    """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
+    session = _session(request)
+    form = await request.form()
+    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")))
+    return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
+
+
+async def end_session(request: Request) -> Response:
+    session = _session(request)
+    await _manager(request).end(session)
+    return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
+
+
+async def session_log(request: Request) -> Response:
+    """The raw JSON-RPC traffic and the agent's stderr, as plain text."""
+    session = _session(request)
+    lines = [
+        f"{time.strftime('%H:%M:%S', time.localtime(line.when))}.{int(line.when * 1000) % 1000:03d} "
+        f"{'→' if line.direction == 'out' else '←' if line.direction == 'in' else '!'} {line.text}"
+        for line in session.protocol_log
+    ]
+    stderr = session.stderr.text()
+    body = "\n".join(lines) + f"\n\n── agent stderr ({len(stderr):,} characters) ──\n{stderr}"
+    return PlainTextResponse(body)
+
+
+def _origin_allowed(websocket: WebSocket, settings: Settings) -> bool:
+    """Browsers send ``Origin`` on web socket handshakes: only our own pages (or configured ones) may connect."""
+    origin = websocket.headers.get("origin")
+    if origin is None:
+        return True  # not a browser: nothing ambient to abuse
+    if origin in settings.allowed_origins:
+        return True
+    return urlsplit(origin).netloc == websocket.headers.get("host")
+
+
+async def session_socket(websocket: WebSocket) -> None:
+    session = _manager(websocket).get(websocket.path_params["session_id"])
+    settings: Settings = websocket.app.state.settings
+    if session is None or not _origin_allowed(websocket, settings):
+        await websocket.close(code=WS_POLICY_VIOLATION)
+        return
+    await websocket.accept()
+    live = LiveView(
+        session,
+        websocket.app.state.renderer,
+        _manager(websocket).docs[session.id],
+        websocket.send_text,
+        _base_context(websocket),
+    )
+    sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
+    sender.add_done_callback(lambda task: _sender_done(task, websocket))
+    try:
+        while True:
+            text = await websocket.receive_text()
+            await _handle_client_message(session, live, text)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+
+
+def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:
+    """A sender that failed leaves the page stale: log it and close, so the page reconnects and resyncs."""
+    if task.cancelled() or task.exception() is None:
+        return
+    log.error("web socket sender failed", exc_info=task.exception())
+    asyncio.ensure_future(websocket.close(code=1011))
+
+
+async def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
+    """A form or button of the page, sent by htmx's ws extension as JSON of its values."""
+    try:
+        message = json.loads(text)
+    except json.JSONDecodeError:
+        log.warning("session %s: unreadable message from the page", session.id)
+        return
+    if not isinstance(message, dict):
+        return
+    action = message.get("action")
+    if action == "prompt":
+        if session.submit_prompt(str(message.get("prompt", "")), str(message.get("nonce", ""))):
+            live.refresh_composer()
+    elif action == "permission":
+        session.answer_permission(str(message.get("request_id", "")), str(message.get("option_id", "")))
+    elif action == "cancel":
+        await session.cancel()
+    elif action == "authenticate":
+        await session.authenticate(str(message.get("method_id", "")))
+    else:
+        log.warning("session %s: unknown action %r from the page", session.id, action)
+
+
+class SecurityHeaders:
+    """Content-Security-Policy and friends on every HTTP response."""
+
+    def __init__(self, app: ASGIApp, frame_ancestors: str) -> None:
+        self.app = app
+        self.csp = (
+            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            f"media-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+            f"frame-ancestors {frame_ancestors}"
+        ).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", self.csp),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"same-origin"),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    """The ASGI application (``uvicorn --factory webclient.app:create_app``)."""
+    settings = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.settings = settings
+        app.state.renderer = Renderer()
+        app.state.sessions = SessionManager(settings)
+        try:
+            yield
+        finally:
+            await app.state.sessions.close_all()
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/sessions", create_session, methods=["POST"]),
+            Route("/sessions/{session_id}", session_page),
+            Route("/sessions/{session_id}/prompt", prompt_without_script, methods=["POST"]),
+            Route("/sessions/{session_id}/end", end_session, methods=["POST"]),
+            Route("/sessions/{session_id}/log", session_log),
+            WebSocketRoute("/sessions/{session_id}/ws", session_socket),
+            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+        ],
+        lifespan=lifespan,
+    )
+    app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
+    return app

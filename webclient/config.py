@@ -1,0 +1,57 @@
+"""Settings, read once from the environment (``WEBCLIENT_*``); the command line writes the same variables."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEMO_AGENT = f"{sys.executable} -m webclient.demo_agent"
+
+
+def _bool(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, with its environment variable in the help text."""
+
+    agent: str | None = field(default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"})
+    workspace: Path | None = field(
+        default=None, metadata={"help": "WEBCLIENT_WORKSPACE: the agent's working directory; demo default: a fresh sample"}
+    )
+    host: str = field(default="127.0.0.1", metadata={"help": "WEBCLIENT_HOST: address to listen on"})
+    port: int = field(default=8000, metadata={"help": "WEBCLIENT_PORT (or PORT): port to listen on"})
+    reload: bool = field(default=False, metadata={"help": "WEBCLIENT_RELOAD: restart on code changes (development)"})
+    allowed_origins: tuple[str, ...] = field(
+        default=(), metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"}
+    )
+    frame_ancestors: str = field(
+        default="'self'", metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"}
+    )
+
+    @property
+    def is_demo(self) -> bool:
+        return self.agent is None
+
+    @property
+    def agent_command(self) -> str:
+        return self.agent or DEMO_AGENT
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
+        port = env.get("WEBCLIENT_PORT") or env.get("PORT") or "8000"
+        workspace = env.get("WEBCLIENT_WORKSPACE")
+        origins = env.get("WEBCLIENT_ALLOWED_ORIGINS", "")
+        return cls(
+            agent=env.get("WEBCLIENT_AGENT") or None,
+            workspace=Path(workspace).expanduser().resolve() if workspace else None,
+            host=env.get("WEBCLIENT_HOST", "127.0.0.1"),
+            port=int(port),
+            reload=_bool(env.get("WEBCLIENT_RELOAD")),
+            allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+            frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
+        )

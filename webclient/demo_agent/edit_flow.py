@@ -1,0 +1,171 @@
+"""The edit that asks for permission: propose a diff, ask, then really write the file (or not).
+
+Used by the ``edit`` scenario and by the tour. The change is worked out from the file's *current* text, so
+running ``edit`` several times in one session proposes a new, still-valid change each time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .turn import Turn
+
+TARGET = "src/calculator.py"
+# Used when the workspace is not the sample project (e.g. the user picked their own folder).
+FALLBACK_TARGET = "DEMO_AGENT_NOTES.md"
+
+PERMISSION_OPTIONS: list[dict[str, str]] = [
+    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
+]
+
+# (what it does, [(old snippet, new snippet), ...]) — the first one whose snippets are all present is proposed.
+_CALCULATOR_EDITS: list[tuple[str, list[tuple[str, str]]]] = [
+    (
+        "make `divide()` raise a clear `ValueError` instead of `ZeroDivisionError`",
+        [
+            (
+                "    # TODO: give a friendlier error than ZeroDivisionError when b is 0\n    return a / b\n",
+                '    if b == 0:\n        raise ValueError("cannot divide by zero")\n    return a / b\n',
+            )
+        ],
+    ),
+    (
+        'add a `power()` function and the `"**"` operator to `RunningTotal`',
+        [
+            (
+                "\n\nclass RunningTotal:",
+                '\n\ndef power(a: float, b: float) -> float:\n    """Return a ** b."""\n    return a**b\n'
+                "\n\nclass RunningTotal:",
+            ),
+            (
+                '        # TODO: support "**" (power)\n'
+                '        ops = {"+": add, "-": subtract, "*": multiply, "/": divide}\n',
+                '        ops = {"+": add, "-": subtract, "*": multiply, "/": divide, "**": power}\n',
+            ),
+        ],
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedEdit:
+    rel: str
+    old_text: str | None  # None = new file (ACP diff convention)
+    new_text: str
+    summary: str
+    line: int  # 1-based first changed line, for the follow-along location
+
+
+def plan_edit(turn: Turn) -> ProposedEdit:
+    """Pick the change to propose, based on what the workspace looks like right now."""
+    ws = turn.workspace
+    current = ws.read(TARGET)
+    if current is not None:
+        for summary, replacements in _CALCULATOR_EDITS:
+            if all(old in current for old, _ in replacements):
+                new = current
+                for old, replacement in replacements:
+                    new = new.replace(old, replacement, 1)
+                return ProposedEdit(TARGET, current, new, summary, _first_changed_line(current, new))
+        # Every scripted change is already in: append a harmless comment so there is still something to show.
+        passes = current.count("# Reviewed by the demo agent") + 1
+        new = current.rstrip("\n") + f"\n\n# Reviewed by the demo agent (pass {passes}).\n"
+        return ProposedEdit(TARGET, current, new, "add a review note at the end", _first_changed_line(current, new))
+    notes = ws.read(FALLBACK_TARGET)
+    line = "- The demo agent was here.\n"
+    if notes is None:
+        text = "# Demo agent notes\n\nThis file was written by the ACP demo agent.\n\n" + line
+        return ProposedEdit(FALLBACK_TARGET, None, text, "create a small notes file", 1)
+    new = notes.rstrip("\n") + "\n" + line
+    return ProposedEdit(FALLBACK_TARGET, notes, new, "append a line to the notes file", _first_changed_line(notes, new))
+
+
+def _first_changed_line(old: str, new: str) -> int:
+    for number, (a, b) in enumerate(zip(old.splitlines(), new.splitlines(), strict=False), start=1):
+        if a != b:
+            return number
+    return min(len(old.splitlines()), len(new.splitlines())) + 1
+
+
+async def run_edit(turn: Turn) -> None:
+    """Propose the edit, ask (unless an "always" answer is remembered), then apply or skip it."""
+    edit = plan_edit(turn)
+    path = turn.abs(edit.rel)
+    diff = {"type": "diff", "path": path, "oldText": edit.old_text, "newText": edit.new_text}
+    locations = [{"path": path, "line": edit.line}]
+    title = f"Edit {edit.rel}"
+
+    await turn.say(f"I'd like to {edit.summary} in `{edit.rel}`.\n\n")
+    tool_id = await turn.tool(
+        "edit",
+        title,
+        "edit",
+        "pending",
+        content=[diff],
+        locations=locations,
+        rawInput={"path": path, "summary": edit.summary},
+    )
+
+    policy = turn.session.edit_policy
+    if policy is None:
+        tool_call = {
+            "toolCallId": tool_id,
+            "title": title,
+            "kind": "edit",
+            "status": "pending",
+            "content": [diff],
+            "locations": locations,
+        }
+        choice = await turn.ask_permission(tool_call, PERMISSION_OPTIONS)
+        allowed = choice.startswith("allow")
+        if choice.endswith("-always"):
+            turn.session.edit_policy = "allow" if allowed else "reject"
+            note = (
+                f" I'll remember “{'Always allow' if allowed else 'Always reject'}” for edits in this session,"
+                " so I won't ask again."
+            )
+        else:
+            note = ""
+    else:
+        allowed = policy == "allow"
+        label = "Always allow" if allowed else "Always reject"
+        note = f" (You chose “{label}” earlier in this session, so I didn't ask again.)"
+
+    if not allowed:
+        await turn.tool_update(
+            tool_id,
+            status="failed",
+            content=[
+                {
+                    "type": "content",
+                    "content": {"type": "text", "text": "Skipped at your request — nothing was written."},
+                },
+                diff,
+            ],
+        )
+        await turn.say(f"Okay, I did **not** edit `{edit.rel}`.{note}\n\n")
+        return
+
+    await turn.tool_update(tool_id, status="in_progress")
+    await turn.pause()
+    # Last check before touching the disk: a cancel during the pause above must leave the file alone.
+    turn.check()
+    if turn.workspace.read(edit.rel) != edit.old_text:
+        await turn.tool_update(
+            tool_id,
+            status="failed",
+            content=[
+                {
+                    "type": "content",
+                    "content": {"type": "text", "text": f"`{edit.rel}` changed meanwhile; not written."},
+                },
+            ],
+        )
+        await turn.say(f"`{edit.rel}` changed while I was waiting, so I left it alone.{note}\n\n")
+        return
+    turn.workspace.write(edit.rel, edit.new_text)
+    await turn.tool_update(tool_id, status="completed", content=[diff], rawOutput={"written": path})
+    await turn.say(f"Done — I edited `{edit.rel}` to {edit.summary}.{note}\n\n")

@@ -1,0 +1,501 @@
+"""A generic asyncio JSON-RPC 2.0 peer over newline-delimited JSON.
+
+One `Peer` per connection (for ACP: one per agent process). It knows nothing of ACP or HTML.
+
+Choices worth knowing:
+
+* Incoming messages are handled strictly in arrival order by the read loop. Responses resolve their
+  futures at once; notifications call ``on_notification`` synchronously; requests call ``on_request``
+  synchronously to obtain an awaitable, which is then awaited in its own task (so a request waiting for
+  a user's click never blocks the loop). An ``async def`` handler only *creates* its coroutine in the
+  loop, so a handler whose side effects must be ordered with the surrounding notifications should be a
+  plain function that does that work and then returns an awaitable.
+* A line may be a JSON array (a batch, allowed by ACP v2). Its entries are handled one by one, in order,
+  and responses to requests inside a batch are sent individually rather than as one array.
+* Undecodable or invalid lines are reported to ``on_garbage``, answered with ``-32700`` (id null) as
+  JSON-RPC asks, and skipped. Blank lines are skipped silently. The ``"jsonrpc": "2.0"`` member is not
+  checked: being lenient costs nothing and some agents omit it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ClassVar, Protocol
+
+__all__ = [
+    "AuthRequired",
+    "ConnectionClosed",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "JsonValue",
+    "MessageWriter",
+    "MethodNotFound",
+    "NotificationHandler",
+    "ParseError",
+    "Peer",
+    "RequestCancelled",
+    "RequestHandler",
+    "ResourceNotFound",
+    "RpcError",
+]
+
+logger = logging.getLogger(__name__)
+
+JsonValue = Any
+RequestHandler = Callable[[str, Any], Awaitable[Any]]
+NotificationHandler = Callable[[str, Any], None]
+
+_READ_CHUNK = 1 << 18  # the pipe transport reads at most 256 KiB at a time, so larger buys nothing
+_GARBAGE_PREVIEW = 200  # characters of a bad line passed to on_garbage
+# The C scanner behind json.loads, called directly: this is the hot path and loads() adds two layers and
+# two whitespace regex matches per line.
+_scan: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # untyped in typeshed
+
+
+class RpcError(Exception):
+    """An error to send or that was received. code/message/data as in JSON-RPC."""
+
+    CODE: ClassVar[int] = -32603
+    MESSAGE: ClassVar[str] = "Internal error"
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.code})"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON-RPC error object (``data`` only when set)."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_json(cls, error: Any) -> RpcError:
+        """Build the error for a received error object; known codes give their subclass."""
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            return InternalError("malformed error object in response", data=error)
+        code: int = error["code"]
+        message = error.get("message")
+        message = message if isinstance(message, str) else ""
+        subclass = _BY_CODE.get(code)
+        if subclass is not None:
+            return subclass(message, error.get("data"))
+        return RpcError(code, message, error.get("data"))
+
+
+class _StandardError(RpcError):
+    """An RpcError whose code is fixed by the class."""
+
+    def __init__(self, message: str | None = None, data: Any = None) -> None:
+        super().__init__(self.CODE, message or self.MESSAGE, data)
+
+
+class ParseError(_StandardError):
+    CODE = -32700
+    MESSAGE = "Parse error"
+
+
+class InvalidRequest(_StandardError):
+    CODE = -32600
+    MESSAGE = "Invalid Request"
+
+
+class MethodNotFound(_StandardError):
+    CODE = -32601
+    MESSAGE = "Method not found"
+
+
+class InvalidParams(_StandardError):
+    CODE = -32602
+    MESSAGE = "Invalid params"
+
+
+class InternalError(_StandardError):
+    CODE = -32603
+    MESSAGE = "Internal error"
+
+
+class RequestCancelled(_StandardError):
+    CODE = -32800
+    MESSAGE = "Request cancelled"
+
+
+class AuthRequired(_StandardError):
+    CODE = -32000
+    MESSAGE = "Authentication required"
+
+
+class ResourceNotFound(_StandardError):
+    CODE = -32002
+    MESSAGE = "Resource not found"
+
+
+_BY_CODE: dict[int, type[_StandardError]] = {
+    c.CODE: c
+    for c in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        RequestCancelled,
+        AuthRequired,
+        ResourceNotFound,
+    )
+}
+
+
+class ConnectionClosed(Exception):
+    """The connection is gone: the peer's input ended, a write failed, or close() was called."""
+
+
+class MessageWriter(Protocol):
+    """The part of `asyncio.StreamWriter` a Peer writes through."""
+
+    def write(self, data: bytes, /) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def is_closing(self) -> bool: ...
+
+
+def _valid_id(value: Any) -> bool:
+    # JSON-RPC ids are strings, numbers or null; bool is an int subclass but not a valid id.
+    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+
+
+def _parse(text: str) -> Any:
+    """json.loads, faster for the usual line; raises ValueError (or RecursionError) for bad JSON."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:  # no value at the start: leading whitespace, or an error loads() will describe
+        return json.loads(text)
+    if end != len(text) and not text[end:].isspace():
+        raise ValueError(f"extra data after the JSON value at {end}")
+    return value
+
+
+def _encode(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class Peer:
+    """One end of a JSON-RPC connection: sends requests/notifications, dispatches what arrives."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | MessageWriter,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        on_traffic: Callable[[str, str], None] | None = None,
+        on_garbage: Callable[[str, str], None] | None = None,
+        max_line_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_traffic = on_traffic
+        self._on_garbage = on_garbage
+        self._max_line_bytes = max_line_bytes
+        self._next_id = 0
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._write_lock = asyncio.Lock()
+        self._started = False
+        self._input_ended = False
+        self._stopped = False  # close() was called
+
+    @property
+    def closed(self) -> bool:
+        """True once the peer's input has ended or close() was called; requests then fail."""
+        return self._stopped or self._input_ended
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and return its result.
+
+        Raises:
+            RpcError: the peer answered with an error (a subclass for the standard codes).
+            ConnectionClosed: the connection closed before an answer arrived.
+        """
+        if self.closed:
+            raise ConnectionClosed(f"cannot send {method!r}: connection closed")
+        self._next_id += 1
+        request_id = self._next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await self._send(message)
+            return await future
+        finally:
+            # Also on cancellation: a late answer is then logged as unknown and ignored.
+            self._pending.pop(request_id, None)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification; a closed or broken connection is logged, not raised."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send_quietly(message)
+
+    async def run(self) -> None:
+        """Read and dispatch messages until the input ends, then fail pending requests and return."""
+        if self._started:
+            raise RuntimeError("Peer.run() may only be called once")
+        self._started = True
+        read = self._reader.read
+        handle = self._handle_line
+        limit = self._max_line_bytes
+        partial = bytearray()  # the unfinished line; bytearray so appends of a huge line stay linear
+        skipping = False  # inside an over-long line: drop bytes until its newline
+        try:
+            while True:
+                try:
+                    chunk = await read(_READ_CHUNK)
+                except (ConnectionError, OSError) as exc:
+                    logger.warning("JSON-RPC read failed: %s", exc)
+                    break
+                if not chunk:
+                    break
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    if not skipping:
+                        if len(partial) + len(chunk) > limit:
+                            self._too_long(partial or chunk)
+                            partial.clear()
+                            skipping = True
+                        else:
+                            partial += chunk
+                    continue
+                if skipping:
+                    skipping = False
+                elif partial:
+                    if len(partial) + newline > limit:
+                        self._too_long(partial)
+                    else:
+                        partial += chunk[:newline]
+                        handle(partial)
+                    partial.clear()
+                else:
+                    handle(chunk[:newline])
+                lines = chunk[newline + 1 :].split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    handle(line)
+                if len(rest) > limit:
+                    self._too_long(rest)
+                    skipping = True
+                elif rest:
+                    partial += rest
+            if partial and not skipping:
+                handle(partial)  # a last line without its newline
+        finally:
+            self._input_ended = True
+            self._fail_pending("input ended")
+
+    async def close(self) -> None:
+        """Stop: fail pending requests, cancel in-flight incoming requests, close the writer.
+
+        The read loop itself ends when the input ends (for a subprocess: when it exits); messages
+        read after close() are dropped.
+        """
+        self._stopped = True
+        self._fail_pending("closed")
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        for task in tasks:
+            task.cancel()
+        try:
+            self._writer.close()
+        except Exception:  # closing a broken transport must not stop the shutdown
+            logger.debug("closing JSON-RPC writer failed", exc_info=True)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _handle_line(self, line: bytes | bytearray) -> None:
+        if self._stopped:
+            return
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if not line or line.isspace():
+            return
+        if len(line) > self._max_line_bytes:
+            self._too_long(line)
+            return
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            self._garbage("invalid UTF-8", line[:_GARBAGE_PREVIEW].decode("utf-8", errors="replace"))
+            return
+        if self._on_traffic is not None:
+            self._on_traffic("in", text)
+        try:
+            message = _parse(text)
+        except (ValueError, RecursionError):
+            self._garbage("invalid JSON", text[:_GARBAGE_PREVIEW])
+            return
+        try:
+            if type(message) is dict:
+                self._handle_message(message)
+            elif type(message) is list:
+                if not message:
+                    self._reply_error(None, InvalidRequest("Invalid Request: empty batch"))
+                for entry in message:
+                    self._handle_message(entry)
+            else:
+                self._reply_error(None, InvalidRequest("Invalid Request: not an object or array"))
+        except Exception:  # a bug in dispatch must not kill the connection
+            logger.exception("JSON-RPC dispatch failed for %.200s", text)
+
+    def _handle_message(self, message: Any) -> None:
+        if type(message) is not dict:
+            self._reply_error(None, InvalidRequest("Invalid Request: not an object"))
+            return
+        method = message.get("method")
+        if method is not None:
+            has_id = "id" in message
+            request_id = message.get("id")
+            if not isinstance(method, str) or (has_id and not _valid_id(request_id)):
+                self._reply_error(request_id if _valid_id(request_id) else None, InvalidRequest())
+            elif has_id:
+                self._handle_request(request_id, method, message.get("params"))
+            else:
+                try:
+                    self._on_notification(method, message.get("params"))
+                except Exception:
+                    logger.exception("notification handler failed for %r", method)
+            return
+        if "id" in message and ("result" in message or "error" in message):
+            self._handle_response(message)
+            return
+        request_id = message.get("id")
+        self._reply_error(request_id if _valid_id(request_id) else None, InvalidRequest())
+
+    def _handle_request(self, request_id: Any, method: str, params: Any) -> None:
+        # Called synchronously so the handler's synchronous prefix runs in arrival order.
+        try:
+            pending: Awaitable[Any] | BaseException = self._on_request(method, params)
+        except Exception as exc:
+            pending = exc
+        self._spawn(self._answer(request_id, method, pending))
+
+    def _handle_response(self, message: dict[str, Any]) -> None:
+        response_id = message["id"]
+        if isinstance(response_id, float) and response_id.is_integer():
+            response_id = int(response_id)  # a peer that round-tripped our id through a double
+        future = self._pending.pop(response_id, None) if type(response_id) is int else None
+        if future is None:
+            logger.warning("JSON-RPC response for unknown id %r ignored", response_id)
+            return
+        if future.done():  # the request was cancelled meanwhile
+            return
+        if "error" in message:
+            future.set_exception(RpcError.from_json(message["error"]))
+        else:
+            future.set_result(message.get("result"))
+
+    def _too_long(self, start: bytes | bytearray) -> None:
+        preview = bytes(start[:_GARBAGE_PREVIEW]).decode("utf-8", errors="replace")
+        self._garbage(f"line longer than {self._max_line_bytes} bytes", preview)
+
+    def _garbage(self, reason: str, preview: str) -> None:
+        if self._on_garbage is not None:
+            try:
+                self._on_garbage(reason, preview)
+            except Exception:
+                logger.exception("on_garbage handler failed")
+        else:
+            logger.warning("skipped JSON-RPC line (%s): %.200s", reason, preview)
+        self._reply_error(None, ParseError(f"Parse error: {reason}"))
+
+    # -- answering and writing -------------------------------------------------------------------
+
+    async def _answer(self, request_id: Any, method: str, pending: Awaitable[Any] | BaseException) -> None:
+        if isinstance(pending, BaseException):
+            error = _error_for(method, pending)
+        else:
+            try:
+                result = await pending
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # we are being cancelled (close()): no answer
+                error = RequestCancelled()  # the handler's own work was cancelled
+            except Exception as exc:
+                error = _error_for(method, exc)
+            else:
+                try:
+                    await self._send({"jsonrpc": "2.0", "id": request_id, "result": result}, quiet=True)
+                    return
+                except (TypeError, ValueError) as exc:  # the result is not JSON-serializable
+                    error = _error_for(method, exc)
+        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+
+    def _reply_error(self, request_id: Any, error: RpcError) -> None:
+        self._spawn(self._send_quietly({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        await self._send(message, quiet=True)
+
+    async def _send(self, message: dict[str, Any], *, quiet: bool = False) -> None:
+        """Write one message; raises ConnectionClosed (or, if quiet, logs it) when that is impossible."""
+        text = _encode(message)
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (e.g. from a surrogateescape'd path): send them escaped
+            text = json.dumps(message, separators=(",", ":"))
+            data = (text + "\n").encode("utf-8")
+        try:
+            async with self._write_lock:
+                if self._stopped or self._writer.is_closing():
+                    raise ConnectionClosed("connection closed")
+                if self._on_traffic is not None:
+                    self._on_traffic("out", text)
+                try:
+                    self._writer.write(data)
+                    await self._writer.drain()
+                except (ConnectionError, OSError) as exc:
+                    raise ConnectionClosed(f"write failed: {exc}") from exc
+        except ConnectionClosed:
+            if not quiet:
+                raise
+            logger.info("JSON-RPC message dropped, connection closed: %.200s", text)
+
+    def _fail_pending(self, why: str) -> None:
+        pending = list(self._pending.values())
+        self._pending.clear()
+        for future in pending:
+            if not future.done():
+                # One exception instance per future: a shared one would collect every traceback.
+                future.set_exception(ConnectionClosed(f"connection {why} before the response arrived"))
+
+
+def _error_for(method: str, exc: BaseException) -> RpcError:
+    """The one converter from a handler's exception to the error we answer with."""
+    if isinstance(exc, RpcError):
+        return exc
+    logger.error("handler for %r failed", method, exc_info=exc)
+    return InternalError(str(exc) or type(exc).__name__)

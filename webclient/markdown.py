@@ -1,0 +1,139 @@
+"""Agent Markdown → safe HTML, in one go or incrementally while it streams.
+
+CommonMark via markdown-it-py with raw HTML off (agent HTML shows as text) and its link validation
+(no ``javascript:``/``vbscript:``/``file:`` links); code highlighted with Pygments; the result passes
+through nh3 (Ammonia) as a second line of defence, so a bug in the first never reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+
+import nh3
+from markdown_it import MarkdownIt
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+
+_ALLOWED_TAGS = {
+    "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "img", "li",
+    "ol", "p", "pre", "span", "strong", "s", "table", "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "span": {"class"},
+    "code": {"class"},
+    "ol": {"start"},
+    "td": {"style"},
+    "th": {"style"},
+}
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    try:
+        lexer = get_lexer_by_name(lang) if lang else None
+    except ClassNotFound:
+        lexer = None
+    if lexer is None:
+        return html.escape(code)
+    return str(highlight(code, lexer, _FORMATTER))
+
+
+_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight}).enable("table").enable(
+    "strikethrough"
+)
+
+
+def _sanitize(markup: str) -> str:
+    return nh3.clean(
+        markup,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+        filter_style_properties={"text-align"},
+    )
+
+
+def render_markdown(text: str) -> str:
+    """Safe HTML for ``text``."""
+    return _sanitize(_MD.render(text))
+
+
+class MarkdownStream:
+    """Markdown that grows: finished blocks are rendered once, the block still being written stays text.
+
+    While a message streams, ``blocks`` holds the HTML of every top-level block that can no longer
+    change (a later block has started after a blank line) and ``tail`` the source after them. The page
+    appends new blocks and shows the tail as plain text, so no byte is rendered or sent twice except
+    the short tail. ``generation`` changes when already-sent blocks had to be replaced (a final render
+    that differs from the pieces, e.g. a reference link defined late): the page then re-renders the
+    message whole.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self.tail = ""
+        self.generation = 0
+        self.final = False
+        self._committed = 0  # source offset up to which blocks are rendered
+
+    def update(self, source: str, *, final: bool = False) -> None:
+        """Catch up with ``source`` (which only grows); ``final`` renders the rest once and for all."""
+        if self.final:
+            return
+        rest = source[self._committed :]
+        if final:
+            self._finish(source, rest)
+            return
+        cut = _stable_prefix(rest)
+        if cut:
+            self.blocks.append(render_markdown(rest[:cut]))
+            self._committed += cut
+            rest = rest[cut:]
+        self.tail = rest
+
+    def _finish(self, source: str, rest: str) -> None:
+        self.final = True
+        self.tail = ""
+        self._committed = len(source)
+        if rest:
+            self.blocks.append(render_markdown(rest))
+        if len(self.blocks) > 1:
+            whole = render_markdown(source)
+            if whole != "".join(self.blocks):
+                self.blocks = [whole]
+                self.generation += 1
+
+    @property
+    def html(self) -> str:
+        return "".join(self.blocks)
+
+    @property
+    def committed(self) -> int:
+        """How much of the source the blocks cover; the rest shows as plain text."""
+        return self._committed
+
+
+def _stable_prefix(text: str) -> int:
+    """Length of the longest prefix of ``text`` made of whole top-level blocks that cannot change.
+
+    A block is stable when a later top-level block has begun after a blank line: nothing appended
+    afterwards can reach back into it (lazy continuation needs no blank line; a list that continues
+    stays one block in the parse and is not cut).
+    """
+    if "\n\n" not in text:
+        return 0
+    tokens = _MD.parse(text)
+    starts = [t.map[0] for t in tokens if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
+    if len(starts) < 2:
+        return 0
+    lines = text.split("\n")
+    last_start = starts[-1]
+    if last_start == 0 or lines[last_start - 1].strip():
+        return 0
+    return sum(len(line) + 1 for line in lines[:last_start])

@@ -1,0 +1,126 @@
+"""The entries of a conversation thread (in the spirit of Zed's ``AgentThreadEntry``).
+
+Entries are plain mutable dataclasses owned by a :class:`~webclient.viewmodel.thread.Thread`; only the
+thread changes them, so it can tell its listener exactly what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from webclient.viewmodel.content import (
+    ContentBlock,
+    Location,
+    PermissionOption,
+    PlanItem,
+    ToolContent,
+)
+
+MessageRole = Literal["user-message", "agent-message", "thought"]
+
+# Statuses after which a tool call will not change by itself any more.
+FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(eq=False)
+class Entry:
+    """Base of every thread entry; ``seq`` is unique in its thread and names the entry in the page."""
+
+    ROLE: ClassVar[str] = "entry"
+    seq: int
+    turn: int
+
+    @property
+    def role(self) -> str:
+        """The entry's ``data-role`` in the page."""
+        return self.ROLE
+
+
+@dataclass(eq=False)
+class MessageEntry(Entry):
+    """A user message, an agent message or a thought: streamed text plus any non-text blocks."""
+
+    kind: MessageRole = "agent-message"
+    message_id: str | None = None
+    parts: list[str] = field(default_factory=list)
+    attachments: list[ContentBlock] = field(default_factory=list)
+    streaming: bool = True
+    local: bool = False
+    """True for a prompt this client sent (as opposed to one an agent replayed)."""
+    echoed: int = 0
+    """How many characters of a local prompt the agent has echoed back (they are not shown twice)."""
+
+    @property
+    def role(self) -> str:
+        return self.kind
+
+    @property
+    def text(self) -> str:
+        """The text so far; chunks are joined lazily and the join is kept, so streaming stays linear."""
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+@dataclass(eq=False)
+class PermissionPrompt:
+    """A question the agent asked about a tool call; answered at most once."""
+
+    request_id: str
+    options: list[PermissionOption]
+    state: Literal["pending", "selected", "cancelled"] = "pending"
+    chosen: str | None = None
+
+    @property
+    def chosen_option(self) -> PermissionOption | None:
+        return next((o for o in self.options if o.option_id == self.chosen), None)
+
+
+@dataclass(eq=False)
+class ToolCall(Entry):
+    """A tool call; ``None`` in a field means unset (never reported, or cleared with ``null``)."""
+
+    ROLE: ClassVar[str] = "tool-call"
+    tool_call_id: str = ""
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: list[ToolContent] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    raw: dict[str, Any] = field(default_factory=dict)
+    """The tool call as the agent described it, every field merged in, understood or not."""
+    permission: PermissionPrompt | None = None
+
+    @property
+    def effective_status(self) -> str:
+        """The status to show: the client default is ``pending``."""
+        return self.status or "pending"
+
+    @property
+    def finished(self) -> bool:
+        return self.effective_status in FINISHED_STATUSES
+
+
+@dataclass(eq=False)
+class Plan(Entry):
+    """The agent's plan; every update replaces all items."""
+
+    ROLE: ClassVar[str] = "plan"
+    items: list[PlanItem] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return sum(1 for item in self.items if item.status == "completed")
+
+
+@dataclass(eq=False)
+class Notice(Entry):
+    """Something the client says about the session: a turn's end, an error, a crash."""
+
+    ROLE: ClassVar[str] = "notice"
+    level: Literal["info", "warning", "error"] = "info"
+    title: str = ""
+    detail: str = ""

@@ -1,0 +1,225 @@
+"""A conversation thread: the ordered entries of one session, and the rules that fold updates into them.
+
+Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
+below; every change is reported to ``listener`` with the ``seq`` of the entry that changed, so the web
+layer can re-render exactly that entry. The listener is called synchronously and must be cheap: it runs
+once per streamed chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from webclient.viewmodel.content import ContentBlock, PermissionOption, PlanItem, TextBlock, ToolContent
+from webclient.viewmodel.entries import Entry, MessageEntry, MessageRole, Notice, PermissionPrompt, Plan, ToolCall
+
+Listener = Callable[[int], None]
+E = TypeVar("E", bound=Entry)
+
+# Tool-call fields a patch may carry, in our names. A value of None clears the field.
+TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
+
+
+def _ignore(seq: int) -> None:
+    pass
+
+
+class Thread:
+    """The entries of a session, in order, plus lookups by protocol id."""
+
+    def __init__(self, listener: Listener = _ignore) -> None:
+        self.listener = listener
+        self.entries: list[Entry] = []
+        self.turn = 0
+        self._tool_calls: dict[str, ToolCall] = {}
+        self._permissions: dict[str, ToolCall] = {}
+
+    # -- lookups ---------------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def entry(self, seq: int) -> Entry:
+        """The entry numbered ``seq`` (entries are numbered from 1 in order, never removed)."""
+        return self.entries[seq - 1]
+
+    def tool_call(self, tool_call_id: str) -> ToolCall | None:
+        return self._tool_calls.get(tool_call_id)
+
+    def tool_call_for_permission(self, request_id: str) -> ToolCall | None:
+        return self._permissions.get(request_id)
+
+    @property
+    def pending_permissions(self) -> list[PermissionPrompt]:
+        return [
+            call.permission
+            for call in self._permissions.values()
+            if call.permission is not None and call.permission.state == "pending"
+        ]
+
+    # -- turns -----------------------------------------------------------------------------------
+
+    def start_turn(self, prompt: Iterable[ContentBlock]) -> MessageEntry:
+        """Begin a turn with the user's prompt, shown at once (the agent's echo of it is not shown again)."""
+        self.turn += 1
+        entry = self._append(MessageEntry(seq=0, turn=self.turn, kind="user-message", local=True, streaming=False))
+        for block in prompt:
+            self._add_to_message(entry, block)
+        return entry
+
+    def end_turn(self) -> None:
+        """The turn is over: close whatever still streams, so its final rendering can be made."""
+        self._close_streaming()
+
+    def _close_streaming(self) -> None:
+        last = self.entries[-1] if self.entries else None
+        if isinstance(last, MessageEntry) and last.streaming:
+            last.streaming = False
+            self.listener(last.seq)
+
+    def cancel_unfinished(self) -> list[ToolCall]:
+        """Mark every tool call that has not finished as cancelled (the user stopped the turn)."""
+        cancelled = [call for call in self._tool_calls.values() if not call.finished]
+        for call in cancelled:
+            call.status = "cancelled"
+            self.listener(call.seq)
+        return cancelled
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def append_message(self, kind: MessageRole, block: ContentBlock, message_id: str | None = None) -> None:
+        """Add a streamed chunk to the current message of this kind, or start a new message.
+
+        A chunk continues the last entry when that entry is a still-streaming message of the same kind
+        and the ids do not disagree; a new ``message_id`` starts a new message.
+        """
+        last = self.entries[-1] if self.entries else None
+        if kind == "user-message" and self._is_echo(last, block):
+            return
+        if (
+            isinstance(last, MessageEntry)
+            and last.kind == kind
+            and last.streaming
+            and (message_id is None or last.message_id is None or last.message_id == message_id)
+        ):
+            if message_id is not None:
+                last.message_id = message_id
+            self._add_to_message(last, block)
+            self.listener(last.seq)
+            return
+        entry = self._append(MessageEntry(seq=0, turn=self.turn, kind=kind, message_id=message_id))
+        self._add_to_message(entry, block)
+
+    def _is_echo(self, last: Entry | None, block: ContentBlock) -> bool:
+        """Whether ``block`` repeats the prompt this client just showed (some agents echo prompts)."""
+        if not (isinstance(last, MessageEntry) and last.local and isinstance(block, TextBlock)):
+            return False
+        text = last.text
+        if text.startswith(block.text, last.echoed):
+            last.echoed += len(block.text)
+            return True
+        return False
+
+    @staticmethod
+    def _add_to_message(entry: MessageEntry, block: ContentBlock) -> None:
+        if isinstance(block, TextBlock):
+            entry.parts.append(block.text)
+        else:
+            entry.attachments.append(block)
+
+    # -- tool calls ------------------------------------------------------------------------------
+
+    def upsert_tool_call(self, tool_call_id: str, patch: dict[str, Any], raw: dict[str, Any]) -> ToolCall:
+        """Create or patch a tool call.
+
+        ``patch`` holds only the fields the agent sent (see ``TOOL_CALL_FIELDS``): an omitted field is
+        unchanged, ``None`` clears it, a value replaces it (``content`` and ``locations`` as whole lists).
+        ``raw`` is the wire object; it is merged into the kept raw payload by the same rule.
+        """
+        unknown = patch.keys() - TOOL_CALL_FIELDS
+        if unknown:
+            raise ValueError(f"unknown tool call fields: {sorted(unknown)}")
+        call = self._tool_calls.get(tool_call_id)
+        created = call is None
+        if call is None:
+            call = ToolCall(seq=0, turn=self.turn, tool_call_id=tool_call_id)
+            self._tool_calls[tool_call_id] = call
+        for name, value in patch.items():
+            if name in ("content", "locations"):
+                value = list(value) if value else []
+            setattr(call, name, value)
+        for key, value in raw.items():
+            if value is None:
+                call.raw.pop(key, None)
+            else:
+                call.raw[key] = value
+        if created:
+            self._append(call)
+        else:
+            self.listener(call.seq)
+        return call
+
+    def append_tool_content(self, tool_call_id: str, item: ToolContent, raw_item: dict[str, Any]) -> ToolCall:
+        """Append one content item to a tool call (creating the call if it is unknown)."""
+        call = self._tool_calls.get(tool_call_id) or self.upsert_tool_call(tool_call_id, {}, {})
+        call.content.append(item)
+        call.raw["content"] = [*call.raw.get("content", ()), raw_item]
+        self.listener(call.seq)
+        return call
+
+    # -- permissions -----------------------------------------------------------------------------
+
+    def ask_permission(self, call: ToolCall, request_id: str, options: list[PermissionOption]) -> PermissionPrompt:
+        """Put a tool call into "waiting for you" with the agent's options."""
+        call.permission = PermissionPrompt(request_id=request_id, options=options)
+        self._permissions[request_id] = call
+        self.listener(call.seq)
+        return call.permission
+
+    def answer_permission(self, request_id: str, option_id: str | None) -> PermissionPrompt | None:
+        """Record the answer to a pending question: an option id, or None for cancelled.
+
+        Returns the prompt if this call settled it, or None when it was unknown, already answered, or
+        the option is not one of those offered: the first answer wins and later ones change nothing.
+        """
+        call = self._permissions.get(request_id)
+        prompt = call.permission if call is not None else None
+        if call is None or prompt is None or prompt.state != "pending":
+            return None
+        if option_id is None:
+            prompt.state = "cancelled"
+        elif any(option.option_id == option_id for option in prompt.options):
+            prompt.state, prompt.chosen = "selected", option_id
+        else:
+            return None
+        self.listener(call.seq)
+        return prompt
+
+    # -- plans and notices -----------------------------------------------------------------------
+
+    def set_plan(self, items: list[PlanItem]) -> Plan:
+        """Replace the plan of the current turn (a plan from an earlier turn stays as it was)."""
+        plan = next((e for e in reversed(self.entries) if isinstance(e, Plan) and e.turn == self.turn), None)
+        if plan is None:
+            return self._append(Plan(seq=0, turn=self.turn, items=items))
+        plan.items = items
+        self.listener(plan.seq)
+        return plan
+
+    def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
+        assert level in ("info", "warning", "error"), level
+        return self._append(Notice(seq=0, turn=self.turn, level=level, title=title, detail=detail))  # type: ignore[arg-type]
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _append(self, entry: E) -> E:
+        """Add an entry at the end; the message that was streaming before it is complete now."""
+        self._close_streaming()
+        entry.seq = len(self.entries) + 1
+        self.entries.append(entry)
+        self.listener(entry.seq)
+        return entry
