@@ -1,0 +1,184 @@
+"""A raw-JSON ACP agent for tests: the prompt text picks a script; everything received is recorded.
+
+Every line the client sends is appended to the JSONL file named by ``$RECORD_FILE`` (if set), so
+tests assert exactly what the agent received. Scripts (first word of the prompt):
+
+- ``stream N`` — N agent_message_chunk notifications ("w0 w1 ..."), then end_turn.
+- ``tools`` — a tool call created, updated, given streamed content, then completed.
+- ``permission`` — a pending edit tool call and a permission request with the four option kinds;
+  reports the outcome in a message; returns ``cancelled`` if the outcome was cancelled.
+- ``slow`` — streams a chunk every 50 ms for up to 30 s; stops with ``cancelled`` on session/cancel.
+- ``echo`` — echoes the prompt back as user_message_chunk before answering.
+- ``crash`` — sends one chunk, writes to stderr, exits with code 3 mid-turn.
+- ``xss`` — sends hostile text as message, thought, tool title, location path, option names.
+- anything else — one message: "ok".
+``$AUTH_REQUIRED=1`` makes session/new fail with -32000 until ``authenticate`` succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Any
+
+RECORD = os.environ.get("RECORD_FILE")
+AUTH_REQUIRED = os.environ.get("AUTH_REQUIRED") == "1"
+
+_out_lock = threading.Lock()
+_responses: dict[int, queue.Queue[dict[str, Any]]] = {}
+_cancelled = threading.Event()
+_authenticated = threading.Event()
+_next_id = 1000
+
+
+def send(message: dict[str, Any]) -> None:
+    line = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":"))
+    with _out_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def update(session_id: str, body: dict[str, Any]) -> None:
+    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def say(session_id: str, text: str, message_id: str | None = None) -> None:
+    body: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    if message_id:
+        body["messageId"] = message_id
+    update(session_id, body)
+
+
+def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Send a request to the client and wait for its response."""
+    global _next_id
+    _next_id += 1
+    request_id = _next_id
+    box: queue.Queue[dict[str, Any]] = queue.Queue()
+    _responses[request_id] = box
+    send({"id": request_id, "method": method, "params": params})
+    return box.get()
+
+
+def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
+    session_id = params["sessionId"]
+    text = " ".join(block.get("text", "") for block in params.get("prompt", []) if isinstance(block, dict))
+    words = text.split()
+    script = words[0] if words else ""
+    stop = "end_turn"
+    _cancelled.clear()
+    if script == "stream":
+        count = int(words[1]) if len(words) > 1 else 10
+        for i in range(count):
+            say(session_id, f"w{i} ")
+    elif script == "tools":
+        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read notes.txt",
+                            "kind": "read", "status": "pending", "locations": [{"path": "/tmp/notes.txt", "line": 3}]})
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
+        for part in ("alpha", "beta"):
+            update(session_id, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "t1",
+                                "content": {"type": "content", "content": {"type": "text", "text": part}}})
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t2", "title": "Custom widget",
+                            "kind": "_widget", "status": "_warming",
+                            "content": [{"type": "_chart", "points": [1, 2, 3]}]})
+        say(session_id, "tools done")
+    elif script == "permission":
+        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "edit-1", "title": "Edit notes.txt",
+                            "kind": "edit", "status": "pending"})
+        answer = ask("session/request_permission", {
+            "sessionId": session_id,
+            "toolCall": {"toolCallId": "edit-1"},
+            "options": [
+                {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+                {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+                {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
+            ],
+        })
+        outcome = answer.get("result", {}).get("outcome", {})
+        if outcome.get("outcome") == "selected":
+            chosen = outcome.get("optionId")
+            status = "completed" if str(chosen).startswith("allow") else "failed"
+            update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "edit-1", "status": status})
+            say(session_id, f"answer: {chosen}", "after-permission")
+        else:
+            stop = "cancelled"
+    elif script == "slow":
+        deadline = time.monotonic() + 30
+        i = 0
+        while time.monotonic() < deadline and not _cancelled.is_set():
+            say(session_id, f"s{i} ")
+            i += 1
+            time.sleep(0.05)
+        stop = "cancelled" if _cancelled.is_set() else "end_turn"
+    elif script == "echo":
+        update(session_id, {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}})
+        say(session_id, "echoed")
+    elif script == "crash":
+        say(session_id, "about to crash")
+        sys.stderr.write("fatal: the scripted agent crashed on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elif script == "xss":
+        hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>[a](javascript:alert(3))'
+        update(session_id, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": hostile}})
+        say(session_id, hostile)
+        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "x1", "title": hostile, "kind": "read",
+                            "status": "completed", "locations": [{"path": f"/tmp/{hostile}", "line": 1}],
+                            "content": [{"type": "diff", "path": f"/tmp/{hostile}", "oldText": hostile,
+                                         "newText": hostile + "!"}]})
+    else:
+        say(session_id, "ok")
+    send({"id": request_id, "result": {"stopReason": stop}})
+
+
+def handle(message: dict[str, Any]) -> None:
+    method = message.get("method")
+    request_id = message.get("id")
+    params = message.get("params") or {}
+    if method is None and request_id in _responses:
+        _responses.pop(request_id).put(message)
+    elif method == "initialize":
+        methods = [{"id": "token", "name": "Use a token", "description": "Sign in with a test token"}]
+        send({"id": request_id, "result": {
+            "protocolVersion": 1,
+            "agentInfo": {"name": "scripted-agent", "title": "Scripted agent", "version": "1.0"},
+            "agentCapabilities": {"loadSession": False},
+            "authMethods": methods if AUTH_REQUIRED else [],
+        }})
+    elif method == "authenticate":
+        _authenticated.set()
+        send({"id": request_id, "result": {}})
+    elif method == "session/new":
+        if AUTH_REQUIRED and not _authenticated.is_set():
+            send({"id": request_id, "error": {"code": -32000, "message": "Authentication required"}})
+        else:
+            send({"id": request_id, "result": {"sessionId": "scripted-1"}})
+    elif method == "session/prompt":
+        threading.Thread(target=run_prompt, args=(request_id, params), daemon=True).start()
+    elif method == "session/cancel":
+        _cancelled.set()
+    elif request_id is not None:
+        send({"id": request_id, "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+def main() -> None:
+    record = open(RECORD, "a", buffering=1) if RECORD else None  # noqa: SIM115 - lives as long as the process
+    for line in sys.stdin:
+        if record is not None:
+            record.write(line if line.endswith("\n") else line + "\n")
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(message, dict):
+            handle(message)
+
+
+if __name__ == "__main__":
+    main()

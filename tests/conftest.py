@@ -1,0 +1,127 @@
+"""Fixtures that start the real server, real agents and a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents"
+SCRIPTED_AGENT = f"{sys.executable} {AGENTS / 'scripted_agent.py'}"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """A running ``webclient`` process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    record_file: Path
+    workspace: Path
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every JSON-RPC message the (scripted) agent received, in order."""
+        if not self.record_file.exists():
+            return []
+        return [json.loads(line) for line in self.record_file.read_text().splitlines() if line.strip()]
+
+    def wait_received(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in self.received():
+                if predicate(message):
+                    return message
+            time.sleep(0.05)
+        raise AssertionError(f"the agent never received the expected message; it got: {self.received()}")
+
+
+ServerFactory = Callable[..., Server]
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
+    """Start ``python -m webclient`` on a free port; ``agent=None`` runs the demo agent."""
+    started: list[Server] = []
+
+    def start(agent: str | None = SCRIPTED_AGENT, **env: str) -> Server:
+        port = free_port()
+        record = tmp_path / f"received-{port}.jsonl"
+        workspace = tmp_path / f"workspace-{port}"
+        full_env = {**os.environ, "RECORD_FILE": str(record), "DEMO_AGENT_SPEED": "0", **env}
+        full_env.pop("WEBCLIENT_AGENT", None)
+        args = [sys.executable, "-m", "webclient", "--port", str(port)]
+        if agent is not None:
+            workspace.mkdir()
+            args += ["--agent", agent, "--workspace", str(workspace)]
+        process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        server = Server(f"http://127.0.0.1:{port}", process, record, workspace)
+        started.append(server)
+        deadline = time.monotonic() + 20
+        while True:
+            if process.poll() is not None:
+                output = process.stdout.read().decode() if process.stdout else ""
+                raise RuntimeError(f"the server exited early ({process.returncode}):\n{output}")
+            try:
+                httpx.get(server.url + "/", timeout=1)
+                return server
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    yield start
+    for server in started:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+        if server.process.stdout:
+            server.process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make test`, which installs Debian's chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
