@@ -1,0 +1,206 @@
+"""Sessions against real agent processes: what the agent receives, checked against the ACP schema."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import websockets
+
+from tests.conftest import AGENTS, ServerFactory
+from webclient.live import LiveView
+from webclient.rendering import MessageDocs, Renderer
+from webclient.session import AgentSpec, Session
+from webclient.viewmodel.entries import MessageEntry
+
+SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
+
+
+def validate(instance: Any, definition: str) -> None:
+    jsonschema.validate(instance, {"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"})
+
+
+def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:
+    record = tmp_path / "received.jsonl"
+    spec = AgentSpec(
+        argv=[sys.executable, str(AGENTS / "scripted_agent.py")],
+        cwd=tmp_path,
+        env={"RECORD_FILE": str(record), **env},
+    )
+    return Session(spec), record
+
+
+def received(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+
+
+async def until(condition: Any, timeout: float = 10) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.asyncio
+async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path: Path) -> None:
+    session, record = scripted_session(tmp_path)
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        assert session.submit_prompt("permission", "n1")
+        await until(lambda: session.turn_state == "awaiting-permission")
+        request_id = session.thread.pending_permissions[0].request_id
+        session.answer_permission(request_id, "allow-always")
+        await until(lambda: session.turn_state == "idle")
+        messages = received(record)
+        by_method = {m.get("method"): m for m in messages if "method" in m}
+        validate(by_method["initialize"]["params"], "InitializeRequest")
+        validate(by_method["session/new"]["params"], "NewSessionRequest")
+        validate(by_method["session/prompt"]["params"], "PromptRequest")
+        assert by_method["initialize"]["params"]["protocolVersion"] == 1
+        answer = next(m for m in messages if "result" in m)
+        validate(answer["result"], "RequestPermissionResponse")
+        assert answer["result"] == {"outcome": {"outcome": "selected", "optionId": "allow-always"}}
+    finally:
+        await session.close()
+
+
+@pytest.mark.asyncio
+async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_path: Path) -> None:
+    session, record = scripted_session(tmp_path)
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        session.submit_prompt("permission", "n1")
+        await until(lambda: session.turn_state == "awaiting-permission")
+        await session.cancel()
+        await until(lambda: session.turn_state == "idle")
+        messages = received(record)
+        cancel = next(m for m in messages if m.get("method") == "session/cancel")
+        validate(cancel["params"], "CancelNotification")
+        answers = [m["result"] for m in messages if "result" in m]
+        assert answers == [{"outcome": {"outcome": "cancelled"}}]
+        call = session.thread.tool_call("edit-1")
+        assert call is not None and call.status == "cancelled"
+    finally:
+        await session.close()
+
+
+@pytest.mark.asyncio
+async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) -> None:
+    session, record = scripted_session(tmp_path)
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        session.submit_prompt("permission", "n1")
+        await until(lambda: session.turn_state == "awaiting-permission")
+        request_id = session.thread.pending_permissions[0].request_id
+        session.answer_permission(request_id, "reject-always")
+        session.answer_permission(request_id, "allow-once")  # a late second click changes nothing
+        await until(lambda: session.turn_state == "idle")
+        answers = [m["result"] for m in received(record) if "result" in m]
+        assert answers == [{"outcome": {"outcome": "selected", "optionId": "reject-always"}}]
+    finally:
+        await session.close()
+
+
+@pytest.mark.asyncio
+async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -> None:
+    session, _ = scripted_session(tmp_path)
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        session.submit_prompt("crash", "n1")
+        await until(lambda: session.turn_state == "ended")
+        notice = session.thread.entries[-1]
+        assert notice.role == "notice"
+        assert "exit code 3" in notice.title  # type: ignore[attr-defined]
+        assert "crashed on purpose" in notice.detail  # type: ignore[attr-defined]
+        assert not session.turn_running
+    finally:
+        await session.close()
+
+
+@pytest.mark.asyncio
+async def test_missing_agent_executable_is_reported(tmp_path: Path) -> None:
+    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path))
+    session.start()
+    await until(lambda: session.agent_state == "failed")
+    assert session.error is not None and "/nonexistent/agent-binary" in session.error
+    await session.close()
+
+
+@pytest.mark.asyncio
+async def test_a_page_that_reads_slowly_never_makes_the_server_buffer(tmp_path: Path) -> None:
+    """The connection holds a set of changed parts, not a queue: 20,000 chunks to a stuck page cost nothing."""
+    session, _ = scripted_session(tmp_path)
+    session.start()
+    stuck = asyncio.Event()
+    frames: list[str] = []
+
+    async def send(frame: str) -> None:
+        frames.append(frame)
+        await stuck.wait()  # the browser stops reading
+
+    live = LiveView(session, Renderer(), MessageDocs(), send, {"root": "", "static": str})
+    sender = asyncio.create_task(live.run())
+    try:
+        await until(lambda: session.ready)
+        session.submit_prompt("stream 20000", "n1")
+        await until(lambda: session.turn_state == "idle")
+        assert len(live.dirty) <= len(session.thread) + 1  # its entries and the status header
+        stuck.set()  # the browser catches up: one frame brings it up to date
+        await until(lambda: not live.dirty)
+        await asyncio.sleep(0.2)
+        assert len(frames) <= 4
+        message = session.thread.entries[1]
+        assert isinstance(message, MessageEntry)
+        assert "w19999" in frames[-1] or "w19999" in "".join(frames[1:])
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+        await session.close()
+
+
+def test_replayed_clicks_and_prompts_reach_the_agent_once(start_server: ServerFactory) -> None:
+    """htmx replays queued sends after a reconnect; a second socket may click too: one answer only."""
+    server = start_server()
+
+    async def scenario() -> None:
+        import httpx
+
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            response = await http.post("/sessions")
+        ws_url = server.url.replace("http", "ws") + response.headers["location"] + "/ws"
+        async with websockets.connect(ws_url) as first, websockets.connect(ws_url) as second:
+            frame = str(await first.recv())
+            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
+            while 'data-agent-state="ready"' not in frame:
+                frame = str(await first.recv())
+            assert nonce is not None
+            prompt = json.dumps({"action": "prompt", "prompt": "permission", "nonce": nonce.group(1)})
+            await first.send(prompt)
+            await first.send(prompt)  # replayed after a reconnect
+            text = ""
+            while "data-option-id" not in text:
+                text = str(await first.recv())
+            request_id = re.search(r'"request_id": "([^"]+)"', text.replace("&#34;", '"'))
+            assert request_id is not None
+            click = {"action": "permission", "request_id": request_id.group(1)}
+            await first.send(json.dumps({**click, "option_id": "allow-once"}))
+            await first.send(json.dumps({**click, "option_id": "allow-once"}))
+            await second.send(json.dumps({**click, "option_id": "reject-once"}))
+            server.wait_received(lambda m: m.get("result", {}).get("outcome") is not None)
+            await asyncio.sleep(0.5)
+
+    asyncio.run(scenario())
+    messages = server.received()
+    assert len([m for m in messages if m.get("method") == "session/prompt"]) == 1
+    answers = [m["result"] for m in messages if "outcome" in m.get("result", {})]
+    assert answers == [{"outcome": {"outcome": "selected", "optionId": "allow-once"}}]
