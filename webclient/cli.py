@@ -14,8 +14,16 @@ from webclient.config import Settings
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     defaults = Settings.from_env()
     parser = argparse.ArgumentParser(prog="webclient", description="A browser client for ACP coding agents.")
-    parser.add_argument("--agent", default=defaults.agent, help='agent command line, e.g. "npx @zed-industries/claude-code-acp" (default: the built-in demo agent)')
-    parser.add_argument("--workspace", default=defaults.workspace, help="the agent's working directory (default for the demo: a fresh sample workspace)")
+    parser.add_argument(
+        "--agent",
+        default=defaults.agent,
+        help='agent command line, e.g. "npx @zed-industries/claude-code-acp" (default: the built-in demo agent)',
+    )
+    parser.add_argument(
+        "--workspace",
+        default=defaults.workspace,
+        help="the agent's working directory (default for the demo: a fresh sample workspace)",
+    )
     parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s, or $PORT)")
     parser.add_argument("--reload", action="store_true", default=defaults.reload, help="restart when the code changes")

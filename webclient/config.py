@@ -19,18 +19,23 @@ def _bool(value: str | None) -> bool:
 class Settings:
     """Everything configurable, with its environment variable in the help text."""
 
-    agent: str | None = field(default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"})
+    agent: str | None = field(
+        default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"}
+    )
     workspace: Path | None = field(
-        default=None, metadata={"help": "WEBCLIENT_WORKSPACE: the agent's working directory; demo default: a fresh sample"}
+        default=None,
+        metadata={"help": "WEBCLIENT_WORKSPACE: the agent's working directory; demo default: a fresh sample"},
     )
     host: str = field(default="127.0.0.1", metadata={"help": "WEBCLIENT_HOST: address to listen on"})
     port: int = field(default=8000, metadata={"help": "WEBCLIENT_PORT (or PORT): port to listen on"})
     reload: bool = field(default=False, metadata={"help": "WEBCLIENT_RELOAD: restart on code changes (development)"})
     allowed_origins: tuple[str, ...] = field(
-        default=(), metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"}
+        default=(),
+        metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"},
     )
     frame_ancestors: str = field(
-        default="'self'", metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"}
+        default="'self'",
+        metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
     )
 
     @property

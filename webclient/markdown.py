@@ -43,8 +43,10 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     return str(highlight(code, lexer, _FORMATTER))
 
 
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight}).enable("table").enable(
-    "strikethrough"
+_MD = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
+    .enable("table")
+    .enable("strikethrough")
 )
 
 

@@ -58,7 +58,8 @@ def kind_label(kind: str | None) -> str:
 
 def kind_class(kind: str | None) -> str:
     """A CSS class for a tool kind: known kinds their own, custom and future ones a generic look."""
-    return kind if (kind or "other") in KNOWN_KINDS else "generic"
+    kind = kind or "other"
+    return kind if kind in KNOWN_KINDS else "generic"
 
 
 def status_label(status: str) -> str:
@@ -101,8 +102,11 @@ class DiffLine:
 def unified_diff(old: str | None, new: str, path: str) -> list[DiffLine]:
     """A plain unified diff as lines tagged for styling (issue #3 makes diffs rich)."""
     lines = difflib.unified_diff(
-        (old or "").splitlines(), new.splitlines(), fromfile=path if old is not None else "/dev/null",
-        tofile=path, lineterm="",
+        (old or "").splitlines(),
+        new.splitlines(),
+        fromfile=path if old is not None else "/dev/null",
+        tofile=path,
+        lineterm="",
     )
     tagged = []
     for line in lines:

@@ -76,30 +76,64 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
         for i in range(count):
             say(session_id, f"w{i} ")
     elif script == "tools":
-        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read notes.txt",
-                            "kind": "read", "status": "pending", "locations": [{"path": "/tmp/notes.txt", "line": 3}]})
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t1",
+                "title": "Read notes.txt",
+                "kind": "read",
+                "status": "pending",
+                "locations": [{"path": "/tmp/notes.txt", "line": 3}],
+            },
+        )
         update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
         for part in ("alpha", "beta"):
-            update(session_id, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "t1",
-                                "content": {"type": "content", "content": {"type": "text", "text": part}}})
+            update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call_content_chunk",
+                    "toolCallId": "t1",
+                    "content": {"type": "content", "content": {"type": "text", "text": part}},
+                },
+            )
         update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
-        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t2", "title": "Custom widget",
-                            "kind": "_widget", "status": "_warming",
-                            "content": [{"type": "_chart", "points": [1, 2, 3]}]})
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "t2",
+                "title": "Custom widget",
+                "kind": "_widget",
+                "status": "_warming",
+                "content": [{"type": "_chart", "points": [1, 2, 3]}],
+            },
+        )
         say(session_id, "tools done")
     elif script == "permission":
-        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "edit-1", "title": "Edit notes.txt",
-                            "kind": "edit", "status": "pending"})
-        answer = ask("session/request_permission", {
-            "sessionId": session_id,
-            "toolCall": {"toolCallId": "edit-1"},
-            "options": [
-                {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
-                {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
-                {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
-            ],
-        })
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "edit-1",
+                "title": "Edit notes.txt",
+                "kind": "edit",
+                "status": "pending",
+            },
+        )
+        answer = ask(
+            "session/request_permission",
+            {
+                "sessionId": session_id,
+                "toolCall": {"toolCallId": "edit-1"},
+                "options": [
+                    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+                    {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+                    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+                    {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
+                ],
+            },
+        )
         outcome = answer.get("result", {}).get("outcome", {})
         if outcome.get("outcome") == "selected":
             chosen = outcome.get("optionId")
@@ -128,10 +162,18 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
         hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>[a](javascript:alert(3))'
         update(session_id, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": hostile}})
         say(session_id, hostile)
-        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "x1", "title": hostile, "kind": "read",
-                            "status": "completed", "locations": [{"path": f"/tmp/{hostile}", "line": 1}],
-                            "content": [{"type": "diff", "path": f"/tmp/{hostile}", "oldText": hostile,
-                                         "newText": hostile + "!"}]})
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "x1",
+                "title": hostile,
+                "kind": "read",
+                "status": "completed",
+                "locations": [{"path": f"/tmp/{hostile}", "line": 1}],
+                "content": [{"type": "diff", "path": f"/tmp/{hostile}", "oldText": hostile, "newText": hostile + "!"}],
+            },
+        )
     else:
         say(session_id, "ok")
     send({"id": request_id, "result": {"stopReason": stop}})
@@ -145,12 +187,17 @@ def handle(message: dict[str, Any]) -> None:
         _responses.pop(request_id).put(message)
     elif method == "initialize":
         methods = [{"id": "token", "name": "Use a token", "description": "Sign in with a test token"}]
-        send({"id": request_id, "result": {
-            "protocolVersion": 1,
-            "agentInfo": {"name": "scripted-agent", "title": "Scripted agent", "version": "1.0"},
-            "agentCapabilities": {"loadSession": False},
-            "authMethods": methods if AUTH_REQUIRED else [],
-        }})
+        send(
+            {
+                "id": request_id,
+                "result": {
+                    "protocolVersion": 1,
+                    "agentInfo": {"name": "scripted-agent", "title": "Scripted agent", "version": "1.0"},
+                    "agentCapabilities": {"loadSession": False},
+                    "authMethods": methods if AUTH_REQUIRED else [],
+                },
+            }
+        )
     elif method == "authenticate":
         _authenticated.set()
         send({"id": request_id, "result": {}})

@@ -26,6 +26,7 @@ from webclient.viewmodel.content import (
     ToolContent,
     Unknown,
 )
+from webclient.viewmodel.entries import MessageRole
 from webclient.viewmodel.thread import Thread
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ _TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
     "rawOutput": ("raw_output", None),
 }
 
-_MESSAGE_KINDS = {
+_MESSAGE_KINDS: dict[str, MessageRole] = {
     "agent_message_chunk": "agent-message",
     "agent_thought_chunk": "thought",
     "user_message_chunk": "user-message",
@@ -157,8 +158,9 @@ def permission_options(raw: Any) -> list[PermissionOption]:
     if not isinstance(raw, list):
         return []
     return [
-        PermissionOption(option_id=item["optionId"], name=str(item.get("name") or item["optionId"]),
-                         kind=str(item.get("kind", "")))
+        PermissionOption(
+            option_id=item["optionId"], name=str(item.get("name") or item["optionId"]), kind=str(item.get("kind", ""))
+        )
         for item in raw
         if isinstance(item, dict) and isinstance(item.get("optionId"), str)
     ]
@@ -174,8 +176,11 @@ def apply_update(thread: Thread, update: Any) -> bool:
         return False
     kind = update.get("sessionUpdate")
     if kind in _MESSAGE_KINDS:
-        thread.append_message(_MESSAGE_KINDS[kind], content_block(update.get("content")),  # type: ignore[arg-type]
-                              _str(update.get("messageId")))
+        thread.append_message(
+            _MESSAGE_KINDS[kind],
+            content_block(update.get("content")),
+            _str(update.get("messageId")),
+        )
         return True
     tool_call_id = update.get("toolCallId")
     if kind in ("tool_call", "tool_call_update") and isinstance(tool_call_id, str):
