@@ -138,8 +138,9 @@ def alive(pid: int) -> bool:
 class Server:
     """A server subprocess in its own process group, with its output in a log file; always stopped."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], log: Path, stop_signal: int = signal.SIGTERM) -> None:
         self.log = log
+        self.stop_signal = stop_signal
         self.agents: set[int] = set()
         with log.open("wb") as out:
             self.process = subprocess.Popen(
@@ -174,10 +175,14 @@ class Server:
         return ""
 
     async def stop(self) -> None:
-        """SIGTERM (a graceful uvicorn shutdown stops the agents), then SIGKILL the group and any agent left."""
+        """SIGTERM (a graceful uvicorn shutdown stops the agents), then SIGKILL the group and any agent left.
+
+        Under cProfile the signal is SIGINT: uvicorn re-raises the signal it caught once it has shut down,
+        and only SIGINT (as KeyboardInterrupt) lets cProfile write its file.
+        """
         self.note_agents()
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(self.stop_signal)
             deadline = time.monotonic() + 10
             while self.process.poll() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
@@ -249,8 +254,9 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     report = tmp / f"server-{run}.json"
     env = {**os.environ, "WEBCLIENT_AGENT": agent_command(args, report), "WEBCLIENT_WORKSPACE": str(tmp)}
     env.pop("WEBCLIENT_RELOAD", None)
-    server = Server([sys.executable, "-m", "webclient", "--host", "127.0.0.1", "--port", str(port)], env,
-                    tmp / f"server-{run}.log")
+    profile = ["-m", "cProfile", "-o", f"{args.profile}.{run}"] if args.profile else []
+    argv = [sys.executable, *profile, "-m", "webclient", "--host", "127.0.0.1", "--port", str(port)]
+    server = Server(argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM)
     result = Result("server")
     try:
         await server.wait_listening(port)
@@ -396,7 +402,7 @@ def table(server: Result, relay: Result, title: str) -> str:
         note = ""
         if ratio == "rate":
             x = server.rate / relay.rate if relay.rate else 0
-            note = f"{x:.2f} x relay  (aim >= 0.5: {'ok' if x >= 0.5 else 'MISSED'})"
+            note = f"{x:.3f} x relay  (aim >= 0.5: {'ok' if x >= 0.5 else 'MISSED'})"
         elif ratio == "bytes":
             note = f"{server.bytes_per_text_byte / relay.bytes_per_text_byte:.2f} x relay  (aim <= 1.5 B/B: " \
                    f"{'ok' if server.bytes_per_text_byte <= 1.5 else 'MISSED'})"
@@ -453,6 +459,7 @@ def main() -> None:
     parser.add_argument("--only", choices=("server", "relay"), help="measure one of the two")
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
+    parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE.<run>")
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()
     started = time.monotonic()
