@@ -452,7 +452,10 @@ def test_tool_call_unknown_content_type_kept_as_unknown() -> None:
     widget = {"type": "_widget", "spec": {"bars": [1, 2, 3]}}
     feed(thread, tool("c1", "tool_call", content=[widget]), content_chunk("c1", {"type": "hologram", "x": 1}))
     call = only_call(thread)
-    assert call.content == [Unknown(kind="_widget", raw=widget), Unknown(kind="hologram", raw={"type": "hologram", "x": 1})]
+    assert call.content == [
+        Unknown(kind="_widget", raw=widget),
+        Unknown(kind="hologram", raw={"type": "hologram", "x": 1}),
+    ]
     assert call.raw["content"] == [widget, {"type": "hologram", "x": 1}]
 
 
@@ -479,7 +482,9 @@ def test_tool_call_malformed_fields_do_not_crash_and_stay_in_raw() -> None:
 
 def test_tool_call_malformed_content_items_become_unknown() -> None:
     thread = Thread()
-    feed(thread, tool("c1", content=["plain string", {"type": "content", "content": {"type": "image"}}, {"no": "type"}]))
+    feed(
+        thread, tool("c1", content=["plain string", {"type": "content", "content": {"type": "image"}}, {"no": "type"}])
+    )
     call = only_call(thread)
     assert call.content == [
         Unknown(kind="str", raw={"value": "plain string"}),
@@ -565,7 +570,11 @@ def test_tool_call_update_in_later_turn_patches_original_entry() -> None:
                 "size": 120,
             },
             ResourceLink(
-                uri="file:///p/a.py", name="a.py", title="A", description="the a module", mime_type="text/x-python",
+                uri="file:///p/a.py",
+                name="a.py",
+                title="A",
+                description="the a module",
+                mime_type="text/x-python",
                 size=120,
             ),
         ),
@@ -631,7 +640,10 @@ def test_plan_creates_entry_with_items() -> None:
     feed(thread, {"sessionUpdate": "plan", "entries": PLAN_ENTRIES})
     (plan,) = thread.entries
     assert isinstance(plan, Plan) and plan.role == "plan"
-    assert plan.items == [PlanItem("Read the code", "high", "completed"), PlanItem("Fix the bug", "medium", "in_progress")]
+    assert plan.items == [
+        PlanItem("Read the code", "high", "completed"),
+        PlanItem("Fix the bug", "medium", "in_progress"),
+    ]
     assert plan.done == 1
 
 

@@ -8,6 +8,7 @@ through nh3 (Ammonia) as a second line of defence, so a bug in the first never r
 from __future__ import annotations
 
 import html
+import re
 
 import nh3
 from markdown_it import MarkdownIt
@@ -15,6 +16,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
 
 _FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
 
@@ -126,16 +130,19 @@ def _stable_prefix(text: str) -> int:
 
     A block is stable when a later top-level block has begun after a blank line: nothing appended
     afterwards can reach back into it (lazy continuation needs no blank line; a list that continues
-    stays one block in the parse and is not cut).
+    stays one block in the parse and is not cut). A last block whose first line is still being
+    written does not count: ``2`` may yet become ``2. item`` of the list before it.
     """
-    if "\n\n" not in text:
+    lines = _LINES.findall(text)
+    if len(lines) < 3:
         return 0
     tokens = _MD.parse(text)
     starts = [t.map[0] for t in tokens if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
+    if starts and starts[-1] < len(lines) and not lines[starts[-1]].endswith(("\n", "\r")):
+        starts.pop()
     if len(starts) < 2:
         return 0
-    lines = text.split("\n")
     last_start = starts[-1]
-    if last_start == 0 or lines[last_start - 1].strip():
+    if last_start == 0 or last_start > len(lines) or lines[last_start - 1].strip():
         return 0
-    return sum(len(line) + 1 for line in lines[:last_start])
+    return sum(len(line) for line in lines[:last_start])

@@ -57,8 +57,10 @@ class Thread:
     def pending_permissions(self) -> list[PermissionPrompt]:
         return [
             call.permission
-            for call in self._permissions.values()
-            if call.permission is not None and call.permission.state == "pending"
+            for request_id, call in self._permissions.items()
+            if call.permission is not None
+            and call.permission.request_id == request_id
+            and call.permission.state == "pending"
         ]
 
     # -- turns -----------------------------------------------------------------------------------
@@ -188,8 +190,8 @@ class Thread:
         """
         call = self._permissions.get(request_id)
         prompt = call.permission if call is not None else None
-        if call is None or prompt is None or prompt.state != "pending":
-            return None
+        if call is None or prompt is None or prompt.request_id != request_id or prompt.state != "pending":
+            return None  # unknown, superseded by a newer question on the same call, or already settled
         if option_id is None:
             prompt.state = "cancelled"
         elif any(option.option_id == option_id for option in prompt.options):

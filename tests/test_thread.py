@@ -1,0 +1,313 @@
+"""Tests for webclient.viewmodel.thread: the Thread's own operations (turns, permissions, cancelling, plans).
+
+The ACP-shaped paths are in test_updates.py; here the Thread is driven through the methods the session
+layer calls directly, with every listener call recorded.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from webclient.acp.updates import apply_update
+from webclient.viewmodel.content import ImageBlock, PermissionOption, PlanItem, TextBlock
+from webclient.viewmodel.entries import MessageEntry, Notice, Plan, ToolCall
+from webclient.viewmodel.thread import Thread
+
+OPTIONS = [
+    PermissionOption(option_id="allow-once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="reject-once", name="Reject", kind="reject_once"),
+]
+
+
+def new_call(thread: Thread, call_id: str = "c1", status: str | None = None) -> ToolCall:
+    patch = {"title": f"call {call_id}"} if status is None else {"title": f"call {call_id}", "status": status}
+    return thread.upsert_tool_call(call_id, patch, {})
+
+
+# -- turns and messages --------------------------------------------------------------------------
+
+
+def test_start_turn_shows_local_prompt_at_once() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    image = ImageBlock(mime_type="image/png", data="AAAA")
+    entry = thread.start_turn([TextBlock(text="fix "), TextBlock(text="it"), image])
+    assert thread.turn == 1 and entry.turn == 1
+    assert (entry.kind, entry.text, entry.attachments) == ("user-message", "fix it", [image])
+    assert entry.local is True and entry.streaming is False
+    assert calls == [1] and thread.entry(1) is entry
+
+
+def test_start_turn_closes_streaming_message_and_counts_turns() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    thread.append_message("agent-message", TextBlock(text="still going"))
+    thread.start_turn([TextBlock(text="one")])
+    thread.start_turn([TextBlock(text="two")])
+    first = thread.entry(1)
+    assert isinstance(first, MessageEntry) and first.streaming is False
+    assert [e.turn for e in thread] == [0, 1, 2]
+    assert calls == [1, 1, 2, 3]
+
+
+def test_end_turn_closes_streaming_message_and_notifies() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    thread.append_message("thought", TextBlock(text="hmm"))
+    thread.end_turn()
+    entry = thread.entry(1)
+    assert isinstance(entry, MessageEntry) and entry.streaming is False
+    assert calls == [1, 1]
+    thread.end_turn()
+    assert calls == [1, 1]
+
+
+def test_end_turn_without_streaming_message_changes_nothing() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    thread.end_turn()
+    new_call(thread)
+    thread.end_turn()
+    assert calls == [1]
+
+
+def test_append_message_same_kind_continues_only_while_streaming() -> None:
+    thread = Thread()
+    thread.append_message("agent-message", TextBlock(text="a"), "m1")
+    thread.append_message("agent-message", TextBlock(text="b"))
+    thread.append_message("thought", TextBlock(text="t"))
+    thread.append_message("agent-message", TextBlock(text="c"), "m1")
+    assert [(e.role, e.text) for e in thread if isinstance(e, MessageEntry)] == [
+        ("agent-message", "ab"),
+        ("thought", "t"),
+        ("agent-message", "c"),
+    ]
+
+
+def test_echo_is_consumed_once_then_repeats_are_shown() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="hello")])
+    thread.append_message("user-message", TextBlock(text="hello"))
+    assert len(thread) == 1
+    thread.append_message("user-message", TextBlock(text="hello"))
+    assert [e.text for e in thread if isinstance(e, MessageEntry)] == ["hello", "hello"]
+
+
+def test_echo_is_not_recognised_after_other_entries() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="hello")])
+    thread.append_message("agent-message", TextBlock(text="hi"))
+    thread.append_message("user-message", TextBlock(text="hello"))
+    assert [e.role for e in thread] == ["user-message", "agent-message", "user-message"]
+
+
+def test_message_text_joins_parts_lazily() -> None:
+    entry = MessageEntry(seq=1, turn=0, parts=["a", "b", "c"])
+    assert entry.text == "abc" and entry.parts == ["abc"]
+    assert MessageEntry(seq=2, turn=0).text == ""
+
+
+def test_entries_are_numbered_from_one_and_iterable() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="q")])
+    call = new_call(thread)
+    notice = thread.add_notice("warning", "Stopped", "max tokens")
+    assert len(thread) == 3 and list(thread) == thread.entries
+    assert [e.seq for e in thread] == [1, 2, 3]
+    assert thread.entry(2) is call and thread.entry(3) is notice
+    assert isinstance(notice, Notice) and (notice.level, notice.title, notice.detail) == (
+        "warning",
+        "Stopped",
+        "max tokens",
+    )
+    assert thread.tool_call("c1") is call and thread.tool_call("nope") is None
+
+
+# -- tool calls ----------------------------------------------------------------------------------
+
+
+def test_upsert_tool_call_rejects_unknown_patch_fields() -> None:
+    thread = Thread()
+    with pytest.raises(ValueError, match="rawInput"):
+        thread.upsert_tool_call("c1", {"rawInput": {}}, {})
+    assert len(thread) == 0
+
+
+def test_upsert_tool_call_notifies_created_then_changed() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    thread.append_message("agent-message", TextBlock(text="x"))
+    call = thread.upsert_tool_call("c1", {"title": "T"}, {"title": "T"})
+    thread.upsert_tool_call("c1", {"status": "completed"}, {"status": "completed"})
+    thread.append_tool_content("c1", TextBlock(text="out"), {"type": "content", "content": {"type": "text"}})
+    assert call.seq == 2
+    assert calls == [1, 1, 2, 2, 2]
+
+
+# -- permissions ---------------------------------------------------------------------------------
+
+
+def test_ask_permission_puts_call_in_waiting_state() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    call = new_call(thread)
+    prompt = thread.ask_permission(call, "r1", OPTIONS)
+    assert call.permission is prompt
+    assert (prompt.request_id, prompt.state, prompt.chosen, prompt.chosen_option) == ("r1", "pending", None, None)
+    assert thread.pending_permissions == [prompt]
+    assert thread.tool_call_for_permission("r1") is call
+    assert calls == [1, 1]
+
+
+def test_answer_permission_selects_offered_option() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    call = new_call(thread)
+    thread.ask_permission(call, "r1", OPTIONS)
+    prompt = thread.answer_permission("r1", "reject-once")
+    assert prompt is call.permission and prompt is not None
+    assert (prompt.state, prompt.chosen) == ("selected", "reject-once")
+    assert prompt.chosen_option == OPTIONS[1]
+    assert thread.pending_permissions == []
+    assert calls == [1, 1, 1]
+
+
+def test_answer_permission_first_answer_wins() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    call = new_call(thread)
+    thread.ask_permission(call, "r1", OPTIONS)
+    assert thread.answer_permission("r1", "allow-once") is not None
+    before = list(calls)
+    assert thread.answer_permission("r1", "reject-once") is None
+    assert thread.answer_permission("r1", None) is None
+    assert call.permission is not None
+    assert (call.permission.state, call.permission.chosen) == ("selected", "allow-once")
+    assert calls == before
+
+
+def test_answer_permission_refuses_option_not_offered() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    call = new_call(thread)
+    prompt = thread.ask_permission(call, "r1", OPTIONS)
+    assert thread.answer_permission("r1", "allow-always") is None
+    assert thread.answer_permission("r1", "") is None
+    assert (prompt.state, prompt.chosen) == ("pending", None)
+    assert thread.pending_permissions == [prompt]
+    assert calls == [1, 1]
+
+
+def test_answer_permission_cancelled() -> None:
+    thread = Thread()
+    call = new_call(thread)
+    thread.ask_permission(call, "r1", OPTIONS)
+    prompt = thread.answer_permission("r1", None)
+    assert prompt is not None and (prompt.state, prompt.chosen, prompt.chosen_option) == ("cancelled", None, None)
+    assert thread.answer_permission("r1", "allow-once") is None
+    assert thread.pending_permissions == []
+
+
+def test_answer_permission_unknown_request_is_ignored() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    assert thread.answer_permission("nope", "allow-once") is None
+    assert thread.answer_permission("nope", None) is None
+    assert calls == []
+
+
+def test_pending_permissions_lists_only_unanswered_prompts() -> None:
+    thread = Thread()
+    first, second, third = new_call(thread, "a"), new_call(thread, "b"), new_call(thread, "c")
+    thread.ask_permission(first, "r1", OPTIONS)
+    p2 = thread.ask_permission(second, "r2", OPTIONS)
+    p3 = thread.ask_permission(third, "r3", OPTIONS)
+    thread.answer_permission("r1", "allow-once")
+    assert thread.pending_permissions == [p2, p3]
+    thread.answer_permission("r3", None)
+    assert thread.pending_permissions == [p2]
+
+
+def test_permission_asked_twice_on_same_call_keeps_requests_apart() -> None:
+    thread = Thread()
+    call = new_call(thread)
+    thread.ask_permission(call, "r1", OPTIONS)
+    assert thread.answer_permission("r1", "reject-once") is not None
+    second = thread.ask_permission(call, "r2", OPTIONS)
+    assert thread.pending_permissions == [second]
+    # A late click on the first (settled) card must not answer the second question.
+    assert thread.answer_permission("r1", "allow-once") is None
+    assert second.state == "pending"
+
+
+# -- cancelling ----------------------------------------------------------------------------------
+
+
+def test_cancel_unfinished_marks_only_unfinished_calls_cancelled() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    statuses = {"p": "pending", "r": "in_progress", "n": None, "x": "_awaiting", "c": "completed", "f": "failed"}
+    for call_id, status in statuses.items():
+        new_call(thread, call_id, status)
+    thread.upsert_tool_call("k", {"status": "cancelled"}, {})
+    calls.clear()
+    cancelled = thread.cancel_unfinished()
+    assert {c.tool_call_id for c in cancelled} == {"p", "r", "n", "x"}
+    result = {e.tool_call_id: e.status for e in thread if isinstance(e, ToolCall)}
+    assert result == {"p": "cancelled", "r": "cancelled", "n": "cancelled", "x": "cancelled",
+                      "c": "completed", "f": "failed", "k": "cancelled"}  # fmt: skip
+    assert sorted(calls) == sorted(c.seq for c in cancelled)
+    assert thread.cancel_unfinished() == []
+
+
+def test_cancel_unfinished_leaves_messages_and_permissions_alone() -> None:
+    thread = Thread()
+    call = new_call(thread)
+    prompt = thread.ask_permission(call, "r1", OPTIONS)
+    thread.append_message("agent-message", TextBlock(text="typing"))
+    thread.cancel_unfinished()
+    message = thread.entry(2)
+    assert call.status == "cancelled" and call.finished
+    assert isinstance(message, MessageEntry) and message.streaming is True
+    assert prompt.state == "pending"
+
+
+# -- plans ---------------------------------------------------------------------------------------
+
+
+def test_set_plan_replaces_current_turn_plan_and_keeps_old_turns() -> None:
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    first = thread.set_plan([PlanItem("a", "high", "pending")])
+    same = thread.set_plan([PlanItem("a", "high", "completed"), PlanItem("b", "low", "pending")])
+    assert same is first and first.done == 1 and len(first.items) == 2
+    thread.start_turn([TextBlock(text="next")])
+    second = thread.set_plan([])
+    assert second is not first and isinstance(second, Plan) and second.turn == 1
+    assert [p.items for p in thread if isinstance(p, Plan)] == [first.items, []]
+    assert calls == [1, 1, 2, 3]
+
+
+def test_plan_does_not_split_streaming_message_when_updated() -> None:
+    thread = Thread()
+    thread.set_plan([])
+    thread.append_message("agent-message", TextBlock(text="a"))
+    thread.set_plan([PlanItem("x", "low", "pending")])
+    thread.append_message("agent-message", TextBlock(text="b"))
+    assert [e.role for e in thread] == ["plan", "agent-message"]
+    assert thread.entry(2).text == "ab"  # type: ignore[attr-defined]
+
+
+def test_session_shaped_permission_flow_via_updates() -> None:
+    """A tool call reported over the wire, asked about, answered, finished: one entry throughout."""
+    calls: list[int] = []
+    thread = Thread(listener=calls.append)
+    apply_update(thread, {"sessionUpdate": "tool_call", "toolCallId": "call_001", "title": "Edit", "kind": "edit"})
+    call = thread.tool_call("call_001")
+    assert call is not None
+    thread.ask_permission(call, "5", OPTIONS)
+    thread.answer_permission("5", "allow-once")
+    apply_update(thread, {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "completed"})
+    assert len(thread) == 1 and call.finished
+    assert call.permission is not None and call.permission.chosen_option == OPTIONS[0]
+    assert calls == [1, 1, 1, 1]
