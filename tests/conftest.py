@@ -99,8 +99,10 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
             server.process.stdout.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module: Playwright's sync API keeps an event loop running while it is open,
+    which asyncio tests in other modules must not find."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
