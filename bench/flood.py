@@ -48,7 +48,9 @@ AGENT = HERE / "flood_agent.py"
 RELAY = HERE / "relay.py"
 
 NONCE = re.compile(rb'id="prompt-nonce" value="([^"]+)"')
-STATUS = re.compile(rb'<header id="session-status"[^>]*?data-turn-state="([^"]+)"[^>]*?data-agent-state="([^"]+)"')
+STATUS = re.compile(rb'<header id="session-status"[^>]*>')
+TURN_STATE = re.compile(rb'data-turn-state="([^"]*)"')
+AGENT_STATE = re.compile(rb'data-agent-state="([^"]*)"')
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -72,12 +74,18 @@ class Result:
     payload_bytes: int = 0
     wire_bytes: int = 0
     trailing_bytes: int = 0
+    max_gap: float = 0.0
+    probe_max: float = 0.0
+    """The slowest answer to ``GET /`` (every 0.1 s on a second connection) during the turn: a blocked loop."""
+    """The longest time without a web socket message during the turn (how stale the page gets)."""
     extensions: str = ""
     rss_before_kib: int = 0
     hwm_kib: int = 0
     cpu_seconds: float = 0.0
     agent_hwm_kib: int = 0
     agent: dict[str, Any] = field(default_factory=dict)
+    parts: dict[str, int] = field(default_factory=dict)
+    """The real server's payload bytes by kind of fragment (see `breakdown`)."""
 
     @property
     def rate(self) -> float:
@@ -107,7 +115,8 @@ def proc_status(pid: int) -> dict[str, int]:
         text = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return {}
-    return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in text.splitlines()) if k in ("VmRSS", "VmHWM")}
+    pairs = (line.split(":", 1) for line in text.splitlines())
+    return {k: int(v.split()[0]) for k, v in pairs if k in ("VmRSS", "VmHWM")}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -198,7 +207,8 @@ class Server:
 def agent_command(args: argparse.Namespace, report: Path) -> str:
     return shlex.join([
         sys.executable, str(AGENT), "--messages", str(args.messages), "--updates", str(args.updates),
-        "--tool-calls", str(args.tool_calls), "--seed", str(args.seed), "--report", str(report),
+        "--tool-calls", str(args.tool_calls), "--seed", str(args.seed), "--rate", str(args.rate),
+        "--report", str(report),
     ])
 
 
@@ -232,7 +242,67 @@ async def drain(ws: ClientConnection, quiet: float) -> int:
     return total
 
 
+PARTS = {
+    "tool-call cards": re.compile(rb'<article id="entry-\d+" class="entry tool-call.*?</article>', re.S),
+    "whole messages": re.compile(rb'<article id="entry-\d+" class="entry (?:message|thought).*?</article>', re.S),
+    "text appends": re.compile(rb'<div hx-swap-oob="beforeend:#entry-\d+-tail">.*?</div>', re.S),
+    "Markdown blocks": re.compile(rb'<div hx-swap-oob="beforeend:#entry-\d+-md">.*?</div>', re.S),
+    "tail resets": re.compile(rb'<div id="entry-\d+-tail" hx-swap-oob="innerHTML">.*?</div>', re.S),
+    "status": re.compile(rb'<header id="session-status".*?</header>', re.S),
+}
+
+
+def breakdown(frames: list[bytes]) -> dict[str, int]:
+    """Payload bytes of the real server's frames by fragment kind; what no pattern matches is "other"."""
+    sizes = dict.fromkeys([*PARTS, "other"], 0)
+    for frame in frames:
+        for name, pattern in PARTS.items():
+            sizes[name] += sum(m.end() - m.start() for m in pattern.finditer(frame))
+    sizes["other"] = sum(len(f) for f in frames) - sum(sizes.values())
+    return sizes
+
+
 # -- the real server ---------------------------------------------------------------------------------
+
+
+class Probe:
+    """``GET /`` on a fresh connection every 0.1 s while the turn runs: how long the server keeps others waiting."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.latencies: list[float] = []
+        self.stopping = asyncio.Event()
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nConnection: close\r\n\r\n".encode()
+        while not self.stopping.is_set():
+            started = time.perf_counter()
+            reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            writer.write(request)
+            await reader.read()  # to EOF
+            writer.close()
+            self.latencies.append(time.perf_counter() - started)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), 0.1)
+
+    async def stop(self) -> float:
+        """The worst latency seen; a request under way is waited for (it may be the one the turn's end held up)."""
+        self.stopping.set()
+        try:
+            await asyncio.wait_for(self.task, 10)
+        except TimeoutError:
+            return 10.0
+        return max(self.latencies, default=0.0)
+
+
+def session_status(frame: bytes) -> tuple[bytes, bytes] | None:
+    """(turn state, agent state) from a frame's ``#session-status`` header, if it has one."""
+    header = STATUS.search(frame)
+    if header is None:
+        return None
+    turn, agent = TURN_STATE.search(header.group(0)), AGENT_STATE.search(header.group(0))
+    return (turn.group(1) if turn else b"", agent.group(1) if agent else b"")
 
 
 def create_session(port: int) -> str:
@@ -267,29 +337,37 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
             result.extensions = ws.response.headers.get("Sec-WebSocket-Extensions", "") if ws.response else ""
             nonce: bytes | None = None
             state = (b"", b"")
-            while nonce is None or state != (b"idle", b"ready"):  # the agent starts, builds its flood, answers
-                frame = await ws.recv(decode=False)
-                if nonce is None and (m := NONCE.search(frame)):
-                    nonce = m.group(1)
-                if m := STATUS.search(frame):
-                    state = (m.group(1), m.group(2))
-                    if state[1] in (b"failed", b"exited"):
-                        raise RuntimeError(f"the agent did not start: {frame[:2000]!r}\n{server.tail()}")
+            async with asyncio.timeout(60):  # the agent starts, builds its flood, answers
+                while nonce is None or state != (b"idle", b"ready"):
+                    frame = await ws.recv(decode=False)
+                    if nonce is None and (m := NONCE.search(frame)):
+                        nonce = m.group(1)
+                    if (status := session_status(frame)) is not None:
+                        state = status
+                        if state[1] in (b"failed", b"exited"):
+                            raise RuntimeError(f"the agent did not start: {frame[:2000]!r}\n{server.tail()}")
             await asyncio.sleep(0.2)  # let the agent process settle before the clock starts
             server.note_agents()
             result.rss_before_kib = proc_status(server.pid).get("VmRSS", 0)
             cpu_before = cpu_seconds(server.pid)
             wire_before = ws.wire_bytes
             prompt = {"action": "prompt", "prompt": "Flood me.", "nonce": nonce.decode()}
-            started = time.perf_counter()
+            saved: list[bytes] = []
+            times: list[float] = []
+            probe = Probe(port)
+            started = last = time.perf_counter()
             await ws.send(json.dumps(prompt))
             seen_running = False
             while True:
                 frame = await ws.recv(decode=False)
+                now = time.perf_counter()
+                result.max_gap, last = max(result.max_gap, now - last), now
                 result.frames += 1
                 result.payload_bytes += len(frame)
-                if m := STATUS.search(frame):
-                    turn = m.group(1)
+                saved.append(frame)
+                times.append(now - started)
+                if (status := session_status(frame)) is not None:
+                    turn = status[0]
                     if turn != b"idle":
                         seen_running = True
                     elif seen_running:
@@ -298,10 +376,14 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
                         raise RuntimeError(f"the session ended during the turn:\n{server.tail()}")
             result.seconds = time.perf_counter() - started
             result.cpu_seconds = cpu_seconds(server.pid) - cpu_before
+            result.probe_max = await probe.stop()
             result.wire_bytes = ws.wire_bytes - wire_before
             result.trailing_bytes = await drain(ws, args.quiet)
-        status = proc_status(server.pid)
-        result.hwm_kib = status.get("VmHWM", 0)
+        result.parts = breakdown(saved)
+        if args.save_frames:  # one JSON array a line: [seconds since the prompt, frame], in order
+            lines = (json.dumps([round(t, 4), f.decode()]) + "\n" for t, f in zip(times, saved))
+            Path(f"{args.save_frames}.{run}").write_text("".join(lines))
+        result.hwm_kib = proc_status(server.pid).get("VmHWM", 0)
         result.agent_hwm_kib = max((proc_status(pid).get("VmHWM", 0) for pid in server.agents), default=0)
         result.agent = await read_report(report)
     except BaseException:
@@ -330,7 +412,8 @@ async def rpc(ws: ClientConnection, request_id: int, method: str, params: dict[s
 async def bench_relay(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     port = free_port()
     report = tmp / f"relay-{run}.json"
-    argv = [sys.executable, str(RELAY), "--host", "127.0.0.1", "--port", str(port), "--agent", agent_command(args, report)]
+    argv = [sys.executable, str(RELAY), "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--agent", agent_command(args, report)]
     server = Server(argv, dict(os.environ), tmp / f"relay-{run}.log")
     result = Result("relay")
     response_start = b'{"jsonrpc":"2.0","id":'
@@ -347,20 +430,23 @@ async def bench_relay(args: argparse.Namespace, tmp: Path, run: int) -> Result:
             cpu_before = cpu_seconds(server.pid)
             wire_before = ws.wire_bytes
             prompt = {"sessionId": acp_session, "prompt": [{"type": "text", "text": "Flood me."}]}
-            started = time.perf_counter()
+            probe = Probe(port)
+            started = last = time.perf_counter()
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}))
             while True:
                 message = await ws.recv(decode=False)
+                now = time.perf_counter()
+                result.max_gap, last = max(result.max_gap, now - last), now
                 result.frames += 1
                 result.payload_bytes += len(message)
                 if message.startswith(response_start) and json.loads(message).get("id") == 3:
                     break
             result.seconds = time.perf_counter() - started
             result.cpu_seconds = cpu_seconds(server.pid) - cpu_before
+            result.probe_max = await probe.stop()
             result.wire_bytes = ws.wire_bytes - wire_before
             result.trailing_bytes = await drain(ws, args.quiet)
-        status = proc_status(server.pid)
-        result.hwm_kib = status.get("VmHWM", 0)
+        result.hwm_kib = proc_status(server.pid).get("VmHWM", 0)
         result.agent_hwm_kib = max((proc_status(pid).get("VmHWM", 0) for pid in server.agents), default=0)
         result.agent = await read_report(report)
     except BaseException:
@@ -385,6 +471,8 @@ ROWS: list[tuple[str, Any, str]] = [
     ("notifications / s", lambda r: f"{r.rate:,.0f}", "rate"),
     ("turn time", lambda r: f"{r.seconds:.2f} s", ""),
     ("web socket messages", lambda r: f"{r.frames:,}", ""),
+    ("longest silence", lambda r: f"{r.max_gap * 1000:,.0f} ms", ""),
+    ("slowest GET / in turn", lambda r: f"{r.probe_max * 1000:,.0f} ms", ""),
     ("payload bytes", lambda r: f"{r.payload_bytes:,}", ""),
     ("payload B / text B", lambda r: f"{r.bytes_per_text_byte:.2f}", "bytes"),
     ("wire bytes", lambda r: f"{r.wire_bytes:,}", ""),
@@ -419,6 +507,8 @@ def median_result(results: list[Result]) -> Result:
         setattr(m, name, int(statistics.median(getattr(r, name) for r in results)))
     m.seconds = statistics.median(r.seconds for r in results)
     m.cpu_seconds = statistics.median(r.cpu_seconds for r in results)
+    m.max_gap = statistics.median(r.max_gap for r in results)
+    m.probe_max = statistics.median(r.probe_max for r in results)
     return m
 
 
@@ -435,14 +525,26 @@ async def main_async(args: argparse.Namespace) -> None:
                 result = await bench(args, tmp, run)
                 (servers if result.name == "server" else relays).append(result)
                 print(f"run {run} {result.name:6}: {result.rate:9,.0f} notifications/s  {result.seconds:6.2f} s  "
-                      f"{result.bytes_per_text_byte:5.2f} payload B/text B  {result.wire_per_text_byte:5.2f} wire B/text B  "
-                      f"peak {mib(result.hwm_kib)}  cpu {result.cpu_seconds:.2f} s  "
-                      f"{result.frames:,} messages  (+{result.trailing_bytes:,} B after the end)", flush=True)
+                      f"{result.bytes_per_text_byte:5.2f} payload B/text B  "
+                      f"{result.wire_per_text_byte:5.2f} wire B/text B  peak {mib(result.hwm_kib)}  "
+                      f"cpu {result.cpu_seconds:.2f} s  {result.frames:,} messages  "
+                      f"longest silence {result.max_gap * 1000:,.0f} ms  "
+                      f"slowest GET {result.probe_max * 1000:,.0f} ms  (+{result.trailing_bytes:,} B after the end)",
+                      flush=True)
     first = (servers or relays)[0]
     print(f"\nflood: {first.agent['messages']:,} agent_message_chunk + {first.agent['tool_calls']} tool_call + "
           f"{first.agent['tool_call_updates']:,} tool_call_update = {first.notifications:,} notifications, "
           f"{first.text_bytes:,} text bytes, {first.agent['stdout_bytes']:,} bytes of JSON lines")
     print(f"permessage-deflate: {first.extensions or 'not negotiated'}")
+    if servers:
+        last = servers[-1]
+        print("\nreal server's payload by fragment kind (last run), bytes per agent text byte:")
+        for name, size in last.parts.items():
+            print(f"  {name:18} {size / last.text_bytes:6.2f}  ({size:,} B)")
+    if servers and relays and len(servers) == len(relays) > 1:
+        ratios = [s.rate / r.rate for s, r in zip(servers, relays)]
+        print(f"\nrate ratio server/relay per run: {', '.join(f'{x:.2f}' for x in ratios)}  "
+              f"(median {statistics.median(ratios):.2f}; runs alternate which server goes first)")
     if servers and relays:
         print()
         print(table(servers[-1], relays[-1], "last run") if args.runs == 1 else
@@ -455,10 +557,12 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10_000, help="tool_call_update notifications")
     parser.add_argument("--tool-calls", type=int, default=20, help="tool calls the updates are spread over")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rate", type=float, default=0, help="pace the agent (notifications/s; default: flat out)")
     parser.add_argument("--runs", type=int, default=1, help="runs of both servers (medians are shown)")
     parser.add_argument("--only", choices=("server", "relay"), help="measure one of the two")
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
+    parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
     parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE.<run>")
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()

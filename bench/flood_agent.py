@@ -9,7 +9,8 @@ It answers ``initialize`` (protocolVersion 1) and ``session/new``; on ``session/
   ``tool_call_update`` notifications in all (default 10,000) changing their status, title and content,
   interleaved evenly with the text,
 
-then answers the prompt ``{"stopReason": "end_turn"}``. Everything is generated from ``--seed`` before the
+then answers the prompt ``{"stopReason": "end_turn"}``. It writes as fast as the pipe takes it, or at ``--rate``
+notifications per second. Everything is generated from ``--seed`` before the
 agent answers ``initialize`` (so the measured turn is pure writing) and is the same on every run.
 
 What it sent (notification counts, text bytes = UTF-8 bytes of every chunk's ``text``, stdout bytes, write
@@ -174,6 +175,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10_000)
     parser.add_argument("--tool-calls", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rate", type=float, default=0, help="notifications per second (default: no limit)")
     parser.add_argument("--report", help="write the figures (JSON) to this file after the turn")
     args = parser.parse_args()
 
@@ -205,7 +207,16 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": "flood-1"}})
         elif method == "session/prompt":
             started = time.perf_counter()
-            stdout.writelines(lines)  # blocks whenever the pipe is full: the reader sets the pace
+            if args.rate > 0:  # paced: a batch every 10 ms or so, flushed
+                batch = max(1, round(args.rate / 100))
+                for i in range(0, len(lines), batch):
+                    delay = started + i / args.rate - time.perf_counter()
+                    if delay > 0:
+                        time.sleep(delay)
+                    stdout.writelines(lines[i : i + batch])
+                    stdout.flush()
+            else:
+                stdout.writelines(lines)  # blocks whenever the pipe is full: the reader sets the pace
             send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
             figures["write_seconds"] = round(time.perf_counter() - started, 3)
             report = json.dumps(figures)
@@ -214,7 +225,8 @@ def main() -> None:
                 with open(args.report, "w") as file:
                     file.write(report)
         else:
-            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"Method not found: {method}"}})
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from pygments.util import ClassNotFound
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
 
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
+
 _FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
 
 _ALLOWED_TAGS = {
@@ -109,7 +111,9 @@ class MarkdownStream:
         self._committed = len(source)
         if rest:
             self.blocks.append(render_markdown(rest))
-        if len(self.blocks) > 1:
+        # Blocks rendered apart equal the whole except when a late reference definition (``[x]: url``)
+        # reaches back into earlier blocks: only then is the (costly) whole render worth making.
+        if len(self.blocks) > 1 and _REFERENCE_DEFINITION.search(source):
             whole = render_markdown(source)
             if whole != "".join(self.blocks):
                 self.blocks = [whole]

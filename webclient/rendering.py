@@ -172,6 +172,9 @@ class MessageDocs:
 
     RENDER_INTERVAL = 0.3
     """Seconds between Markdown catch-ups while a message streams (plain text shows in between)."""
+    TAIL_LIMIT = 4096
+    """Characters of plain-text tail after which Markdown catches up at once: text sent as a tail is sent
+    again as HTML, so a fast stream must not build a long one."""
 
     def __init__(self) -> None:
         self._docs: dict[int, MarkdownStream] = {}
@@ -188,7 +191,10 @@ class MessageDocs:
         text = entry.text
         if not entry.streaming:
             doc.update(text, final=True)
-        elif now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL:
+        elif (
+            now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL
+            or len(text) - doc.committed > self.TAIL_LIMIT
+        ):
             doc.update(text)
             self._updated[entry.seq] = now
         tail = text[doc.committed :]
