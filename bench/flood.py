@@ -147,13 +147,15 @@ def alive(pid: int) -> bool:
 class Server:
     """A server subprocess in its own process group, with its output in a log file; always stopped."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path, stop_signal: int = signal.SIGTERM) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log: Path, stop_signal: int = signal.SIGTERM, cwd: Path = ROOT
+    ) -> None:
         self.log = log
         self.stop_signal = stop_signal
         self.agents: set[int] = set()
         with log.open("wb") as out:
             self.process = subprocess.Popen(
-                argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
 
@@ -324,9 +326,12 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     report = tmp / f"server-{run}.json"
     env = {**os.environ, "WEBCLIENT_AGENT": agent_command(args, report), "WEBCLIENT_WORKSPACE": str(tmp)}
     env.pop("WEBCLIENT_RELOAD", None)
+    if args.server_root:  # another checkout's webclient/ (and templates/, static/) ahead of the installed one
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(args.server_root), env.get("PYTHONPATH")]))
     profile = ["-m", "cProfile", "-o", f"{args.profile}.{run}"] if args.profile else []
     argv = [sys.executable, *profile, "-m", "webclient", "--host", "127.0.0.1", "--port", str(port)]
-    server = Server(argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM)
+    server = Server(argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM,
+                    cwd=args.server_root or ROOT)
     result = Result("server")
     try:
         await server.wait_listening(port)
@@ -470,6 +475,7 @@ ROWS: list[tuple[str, Any, str]] = [
     # label, value(result), ratio: "hi" (server/relay, higher is better), "lo" (lower is better), "" (none)
     ("notifications / s", lambda r: f"{r.rate:,.0f}", "rate"),
     ("turn time", lambda r: f"{r.seconds:.2f} s", ""),
+    ("notif. / server CPU s", lambda r: f"{r.notifications / r.cpu_seconds:,.0f}" if r.cpu_seconds else "-", ""),
     ("web socket messages", lambda r: f"{r.frames:,}", ""),
     ("longest silence", lambda r: f"{r.max_gap * 1000:,.0f} ms", ""),
     ("slowest GET / in turn", lambda r: f"{r.probe_max * 1000:,.0f} ms", ""),
@@ -515,6 +521,9 @@ def median_result(results: list[Result]) -> Result:
 async def main_async(args: argparse.Namespace) -> None:
     servers: list[Result] = []
     relays: list[Result] = []
+    load = os.getloadavg()[0]
+    print(f"load average (1 min) before the bench: {load:.2f} on {os.cpu_count()} CPUs"
+          + ("  -- other work is running: figures will be low and noisy" if load > 0.7 else ""), flush=True)
     with tempfile.TemporaryDirectory(prefix="flood-bench-") as name:
         tmp = Path(name)
         for run in range(1, args.runs + 1):
@@ -563,6 +572,8 @@ def main() -> None:
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
     parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
+    parser.add_argument("--server-root", type=Path, metavar="DIR",
+                        help="run the real server from this checkout (e.g. `git archive REV | tar -x -C DIR`)")
     parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE.<run>")
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()
