@@ -518,12 +518,26 @@ def median_result(results: list[Result]) -> Result:
     return m
 
 
+async def machine_busy(seconds: float = 1.0) -> float:
+    """The share of all CPUs busy over ``seconds`` (from /proc/stat), to warn of a machine doing other work."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]  # idle, iowait
+        return sum(fields) - idle, sum(fields)
+
+    busy1, total1 = sample()
+    await asyncio.sleep(seconds)
+    busy2, total2 = sample()
+    return (busy2 - busy1) / max(1, total2 - total1)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     servers: list[Result] = []
     relays: list[Result] = []
-    load = os.getloadavg()[0]
-    print(f"load average (1 min) before the bench: {load:.2f} on {os.cpu_count()} CPUs"
-          + ("  -- other work is running: figures will be low and noisy" if load > 0.7 else ""), flush=True)
+    busy = await machine_busy()
+    print(f"machine busy before the bench: {busy:.0%} of {os.cpu_count()} CPUs"
+          + ("  -- other work is running: figures will be low and noisy" if busy > 0.2 else ""), flush=True)
     with tempfile.TemporaryDirectory(prefix="flood-bench-") as name:
         tmp = Path(name)
         for run in range(1, args.runs + 1):
