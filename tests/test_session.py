@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,18 @@ def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:
     return Session(spec), record
 
 
+@contextlib.asynccontextmanager
+async def running_session(tmp_path: Path, **env: str) -> AsyncIterator[tuple[Session, Path]]:
+    """A session on the scripted agent, ready for prompts; closed afterwards."""
+    session, record = scripted_session(tmp_path, **env)
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        yield session, record
+    finally:
+        await session.close()
+
+
 def received(record: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
 
@@ -49,10 +63,7 @@ async def until(condition: Any, timeout: float = 10) -> None:
 
 @pytest.mark.asyncio
 async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path: Path) -> None:
-    session, record = scripted_session(tmp_path)
-    session.start()
-    try:
-        await until(lambda: session.ready)
+    async with running_session(tmp_path) as (session, record):
         assert session.submit_prompt("permission", "n1")
         await until(lambda: session.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
@@ -67,16 +78,11 @@ async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path
         answer = next(m for m in messages if "result" in m)
         validate(answer["result"], "RequestPermissionResponse")
         assert answer["result"] == {"outcome": {"outcome": "selected", "optionId": "allow-always"}}
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
 async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_path: Path) -> None:
-    session, record = scripted_session(tmp_path)
-    session.start()
-    try:
-        await until(lambda: session.ready)
+    async with running_session(tmp_path) as (session, record):
         session.submit_prompt("permission", "n1")
         await until(lambda: session.turn_state == "awaiting-permission")
         await session.cancel()
@@ -88,16 +94,11 @@ async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_
         assert answers == [{"outcome": {"outcome": "cancelled"}}]
         call = session.thread.tool_call("edit-1")
         assert call is not None and call.status == "cancelled"
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
 async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) -> None:
-    session, record = scripted_session(tmp_path)
-    session.start()
-    try:
-        await until(lambda: session.ready)
+    async with running_session(tmp_path) as (session, record):
         session.submit_prompt("permission", "n1")
         await until(lambda: session.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
@@ -106,16 +107,11 @@ async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) 
         await until(lambda: session.turn_state == "idle")
         answers = [m["result"] for m in received(record) if "result" in m]
         assert answers == [{"outcome": {"outcome": "selected", "optionId": "reject-always"}}]
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
 async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -> None:
-    session, _ = scripted_session(tmp_path)
-    session.start()
-    try:
-        await until(lambda: session.ready)
+    async with running_session(tmp_path) as (session, _):
         session.submit_prompt("crash", "n1")
         await until(lambda: session.turn_state == "ended")
         notice = session.thread.entries[-1]
@@ -123,8 +119,6 @@ async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -
         assert "exit code 3" in notice.title  # type: ignore[attr-defined]
         assert "crashed on purpose" in notice.detail  # type: ignore[attr-defined]
         assert not session.turn_running
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
