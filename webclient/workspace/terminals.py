@@ -1,0 +1,449 @@
+"""The commands an agent runs through ACP ``terminal/*``: each on its own pseudo-terminal, owned and reaped.
+
+A command runs without a shell, in its own session and process group, with stdout and stderr on the slave side
+of a pty (so it colours and draws progress bars as in a terminal) and stdin on /dev/null (so nothing waits for
+input that will never come). The pty is not made the controlling terminal either: a program that opens
+``/dev/tty`` to ask for a password fails at once instead of hanging. Output is kept, bounded, for
+``terminal/output`` and handed on raw to the session, which shows it through `webclient.terminal_screen`.
+Killing or releasing a terminal stops its whole process group, including background children.
+Spec: https://agentclientprotocol.com/protocol/terminals
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import errno
+import fcntl
+import functools
+import logging
+import os
+import pty
+import secrets
+import shlex
+import shutil
+import signal
+import struct
+import termios
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooManyTerminals", "UnknownTerminal"]
+
+logger = logging.getLogger(__name__)
+
+COLUMNS, ROWS = 120, 40
+"""Window size of every pty; `webclient.terminal_screen.TerminalScreen` defaults to the same."""
+
+_READ_CHUNK = 1 << 16
+_KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL, and the most we wait for a killed group to go
+_DRAIN_GRACE = 0.5  # seconds we wait for the last output after exit when a background child holds the pty
+_POLL_INTERVAL = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """How a command ended: an exit code, or the name of the signal that killed it (``"SIGKILL"``)."""
+
+    exit_code: int | None
+    signal: str | None
+
+    @classmethod
+    def from_returncode(cls, returncode: int) -> ExitStatus:
+        """Convert a subprocess return code (negative: killed by that signal)."""
+        if returncode >= 0:
+            return cls(returncode, None)
+        try:
+            return cls(None, signal.Signals(-returncode).name)
+        except ValueError:
+            return cls(None, f"SIG{-returncode}")
+
+
+class UnknownTerminal(KeyError):
+    """No terminal of that id in this session: never created, or already released."""
+
+    def __init__(self, terminal_id: str) -> None:
+        super().__init__(f"unknown terminal {terminal_id!r} (never created in this session, or already released)")
+        self.terminal_id = terminal_id
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
+
+
+class TooManyTerminals(OSError):
+    """The session has `Terminals.max_terminals` unreleased terminals; an OSError like every start failure."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(errno.EAGAIN, f"the session already has {limit} terminals; release one first")
+
+
+class OutputBuffer:
+    """The output kept for ``terminal/output``: at most `limit` bytes, the oldest dropped first.
+
+    Cuts fall on character boundaries (a cut never leaves the tail of a UTF-8 sequence at the front), so the
+    text never starts with a replacement character; what is kept may be up to 3 bytes under the limit.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be None or >= 0, got {limit}")
+        self.limit = limit
+        self.truncated = False
+        self._data = bytearray()
+        self._final = False
+
+    def append(self, data: bytes) -> None:
+        """Add output, dropping from the beginning what exceeds the limit."""
+        self._data += data
+        if self.limit is None or len(self._data) <= self.limit:
+            return
+        cut = len(self._data) - self.limit
+        end = min(cut + 3, len(self._data))  # a UTF-8 sequence has at most 3 continuation bytes
+        while cut < end and self._data[cut] & 0xC0 == 0x80:
+            cut += 1
+        del self._data[:cut]
+        self.truncated = True
+
+    def finish(self) -> None:
+        """No more output is expected: an incomplete sequence at the end now decodes as a replacement character."""
+        self._final = True
+
+    def text(self) -> str:
+        """The kept bytes as UTF-8 (invalid bytes replaced); an incomplete last character waits for `finish`."""
+        return codecs.utf_8_decode(self._data, "replace", self._final)[0]
+
+
+class _ExitProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+class TerminalProcess:
+    """One command on its own pty; create it with `TerminalProcess.start`."""
+
+    def __init__(
+        self,
+        command_line: str,
+        transport: asyncio.SubprocessTransport,
+        protocol: _ExitProtocol,
+        master: int,
+        buffer: OutputBuffer,
+        on_output: Callable[[bytes], None],
+        on_exit: Callable[[ExitStatus], None],
+    ) -> None:
+        self.command_line = command_line
+        self.pid: int = transport.get_pid()
+        self.exit_status: ExitStatus | None = None
+        self._transport = transport
+        self._protocol = protocol
+        self._master: int | None = master
+        self._buffer = buffer
+        self._on_output = on_output
+        self._on_exit = on_exit
+        self._loop = asyncio.get_running_loop()
+        self._eof = asyncio.Event()
+        self._released = False
+        self._group_gone = False
+        self._loop.add_reader(master, self._read)
+        self._watcher = self._loop.create_task(self._watch())
+
+    @classmethod
+    async def start(
+        cls,
+        command: str,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output_byte_limit: int | None,
+        on_output: Callable[[bytes], None],
+        on_exit: Callable[[ExitStatus], None],
+    ) -> TerminalProcess:
+        """Start `command` (looked up on the PATH of `env` unless it contains a slash) with `args`, no shell.
+
+        Args:
+            env: the complete environment (the caller merges); TERM, COLUMNS and LINES are set to match the
+                pty, PAGER and GIT_PAGER default to ``cat`` so nothing waits in a pager.
+            output_byte_limit: bytes of output kept for `output`; None keeps everything.
+            on_output: every chunk of output, raw, as it arrives.
+            on_exit: the exit status, once the command exited and its output was read.
+
+        Raises:
+            OSError: the command could not be started; ``strerror`` says why in words (FileNotFoundError for a
+                missing command, NotADirectoryError for a bad `cwd`, PermissionError, ...).
+        """
+        if not command:
+            raise FileNotFoundError(errno.ENOENT, "empty command")
+        argv = [command, *args]
+        command_line = shlex.join(argv)
+        if not Path(cwd).is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"working directory {str(cwd)!r} is not a directory", str(cwd))
+        full_env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
+        full_env.setdefault("PAGER", "cat")
+        full_env.setdefault("GIT_PAGER", "cat")
+        loop = asyncio.get_running_loop()
+        master, slave = pty.openpty()
+        try:
+            _configure_pty(slave)
+            os.set_blocking(master, False)
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _ExitProtocol(loop),
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=slave,
+                stderr=slave,
+                cwd=cwd,
+                env=full_env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(master)
+            raise _start_error(exc, command, cwd, full_env) from exc
+        finally:
+            os.close(slave)  # the child has its copies; ours would keep the pty from ever reaching EOF
+        logger.info("terminal pid %d started in %s: %s", transport.get_pid(), cwd, command_line)
+        return cls(command_line, transport, protocol, master, OutputBuffer(output_byte_limit), on_output, on_exit)
+
+    def output(self) -> tuple[str, bool, ExitStatus | None]:
+        """The kept output as text, whether some was dropped, and the exit status once exited."""
+        return self._buffer.text(), self._buffer.truncated, self.exit_status
+
+    async def wait_for_exit(self) -> ExitStatus:
+        """Wait until the command exited and its output was read (or `_DRAIN_GRACE` passed, if a background
+        child keeps the pty open)."""
+        await asyncio.shield(self._watcher)  # a cancelled caller must not cancel the watch
+        assert self.exit_status is not None
+        return self.exit_status
+
+    async def kill(self) -> None:
+        """Stop the command and everything in its process group: SIGTERM, then SIGKILL after a grace period.
+
+        Also stops what a command that already exited left running. The terminal stays valid: `output` and
+        `wait_for_exit` work afterwards. Never raises for processes that are already gone.
+        """
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not self._running():
+                break
+            logger.info("terminal pid %d: %s to its process group", self.pid, sig.name)
+            self._signal(sig)
+            deadline = self._loop.time() + _KILL_GRACE
+            while self._running() and self._loop.time() < deadline:
+                await asyncio.sleep(_POLL_INTERVAL)
+        await asyncio.wait([self._watcher], timeout=_KILL_GRACE)
+
+    async def release(self) -> None:
+        """Kill what still runs, close the pty and stop reading. Idempotent."""
+        if self._released:
+            return
+        self._released = True
+        await self.kill()
+        if not self._watcher.done():
+            logger.warning("terminal pid %d did not exit after SIGKILL; no longer watched", self.pid)
+            self._watcher.cancel()
+            self._transport.close()
+        self._close_pty()
+
+    def _running(self) -> bool:
+        if not self._protocol.exited.done():
+            return True
+        if self._group_gone:
+            return False
+        # Once the group is empty its id may be reused by an unrelated process: never signal it again.
+        self._group_gone = not _group_alive(self.pid)
+        return not self._group_gone
+
+    def _signal(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pid, sig)  # start_new_session made the command the leader: pgid == pid
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            logger.warning("not allowed to signal process group %d", self.pid)
+        if not self._protocol.exited.done():  # it may have moved to a group of its own
+            # Not transport.send_signal: Popen.send_signal polls first, and a poll that reaps the child steals
+            # its status from asyncio's child watcher, which then reports exit code 255.
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def _read(self) -> None:
+        assert self._master is not None
+        try:
+            data = os.read(self._master, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EIO:  # EIO is how Linux reports that every slave end is closed
+                logger.warning("reading terminal pid %d failed: %s", self.pid, exc)
+            data = b""
+        if not data:
+            self._close_pty()
+            return
+        self._buffer.append(data)
+        try:
+            self._on_output(data)
+        except Exception:
+            logger.exception("terminal output listener failed")
+
+    def _close_pty(self) -> None:
+        if self._master is not None:
+            self._loop.remove_reader(self._master)
+            os.close(self._master)
+            self._master = None
+        self._eof.set()
+
+    async def _watch(self) -> None:
+        await self._protocol.exited
+        try:
+            await asyncio.wait_for(self._eof.wait(), _DRAIN_GRACE)
+        except TimeoutError:
+            logger.info("terminal pid %d exited, but something else still holds its pty open", self.pid)
+        returncode = self._transport.get_returncode()
+        assert returncode is not None
+        self._transport.close()  # the process is reaped; this only marks the transport closed
+        self._buffer.finish()
+        self._running()  # notes whether the group is gone already, before its id can be reused
+        self.exit_status = ExitStatus.from_returncode(returncode)
+        logger.info("terminal pid %d exited: %s", self.pid, self.exit_status)
+        try:
+            self._on_exit(self.exit_status)
+        except Exception:
+            logger.exception("terminal exit listener failed")
+
+
+class Terminals:
+    """The terminals of one session, by id; `close` stops them all when the session ends."""
+
+    def __init__(self, *, max_terminals: int = 32) -> None:
+        self.max_terminals = max_terminals
+        self._terminals: dict[str, TerminalProcess] = {}
+        self._starting = 0
+        self._closed = False
+
+    async def create(
+        self,
+        command: str,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output_byte_limit: int | None,
+        on_output: Callable[[str, bytes], None],
+        on_exit: Callable[[str, ExitStatus], None],
+    ) -> str:
+        """Start a command (see `TerminalProcess.start`) and return its new id; the callbacks also get the id.
+
+        Raises:
+            OSError: it could not be started, `TooManyTerminals`, or the session is closing.
+        """
+        if self._closed:
+            raise OSError(errno.ESHUTDOWN, "the session is closing")
+        if len(self._terminals) + self._starting >= self.max_terminals:
+            raise TooManyTerminals(self.max_terminals)
+        terminal_id = f"term-{secrets.token_hex(4)}"
+        while terminal_id in self._terminals:
+            terminal_id = f"term-{secrets.token_hex(4)}"
+        self._starting += 1
+        try:
+            process = await TerminalProcess.start(
+                command,
+                args,
+                cwd=cwd,
+                env=env,
+                output_byte_limit=output_byte_limit,
+                on_output=functools.partial(on_output, terminal_id),
+                on_exit=functools.partial(on_exit, terminal_id),
+            )
+        finally:
+            self._starting -= 1
+        if self._closed:  # closed while it started: nobody would ever stop it
+            await process.release()
+            raise OSError(errno.ESHUTDOWN, "the session is closing")
+        self._terminals[terminal_id] = process
+        return terminal_id
+
+    def get(self, terminal_id: str) -> TerminalProcess:
+        """The terminal of that id; raises `UnknownTerminal` for unknown and released ones."""
+        try:
+            return self._terminals[terminal_id]
+        except KeyError:
+            raise UnknownTerminal(terminal_id) from None
+
+    def __len__(self) -> int:
+        return len(self._terminals)
+
+    async def release(self, terminal_id: str) -> None:
+        """Kill the terminal if it still runs and forget it: its id becomes unknown."""
+        process = self._terminals.pop(terminal_id, None)
+        if process is None:
+            raise UnknownTerminal(terminal_id)
+        await process.release()
+
+    async def close(self) -> None:
+        """Kill and release every terminal (session end, server stop); later `create` calls fail."""
+        self._closed = True
+        processes = list(self._terminals.values())
+        self._terminals.clear()
+        await asyncio.gather(*(process.release() for process in processes))
+
+
+def _configure_pty(slave: int) -> None:
+    """Keep "\\n" as "\\n" in the output the agent reads (no ONLCR), and give the pty its window size."""
+    attributes = termios.tcgetattr(slave)
+    attributes[1] &= ~termios.ONLCR  # oflag
+    termios.tcsetattr(slave, termios.TCSANOW, attributes)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+
+
+def _start_error(exc: OSError, command: str, cwd: Path, env: Mapping[str, str]) -> OSError:
+    """The same kind of OSError, with a message that says which command could not start, and why."""
+    if exc.filename == str(cwd):  # subprocess reports a failed chdir with the directory as filename
+        reason = f"cannot enter working directory {str(cwd)!r}: {exc.strerror}"
+    elif isinstance(exc, FileNotFoundError):
+        if os.sep not in command and shutil.which(command, path=env.get("PATH", os.defpath)) is None:
+            reason = f"command {command!r} not found on PATH"
+        elif os.sep in command and not (Path(cwd) / command).exists():
+            reason = f"command {command!r} does not exist"
+        else:
+            reason = f"cannot execute {command!r}: its interpreter (#! line) was not found"
+    elif isinstance(exc, PermissionError):
+        reason = f"command {command!r} is not executable"
+    else:
+        reason = f"cannot execute {command!r}: {exc.strerror or exc}"
+    return type(exc)(exc.errno, reason, command)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in process group `pgid`.
+
+    Zombies are left out: an orphaned background child is reaped by init, which in a container may never
+    happen, and a zombie holds nothing open.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no procfs: ask the kernel (counts zombies too, which is the safe side)
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        # After the command name: state, ppid, pgrp.
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
