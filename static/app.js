@@ -31,21 +31,136 @@
     return doc.scrollHeight - doc.scrollTop - doc.clientHeight < 80;
   }
 
+  // Terminals scroll inside their card; one the user left at its bottom follows new output.
+  const terminalsAtBottom = new Set();
+
+  function rememberTerminalScroll() {
+    terminalsAtBottom.clear();
+    document.querySelectorAll(".terminal").forEach(function (terminal) {
+      const body = terminal.querySelector(".terminal-body");
+      if (body && body.scrollHeight - body.scrollTop - body.clientHeight < 24) {
+        terminalsAtBottom.add(terminal.id);
+      }
+    });
+  }
+
+  function restoreTerminalScroll() {
+    terminalsAtBottom.forEach(function (id) {
+      const body = document.querySelector("#" + CSS.escape(id) + " .terminal-body");
+      if (body) {
+        body.scrollTop = body.scrollHeight;
+      }
+    });
+  }
+
+  // What the user opened or closed stays so when the server re-renders a card (same diff sent again, ...).
+  const userToggled = new Map();
+
+  document.addEventListener("toggle", function (event) {
+    const details = event.target;
+    if (details instanceof HTMLDetailsElement && details.id && event.isTrusted) {
+      userToggled.set(details.id, details.open);
+    }
+  }, true);
+
+  function restoreToggles() {
+    userToggled.forEach(function (open, id) {
+      const details = document.getElementById(id);
+      if (details instanceof HTMLDetailsElement && details.open !== open) {
+        details.open = open;
+      }
+    });
+  }
+
   document.addEventListener("htmx:wsBeforeMessage", function () {
     stickToBottom = nearBottom();
+    rememberTerminalScroll();
   });
 
   document.addEventListener("htmx:wsAfterMessage", function () {
     mirrorTurnState();
+    restoreToggles();
+    restoreTerminalScroll();
     if (stickToBottom) {
       const doc = document.scrollingElement || document.documentElement;
       doc.scrollTop = doc.scrollHeight;
     }
   });
 
+  // -- The side panel: a file at a line, the session's changes, a diff ------------------------------
+
+  const FOLLOW_KEY = "acp-webclient.follow";
+  const DIFF_MODE_KEY = "acp-webclient.diff-mode";
+
+  function showPanel() {
+    document.body.classList.add("panel-open");
+    const target = document.querySelector("#side-panel-body .target");
+    if (target) {
+      target.scrollIntoView({ block: "center" });
+    }
+  }
+
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "side-panel-body") {
+      showPanel();
+    }
+  });
+
+  document.addEventListener("htmx:oobAfterSwap", function (event) {
+    const target = event.detail.target;
+    if (!target) {
+      return;
+    }
+    if (target.id === "side-panel-body") {
+      showPanel();
+    } else if (target.id === "changes-count") {
+      htmx.trigger(document.body, "changes-updated");
+    }
+  });
+
+  document.addEventListener("change", function (event) {
+    const input = event.target;
+    if (input instanceof HTMLInputElement && input.id === "follow-toggle") {
+      localStorage.setItem(FOLLOW_KEY, input.checked ? "on" : "off");
+    }
+  });
+
+  function restoreFollow() {
+    const toggle = document.getElementById("follow-toggle");
+    if (toggle && localStorage.getItem(FOLLOW_KEY) === "on") {
+      toggle.checked = true;
+      toggle.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  }
+
+  // Unified or side by side: remembered in a cookie (so the server renders the right one) and here.
+  function setDiffMode(mode) {
+    localStorage.setItem(DIFF_MODE_KEY, mode);
+    document.cookie = "diff_mode=" + mode + "; path=/; max-age=31536000; samesite=strict";
+  }
+
+  document.addEventListener("click", function (event) {
+    const target = event.target instanceof Element ? event.target : null;
+    if (!target) {
+      return;
+    }
+    if (target.closest("[data-action=close-panel]")) {
+      document.body.classList.remove("panel-open");
+    }
+    const modeButton = target.closest("[data-action=diff-mode]");
+    if (modeButton) {
+      setDiffMode(modeButton.dataset.mode);
+      const panel = document.querySelector("#side-panel-body [data-url]");
+      if (panel) {
+        htmx.ajax("GET", panel.dataset.url, "#side-panel-body");
+      }
+    }
+  });
+
   document.addEventListener("htmx:wsOpen", function () {
     reconnectAttempts = 0;
     document.body.classList.remove("disconnected");
+    restoreFollow();
   });
 
   // htmx's ws extension only reconnects after abnormal closes; a server restart or a proxy closing
@@ -100,5 +215,9 @@
   document.addEventListener("DOMContentLoaded", function () {
     const doc = document.scrollingElement || document.documentElement;
     doc.scrollTop = doc.scrollHeight;
+    const mode = localStorage.getItem(DIFF_MODE_KEY);
+    if (mode && !document.cookie.includes("diff_mode=" + mode)) {
+      setDiffMode(mode);
+    }
   });
 })();

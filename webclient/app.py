@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
@@ -22,8 +23,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.config import Settings
+from webclient.diffs import DiffView, parse_gap
 from webclient.live import LiveView, composer_nonce
-from webclient.rendering import Renderer
+from webclient.panels import change_diff, entry_diff, file_panel
+from webclient.rendering import Renderer, dom_id
 from webclient.session import Session
 from webclient.sessions import SessionManager
 from webclient.viewmodel.entries import MessageEntry
@@ -49,7 +52,8 @@ def _session(conn: HTTPConnection) -> Session:
 def _base_context(conn: HTTPConnection) -> dict[str, Any]:
     """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
     root = conn.scope.get("root_path", "").rstrip("/")
-    return {"root": root, "static": lambda path: f"{root}/static/{path}"}
+    diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
+    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode}
 
 
 def _page(conn: Request, template: str, **context: Any) -> HTMLResponse:
@@ -114,6 +118,115 @@ async def session_log(request: Request) -> Response:
     return PlainTextResponse(body)
 
 
+def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
+    """A side-panel fragment for htmx, or the same inside a page of its own when followed as a plain link."""
+    renderer: Renderer = request.app.state.renderer
+    html = renderer.page(template, session=session, **_base_context(request), **context)
+    if request.headers.get("hx-request"):
+        return HTMLResponse(html)
+    return _page(request, "panel_page.html", session=session, title=title, fragment=Markup(html))
+
+
+def _gap(request: Request) -> tuple[int, int] | None:
+    gap = request.query_params.get("gap")
+    if gap is None:
+        return None
+    try:
+        return parse_gap(gap)
+    except ValueError:
+        raise HTTPException(400, "gap must be START-END") from None
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 10 else None
+
+
+async def file_page(request: Request) -> Response:
+    """A workspace file at a line: where a tool call's location link leads, and what "follow" shows."""
+    session = _session(request)
+    path = request.query_params.get("path", "")
+    line = _int(request.query_params.get("line"))
+    panel = await asyncio.to_thread(file_panel, session, path, line)
+    lines_url = f"{request.url.path}?{urlencode({'path': path, 'line': line or ''})}"
+    gap = _gap(request)
+    if gap is not None:
+        if panel.view is None:
+            raise HTTPException(404, panel.error or "No such file")
+        renderer: Renderer = request.app.state.renderer
+        html = renderer.block(
+            "_file_view.html",
+            "file_lines",
+            view=panel.view,
+            view_id="panel-file",
+            lines_url=lines_url,
+            gap_start=gap[0],
+            gap_end=gap[1],
+            **_base_context(request),
+        )
+        return HTMLResponse(html)
+    return _fragment(
+        request,
+        session,
+        "_file_panel.html",
+        panel.display,
+        display=panel.display,
+        line=line,
+        view=panel.view,
+        error=panel.error,
+        lines_url=lines_url,
+        following=False,
+    )
+
+
+async def changes_page(request: Request) -> Response:
+    """Every file the session changed."""
+    session = _session(request)
+    return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
+
+
+async def change_diff_page(request: Request) -> Response:
+    """One changed file as a diff against the session's start."""
+    session = _session(request)
+    display = request.query_params.get("path", "")
+    panel = await asyncio.to_thread(change_diff, session, display)
+    if panel is None:
+        raise HTTPException(404, "This file has not changed in this session")
+    url = f"{request.url.path}?{urlencode({'path': display})}"
+    gap = _gap(request)
+    if gap is not None and panel.diff is not None:
+        return _diff_block(request, "gap_rows", panel.diff, "change-diff", url, gap)
+    return _fragment(request, session, "_change_panel.html", display, panel=panel, url=url)
+
+
+async def diff_body(request: Request) -> Response:
+    """The body of a large diff in the thread (loaded when the user opens it), or rows of a gap."""
+    session = _session(request)
+    seq, index = request.path_params["seq"], request.path_params["index"]
+    diff = await asyncio.to_thread(entry_diff, session, seq, index)
+    if diff is None:
+        raise HTTPException(404, "No such diff")
+    entry = session.thread.entry(seq)
+    return _diff_block(request, "diff_body", diff, f"{dom_id(entry)}-diff-{index}", request.url.path, _gap(request))
+
+
+def _diff_block(
+    request: Request, block: str, diff: DiffView, diff_id: str, url: str, gap: tuple[int, int] | None
+) -> Response:
+    renderer: Renderer = request.app.state.renderer
+    extra = {"gap_start": gap[0], "gap_end": gap[1]} if gap is not None else {}
+    html = renderer.block(
+        "_diff.html",
+        "gap_rows" if gap is not None else block,
+        diff=diff,
+        diff_id=diff_id,
+        body_url=url,
+        expanded=True,
+        **_base_context(request),
+        **extra,
+    )
+    return HTMLResponse(html)
+
+
 def _origin_allowed(websocket: WebSocket, settings: Settings) -> bool:
     """Browsers send ``Origin`` on web socket handshakes: only our own pages (or configured ones) may connect."""
     origin = websocket.headers.get("origin")
@@ -176,6 +289,13 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
         session.answer_permission(str(message.get("request_id", "")), str(message.get("option_id", "")))
     elif action == "cancel":
         await session.cancel()
+    elif action == "follow":
+        live.follow = message.get("follow") == "on"
+        if live.follow:
+            live.mark("location")
+    elif action == "diff_mode":
+        live.context["diff_mode"] = "split" if message.get("mode") == "split" else "unified"
+        live.resync()
     elif action == "authenticate":
         await session.authenticate(str(message.get("method_id", "")))
     else:
@@ -234,6 +354,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/sessions/{session_id}/prompt", prompt_without_script, methods=["POST"]),
             Route("/sessions/{session_id}/end", end_session, methods=["POST"]),
             Route("/sessions/{session_id}/log", session_log),
+            Route("/sessions/{session_id}/file", file_page),
+            Route("/sessions/{session_id}/changes", changes_page),
+            Route("/sessions/{session_id}/changes/diff", change_diff_page),
+            Route("/sessions/{session_id}/diffs/{seq:int}/{index:int}", diff_body),
             WebSocketRoute("/sessions/{session_id}/ws", session_socket),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ],

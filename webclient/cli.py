@@ -24,6 +24,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=defaults.workspace,
         help="the agent's working directory (default for the demo: a fresh sample workspace)",
     )
+    parser.add_argument(
+        "--file-access",
+        choices=["read-write", "read-only", "none"],
+        default=defaults.file_access,
+        help="what the agent may do with files through the client (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-terminals",
+        action="store_true",
+        default=not defaults.terminals,
+        help="refuse the agent's terminal/* requests",
+    )
     parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s, or $PORT)")
     parser.add_argument("--reload", action="store_true", default=defaults.reload, help="restart when the code changes")
@@ -37,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["WEBCLIENT_AGENT"] = args.agent
     if args.workspace:
         os.environ["WEBCLIENT_WORKSPACE"] = str(args.workspace)
+    os.environ["WEBCLIENT_FILE_ACCESS"] = args.file_access
+    os.environ["WEBCLIENT_TERMINALS"] = "off" if args.no_terminals else "on"
     print(f"ACP web client on http://{args.host}:{args.port}/", flush=True)
     uvicorn.run(
         "webclient.app:create_app",

@@ -7,6 +7,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast, get_args
+
+from webclient.workspace.paths import Access
 
 DEMO_AGENT = f"{sys.executable} -m webclient.demo_agent"
 
@@ -33,6 +36,19 @@ class Settings:
         default=(),
         metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"},
     )
+    file_access: Access = field(
+        default="read-write",
+        metadata={"help": "WEBCLIENT_FILE_ACCESS: the agent's file access: read-write, read-only or none"},
+    )
+    terminals: bool = field(
+        default=True, metadata={"help": "WEBCLIENT_TERMINALS: let the agent run commands (terminal/*): on or off"}
+    )
+    extra_roots: tuple[Path, ...] = field(
+        default=(),
+        metadata={
+            "help": "WEBCLIENT_EXTRA_ROOTS: more directories the agent may use, besides its workspace (: separated)"
+        },
+    )
     frame_ancestors: str = field(
         default="'self'",
         metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
@@ -51,6 +67,10 @@ class Settings:
         port = env.get("WEBCLIENT_PORT") or env.get("PORT") or "8000"
         workspace = env.get("WEBCLIENT_WORKSPACE")
         origins = env.get("WEBCLIENT_ALLOWED_ORIGINS", "")
+        access = env.get("WEBCLIENT_FILE_ACCESS", "read-write").strip().lower()
+        if access not in get_args(Access):
+            raise ValueError(f"WEBCLIENT_FILE_ACCESS must be one of {', '.join(get_args(Access))}, not {access!r}")
+        roots = env.get("WEBCLIENT_EXTRA_ROOTS", "")
         return cls(
             agent=env.get("WEBCLIENT_AGENT") or None,
             workspace=Path(workspace).expanduser().resolve() if workspace else None,
@@ -59,4 +79,7 @@ class Settings:
             reload=_bool(env.get("WEBCLIENT_RELOAD")),
             allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
+            file_access=cast(Access, access),
+            terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
+            extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
         )

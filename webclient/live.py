@@ -18,14 +18,20 @@ from typing import Any
 
 from markupsafe import escape
 
-from webclient.rendering import MessageDocs, MessageView, Renderer, dom_id
+from webclient.panels import file_panel
+from webclient.rendering import MessageDocs, MessageView, Renderer, dom_id, terminal_lines, terminal_screen
 from webclient.session import ChangeKey, Session
-from webclient.viewmodel.entries import Entry, MessageEntry
+from webclient.viewmodel.content import TerminalRef
+from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
+from webclient.viewmodel.terminals import TerminalView
 
 PAGE = "session.html"
 
 MessageState = tuple[int, int, int, bool, int]
 """(markdown generation, blocks, characters, streaming, attachments) of a message as the page has it."""
+
+TerminalState = tuple[int, int, str]
+"""(lines dropped when it was last rendered whole, lines sent in all, state) of a terminal in one card."""
 
 
 def composer_nonce() -> str:
@@ -38,6 +44,9 @@ class LiveView:
 
     MIN_INTERVAL = 0.05
     RESYNC_AT = 1000
+    TERMINAL_REDRAW_AFTER = 1000
+    """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
+    them: re-sending thousands of lines for every dropped one would cost far more)."""
 
     def __init__(
         self,
@@ -56,11 +65,19 @@ class LiveView:
         self.wake = asyncio.Event()
         self.needs_resync = True
         self._shown: dict[int, MessageState | None] = {}
+        self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
         self._own_regions: list[str] = []
+        self.follow = False
+        """Whether this page's side panel follows the agent's latest location."""
 
     def mark(self, key: ChangeKey) -> None:
         """Note that ``key`` changed (called by the session for every change: keep it trivial)."""
         self.dirty[key] = None
+        self.wake.set()
+
+    def resync(self) -> None:
+        """Re-render the whole page (after a change of how it is drawn, such as the diff layout)."""
+        self.needs_resync = True
         self.wake.set()
 
     def refresh_composer(self) -> None:
@@ -102,7 +119,7 @@ class LiveView:
         appended: list[str] = []
         for key in keys:
             if isinstance(key, str):
-                parts.append(self._region(key))
+                parts.append(self._part(key))
                 continue
             entry = self.session.thread.entry(key)
             if key in self._shown:
@@ -122,9 +139,36 @@ class LiveView:
 
     def _resync(self, now: float) -> str:
         self._shown.clear()
+        self._terminals_shown.clear()
         entries = "".join(self._entry(entry, now, oob=None) for entry in self.session.thread)
         nonce = f'<input type="hidden" name="nonce" id="prompt-nonce" value="{composer_nonce()}" hx-swap-oob="true">'
         return f'{self._region("status")}<section id="thread" hx-swap-oob="innerHTML">{entries}</section>{nonce}'
+
+    def _part(self, key: str) -> str:
+        """A changed part that is not an entry: a terminal, the followed location, or a page region."""
+        if key.startswith("terminal:"):
+            return self._terminal_updates(int(key.removeprefix("terminal:")))
+        if key == "location":
+            return self.follow_location() if self.follow else ""
+        return self._region("changes_count" if key == "changes" else key)
+
+    def follow_location(self) -> str:
+        """The side panel showing the agent's latest location (empty when it has none)."""
+        location = self.session.thread.latest_location
+        if location is None:
+            return ""
+        panel = file_panel(self.session, location.path, location.line)
+        return self.renderer.page(
+            "_follow.html",
+            session=self.session,
+            display=panel.display,
+            line=panel.line,
+            view=panel.view,
+            error=panel.error,
+            lines_url=None,
+            following=True,
+            **self.context,
+        )
 
     def _region(self, name: str) -> str:
         extra = {"nonce": composer_nonce()} if name == "composer" else {}
@@ -137,9 +181,54 @@ class LiveView:
             self._shown[entry.seq] = (*message.state, entry.streaming, len(entry.attachments))
         else:
             self._shown[entry.seq] = None
-        return self.renderer.block(
+        html = self.renderer.block(
             PAGE, "entry", entry=entry, message=message, session=self.session, oob=oob, **self.context
         )
+        if isinstance(entry, ToolCall):
+            for item in entry.content:
+                term = self.session.thread.terminals.get(item.terminal_id) if isinstance(item, TerminalRef) else None
+                if term is not None:
+                    self._terminals_shown[(entry.seq, term.number)] = self._terminal_state(term)
+        return html
+
+    @staticmethod
+    def _terminal_state(term: TerminalView) -> TerminalState:
+        screen = term.screen
+        return (screen.dropped, screen.dropped + len(screen.committed), term.state)
+
+    def _terminal_updates(self, number: int) -> str:
+        """New output of a terminal for every card of this page that shows it: new lines appended, the
+        screen replaced; the whole terminal when it ended or dropped many lines."""
+        term = self.session.thread.terminals.by_number(number)
+        if term is None:
+            return ""
+        parts = []
+        screen = term.screen
+        for seq in self.session.thread.terminals.embedded_in(term.terminal_id):
+            if seq not in self._shown:
+                continue  # the page will get the card whole
+            shown = self._terminals_shown.get((seq, number))
+            if shown is None:  # the card was shown before the terminal had any output
+                parts.append(self._entry(self.session.thread.entry(seq), 0.0, oob="true"))
+                continue
+            base_dropped, sent, state = shown
+            total = screen.dropped + len(screen.committed)
+            tid = f"{dom_id(self.session.thread.entry(seq))}-term-{number}"
+            new = total - sent
+            if (
+                state != term.state
+                or new > len(screen.committed)
+                or screen.dropped - base_dropped > self.TERMINAL_REDRAW_AFTER
+            ):
+                parts.append(self.renderer.page("_terminal.html", term=term, tid=tid, oob="true", **self.context))
+                self._terminals_shown[(seq, number)] = self._terminal_state(term)
+                continue
+            if new > 0:
+                lines = terminal_lines(screen.committed[len(screen.committed) - new :])
+                parts.append(f'<span hx-swap-oob="beforeend:#{tid}-lines">{lines}</span>')
+            parts.append(f'<span id="{tid}-screen" hx-swap-oob="innerHTML">{terminal_screen(screen)}</span>')
+            self._terminals_shown[(seq, number)] = (base_dropped, total, state)
+        return "".join(parts)
 
     def _update(self, entry: Entry, now: float) -> str:
         shown = self._shown.get(entry.seq)

@@ -6,8 +6,8 @@ markup we trust is what :mod:`webclient.markdown` produced (sanitised).
 
 from __future__ import annotations
 
-import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from jinja2_fragments import render_block
 from markupsafe import Markup
 
+from webclient import diffs
 from webclient.markdown import MarkdownStream, render_markdown
+from webclient.terminal_screen import Line, TerminalScreen, line_html
 from webclient.viewmodel.entries import Entry, MessageEntry
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -93,28 +95,14 @@ def pretty_json(value: Any) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class DiffLine:
-    kind: str  # "add", "del", "ctx", "hunk"
-    text: str
+def terminal_lines(lines: Iterable[Line]) -> Markup:
+    """Finished terminal lines as HTML, each ending with a newline (they sit in a ``<pre>``)."""
+    return Markup("".join(f"{line_html(line)}\n" for line in lines))
 
 
-def unified_diff(old: str | None, new: str, path: str) -> list[DiffLine]:
-    """A plain unified diff as lines tagged for styling (issue #3 makes diffs rich)."""
-    lines = difflib.unified_diff(
-        (old or "").splitlines(),
-        new.splitlines(),
-        fromfile=path if old is not None else "/dev/null",
-        tofile=path,
-        lineterm="",
-    )
-    tagged = []
-    for line in lines:
-        if line.startswith(("---", "+++")):
-            continue
-        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
-        tagged.append(DiffLine(kind, line))
-    return tagged
+def terminal_screen(screen: TerminalScreen) -> Markup:
+    """The part of a terminal that may still change: its visible screen."""
+    return Markup("\n".join(line_html(line) for line in screen.screen()))
 
 
 def markdown_filter(text: str) -> Markup:
@@ -147,7 +135,12 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         status_class=status_class,
         option_class=option_class,
         safe_url=safe_url,
-        unified_diff=unified_diff,
+        build_diff=diffs.build_diff,
+        gap_rows=diffs.gap_rows,
+        expand_gap=diffs.expand_gap,
+        expand_file=diffs.expand_file,
+        terminal_lines=terminal_lines,
+        terminal_screen=terminal_screen,
         SAFE_IMAGE_TYPES=SAFE_IMAGE_TYPES,
     )
     env.filters.update(markdown=markdown_filter, pretty_json=pretty_json)

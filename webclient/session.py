@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import secrets
+import shlex
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,17 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.updates import apply_update, permission_options, tool_call_patch
 from webclient.jsonrpc import ConnectionClosed, RpcError
 from webclient.viewmodel.content import TextBlock
 from webclient.viewmodel.thread import Thread
+from webclient.workspace.changes import ChangeTracker
+from webclient.workspace.files import WriteResult
+from webclient.workspace.paths import Access, Workspace
+from webclient.workspace.terminals import ExitStatus, Terminals
 
 log = logging.getLogger(__name__)
 
 ChangeKey = int | str
-"""An entry's ``seq``, or the name of a page region (``"status"``)."""
+"""An entry's ``seq``, or the name of a page part (``"status"``, ``"changes"``, ``"location"``, ``"terminal:<n>"``)."""
 
 AgentState = Literal["starting", "ready", "auth-required", "exited", "failed"]
 TurnState = Literal["idle", "running", "awaiting-permission", "ended"]
@@ -45,13 +52,28 @@ _STOP_NOTICES: dict[str, tuple[str, str]] = {
 }
 
 
+def command_display(command: str, args: list[str]) -> str:
+    """A command line as a person reads it: a long inline script (``python -c ...``) is summarised."""
+    shown = []
+    for arg in [command, *args]:
+        if len(arg) > 80 or "\n" in arg:
+            lines = arg.count("\n") + 1
+            arg = f"<{lines} lines>" if lines > 1 else f"{arg[:60]}…"
+        shown.append(arg)
+    return shlex.join(shown)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
-    """How to start an agent: its argv, working directory and extra environment."""
+    """How to start an agent, and what it may do through the client."""
 
     argv: list[str]
     cwd: Path
     env: Mapping[str, str] | None = None
+    extra_roots: tuple[Path, ...] = ()
+    """Directories besides ``cwd`` the agent may read and write through the client."""
+    file_access: Access = "read-write"
+    terminals: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +102,10 @@ class Session:
         self.protocol_log: deque[LogLine] = deque(maxlen=PROTOCOL_LOG_LINES)
         self.other_updates: dict[str, Any] = {}
         """The latest update of each kind the thread does not show (commands, modes, usage, ...)."""
+        self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
+        self.terminals = Terminals() if spec.terminals else None
+        self.client_methods = ClientMethods(self.workspace, self.terminals, self)
+        self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed("changes"))
         self._watchers: set[Callable[[ChangeKey], None]] = set()
         self._connection: AgentConnection | None = None
         self._acp_session_id: str | None = None
@@ -108,6 +134,13 @@ class Session:
         # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.
         return "running" if self.turn_running or self.agent_state == "starting" else "idle"
 
+    def display_path(self, path: str) -> str:
+        """A path as the user reads it: relative to the workspace when it lies inside."""
+        candidate = Path(path)
+        if candidate.is_absolute() and self.workspace.contains(Path(os.path.normpath(candidate))):
+            return self.workspace.relative(Path(os.path.normpath(candidate)))
+        return path
+
     @property
     def ready(self) -> bool:
         return self.agent_state == "ready" and self._acp_session_id is not None
@@ -120,11 +153,13 @@ class Session:
 
     async def _start(self) -> None:
         try:
+            # The baseline of the Changes view is the workspace before the agent could touch it.
+            await self.changes.start()
             self._connection = await AgentConnection.spawn(
                 self.spec.argv, cwd=self.spec.cwd, env=self.spec.env, handler=self, stderr_log=self.stderr
             )
             self._spawn(self._watch_exit(self._connection), "exit-watch")
-            result = await self._connection.initialize()
+            result = await self._connection.initialize(self.client_methods.capabilities())
             info = result.get("agentInfo")
             self.agent_info = info if isinstance(info, dict) else {}
             methods = result.get("authMethods")
@@ -196,6 +231,9 @@ class Session:
         self._settle_permissions()
         if self._connection is not None:
             await self._connection.close()
+        if self.terminals is not None:
+            await self.terminals.close()
+        await self.changes.close()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -320,3 +358,27 @@ class Session:
         if len(line) > PROTOCOL_LOG_LINE_CHARS:
             line = f"{line[:PROTOCOL_LOG_LINE_CHARS]}… ({len(line):,} characters)"
         self.protocol_log.append(LogLine(time.time(), direction, line))
+
+    def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
+        handler = self.client_methods.handler(method)
+        return handler(params) if handler is not None else None
+
+    # -- the agent's work in the workspace (ClientEvents) ------------------------------------------
+
+    def file_written(self, result: WriteResult) -> None:
+        self.thread.add_file_change(
+            str(result.path), self.workspace.relative(result.path), result.old_text, result.new_text
+        )
+        self.changes.note_write(result.path)
+
+    def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:
+        self.thread.terminals.started(terminal_id, command_display(command, args), self.workspace.relative(cwd))
+
+    def terminal_output(self, terminal_id: str, data: bytes) -> None:
+        self.thread.terminals.output(terminal_id, data)
+
+    def terminal_exited(self, terminal_id: str, status: ExitStatus) -> None:
+        self.thread.terminals.exited(terminal_id, status.exit_code, status.signal)
+
+    def terminal_released(self, terminal_id: str) -> None:
+        self.thread.terminals.released(terminal_id)

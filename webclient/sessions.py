@@ -33,7 +33,13 @@ class SessionManager:
                 self._scratch.append(workspace)
             else:
                 workspace = Path(os.getcwd())
-        spec = AgentSpec(argv=split_command(self.settings.agent_command), cwd=workspace)
+        spec = AgentSpec(
+            argv=split_command(self.settings.agent_command),
+            cwd=workspace,
+            extra_roots=self.settings.extra_roots,
+            file_access=self.settings.file_access,
+            terminals=self.settings.terminals,
+        )
         session = Session(spec)
         self.sessions[session.id] = session
         self.docs[session.id] = MessageDocs()

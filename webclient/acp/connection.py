@@ -21,11 +21,11 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 
-# What this client implements, said honestly: no client-side files or terminals yet.
-CLIENT_CAPABILITIES: dict[str, Any] = {
-    "fs": {"readTextFile": False, "writeTextFile": False},
-    "terminal": False,
+# What every session of this client can do; files and terminals depend on the agent's settings.
+BASE_CAPABILITIES: dict[str, Any] = {
     "auth": {"terminal": False},
+    # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).
+    "_meta": {"terminal_output": True, "terminal_output_delta": True},
 }
 
 
@@ -37,6 +37,9 @@ class ClientHandler(Protocol):
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         """A ``session/request_permission`` request: record it now, return the awaitable answer."""
+
+    def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
+        """An ``fs/*`` or ``terminal/*`` request, or None when the session does not serve ``method``."""
 
     def on_traffic(self, direction: str, line: str) -> None:
         """Every JSON-RPC line, ``in`` from the agent or ``out`` to it."""
@@ -75,6 +78,8 @@ class AgentConnection:
     def _on_request(self, method: str, params: Any) -> Awaitable[Any]:
         if method == "session/request_permission" and isinstance(params, dict):
             return self.handler.on_request_permission(params)
+        if isinstance(params, dict) and (answer := self.handler.on_client_request(method, params)) is not None:
+            return answer
         return _method_not_found(method)
 
     def _on_notification(self, method: str, params: Any) -> None:
@@ -88,13 +93,13 @@ class AgentConnection:
 
     # -- outgoing ----------------------------------------------------------------------------------
 
-    async def initialize(self) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/initialization"""
+    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/initialization — ``capabilities``: files and terminals."""
         result = await self.peer.request(
             "initialize",
             {
                 "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": CLIENT_CAPABILITIES,
+                "clientCapabilities": {**capabilities, **BASE_CAPABILITIES},
                 "clientInfo": {"name": "acp-webclient", "title": "ACP web client", "version": __version__},
             },
         )

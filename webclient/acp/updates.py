@@ -166,6 +166,42 @@ def permission_options(raw: Any) -> list[PermissionOption]:
     ]
 
 
+def apply_terminal_meta(thread: Thread, tool_call_id: str, meta: dict[str, Any]) -> None:
+    """Display-only terminals: the agent runs the command itself and reports it in the tool call's ``_meta``.
+
+    The convention of claude-agent-acp and codex-acp (advertised by ``clientCapabilities._meta.terminal_output``):
+    ``terminal_info {terminal_id, cwd?}`` creates it, ``terminal_output`` / ``terminal_output_delta``
+    ``{terminal_id, data}`` append output, ``terminal_exit {terminal_id, exit_code, signal}`` ends it.
+    """
+    info = meta.get("terminal_info")
+    if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
+        terminal_id = info["terminal_id"]
+        thread.terminals.started(terminal_id, None, _str(info.get("cwd")))
+        call = thread.tool_call(tool_call_id)
+        shown = call is not None and any(
+            isinstance(item, TerminalRef) and item.terminal_id == terminal_id for item in call.content
+        )
+        if not shown:
+            raw = {"type": "terminal", "terminalId": terminal_id}
+            thread.append_tool_content(tool_call_id, TerminalRef(terminal_id=terminal_id, raw=raw), raw)
+    for key in ("terminal_output", "terminal_output_delta"):
+        output = meta.get(key)
+        if (
+            isinstance(output, dict)
+            and isinstance(output.get("terminal_id"), str)
+            and isinstance(output.get("data"), str)
+        ):
+            thread.terminals.output(output["terminal_id"], output["data"].encode("utf-8", "surrogatepass"))
+    end = meta.get("terminal_exit")
+    if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
+        code = end.get("exit_code")
+        thread.terminals.exited(
+            end["terminal_id"],
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+            _str(end.get("signal")),
+        )
+
+
 def apply_update(thread: Thread, update: Any) -> bool:
     """Fold one ``session/update`` ``update`` object into the thread.
 
@@ -185,6 +221,9 @@ def apply_update(thread: Thread, update: Any) -> bool:
     tool_call_id = update.get("toolCallId")
     if kind in ("tool_call", "tool_call_update") and isinstance(tool_call_id, str):
         thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update))
+        meta = update.get("_meta")
+        if isinstance(meta, dict):
+            apply_terminal_meta(thread, tool_call_id, meta)
         return True
     if kind == "tool_call_content_chunk" and isinstance(tool_call_id, str) and "content" in update:
         thread.append_tool_content(tool_call_id, tool_content(update["content"]), update["content"])

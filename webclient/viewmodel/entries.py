@@ -117,6 +117,17 @@ class Plan(Entry):
 
 
 @dataclass(eq=False)
+class FileChange(Entry):
+    """A file the agent wrote through the client: ``old_text`` None means it created it."""
+
+    ROLE: ClassVar[str] = "file-change"
+    path: str = ""
+    display_path: str = ""
+    old_text: str | None = None
+    new_text: str = ""
+
+
+@dataclass(eq=False)
 class Notice(Entry):
     """Something the client says about the session: a turn's end, an error, a crash."""
 

@@ -1,9 +1,9 @@
 """A conversation thread: the ordered entries of one session, and the rules that fold updates into them.
 
 Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
-below; every change is reported to ``listener`` with the ``seq`` of the entry that changed, so the web
-layer can re-render exactly that entry. The listener is called synchronously and must be cheap: it runs
-once per streamed chunk.
+below; every change is reported to ``listener`` with the ``seq`` of the entry that changed (or the name
+of a part that is not an entry: ``"terminal:<number>"``, ``"location"``), so the web layer can re-render
+exactly that part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
 """
 
 from __future__ import annotations
@@ -11,17 +11,35 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from webclient.viewmodel.content import ContentBlock, PermissionOption, PlanItem, TextBlock, ToolContent
-from webclient.viewmodel.entries import Entry, MessageEntry, MessageRole, Notice, PermissionPrompt, Plan, ToolCall
+from webclient.viewmodel.content import (
+    ContentBlock,
+    Location,
+    PermissionOption,
+    PlanItem,
+    TerminalRef,
+    TextBlock,
+    ToolContent,
+)
+from webclient.viewmodel.entries import (
+    Entry,
+    FileChange,
+    MessageEntry,
+    MessageRole,
+    Notice,
+    PermissionPrompt,
+    Plan,
+    ToolCall,
+)
+from webclient.viewmodel.terminals import TerminalSet
 
-Listener = Callable[[int], None]
+Listener = Callable[[int | str], None]
 E = TypeVar("E", bound=Entry)
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
 TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
 
 
-def _ignore(seq: int) -> None:
+def _ignore(key: int | str) -> None:
     pass
 
 
@@ -34,6 +52,12 @@ class Thread:
         self.turn = 0
         self._tool_calls: dict[str, ToolCall] = {}
         self._permissions: dict[str, ToolCall] = {}
+        self.terminals = TerminalSet(self._notify)
+        self.latest_location: Location | None = None
+        """Where the agent last said it was working (the last location of the last tool call that had any)."""
+
+    def _notify(self, key: int | str) -> None:
+        self.listener(key)
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -163,6 +187,10 @@ class Thread:
             self._append(call)
         else:
             self.listener(call.seq)
+        self._note_terminals(call)
+        if patch.get("locations"):
+            self.latest_location = call.locations[-1]
+            self.listener("location")
         return call
 
     def append_tool_content(self, tool_call_id: str, item: ToolContent, raw_item: dict[str, Any]) -> ToolCall:
@@ -171,7 +199,13 @@ class Thread:
         call.content.append(item)
         call.raw["content"] = [*call.raw.get("content", ()), raw_item]
         self.listener(call.seq)
+        self._note_terminals(call)
         return call
+
+    def _note_terminals(self, call: ToolCall) -> None:
+        for item in call.content:
+            if isinstance(item, TerminalRef):
+                self.terminals.embed(item.terminal_id, call.seq)
 
     # -- permissions -----------------------------------------------------------------------------
 
@@ -211,6 +245,13 @@ class Thread:
         plan.items = items
         self.listener(plan.seq)
         return plan
+
+    def add_file_change(self, path: str, display_path: str, old_text: str | None, new_text: str) -> FileChange:
+        """Record a file the agent wrote through the client, so the user can open it as a diff."""
+        change = FileChange(
+            seq=0, turn=self.turn, path=path, display_path=display_path, old_text=old_text, new_text=new_text
+        )
+        return self._append(change)
 
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
         assert level in ("info", "warning", "error"), level

@@ -1,0 +1,231 @@
+"""The requests an ACP agent makes of its client: files (``fs/*``) and terminals (``terminal/*``).
+
+This module checks the parameters, turns them into calls on the session's workspace and terminals, and
+turns every refusal into a JSON-RPC error whose message says why. It knows nothing of HTML: what the user
+should see (a write, a terminal's output) is reported to :class:`ClientEvents`, the session.
+Spec: https://agentclientprotocol.com/protocol/file-system and .../protocol/terminals
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from webclient.jsonrpc import InternalError, InvalidParams, ResourceNotFound, RpcError
+from webclient.workspace.files import NotText, WriteResult, read_text_file, write_text_file
+from webclient.workspace.paths import FileTooLarge, PathRefused, Workspace
+from webclient.workspace.terminals import ExitStatus, Terminals, UnknownTerminal
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+DEFAULT_OUTPUT_LIMIT = 16 * 1024 * 1024
+"""Bytes of output kept for a terminal whose agent sets no ``outputByteLimit``: the server's memory is finite."""
+
+# Variables of the server's own configuration stay out of the commands an agent runs.
+_PRIVATE_ENV_PREFIX = "WEBCLIENT_"
+
+
+class ClientEvents(Protocol):
+    """What the session hears of the agent's work, to show it."""
+
+    def file_written(self, result: WriteResult) -> None: ...
+
+    def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None: ...
+
+    def terminal_output(self, terminal_id: str, data: bytes) -> None: ...
+
+    def terminal_exited(self, terminal_id: str, status: ExitStatus) -> None: ...
+
+    def terminal_released(self, terminal_id: str) -> None: ...
+
+
+def _string(params: Mapping[str, Any], name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str) or not value:
+        raise InvalidParams(f"{name} must be a non-empty string")
+    return value
+
+
+def _optional_int(params: Mapping[str, Any], name: str, minimum: int) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidParams(f"{name} must be an integer of at least {minimum}")
+    return value
+
+
+def _refused(error: Exception) -> RpcError:
+    """The JSON-RPC error for a refused or failed file operation, with a message the agent can act on."""
+    if isinstance(error, FileNotFoundError):
+        return ResourceNotFound(f"No such file: {error.filename or error}")
+    if isinstance(error, PathRefused | NotText | ValueError | FileTooLarge):
+        return InvalidParams(str(error))
+    if isinstance(error, OSError):
+        return InternalError(f"{error.strerror or error}: {error.filename or ''}".rstrip(": "))
+    return InternalError(str(error))
+
+
+class ClientMethods:
+    """Serves ``fs/*`` and ``terminal/*`` for one session, inside its workspace."""
+
+    def __init__(self, workspace: Workspace, terminals: Terminals | None, events: ClientEvents) -> None:
+        self.workspace = workspace
+        self.terminals = terminals
+        self.events = events
+        self._handlers: dict[str, Handler] = {}
+        if workspace.access != "none":
+            self._handlers["fs/read_text_file"] = self.read_text_file
+        if workspace.access == "read-write":
+            self._handlers["fs/write_text_file"] = self.write_text_file
+        if terminals is not None:
+            self._handlers.update(
+                {
+                    "terminal/create": self.create_terminal,
+                    "terminal/output": self.terminal_output,
+                    "terminal/wait_for_exit": self.wait_for_terminal_exit,
+                    "terminal/kill": self.kill_terminal,
+                    "terminal/release": self.release_terminal,
+                }
+            )
+
+    def capabilities(self) -> dict[str, Any]:
+        """``clientCapabilities`` as they are: only what this session will really serve."""
+        return {
+            "fs": {
+                "readTextFile": "fs/read_text_file" in self._handlers,
+                "writeTextFile": "fs/write_text_file" in self._handlers,
+            },
+            "terminal": self.terminals is not None,
+        }
+
+    def handler(self, method: str) -> Handler | None:
+        return self._handlers.get(method)
+
+    # -- files -------------------------------------------------------------------------------------
+
+    async def read_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        path = _string(params, "path")
+        line = _optional_int(params, "line", 1)
+        limit = _optional_int(params, "limit", 1)
+        try:
+            content = await asyncio.to_thread(read_text_file, self.workspace, path, line, limit)
+        except (OSError, ValueError) as error:
+            raise _refused(error) from None
+        return {"content": content}
+
+    async def write_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        path = _string(params, "path")
+        content = params.get("content")
+        if not isinstance(content, str):
+            raise InvalidParams("content must be a string")
+        try:
+            result = await asyncio.to_thread(write_text_file, self.workspace, path, content)
+        except (OSError, ValueError) as error:
+            raise _refused(error) from None
+        self.events.file_written(result)
+        return {}
+
+    # -- terminals ---------------------------------------------------------------------------------
+
+    def _cwd(self, params: Mapping[str, Any]) -> Path:
+        """The command's working directory: the session's by default, else a directory inside the workspace."""
+        value = params.get("cwd")
+        if value is None:
+            return self.workspace.roots[0]
+        if not isinstance(value, str) or not os.path.isabs(value) or "\0" in value:
+            raise InvalidParams("cwd must be an absolute path")
+        resolved = Path(os.path.realpath(value))
+        if not self.workspace.contains(resolved):
+            raise InvalidParams(f"cwd is outside the workspace: {value}")
+        if not resolved.is_dir():
+            raise InvalidParams(f"cwd is not a directory: {value}")
+        return resolved
+
+    def _env(self, params: Mapping[str, Any]) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV_PREFIX)}
+        extra = params.get("env") or []
+        if not isinstance(extra, list):
+            raise InvalidParams("env must be a list of {name, value}")
+        for item in extra:
+            if not (
+                isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
+            ):
+                raise InvalidParams("env must be a list of {name, value} strings")
+            if not item["name"] or "=" in item["name"] or "\0" in item["name"] + item["value"]:
+                raise InvalidParams(f"invalid environment variable name or value: {item['name']!r}")
+            env[item["name"]] = item["value"]
+        return env
+
+    def _terminals(self) -> Terminals:
+        assert self.terminals is not None  # only registered when terminals are on
+        return self.terminals
+
+    async def create_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
+        command = _string(params, "command")
+        args = params.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise InvalidParams("args must be a list of strings")
+        if "\0" in command or any("\0" in a for a in args):
+            raise InvalidParams("command and args must not contain NUL characters")
+        limit = _optional_int(params, "outputByteLimit", 0)
+        cwd = self._cwd(params)
+        env = self._env(params)
+        try:
+            terminal_id = await self._terminals().create(
+                command,
+                args,
+                cwd=cwd,
+                env=env,
+                output_byte_limit=min(limit, DEFAULT_OUTPUT_LIMIT) if limit is not None else DEFAULT_OUTPUT_LIMIT,
+                on_output=self.events.terminal_output,
+                on_exit=self.events.terminal_exited,
+            )
+        except OSError as error:
+            raise InvalidParams(f"Could not run {command!r}: {error.strerror or error}") from None
+        self.events.terminal_started(terminal_id, command, args, cwd)
+        return {"terminalId": terminal_id}
+
+    def _terminal_id(self, params: Mapping[str, Any]) -> str:
+        return _string(params, "terminalId")
+
+    async def terminal_output(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            text, truncated, status = self._terminals().get(self._terminal_id(params)).output()
+        except UnknownTerminal as error:
+            raise InvalidParams(str(error.args[0] if error.args else error)) from None
+        result: dict[str, Any] = {"output": text, "truncated": truncated}
+        if status is not None:
+            result["exitStatus"] = _exit_json(status)
+        return result
+
+    async def wait_for_terminal_exit(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            process = self._terminals().get(self._terminal_id(params))
+        except UnknownTerminal as error:
+            raise InvalidParams(str(error.args[0] if error.args else error)) from None
+        return _exit_json(await process.wait_for_exit())
+
+    async def kill_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            process = self._terminals().get(self._terminal_id(params))
+        except UnknownTerminal as error:
+            raise InvalidParams(str(error.args[0] if error.args else error)) from None
+        await process.kill()
+        return {}
+
+    async def release_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
+        terminal_id = self._terminal_id(params)
+        try:
+            await self._terminals().release(terminal_id)
+        except UnknownTerminal as error:
+            raise InvalidParams(str(error.args[0] if error.args else error)) from None
+        self.events.terminal_released(terminal_id)
+        return {}
+
+
+def _exit_json(status: ExitStatus) -> dict[str, Any]:
+    return {"exitCode": status.exit_code, "signal": status.signal}

@@ -1,0 +1,208 @@
+"""Every file a session changed, whether through the client (``fs/write_text_file``) or directly on disk.
+
+At the start of a session the workspace is read once (the *baseline*); then watchfiles reports every
+path that changes. A touched path is compared with its baseline off the event loop, and the result kept
+as a :class:`ChangedFile`, so the page can list the changes at any moment without reading a disk. A file
+changed and then restored drops out of the list.
+
+Limits keep a big checkout from costing the server its memory: files over ``MAX_FILE_BYTES``, or past
+``MAX_FILES`` / ``MAX_TOTAL_BYTES``, are remembered by size and mtime only (their change is listed, but
+cannot be shown as a diff). Directories no one wants to review (``.git``, ``node_modules``, virtualenvs,
+caches) are neither read nor watched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from watchfiles import Change, DefaultFilter, awatch
+
+from webclient.workspace.files import NotText, decode
+
+log = logging.getLogger(__name__)
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_FILES = 20_000
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
+IGNORED_DIRS = frozenset({*DefaultFilter.ignore_dirs, "venv", ".ruff_cache", ".cache"})
+
+ChangeStatus = Literal["added", "modified", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """A baseline file too big to keep: enough to tell that it changed, not how."""
+
+    size: int
+    mtime_ns: int
+
+
+Baseline = bytes | Fingerprint
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    """One changed file; ``added``/``removed`` are line counts, None when it is not text or too big."""
+
+    path: Path
+    status: ChangeStatus
+    added: int | None
+    removed: int | None
+
+
+class _Filter(DefaultFilter):
+    ignore_dirs = tuple(IGNORED_DIRS)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
+        for name in sorted(files):
+            yield Path(folder, name)
+
+
+def _read(path: Path, limit: int) -> Baseline | None:
+    """A regular file's bytes (or fingerprint past ``limit``); None if it is not there or not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not (info.st_mode & 0o170000 == 0o100000):
+            return None
+        if info.st_size > limit:
+            return Fingerprint(info.st_size, info.st_mtime_ns)
+        return file.read(limit + 1)
+
+
+def _line_counts(old: bytes | None, new: bytes | None) -> tuple[int | None, int | None]:
+    """(added, removed) lines, or (None, None) when either side is not text."""
+    try:
+        old_lines = decode(old).text.splitlines() if old is not None else []
+        new_lines = decode(new).text.splitlines() if new is not None else []
+    except NotText:
+        return None, None
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed, added = removed + i2 - i1, added + j2 - j1
+    return added, removed
+
+
+class ChangeTracker:
+    """The baseline of a workspace and the files changed since, kept current by a watcher."""
+
+    def __init__(self, roots: Sequence[Path], on_change: Callable[[], None]) -> None:
+        self.roots = tuple(roots)
+        self.on_change = on_change
+        self.baseline: dict[Path, Baseline] = {}
+        self.incomplete = False
+        """True when the limits stopped the baseline from holding every file's contents."""
+        self.changed: dict[Path, ChangedFile] = {}
+        self._stop = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
+        self._pending: set[Path] = set()
+        self._refresh: asyncio.Task[None] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Read the baseline (in a thread), then watch the roots for changes."""
+        await asyncio.to_thread(self._take_baseline)
+        self._watcher = asyncio.create_task(self._watch(), name="workspace-watch")
+
+    def _take_baseline(self) -> None:
+        total = 0
+        for root in self.roots:
+            for path in _walk(root):
+                if len(self.baseline) >= MAX_FILES:
+                    self.incomplete = True
+                    return
+                room = min(MAX_FILE_BYTES, max(0, MAX_TOTAL_BYTES - total))
+                content = _read(path, room)
+                if content is None:
+                    continue
+                if isinstance(content, Fingerprint):
+                    self.incomplete = True
+                else:
+                    total += len(content)
+                self.baseline[path] = content
+
+    async def _watch(self) -> None:
+        try:
+            async for batch in awatch(
+                *self.roots, watch_filter=_Filter(), stop_event=self._stop, debounce=150, step=30
+            ):
+                self.touch(Path(path) for _change, path in batch if _change != Change.added or os.path.isfile(path))
+        except Exception:  # a vanished root or an exhausted inotify: the list just stops updating
+            log.warning("watching %s failed", self.roots, exc_info=True)
+
+    async def close(self) -> None:
+        self._stop.set()
+        for task in (self._watcher, self._refresh):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    # -- changes -----------------------------------------------------------------------------------
+
+    def note_write(self, path: Path) -> None:
+        """A write through the client: list it now rather than after the watcher's debounce."""
+        self.touch([path])
+
+    def touch(self, paths: Iterator[Path] | Sequence[Path]) -> None:
+        """Re-compare these paths with their baseline, in the background."""
+        self._pending.update(paths)
+        if self._pending and (self._refresh is None or self._refresh.done()):
+            self._refresh = asyncio.create_task(self._compare_pending(), name="workspace-compare")
+
+    async def _compare_pending(self) -> None:
+        while self._pending:
+            paths, self._pending = self._pending, set()
+            results = await asyncio.to_thread(lambda: [(p, self._compare(p)) for p in paths])
+            changed = False
+            for path, result in results:
+                if result is None:
+                    changed |= self.changed.pop(path, None) is not None
+                elif self.changed.get(path) != result:
+                    self.changed[path] = result
+                    changed = True
+            if changed:
+                self.on_change()
+
+    def _compare(self, path: Path) -> ChangedFile | None:
+        before = self.baseline.get(path)
+        now = _read(path, MAX_FILE_BYTES)
+        if now is None:
+            if before is None:
+                return None
+            old = before if isinstance(before, bytes) else None
+            added, removed = _line_counts(old, None) if old is not None else (None, None)
+            return ChangedFile(path, "deleted", added, removed)
+        if before is None:
+            added, removed = _line_counts(None, now) if isinstance(now, bytes) else (None, None)
+            return ChangedFile(path, "added", added, removed)
+        if before == now:
+            return None
+        if isinstance(before, bytes) and isinstance(now, bytes):
+            added, removed = _line_counts(before, now)
+            return ChangedFile(path, "modified", added, removed)
+        return ChangedFile(path, "modified", None, None)
+
+    def files(self) -> list[ChangedFile]:
+        """The changed files, in path order."""
+        return sorted(self.changed.values(), key=lambda change: str(change.path))
+
+    def original(self, path: Path) -> bytes | None:
+        """The file as it was when the session began (None: it did not exist, or was too big to keep)."""
+        before = self.baseline.get(path)
+        return before if isinstance(before, bytes) else None
