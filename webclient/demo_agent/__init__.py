@@ -3,6 +3,11 @@
 It shows everything the browser client renders — streamed Markdown, thoughts, plans, every tool-call kind,
 permission requests, real file edits in a throw-away sample workspace, failures, cancellation — plus a few
 v2 draft / custom payloads a forward-compatible client must keep. Type ``help`` in a session for the list.
+
+It uses the client's hands when the client offers them in ``initialize``: reads and writes go through
+``fs/read_text_file`` / ``fs/write_text_file``, and ``run`` runs the sample project's tests in a client
+terminal (``terminal/*``) — the only command it ever has run is its own Python with a small test runner
+(:mod:`.runner_script`). Without those capabilities it reads and writes the disk itself and simulates commands.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The demo agent's JSON-RPC surface: initialize, session/new, session/prompt, session/cancel.
 
+``initialize`` also records the client's capabilities, which decide whether scenarios read, write and run
+commands through the client (``fs/*``, ``terminal/*``) or fall back to the disk and simulated runs.
+
 Built on the SDK's low-level :class:`acp.connection.Connection` (framing, request ids, one task per
 incoming message) with a plain-dict handler, instead of ``acp.Agent``: the typed layer would validate our
 outgoing updates and reject the deliberately non-v1 ones the demo exists to show.
@@ -16,6 +19,7 @@ from typing import Any
 from acp.connection import Connection
 from acp.exceptions import RequestError
 
+from .capabilities import ClientCapabilities
 from .scenarios import SCENARIOS, pick_scenario
 from .turn import SessionState, Turn, TurnCancelled
 
@@ -29,6 +33,8 @@ class DemoAgent:
     def __init__(self, speed: float) -> None:
         self.speed = speed
         self.sessions: dict[str, SessionState] = {}
+        # What the client offers (fs/*, terminal/*, _meta terminals): one client per agent process.
+        self.client_caps = ClientCapabilities()
         self._conn: Connection | None = None
         # Strong references to fire-and-forget tasks (asyncio only keeps weak ones).
         self._background: set[asyncio.Task[None]] = set()
@@ -60,6 +66,8 @@ class DemoAgent:
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         log.info("initialize from %s (protocolVersion %s)", params.get("clientInfo"), params.get("protocolVersion"))
+        self.client_caps = ClientCapabilities.from_wire(params.get("clientCapabilities"))
+        log.info("client capabilities: %s", self.client_caps)
         return {
             # We only speak v1; a client asking for v2 gets 1 back and must continue in v1 or disconnect.
             "protocolVersion": PROTOCOL_VERSION,
@@ -106,7 +114,7 @@ class DemoAgent:
         )
         scenario = pick_scenario(text)
         log.info("session %s: running %s", session.session_id, scenario.name)
-        turn = Turn(self.conn, session, self.speed)
+        turn = Turn(self.conn, session, self.speed, self.client_caps)
         session.turn = turn
         try:
             await scenario.run(turn)

@@ -1,12 +1,16 @@
 """The edit that asks for permission: propose a diff, ask, then really write the file (or not).
 
 Used by the ``edit`` scenario and by the tour. The change is worked out from the file's *current* text, so
-running ``edit`` several times in one session proposes a new, still-valid change each time.
+running ``edit`` several times in one session proposes a new, still-valid change each time. Files are read
+and written through the client (``fs/read_text_file``, ``fs/write_text_file``) when it offers that, so an
+editor's unsaved changes are seen and the write goes through the client; otherwise straight from/to disk.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from acp.exceptions import RequestError
 
 from .turn import Turn
 
@@ -59,10 +63,9 @@ class ProposedEdit:
     line: int  # 1-based first changed line, for the follow-along location
 
 
-def plan_edit(turn: Turn) -> ProposedEdit:
+async def plan_edit(turn: Turn) -> ProposedEdit:
     """Pick the change to propose, based on what the workspace looks like right now."""
-    ws = turn.workspace
-    current = ws.read(TARGET)
+    current = await turn.read_text(TARGET)
     if current is not None:
         for summary, replacements in _CALCULATOR_EDITS:
             if all(old in current for old, _ in replacements):
@@ -74,7 +77,7 @@ def plan_edit(turn: Turn) -> ProposedEdit:
         passes = current.count("# Reviewed by the demo agent") + 1
         new = current.rstrip("\n") + f"\n\n# Reviewed by the demo agent (pass {passes}).\n"
         return ProposedEdit(TARGET, current, new, "add a review note at the end", _first_changed_line(current, new))
-    notes = ws.read(FALLBACK_TARGET)
+    notes = await turn.read_text(FALLBACK_TARGET)
     line = "- The demo agent was here.\n"
     if notes is None:
         text = "# Demo agent notes\n\nThis file was written by the ACP demo agent.\n\n" + line
@@ -92,7 +95,7 @@ def _first_changed_line(old: str, new: str) -> int:
 
 async def run_edit(turn: Turn) -> None:
     """Propose the edit, ask (unless an "always" answer is remembered), then apply or skip it."""
-    edit = plan_edit(turn)
+    edit = await plan_edit(turn)
     path = turn.abs(edit.rel)
     diff = {"type": "diff", "path": path, "oldText": edit.old_text, "newText": edit.new_text}
     locations = [{"path": path, "line": edit.line}]
@@ -153,19 +156,23 @@ async def run_edit(turn: Turn) -> None:
     await turn.pause()
     # Last check before touching the disk: a cancel during the pause above must leave the file alone.
     turn.check()
-    if turn.workspace.read(edit.rel) != edit.old_text:
-        await turn.tool_update(
-            tool_id,
-            status="failed",
-            content=[
-                {
-                    "type": "content",
-                    "content": {"type": "text", "text": f"`{edit.rel}` changed meanwhile; not written."},
-                },
-            ],
-        )
+    if await turn.read_text(edit.rel) != edit.old_text:
+        await _fail(turn, tool_id, f"`{edit.rel}` changed meanwhile; not written.")
         await turn.say(f"`{edit.rel}` changed while I was waiting, so I left it alone.{note}\n\n")
         return
-    turn.workspace.write(edit.rel, edit.new_text)
-    await turn.tool_update(tool_id, status="completed", content=[diff], rawOutput={"written": path})
-    await turn.say(f"Done — I edited `{edit.rel}` to {edit.summary}.{note}\n\n")
+    turn.check()  # the read above went to the client and back: a cancel may have come meanwhile
+    try:
+        await turn.write_text(edit.rel, edit.new_text)
+    except (RequestError, OSError) as exc:
+        await _fail(turn, tool_id, f"Could not write `{edit.rel}`: {exc}")
+        await turn.say(f"I could not write `{edit.rel}`: {exc}{note}\n\n")
+        return
+    how = "fs/write_text_file" if turn.can_write else "disk"
+    await turn.tool_update(tool_id, status="completed", content=[diff], rawOutput={"written": path, "via": how})
+    via = " (through your client's `fs/write_text_file`)" if turn.can_write else ""
+    await turn.say(f"Done — I edited `{edit.rel}`{via} to {edit.summary}.{note}\n\n")
+
+
+async def _fail(turn: Turn, tool_id: str, message: str) -> None:
+    item = {"type": "content", "content": {"type": "text", "text": message}}
+    await turn.tool_update(tool_id, status="failed", content=[item])

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from . import texts
 from .edit_flow import TARGET, run_edit
-from .tool_demos import execute_tool, failing_tool, read_tool, search_tool
+from .terminal_demos import run_meta_terminal, run_run, run_tests
+from .tool_demos import failing_tool, read_tool, search_tool
 from .tools_scenario import run_tools
 from .turn import CHUNK_DELAY, STEP_DELAY, Turn
 
@@ -27,6 +28,17 @@ async def run_help(turn: Turn) -> None:
     lines.append(
         "\nAnything else runs the **tour**. Unless you picked a folder, the workspace is a throw-away copy"
         " of a tiny sample project.\n"
+    )
+    offered = [
+        ("`fs/read_text_file`", turn.can_read),
+        ("`fs/write_text_file`", turn.can_write),
+        ("`terminal/*`", turn.can_run),
+        ("`_meta` terminals", turn.can_show_terminal_meta),
+    ]
+    lines.append(
+        "What your client offers me: "
+        + ", ".join(f"{name} {'✓' if ok else '✗'}" for name, ok in offered)
+        + ". Without them I read and write the disk myself and only simulate commands.\n"
     )
     await turn.say("\n".join(lines))
 
@@ -109,10 +121,10 @@ async def run_tour(turn: Turn) -> None:
     await run_edit(turn)
     await advance(2, "completed")
     await advance(3, "in_progress")
-    await execute_tool(turn)
+    ran = await run_tests(turn)
     await advance(3, "completed")
     await turn.pause(STEP_DELAY)
-    await turn.say(texts.TOUR_SUMMARY.format(target=target or "the workspace"))
+    await turn.say(texts.TOUR_SUMMARY.format(target=target or "the workspace", ran=ran))
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -124,6 +136,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("plan", "a four-step plan that advances entry by entry", run_plan),
         Scenario("tools", "a tool call of every kind, incl. custom kinds and streamed content", run_tools),
         Scenario("edit", "propose an edit to src/calculator.py and ask permission first", run_edit),
+        Scenario("run", "run the tests in a real terminal of the client (simulated if it has none)", run_run),
+        Scenario("meta-terminal", "a display-only terminal the agent reports in tool-call `_meta`", run_meta_terminal),
         Scenario("fail", "a tool call that fails", run_fail),
         Scenario("slow", "a long, slow answer — try the Stop button", run_slow),
     ]

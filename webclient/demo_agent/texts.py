@@ -29,6 +29,7 @@ links like [the ACP specification](https://agentclientprotocol.com) work too.
 | `plan` | a plan advancing entry by entry |
 | `tools` | every tool-call kind |
 | `edit` | a permission request and a real file edit |
+| `run` | the tests, run in a terminal of the client |
 
 ### Python
 
@@ -92,7 +93,7 @@ TOUR_SUMMARY = """\
 - Read `{target}` and followed along to the `divide()` function.
 - Searched the workspace for `TODO` comments.
 - Proposed an edit and asked you first.
-- Ran the tests.
+- {ran}.
 
-Type `help` to see every scenario (for example `tools`, `markdown`, `plan`, `edit`, `slow`).
+Type `help` to see every scenario (for example `tools`, `markdown`, `plan`, `edit`, `run`, `slow`).
 """

@@ -1,7 +1,8 @@
-"""Tool calls shared by several scenarios: a read with a location, a streamed search, a (simulated) test run.
+"""Tool calls shared by several scenarios: a read with a location, a streamed search, simulated commands.
 
-Reads and searches are real (they look at the session workspace); command execution is simulated, because
-the demo must never run anything on the user's machine.
+Reads and searches are real (they look at the session workspace; reads go through the client's
+``fs/read_text_file`` when it offers it). The commands here are simulated: ``execute_tool`` stands in for the
+real test run of :mod:`.terminal_demos` when the client offers no terminals, and ``failing_tool`` always is.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from acp.exceptions import RequestError
+
 from .turn import CHUNK_DELAY, STEP_DELAY, Turn
+
+EXCERPT_LINES = 12
 
 
 def text_item(text: str) -> dict[str, Any]:
@@ -39,18 +44,35 @@ def line_of(text: str, needle: str) -> int:
 
 
 async def read_tool(turn: Turn, rel: str, focus: str | None = None) -> str:
-    """Read ``rel`` and point the follow-along location at the line containing ``focus``."""
+    """Read ``rel`` and point the follow-along location at the line containing ``focus``.
+
+    Through the client when it offers ``fs/read_text_file``: the whole file to find ``focus``, then the excerpt
+    with ``line``/``limit``. Otherwise both come from the disk.
+    """
     path = turn.abs(rel)
-    text = turn.workspace.read(rel) or ""
+    text = await turn.read_text(rel) or ""
     line = line_of(text, focus) if focus else 1
     location = [{"path": path, "line": line}]
     tool_id = await turn.tool(
-        "read", f"Read {rel}", "read", "pending", locations=location, rawInput={"path": path, "line": line, "limit": 12}
+        "read",
+        f"Read {rel}",
+        "read",
+        "pending",
+        locations=location,
+        rawInput={"path": path, "line": line, "limit": EXCERPT_LINES},
     )
     await turn.tool_update(tool_id, status="in_progress")
     await turn.pause(STEP_DELAY)
     lines = text.splitlines()
-    excerpt = "\n".join(lines[line - 1 : line + 11])
+    if turn.can_read:
+        try:
+            excerpt = await turn.read_text_file(path, line=line, limit=EXCERPT_LINES)
+        except RequestError as exc:
+            failure = text_item(f"Could not read `{rel}`: {exc}")
+            await turn.tool_update(tool_id, status="failed", content=[failure], rawOutput={"error": str(exc)})
+            return tool_id
+    else:
+        excerpt = "\n".join(lines[line - 1 : line - 1 + EXCERPT_LINES])
     link = {"type": "resource_link", "uri": f"file://{path}", "name": rel, "mimeType": "text/plain"}
     await turn.tool_update(
         tool_id,
@@ -59,7 +81,7 @@ async def read_tool(turn: Turn, rel: str, focus: str | None = None) -> str:
             text_item(fenced(excerpt, language_of(rel))),
             {"type": "content", "content": link},
         ],
-        rawOutput={"path": path, "totalLines": len(lines)},
+        rawOutput={"path": path, "totalLines": len(lines), "via": "fs/read_text_file" if turn.can_read else "disk"},
     )
     return tool_id
 
@@ -99,7 +121,10 @@ _PYTEST_TAIL = "3 passed in 0.04s\n"
 
 
 async def execute_tool(turn: Turn) -> str:
-    """A simulated ``pytest -q``: in_progress with partial output, then completed with the full output."""
+    """A simulated ``pytest -q``: in_progress with partial output, then completed with the full output.
+
+    Stands in for :func:`.terminal_demos.run_tests` when the client offers no terminals.
+    """
     tool_id = await turn.tool(
         "execute",
         "Run `pytest -q`",

@@ -22,7 +22,10 @@ def test_power() -> None:
 
 async def run_tools(turn: Turn) -> None:
     ws = turn.workspace
-    await turn.say("Here is one tool call of every kind. Reads and searches are real; nothing is written.\n\n")
+    await turn.say(
+        "Here is one tool call of every kind. Reads and searches are real; nothing is written, and the test run is"
+        " simulated (`run` runs the tests for real).\n\n"
+    )
 
     target = ws.first_existing("src/calculator.py")
     if target is not None:
@@ -46,7 +49,7 @@ async def _edit_preview(turn: Turn) -> None:
     rel = TEST_FILE if turn.workspace.exists(TEST_FILE) else turn.workspace.first_existing()
     if rel is None:
         return
-    old = turn.workspace.read(rel) or ""
+    old = await turn.read_text(rel) or ""
     path = turn.abs(rel)
     diff = {"type": "diff", "path": path, "oldText": old, "newText": old.rstrip("\n") + "\n" + NEW_TEST}
     tool_id = await turn.tool(

@@ -2,7 +2,8 @@
 
 Everything is sent as plain JSON dicts (not the SDK's pydantic models) because the demo deliberately sends
 things those models reject: custom tool kinds and statuses, unknown content types, and the v2 draft
-``tool_call_content_chunk`` update.
+``tool_call_content_chunk`` update. The turn also makes the requests a client may serve for its agent
+(``fs/*``, ``terminal/*``), each only worth making when :class:`ClientCapabilities` says the client offers it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import os
 import re
 import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 from acp.connection import Connection
 from acp.exceptions import RequestError
 
+from .capabilities import ClientCapabilities
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -26,6 +30,9 @@ log = logging.getLogger(__name__)
 # Base delays in seconds at speed 1.0; DEMO_AGENT_SPEED multiplies them (0 = no delays at all).
 CHUNK_DELAY = 0.03
 STEP_DELAY = 0.3
+# Seconds to wait for the client requests whose outcome the agent must know even after a cancel: a created
+# terminal has to be released, a write either happened or not. The client answers them at once.
+CLIENT_TIMEOUT = 30.0
 
 # Statuses after which a tool call is no longer "in flight" (so cancellation leaves it alone).
 _FINAL_STATUSES = {"completed", "failed", "cancelled"}
@@ -76,10 +83,13 @@ class SessionState:
 class Turn:
     """A running ``session/prompt``; scenarios call these helpers and never touch the connection directly."""
 
-    def __init__(self, conn: Connection, session: SessionState, speed: float) -> None:
+    def __init__(
+        self, conn: Connection, session: SessionState, speed: float, caps: ClientCapabilities | None = None
+    ) -> None:
         self.conn = conn
         self.session = session
         self.speed = speed
+        self.caps = caps or ClientCapabilities()
         self._cancelled = asyncio.Event()
         # Tool calls announced but not finished, in order, so a cancel can close them.
         self._open_tools: dict[str, None] = {}
@@ -170,6 +180,168 @@ class Turn:
         for tool_id in list(self._open_tools):
             await self.tool_update(tool_id, status="cancelled")
 
+    # -- what the client offers --------------------------------------------------------------------
+
+    @property
+    def can_read(self) -> bool:
+        return self.caps.read_text_file
+
+    @property
+    def can_write(self) -> bool:
+        return self.caps.write_text_file
+
+    @property
+    def can_run(self) -> bool:
+        return self.caps.terminal
+
+    @property
+    def can_show_terminal_meta(self) -> bool:
+        return self.caps.terminal_output_meta
+
+    # -- requests to the client --------------------------------------------------------------------
+
+    async def _request(self, method: str, params: dict[str, Any], *, interruptible: bool = True) -> Any:
+        """Send a request in this session and return its result; raises ``RequestError`` if the client refuses.
+
+        An interruptible request stops waiting as soon as the turn is cancelled (:class:`TurnCancelled`); the
+        late answer is dropped by the connection. The others are awaited to the end, with a timeout.
+        """
+        params = {"sessionId": self.session.session_id} | params
+        if not interruptible:
+            return await asyncio.wait_for(self.conn.send_request(method, params), CLIENT_TIMEOUT)
+        self.check()
+        request = asyncio.ensure_future(self.conn.send_request(method, params))
+        cancel_wait = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            done, _ = await asyncio.wait({request, cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel_wait.cancel()
+            if not request.done():  # cancelled turn, or the caller's own timeout cancelled us
+                request.cancel()
+        if request not in done:
+            raise TurnCancelled
+        return request.result()
+
+    async def read_text_file(self, path: str, line: int | None = None, limit: int | None = None) -> str:
+        """``fs/read_text_file``: ``limit`` lines from 1-based ``line`` (whole file by default) of absolute ``path``.
+
+        https://agentclientprotocol.com/protocol/file-system#reading-files
+        """
+        params: dict[str, Any] = {"path": path}
+        if line is not None:
+            params["line"] = line
+        if limit is not None:
+            params["limit"] = limit
+        result = await self._request("fs/read_text_file", params)
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, str):
+            raise RequestError.internal_error({"details": f"fs/read_text_file answered {result!r}"})
+        return content
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        """``fs/write_text_file``; awaited even across a cancel, so the agent knows whether it was written.
+
+        https://agentclientprotocol.com/protocol/file-system#writing-files
+        """
+        await self._request("fs/write_text_file", {"path": path, "content": content}, interruptible=False)
+
+    async def create_terminal(
+        self,
+        command: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
+        """``terminal/create``: start ``command`` on the client; returns the terminal id. Prefer :meth:`terminal`.
+
+        Awaited even across a cancel: a terminal the client created must be known, to be released.
+        https://agentclientprotocol.com/protocol/terminals#executing-commands
+        """
+        params: dict[str, Any] = {"command": command, "args": list(args or [])}
+        if cwd is not None:
+            params["cwd"] = cwd
+        if output_byte_limit is not None:
+            params["outputByteLimit"] = output_byte_limit
+        if env:
+            params["env"] = [{"name": name, "value": value} for name, value in env.items()]
+        result = await self._request("terminal/create", params, interruptible=False)
+        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+        if not isinstance(terminal_id, str):
+            raise RequestError.internal_error({"details": f"terminal/create answered {result!r}"})
+        return terminal_id
+
+    async def terminal_output(self, terminal_id: str) -> dict[str, Any]:
+        """``terminal/output``: ``{output, truncated, exitStatus?}`` so far.
+
+        https://agentclientprotocol.com/protocol/terminals#getting-output
+        """
+        result = await self._request("terminal/output", {"terminalId": terminal_id})
+        return result if isinstance(result, dict) else {}
+
+    async def wait_for_terminal_exit(self, terminal_id: str) -> dict[str, Any]:
+        """``terminal/wait_for_exit``: ``{exitCode, signal}``; a cancel stops the wait (the command runs on).
+
+        https://agentclientprotocol.com/protocol/terminals#waiting-for-exit
+        """
+        result = await self._request("terminal/wait_for_exit", {"terminalId": terminal_id})
+        return result if isinstance(result, dict) else {}
+
+    async def kill_terminal(self, terminal_id: str) -> None:
+        """``terminal/kill``: stop the command; the terminal stays valid for output and wait.
+
+        https://agentclientprotocol.com/protocol/terminals#killing-commands
+        """
+        await self._request("terminal/kill", {"terminalId": terminal_id}, interruptible=False)
+
+    async def release_terminal(self, terminal_id: str) -> None:
+        """``terminal/release``: kill the command if running; the id becomes invalid.
+
+        https://agentclientprotocol.com/protocol/terminals#releasing-terminals
+        """
+        await self._request("terminal/release", {"terminalId": terminal_id}, interruptible=False)
+
+    @asynccontextmanager
+    async def terminal(
+        self,
+        command: str,
+        args: list[str],
+        *,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[str]:
+        """Create a terminal and always release it on the way out, also on cancel or error (the spec's MUST)."""
+        terminal_id = await self.create_terminal(command, args, cwd, output_byte_limit, env)
+        try:
+            yield terminal_id
+        finally:
+            try:
+                await self.release_terminal(terminal_id)
+            except (RequestError, ConnectionError, TimeoutError) as exc:
+                log.warning("could not release terminal %s: %s", terminal_id, exc)
+
+    async def read_text(self, rel: str) -> str | None:
+        """Text of workspace file ``rel``: through the client when it offers ``fs/read_text_file`` (which may
+        include unsaved editor changes), else from disk. ``None`` when missing or unreadable."""
+        if not self.can_read:
+            return self.workspace.read(rel)
+        try:
+            return await self.read_text_file(self.abs(rel))
+        except RequestError as exc:
+            log.info("fs/read_text_file %s: %s", rel, exc)
+            return None
+
+    async def write_text(self, rel: str, text: str) -> None:
+        """Write workspace file ``rel``: through the client when it offers ``fs/write_text_file``, else to disk.
+
+        Raises ``RequestError`` when the client refuses, ``OSError`` when the disk does.
+        """
+        if self.can_write:
+            await self.write_text_file(self.abs(rel), text)
+        else:
+            self.workspace.write(rel, text)
+
     # -- permission --------------------------------------------------------------------------------
 
     async def ask_permission(self, tool_call: dict[str, Any], options: list[dict[str, str]]) -> str:
@@ -178,19 +350,8 @@ class Turn:
         A session/cancel also ends the wait at once: the client must answer the request with ``cancelled``
         anyway, and that late answer is simply dropped by the connection.
         """
-        self.check()
-        params = {"sessionId": self.session.session_id, "toolCall": tool_call, "options": options}
-        request = asyncio.ensure_future(self.conn.send_request("session/request_permission", params))
-        cancel_wait = asyncio.ensure_future(self._cancelled.wait())
         try:
-            await asyncio.wait({request, cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancel_wait.cancel()
-        if not request.done():
-            request.cancel()
-            raise TurnCancelled
-        try:
-            result = request.result()
+            result = await self._request("session/request_permission", {"toolCall": tool_call, "options": options})
         except RequestError as exc:
             if exc.code == -32800:  # the client cancelled the request itself
                 raise TurnCancelled from exc
