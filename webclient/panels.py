@@ -63,7 +63,7 @@ def file_panel(session: Session, path: str, line: int | None) -> FilePanel:
     display = session.display_path(absolute)
     try:
         text = _read_text(session, absolute)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, PathRefused) as error:
         return FilePanel(display, line, None, _problem(error))
     return FilePanel(display, line, file_view(text, display, line))
 
@@ -102,7 +102,7 @@ def change_diff(session: Session, display: str) -> ChangePanel | None:
     try:
         old = decode(before).text if before is not None else None
         new = _read_text(session, str(change.path)) if change.status != "deleted" else None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, PathRefused) as error:
         return ChangePanel(display, None, _problem(error))
     if old is None and new is None:
         return ChangePanel(display, None, "This file no longer exists.")

@@ -11,6 +11,14 @@ tests assert exactly what the agent received. Scripts (first word of the prompt)
 - ``echo`` — echoes the prompt back as user_message_chunk before answering.
 - ``crash`` — sends one chunk, writes to stderr, exits with code 3 mid-turn.
 - ``xss`` — sends hostile text as message, thought, tool title, location path, option names.
+- ``run N`` — runs a command through ``terminal/create`` that prints N coloured lines 0.3 s apart,
+  embeds it in a tool call, waits for it, reads its output and releases it.
+- ``hold MARK kill|release|wait`` — runs ``sh`` with two long sleepers (a child and a grandchild) whose
+  command lines contain MARK, then kills or releases the terminal, or waits for the session to end.
+- ``fs read|write PATH [TEXT]`` — one ``fs/*`` request; the answer (result or error) is said as JSON.
+- ``meta`` — a display-only terminal reported through tool-call ``_meta`` (claude-agent-acp style).
+- ``look REL LINE...`` — one read tool call per LINE with a location in REL (relative to the cwd), 0.4 s apart.
+- ``diff-twice`` — a tool call with a diff of a long file, then the same diff sent again.
 - anything else — one message: "ok".
 ``$AUTH_REQUIRED=1`` makes session/new fail with -32000 until ``authenticate`` succeeds.
 """
@@ -33,6 +41,7 @@ _responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 _cancelled = threading.Event()
 _authenticated = threading.Event()
 _next_id = 1000
+_cwd = "/"
 
 
 def send(message: dict[str, Any]) -> None:
@@ -158,6 +167,139 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
         sys.stderr.write("fatal: the scripted agent crashed on purpose\n")
         sys.stderr.flush()
         os._exit(3)
+    elif script == "run":
+        count = int(words[1]) if len(words) > 1 else 3
+        code = (
+            "import time\n"
+            f"for i in range({count}):\n"
+            "    print(f'\\x1b[32mline {i}\\x1b[0m done', flush=True)\n"
+            "    time.sleep(0.3)\n"
+        )
+        created = ask(
+            "terminal/create",
+            {"sessionId": session_id, "command": sys.executable, "args": ["-c", code], "outputByteLimit": 10_000},
+        )
+        terminal_id = created["result"]["terminalId"]
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "run-1",
+                "title": "Run the lines",
+                "kind": "execute",
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": terminal_id}],
+            },
+        )
+        exit_status = ask("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})["result"]
+        output = ask("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})["result"]
+        ask("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "run-1", "status": "completed"})
+        say(session_id, json.dumps({"exit": exit_status, "lines": output["output"].count("\n")}))
+    elif script == "hold":
+        mark, action = words[1], words[2]
+        sleeper = f"{sys.executable} -c 'import time; time.sleep(300)' {mark}"
+        created = ask(
+            "terminal/create",
+            {"sessionId": session_id, "command": "sh", "args": ["-c", f"{sleeper} & {sleeper}; wait", mark]},
+        )
+        terminal_id = created["result"]["terminalId"]
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "hold-1",
+                "title": "Hold",
+                "kind": "execute",
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": terminal_id}],
+            },
+        )
+        time.sleep(1)
+        if action == "kill":
+            ask("terminal/kill", {"sessionId": session_id, "terminalId": terminal_id})
+            status = ask("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+            say(session_id, json.dumps(status.get("result")))
+        elif action == "release":
+            ask("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+            after = ask("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})
+            say(session_id, json.dumps(after.get("error")))
+        else:
+            say(session_id, "holding")
+            _cancelled.wait(300)
+    elif script == "fs":
+        action, path = words[1], words[2]
+        if action == "read":
+            answer = ask("fs/read_text_file", {"sessionId": session_id, "path": path})
+        else:
+            answer = ask("fs/write_text_file", {"sessionId": session_id, "path": path, "content": " ".join(words[3:])})
+        say(session_id, json.dumps({k: answer[k] for k in ("result", "error") if k in answer}))
+    elif script == "meta":
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "meta-1",
+                "title": "Format check",
+                "kind": "execute",
+                "status": "in_progress",
+                "content": [{"type": "terminal", "terminalId": "agent-term-1"}],
+                "_meta": {"terminal_info": {"terminal_id": "agent-term-1", "cwd": _cwd}},
+            },
+        )
+        for chunk in ("\x1b[1mchecking\x1b[0m\n", "a.py \x1b[32mok\x1b[0m\n", "b.py \x1b[31mbad\x1b[0m\n"):
+            time.sleep(0.2)
+            update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "meta-1",
+                    "_meta": {"terminal_output": {"terminal_id": "agent-term-1", "data": chunk}},
+                },
+            )
+        update(
+            session_id,
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "meta-1",
+                "status": "failed",
+                "_meta": {"terminal_exit": {"terminal_id": "agent-term-1", "exit_code": 1, "signal": None}},
+            },
+        )
+    elif script == "look":
+        rel = words[1]
+        for n, line in enumerate(words[2:], start=1):
+            update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": f"look-{n}",
+                    "title": f"Read {rel}",
+                    "kind": "read",
+                    "status": "completed",
+                    "locations": [{"path": os.path.join(_cwd, rel), "line": int(line)}],
+                },
+            )
+            time.sleep(0.4)
+    elif script == "diff-twice":
+        old = "".join(f"line {i}\n" for i in range(1, 3001))
+        new = old.replace("line 1500\n", "line 1500 changed\n")
+        diff = {"type": "diff", "path": os.path.join(_cwd, "long.txt"), "oldText": old, "newText": new}
+        call = {
+            "toolCallId": "d1",
+            "title": "Edit long.txt",
+            "kind": "edit",
+            "status": "in_progress",
+            "content": [diff],
+        }
+        update(session_id, {"sessionUpdate": "tool_call", **call})
+        say(session_id, "first")
+        _cancelled.wait(float(words[1]) if len(words) > 1 else 2)
+        update(
+            session_id,
+            {"sessionUpdate": "tool_call_update", "toolCallId": "d1", "status": "completed", "content": [diff]},
+        )
+        say(session_id, "second")
     elif script == "xss":
         hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>[a](javascript:alert(3))'
         update(session_id, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": hostile}})
@@ -202,6 +344,8 @@ def handle(message: dict[str, Any]) -> None:
         _authenticated.set()
         send({"id": request_id, "result": {}})
     elif method == "session/new":
+        global _cwd
+        _cwd = params.get("cwd", "/")
         if AUTH_REQUIRED and not _authenticated.is_set():
             send({"id": request_id, "error": {"code": -32000, "message": "Authentication required"}})
         else:

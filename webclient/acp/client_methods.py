@@ -113,7 +113,7 @@ class ClientMethods:
         limit = _optional_int(params, "limit", 1)
         try:
             content = await asyncio.to_thread(read_text_file, self.workspace, path, line, limit)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, PathRefused) as error:
             raise _refused(error) from None
         return {"content": content}
 
@@ -124,7 +124,7 @@ class ClientMethods:
             raise InvalidParams("content must be a string")
         try:
             result = await asyncio.to_thread(write_text_file, self.workspace, path, content)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, PathRefused) as error:
             raise _refused(error) from None
         self.events.file_written(result)
         return {}
