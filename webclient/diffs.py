@@ -1,43 +1,35 @@
 """Diffs and files that read like a code review: hunks with context, collapsed gaps, highlighted lines.
 
-ACP gives whole texts (``oldText``/``newText``), so the changed lines are found here, with a patience
-diff (lines that occur once on each side anchor it; difflib fills the small stretches between), which
-stays near linear on big files with many changes where plain difflib takes seconds. Changes are grouped
-into hunks with ``context`` lines around them; the unchanged runs in between become gaps that the page
-opens on request. Lines are highlighted with Pygments (``hl-`` classes, as in
-:mod:`webclient.markdown`) only when a row is shown, because lexing is by far the slowest step: a
-20,000-line file takes Pygments over a second. Files up to ``FULL_LEX_CHARS`` are lexed whole, so
-multi-line strings and comments colour right; bigger ones are lexed in windows that start at a line
-that looks top-level (unindented, after a blank line). What was lexed is kept with the last few texts
-(a small LRU keyed by a hash), so the request that opens a gap does not lex again.
+ACP gives whole texts (``oldText``/``newText``), so the changed lines are found here, with the patience
+diff of :mod:`webclient.patience`. Changes are grouped into hunks with ``context`` lines around them;
+the unchanged runs in between become gaps that the page opens on request. Lines are highlighted by
+:mod:`webclient.highlight` only when a row is shown, because lexing is by far the slowest step; what
+was built and lexed is kept with the last few texts (a small LRU keyed by a hash), so the request that
+opens a gap does not diff or lex again.
 
-The only HTML made here is a highlighted line: escaped token text in ``<span class="hl-…">``.
+This module makes no HTML of its own: rows carry the highlighted lines that :mod:`webclient.highlight`
+made, and the templates ``_diff.html`` and ``_file_view.html`` lay them out.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 import threading
-from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from itertools import zip_longest
 from typing import Generic, Literal, TypeVar
 
-from markupsafe import Markup, escape
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_for_filename
-from pygments.token import STANDARD_TYPES, _TokenType
-from pygments.util import ClassNotFound
+from markupsafe import Markup
+
+from webclient.highlight import Lines, emphasis, lexer_for, paired
+from webclient.patience import Op, opcodes
 
 Kind = Literal["add", "del", "ctx"]
 Status = Literal["added", "deleted", "modified", "unchanged"]
-Op = tuple[str, int, int, int, int]  # difflib opcode: tag, old [i1, i2), new [j1, j2), 0-based
-Marks = Sequence[tuple[int, int]]  # character ranges of a line to emphasise
 T = TypeVar("T")
 
 CONTEXT = 3
@@ -47,191 +39,7 @@ CHUNK = 2000  # lines one lazy request returns at most
 FILE_WINDOW = 1000  # lines a file view shows at first; the rest loads on request
 LARGE_ROWS = 400
 LARGE_CHARS = 200_000
-FULL_LEX_CHARS = 40_000  # texts up to this size are lexed whole (exact); bigger ones in windows
-WINDOW_CHARS = 500_000  # a window longer than this stays plain: Pygments could take seconds on it
-RESYNC_SCAN = 150  # lines searched back for a top-level line to start lexing at
-LOOKBACK = 30  # lines lexed before a window when no such line was found
-LOOKAHEAD = 60  # lines lexed after a window, so a comment that ends below it is still one token
-EMPHASIS_CHARS = 400  # longer changed lines get no intra-line emphasis
-EMPHASIS_LINES = 100  # nor do the lines of a bigger replaced block (a rewrite, not an edit)
 CACHE_SIZE = 8
-
-_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
-
-
-@lru_cache(maxsize=1024)
-def _css_class(ttype: _TokenType) -> str:
-    """The ``hl-`` class of the nearest standard token type; none for plain text and whitespace."""
-    while ttype not in STANDARD_TYPES and ttype.parent is not None:
-        ttype = ttype.parent
-    short = STANDARD_TYPES.get(ttype, "")
-    return f"hl-{short}" if short and short != "w" else ""
-
-
-@lru_cache(maxsize=256)
-def _lexer(name: str) -> Lexer | None:
-    """The lexer for a file name (cached: Pygments scans all its lexers), None for plain text."""
-    try:
-        lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=True)
-    except ClassNotFound:
-        return None
-    return None if lexer.name == "Text only" else lexer
-
-
-def _lexer_for(path: str) -> Lexer | None:
-    return _lexer(path.replace("\\", "/").rsplit("/", 1)[-1])
-
-
-def _split(text: str) -> tuple[list[str], bool]:
-    """Lines without endings ("\\r\\n", "\\r" and "\\n" alike), and whether the last lacked one."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates could not be sent to the browser
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text:
-        return [], False
-    lines = text.split("\n")
-    if lines[-1]:
-        return lines, True
-    lines.pop()
-    return lines, False
-
-
-class _Lines:
-    """One text as lines, highlighted on demand; highlighted lines are remembered."""
-
-    def __init__(self, text: str, lexer: Lexer | None) -> None:
-        self.lines, self.no_newline = _split(text)
-        self.chars = len(text)
-        self.lexer = lexer
-        self.keep_tokens: set[int] = set()  # lines that will need intra-line emphasis
-        self._html: dict[int, str] = {}
-        self._tokens: dict[int, list[tuple[str, str]]] = {}
-        self._whole = False
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-    def last(self, index: int) -> bool:
-        """Whether line ``index`` is the last one and has no newline."""
-        return self.no_newline and index == len(self.lines) - 1
-
-    def prepare(self, ranges: Iterable[tuple[int, int]]) -> None:
-        """Lex the lines of these ``[lo, hi)`` ranges (0-based) not lexed yet, in as few windows as possible."""
-        if self.lexer is None or self._whole:
-            return
-        if self.chars <= FULL_LEX_CHARS:
-            self._whole = True
-            self._lex(0, len(self.lines), 0)
-            return
-        todo = sorted((lo, hi) for lo, hi in ranges if any(i not in self._html for i in range(lo, hi)))
-        windows: list[list[int]] = []  # [start, stop, keep from]
-        for lo, hi in todo:
-            start = self._resync(lo)
-            if windows and start <= windows[-1][1]:
-                windows[-1][1] = max(windows[-1][1], hi)
-            else:
-                windows.append([start, hi, lo])
-        for start, stop, keep in windows:
-            self._lex(start, stop, keep)
-
-    def _resync(self, lo: int) -> int:
-        """A line before ``lo`` where a lexer can start fresh: unindented and after a blank line."""
-        lines = self.lines
-        if lo <= RESYNC_SCAN:
-            return 0
-        for i in range(min(lo, len(lines) - 1), lo - RESYNC_SCAN, -1):
-            if lines[i][:1] not in ("", " ", "\t") and not lines[i - 1].strip():
-                return i
-        return lo - LOOKBACK
-
-    def _lex(self, start: int, stop: int, keep: int) -> None:
-        stop, end = min(stop, len(self.lines)), min(stop + LOOKAHEAD, len(self.lines))
-        text = "\n".join(self.lines[start:end]) + "\n"
-        index = start
-        line: list[tuple[str, str]] = []
-        try:
-            tokens = self.lexer.get_tokens(text) if self.lexer and len(text) <= WINDOW_CHARS else ()
-            for ttype, value in tokens:
-                cls = _css_class(ttype)
-                for k, part in enumerate(value.split("\n")):
-                    if k:
-                        self._store(index, line, keep, stop)
-                        index, line = index + 1, []
-                    if part and line and line[-1][0] == cls:
-                        line[-1] = (cls, line[-1][1] + part)
-                    elif part:
-                        line.append((cls, part))
-        except Exception:  # a lexer bug must not break the page: those lines stay plain
-            pass
-        finally:  # lines that could not be highlighted are done too: plain
-            for index in range(keep, stop):
-                self._html.setdefault(index, str(escape(self.lines[index])))
-
-    def _store(self, index: int, tokens: list[tuple[str, str]], keep: int, stop: int) -> None:
-        # Pygments may drop a byte-order mark or the like: a line whose tokens differ stays plain.
-        if keep <= index < stop and "".join(text for _, text in tokens) == self.lines[index]:
-            self._html[index] = _render(tokens)
-            if index in self.keep_tokens:
-                self._tokens[index] = tokens
-
-    def html(self, index: int, marks: Marks = ()) -> Markup:
-        """Line ``index`` as HTML: highlighted if it was prepared, with ``marks`` emphasised."""
-        if marks:
-            tokens = self._tokens.get(index) or [("", self.lines[index])]
-            return Markup(_render(_with_marks(tokens, marks)))
-        cached = self._html.get(index)
-        return Markup(cached) if cached is not None else escape(self.lines[index])
-
-
-def _render(tokens: Iterable[tuple[str, str]]) -> str:
-    return "".join(f'<span class="{cls}">{escape(text)}</span>' if cls else str(escape(text)) for cls, text in tokens)
-
-
-def _with_marks(tokens: list[tuple[str, str]], marks: Marks) -> list[tuple[str, str]]:
-    """Tokens cut at the edges of ``marks``, the marked pieces with the ``d-chg`` class added."""
-    out: list[tuple[str, str]] = []
-    pos, m = 0, 0
-    for cls, text in tokens:
-        end, cut = pos + len(text), pos
-        while cut < end:
-            while m < len(marks) and marks[m][1] <= cut:
-                m += 1
-            inside = m < len(marks) and marks[m][0] <= cut
-            stop = min(end, marks[m][1] if inside else marks[m][0] if m < len(marks) else end)
-            out.append((f"{cls} d-chg".strip() if inside else cls, text[cut - pos : stop - pos]))
-            cut = stop
-        pos = end
-    return out
-
-
-def _paired(removed: int, added: int) -> int:
-    """How many lines of a replaced block get intra-line emphasis: each with its counterpart, if few."""
-    return min(removed, added) if min(removed, added) <= EMPHASIS_LINES else 0
-
-
-def _emphasis(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The words that differ in a changed pair of lines; nothing when the lines are not alike."""
-    if old == new or len(old) > EMPHASIS_CHARS or len(new) > EMPHASIS_CHARS:
-        return [], []
-    a, b = _WORDS.findall(old), _WORDS.findall(new)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.5:
-        return [], []
-    a_at, b_at = [0], [0]
-    for word in a:
-        a_at.append(a_at[-1] + len(word))
-    for word in b:
-        b_at.append(b_at[-1] + len(word))
-    old_marks, new_marks = [], []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal" and i1 < i2:
-            old_marks.append((a_at[i1], a_at[i2]))
-        if tag != "equal" and j1 < j2:
-            new_marks.append((b_at[j1], b_at[j2]))
-    return old_marks, new_marks
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,15 +89,15 @@ class GapBlock:
 class _Pair:
     """The two texts of a diff and how their unchanged lines line up; shared by its hunks and gaps."""
 
-    def __init__(self, old: _Lines, new: _Lines, ops: list[Op]) -> None:
+    def __init__(self, old: Lines, new: Lines, ops: list[Op]) -> None:
         self.old, self.new = old, new
         self.equal = [(j1, j2, i1) for tag, i1, _, j1, j2 in ops if tag == "equal"]
         self.hunks: list[tuple[Op, ...]] = []
         self.small_gaps: list[tuple[int, int]] = []  # shown with the page: lexed with the hunks
         self._prepared = False
         for i1, i2, j1, j2 in (op[1:] for op in ops if op[0] == "replace"):
-            old.keep_tokens.update(range(i1, i1 + _paired(i2 - i1, j2 - j1)))
-            new.keep_tokens.update(range(j1, j1 + _paired(i2 - i1, j2 - j1)))
+            old.keep_tokens.update(range(i1, i1 + paired(i2 - i1, j2 - j1)))
+            new.keep_tokens.update(range(j1, j1 + paired(i2 - i1, j2 - j1)))
 
     def prepare(self) -> None:
         """Lex what every hunk shows, both texts at once (windows shared between nearby hunks)."""
@@ -334,8 +142,7 @@ class HunkBlock:
                     UnifiedRow("ctx", i1 + k + 1, j + 1, new.html(j), new.last(j)) for k, j in enumerate(range(j1, j2))
                 ]
                 continue
-            paired = _paired(i2 - i1, j2 - j1)
-            pairs = [_emphasis(old.lines[i1 + k], new.lines[j1 + k]) for k in range(paired)]
+            pairs = [emphasis(old.lines[i1 + k], new.lines[j1 + k]) for k in range(paired(i2 - i1, j2 - j1))]
             for k, i in enumerate(range(i1, i2)):
                 rows.append(
                     UnifiedRow("del", i + 1, None, old.html(i, pairs[k][0] if k < len(pairs) else ()), old.last(i))
@@ -393,7 +200,7 @@ class FileView:
     before: GapBlock | None
     after: GapBlock | None
     no_newline_at_end: bool
-    source: _Lines = field(repr=False)
+    source: Lines = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,7 +278,7 @@ class _Cache(Generic[T]):
 
 
 _DIFFS: _Cache[DiffView] = _Cache(CACHE_SIZE)
-_FILES: _Cache[_Lines] = _Cache(CACHE_SIZE)
+_FILES: _Cache[Lines] = _Cache(CACHE_SIZE)
 
 
 def _key(*parts: str | None) -> bytes:
@@ -481,71 +288,6 @@ def _key(*parts: str | None) -> bytes:
         digest.update(b"N" if part is None else len(data).to_bytes(8, "big"))
         digest.update(data)
     return digest.digest()
-
-
-def _anchors(a: list[object], b: list[object], alo: int, ahi: int, blo: int, bhi: int) -> list[tuple[int, int]]:
-    """Lines found once on each side, longest run in the same order (patience diff's anchors)."""
-    seen_a: dict[object, int] = {}
-    for i in range(alo, ahi):
-        seen_a[a[i]] = -1 if a[i] in seen_a else i
-    seen_b: dict[object, int] = {}
-    for j in range(blo, bhi):
-        if seen_a.get(b[j], -1) >= 0:
-            seen_b[b[j]] = -1 if b[j] in seen_b else j
-    unique = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
-    tails: list[int] = []  # the smallest last j of an increasing run of each length
-    ends: list[int] = []  # which candidate ends that run
-    previous = [-1] * len(unique)
-    for k, (_, j) in enumerate(unique):
-        pos = bisect_left(tails, j)
-        tails[pos : pos + 1], ends[pos : pos + 1] = [j], [k]
-        previous[k] = ends[pos - 1] if pos else -1
-    run, k = [], ends[-1] if ends else -1
-    while k >= 0:
-        run.append(unique[k])
-        k = previous[k]
-    return run[::-1]
-
-
-def _opcodes(a: list[object], b: list[object]) -> list[Op]:
-    """Opcodes as difflib's, from a patience diff: unique lines anchor it, difflib fills small gaps.
-
-    Plain difflib is quadratic when changes are many (a rename across a big file takes seconds);
-    anchoring on unique lines is near linear and aligns code the way a reader expects.
-    """
-    pairs: list[tuple[int, int]] = []
-    todo = [(0, len(a), 0, len(b))]
-    while todo:
-        alo, ahi, blo, bhi = todo.pop()
-        while alo < ahi and blo < bhi and a[alo] == b[blo]:
-            pairs.append((alo, blo))
-            alo, blo = alo + 1, blo + 1
-        while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
-            ahi, bhi = ahi - 1, bhi - 1
-            pairs.append((ahi, bhi))
-        if alo == ahi or blo == bhi:
-            continue
-        anchors = _anchors(a, b, alo, ahi, blo, bhi)
-        if not anchors:
-            matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=ahi - alo > 2000)
-            pairs += [(alo + i + k, blo + j + k) for i, j, size in matcher.get_matching_blocks() for k in range(size)]
-            continue
-        for i, j in anchors:
-            todo.append((alo, i, blo, j))
-            pairs.append((i, j))
-            alo, blo = i + 1, j + 1
-        todo.append((alo, ahi, blo, bhi))
-    ops: list[Op] = []
-    i = j = 0
-    for pi, pj in [*sorted(pairs), (len(a), len(b))]:
-        if pi > i or pj > j:
-            ops.append(("replace" if pi > i and pj > j else "delete" if pi > i else "insert", i, pi, j, pj))
-        if pi < len(a) and ops and ops[-1][0] == "equal" and ops[-1][2] == pi:
-            ops[-1] = ("equal", ops[-1][1], pi + 1, ops[-1][3], pj + 1)
-        elif pi < len(a):
-            ops.append(("equal", pi, pi + 1, pj, pj + 1))
-        i, j = pi + 1, pj + 1
-    return ops
 
 
 def _group(ops: list[Op], pair: _Pair, context: int) -> list[HunkBlock | GapBlock]:
@@ -580,9 +322,9 @@ def _group(ops: list[Op], pair: _Pair, context: int) -> list[HunkBlock | GapBloc
     return blocks
 
 
-def _keys(side: _Lines) -> list[object]:
+def _keys(side: Lines) -> list[Hashable]:
     """What is compared: the lines, the last one marked when it has no newline (a change git shows)."""
-    keys: list[object] = list(side.lines)
+    keys: list[Hashable] = list(side.lines)
     if side.no_newline:
         keys[-1] = (keys[-1], "no newline")
     return keys
@@ -599,13 +341,13 @@ def build_diff(old: str | None, new: str | None, path: str, *, context: int = CO
 
 
 def _build(old: str | None, new: str | None, path: str, context: int) -> DiffView:
-    lexer = _lexer_for(path)
-    a, b = _Lines(old or "", lexer), _Lines(new or "", lexer)
+    lexer = lexer_for(path)
+    a, b = Lines(old or "", lexer), Lines(new or "", lexer)
     if old is None or new is None:
         ops: list[Op] = [("insert", 0, 0, 0, len(b))] if old is None else [("delete", 0, len(a), 0, 0)]
         ops = ops if len(a) + len(b) else []
     else:
-        ops = _opcodes(_keys(a), _keys(b))
+        ops = opcodes(_keys(a), _keys(b))
     changed = [op for op in ops if op[0] != "equal"]
     status: Status = "added" if old is None else "deleted" if new is None else "modified" if changed else "unchanged"
     pair = _Pair(a, b, ops)
@@ -664,13 +406,13 @@ def expand_gap(diff: DiffView, start: int, end: int) -> Expansion[UnifiedRow]:
     return Expansion(gap_rows(diff, lo, hi), before, after)
 
 
-def _file_lines(source: _Lines, start: int, end: int, target: int | None) -> list[FileLine]:
+def _file_lines(source: Lines, start: int, end: int, target: int | None) -> list[FileLine]:
     start, end = max(start, 1), min(end, len(source))
     source.prepare([(start - 1, end)])
     return [FileLine(no, source.html(no - 1), no == target, source.last(no - 1)) for no in range(start, end + 1)]
 
 
-def _file_view(source: _Lines, path: str, language: str | None, target: int | None) -> FileView:
+def _file_view(source: Lines, path: str, language: str | None, target: int | None) -> FileView:
     total = len(source)
     target = target if target is not None and 1 <= target <= total else None
     lo = max(1, (target or 1) - FILE_WINDOW // 4)
@@ -684,8 +426,8 @@ def _file_view(source: _Lines, path: str, language: str | None, target: int | No
 
 def file_view(text: str, path: str, target_line: int | None = None) -> FileView:
     """``text`` as the file ``path``, around ``target_line`` (marked) if given; the rest loads lazily."""
-    lexer = _lexer_for(path)
-    source = _FILES.get(_key(path, text), lambda: _Lines(text, lexer))
+    lexer = lexer_for(path)
+    source = _FILES.get(_key(path, text), lambda: Lines(text, lexer))
     return _file_view(source, path, lexer.name if lexer else None, target_line)
 
 

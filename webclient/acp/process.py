@@ -1,7 +1,7 @@
 """Spawning and owning an agent subprocess: argv without a shell, stderr always drained, clean kills.
 
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
-process group that `AgentProcess.shutdown` can signal as a whole.
+process group that `AgentProcess.shutdown` stops as a whole (with `webclient.process_group`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
+from webclient import process_group
+
 __all__ = ["AgentProcess", "AgentStartError", "StderrLog", "split_command"]
 
 logger = logging.getLogger(__name__)
 
 _STREAM_LIMIT = 1 << 20  # StreamReader buffer before the pipe is paused; generous so big lines flow
 _STDERR_CHUNK = 1 << 16
-_POLL_INTERVAL = 0.02  # seconds between checks for leftover group members
 
 
 class AgentStartError(Exception):
@@ -238,14 +239,13 @@ class AgentProcess:
 
     async def _stop_stragglers(self, grace: float) -> None:
         """Terminate group members that outlived the agent (children it left running)."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if not _group_alive(self.pid):
-                return
-            logger.info("agent pid %d left processes in its group: %s", self.pid, sig.name)
-            self._signal(sig)
-            deadline = asyncio.get_running_loop().time() + grace
-            while _group_alive(self.pid) and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(_POLL_INTERVAL)
+        await process_group.terminate(
+            self.pid,
+            running=lambda: process_group.alive(self.pid),
+            leader_running=self._running,
+            grace=grace,
+            label=f"agent pid {self.pid} left processes in its group",
+        )
 
     async def _wait_for(self, timeout: float) -> bool:
         try:
@@ -254,19 +254,13 @@ class AgentProcess:
             return False
         return True
 
+    def _running(self) -> bool:
+        return self._process.returncode is None
+
     def _signal(self, sig: signal.Signals) -> None:
-        try:
-            os.killpg(self.pid, sig)  # the pgid is the agent's pid: start_new_session made it the leader
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            logger.warning("not allowed to signal process group %d", self.pid)
-        if self._process.returncode is None:
-            # The agent may have moved itself to another group; signal it directly too.
-            try:
-                self._process.send_signal(sig)
-            except ProcessLookupError:
-                pass
+        # The pgid is the agent's pid: start_new_session made it the leader. Not self._process.send_signal,
+        # which can reap the agent behind asyncio's back (see webclient.process_group).
+        process_group.send(self.pid, sig, leader_running=self._running())
 
     async def _drain_stderr(self, reader: asyncio.StreamReader) -> None:
         # Always drained: an agent blocked on a full stderr pipe would stop answering.
@@ -277,31 +271,3 @@ class AgentProcess:
         except (ConnectionError, OSError) as exc:
             logger.warning("reading agent stderr failed: %s", exc)
         self.stderr_log.append(decoder.decode(b"", final=True))
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is in process group `pgid`."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        entries = None
-    if entries is None:  # no procfs: ask the kernel (counts zombies too, which is the safe side)
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # exited meanwhile
-        # After the command name: state, ppid, pgrp. Zombies only wait to be reaped by their parent.
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False

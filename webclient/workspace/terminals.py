@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from webclient import process_group
+
 __all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooManyTerminals", "UnknownTerminal"]
 
 logger = logging.getLogger(__name__)
@@ -39,7 +41,6 @@ COLUMNS, ROWS = 120, 40
 _READ_CHUNK = 1 << 16
 _KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL, and the most we wait for a killed group to go
 _DRAIN_GRACE = 0.5  # seconds we wait for the last output after exit when a background child holds the pty
-_POLL_INTERVAL = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,14 +227,14 @@ class TerminalProcess:
         Also stops what a command that already exited left running. The terminal stays valid: `output` and
         `wait_for_exit` work afterwards. Never raises for processes that are already gone.
         """
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if not self._running():
-                break
-            logger.info("terminal pid %d: %s to its process group", self.pid, sig.name)
-            self._signal(sig)
-            deadline = self._loop.time() + _KILL_GRACE
-            while self._running() and self._loop.time() < deadline:
-                await asyncio.sleep(_POLL_INTERVAL)
+        # start_new_session made the command the leader: pgid == pid.
+        await process_group.terminate(
+            self.pid,
+            running=self._running,
+            leader_running=lambda: not self._protocol.exited.done(),
+            grace=_KILL_GRACE,
+            label=f"terminal pid {self.pid}",
+        )
         await asyncio.wait([self._watcher], timeout=_KILL_GRACE)
 
     async def release(self) -> None:
@@ -254,23 +255,8 @@ class TerminalProcess:
         if self._group_gone:
             return False
         # Once the group is empty its id may be reused by an unrelated process: never signal it again.
-        self._group_gone = not _group_alive(self.pid)
+        self._group_gone = not process_group.alive(self.pid)
         return not self._group_gone
-
-    def _signal(self, sig: signal.Signals) -> None:
-        try:
-            os.killpg(self.pid, sig)  # start_new_session made the command the leader: pgid == pid
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            logger.warning("not allowed to signal process group %d", self.pid)
-        if not self._protocol.exited.done():  # it may have moved to a group of its own
-            # Not transport.send_signal: Popen.send_signal polls first, and a poll that reaps the child steals
-            # its status from asyncio's child watcher, which then reports exit code 255.
-            try:
-                os.kill(self.pid, sig)
-            except ProcessLookupError:
-                pass
 
     def _read(self) -> None:
         assert self._master is not None
@@ -417,33 +403,3 @@ def _start_error(exc: OSError, command: str, cwd: Path, env: Mapping[str, str]) 
     else:
         reason = f"cannot execute {command!r}: {exc.strerror or exc}"
     return type(exc)(exc.errno, reason, command)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is in process group `pgid`.
-
-    Zombies are left out: an orphaned background child is reaped by init, which in a container may never
-    happen, and a zombie holds nothing open.
-    """
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # no procfs: ask the kernel (counts zombies too, which is the safe side)
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # exited meanwhile
-        # After the command name: state, ppid, pgrp.
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
