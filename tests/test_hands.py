@@ -14,9 +14,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from bs4 import BeautifulSoup
 
 from tests.conftest import AGENTS, ServerFactory
 from tests.test_session import received, until, validate
+from webclient.panels import change_diff
+from webclient.rendering import Renderer
 from webclient.session import AgentSpec, Session
 from webclient.viewmodel.entries import FileChange, MessageEntry
 from webclient.workspace.paths import Access
@@ -237,3 +240,31 @@ def test_stopping_the_server_leaves_no_process_behind(start_server: ServerFactor
     while processes_with(mark):
         assert time.monotonic() < deadline, f"left behind: {processes_with(mark)}"
         time.sleep(0.05)
+
+
+@pytest.mark.asyncio
+async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "latin.txt").write_bytes("café crème\r\nà bientôt\r\n".encode("cp1252"))
+    (workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    session = Session(AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace))
+    session.start()
+    try:
+        await until(lambda: session.ready)
+        (workspace / "latin.txt").write_bytes("café noir\r\nà bientôt\r\n".encode("cp1252"))
+        (workspace / "blob.bin").write_bytes(b"\x00\x03" * 100)
+        await until(lambda: len(session.changes.files()) == 2)
+        latin = change_diff(session, "latin.txt")
+        assert latin is not None and latin.diff is not None
+        assert (latin.diff.added, latin.diff.removed) == (1, 1)
+        html = Renderer().page(
+            "_change_panel.html", session=session, panel=latin, url="/x", root="", diff_mode="unified"
+        )
+        rows = [row.get_text() for row in BeautifulSoup(html, "html.parser").select("tr")]
+        assert "1café crème" in rows and "1café noir" in rows
+        blob = change_diff(session, "blob.bin")
+        assert blob is not None and blob.diff is None and blob.error is not None
+        assert "not a text file" in blob.error
+    finally:
+        await session.close()

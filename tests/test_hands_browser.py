@@ -52,6 +52,7 @@ def test_follow_the_agent_tracks_its_latest_location(start_server: ServerFactory
     # The choice is remembered: after a reload the panel follows again without a click.
     page.reload()
     expect(page.locator("#follow-toggle")).to_be_checked()
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
     send_prompt(page, "look big.py 42")
     expect(panel.locator('[data-role="file-panel"]')).to_have_attribute("data-line", "42")
     expect(panel.locator("tr.target")).to_contain_text("value_42 = 42")

@@ -372,7 +372,8 @@ class Session:
         self.changes.note_write(result.path)
 
     def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:
-        self.thread.terminals.started(terminal_id, command_display(command, args), self.workspace.relative(cwd))
+        where = self.workspace.relative(cwd) if cwd != self.workspace.roots[0] else None
+        self.thread.terminals.started(terminal_id, command_display(command, args), where)
 
     def terminal_output(self, terminal_id: str, data: bytes) -> None:
         self.thread.terminals.output(terminal_id, data)
