@@ -150,7 +150,7 @@ class LiveView:
             return self._terminal_updates(int(key.removeprefix("terminal:")))
         if key == "location":
             return self.follow_location() if self.follow else ""
-        return self._region("changes_count" if key == "changes" else key)
+        return self._region(key)
 
     def follow_location(self) -> str:
         """The side panel showing the agent's latest location (empty when it has none)."""

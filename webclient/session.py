@@ -136,10 +136,12 @@ class Session:
 
     def display_path(self, path: str) -> str:
         """A path as the user reads it: relative to the workspace when it lies inside."""
-        candidate = Path(path)
-        if candidate.is_absolute() and self.workspace.contains(Path(os.path.normpath(candidate))):
-            return self.workspace.relative(Path(os.path.normpath(candidate)))
-        return path
+        candidate = Path(os.path.normpath(path))
+        return (
+            self.workspace.relative(candidate)
+            if candidate.is_absolute() and self.workspace.contains(candidate)
+            else path
+        )
 
     @property
     def ready(self) -> bool:
@@ -366,9 +368,7 @@ class Session:
     # -- the agent's work in the workspace (ClientEvents) ------------------------------------------
 
     def file_written(self, result: WriteResult) -> None:
-        self.thread.add_file_change(
-            str(result.path), self.workspace.relative(result.path), result.old_text, result.new_text
-        )
+        self.thread.add_file_change(self.workspace.relative(result.path), result.old_text, result.new_text)
         self.changes.note_write(result.path)
 
     def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:

@@ -121,7 +121,6 @@ class FileChange(Entry):
     """A file the agent wrote through the client: ``old_text`` None means it created it."""
 
     ROLE: ClassVar[str] = "file-change"
-    path: str = ""
     display_path: str = ""
     old_text: str | None = None
     new_text: str = ""

@@ -246,11 +246,9 @@ class Thread:
         self.listener(plan.seq)
         return plan
 
-    def add_file_change(self, path: str, display_path: str, old_text: str | None, new_text: str) -> FileChange:
+    def add_file_change(self, display_path: str, old_text: str | None, new_text: str) -> FileChange:
         """Record a file the agent wrote through the client, so the user can open it as a diff."""
-        change = FileChange(
-            seq=0, turn=self.turn, path=path, display_path=display_path, old_text=old_text, new_text=new_text
-        )
+        change = FileChange(seq=0, turn=self.turn, display_path=display_path, old_text=old_text, new_text=new_text)
         return self._append(change)
 
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
