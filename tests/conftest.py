@@ -56,6 +56,24 @@ class Server:
 ServerFactory = Callable[..., Server]
 
 
+def live_members(pgid: int) -> list[int]:
+    """Pids of live processes in process group ``pgid``, read from /proc (independently of the code under test).
+
+    Zombies are left out on purpose: orphans are reaped by PID 1, which in some containers never happens.
+    """
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                members.append(int(entry))
+    return members
+
+
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     """Start ``python -m webclient`` on a free port; ``agent=None`` runs the demo agent."""

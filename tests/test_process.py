@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 import time
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import live_members
 from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, split_command
 from webclient.jsonrpc import MethodNotFound, Peer
 
@@ -22,21 +22,6 @@ SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]
 
 async def no_requests(method: str, params: Any) -> Any:
     raise MethodNotFound()
-
-
-def live_members(pgid: int) -> list[int]:
-    """Pids of live (non-zombie) processes in process group `pgid`, read from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != b"Z":
-                members.append(int(entry))
-    return members
 
 
 @pytest.mark.asyncio

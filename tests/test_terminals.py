@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import live_members
 from webclient.workspace.terminals import (
     ExitStatus,
     OutputBuffer,
@@ -21,24 +22,6 @@ from webclient.workspace.terminals import (
 
 PYTHON = sys.executable
 ENV = {"PATH": os.environ.get("PATH", os.defpath)}
-
-
-def live_members(pgid: int) -> list[int]:
-    """Pids of live (non-zombie) processes in process group `pgid`, read from /proc.
-
-    Zombies are left out on purpose: orphans are reaped by PID 1, which in some containers never happens.
-    """
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                members.append(int(entry))
-    return members
 
 
 def open_fds() -> set[str]:
