@@ -19,17 +19,123 @@
     if (!root || !status) {
       return;
     }
+    const before = root.dataset.turnState;
     for (const key of ["turnState", "agentState"]) {
       if (status.dataset[key] && root.dataset[key] !== status.dataset[key]) {
         root.dataset[key] = status.dataset[key];
       }
     }
+    if (before !== root.dataset.turnState) {
+      turnStateChanged(before, root.dataset.turnState);
+    }
+    const title = status.querySelector("[data-role=title]");
+    if (title) {
+      baseTitle = title.textContent.trim() + " · ACP web client";
+      if (!alerting) {
+        document.title = baseTitle;
+      }
+    }
   }
+
+  // -- When the user is elsewhere: the tab title, and a notification if they allowed them -----------
+
+  const NOTIFY_KEY = "acp-webclient.notify";
+  const LONG_TURN_MS = 10000;
+  let baseTitle = document.title;
+  let alerting = false;
+  let turnStarted = 0;
+
+  function busy(state) {
+    return state === "running" || state === "awaiting-permission";
+  }
+
+  function turnStateChanged(before, after) {
+    if (after === "running" && !busy(before)) {
+      turnStarted = Date.now();
+    }
+    if (!document.hidden) {
+      return;
+    }
+    if (after === "awaiting-permission") {
+      alertUser("Waiting for you", "The agent asks for your permission.");
+    } else if (after === "idle" && busy(before) && Date.now() - turnStarted >= LONG_TURN_MS) {
+      alertUser("Done", "The agent finished its turn.");
+    }
+  }
+
+  function alertUser(label, body) {
+    alerting = true;
+    document.title = "● " + label + " — " + baseTitle;
+    if ("Notification" in window && Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) === "on") {
+      const root = sessionRoot();
+      const notification = new Notification(label + " — " + baseTitle, { body: body, tag: root ? root.dataset.sessionId : "acp" });
+      notification.onclick = function () {
+        window.focus();
+        notification.close();
+      };
+    }
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden && alerting) {
+      alerting = false;
+      document.title = baseTitle;
+    }
+  });
+
+  function showNotifyButton() {
+    const button = document.querySelector("[data-action=notify]");
+    if (!button || !("Notification" in window)) {
+      return;
+    }
+    const on = Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) === "on";
+    button.hidden = Notification.permission === "denied";
+    button.textContent = on ? "Notifications on" : "Notify me";
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  document.addEventListener("click", function (event) {
+    const button = event.target instanceof Element ? event.target.closest("[data-action=notify]") : null;
+    if (!button) {
+      return;
+    }
+    if (button.getAttribute("aria-pressed") === "true") {
+      localStorage.setItem(NOTIFY_KEY, "off");
+      showNotifyButton();
+      return;
+    }
+    Notification.requestPermission().then(function (permission) {
+      localStorage.setItem(NOTIFY_KEY, permission === "granted" ? "on" : "off");
+      showNotifyButton();
+    });
+  });
 
   function nearBottom() {
     const doc = document.scrollingElement || document.documentElement;
     return doc.scrollHeight - doc.scrollTop - doc.clientHeight < 80;
   }
+
+  function scrollToBottom() {
+    const doc = document.scrollingElement || document.documentElement;
+    doc.scrollTop = doc.scrollHeight;
+  }
+
+  // "Jump to latest": shown while the user reads above the bottom; the page follows only at the bottom.
+  function updateJump() {
+    const jump = document.querySelector("[data-action=jump-to-latest]");
+    if (jump) {
+      jump.hidden = nearBottom();
+    }
+  }
+
+  window.addEventListener("scroll", updateJump, { passive: true });
+
+  document.addEventListener("click", function (event) {
+    if (event.target instanceof Element && event.target.closest("[data-action=jump-to-latest]")) {
+      scrollToBottom();
+      updateJump();
+    }
+  });
 
   // Terminals scroll inside their card; one the user left at its bottom follows new output.
   const terminalsAtBottom = new Set();
@@ -82,9 +188,9 @@
     restoreToggles();
     restoreTerminalScroll();
     if (stickToBottom) {
-      const doc = document.scrollingElement || document.documentElement;
-      doc.scrollTop = doc.scrollHeight;
+      scrollToBottom();
     }
+    updateJump();
   });
 
   // -- The side panel: a file at a line, the session's changes, a diff ------------------------------
@@ -178,15 +284,34 @@
     }, delay);
   });
 
-  // Enter sends, Shift+Enter makes a new line; Escape stops the turn.
+  function editable(element) {
+    return element instanceof HTMLElement && (element.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(element.tagName));
+  }
+
+  // Enter sends, Shift+Enter makes a new line; Escape stops the turn; 1-9 (Alt+1-9 while typing)
+  // answer the first open permission question.
   document.addEventListener("keydown", function (event) {
     const target = event.target;
     if (target instanceof HTMLTextAreaElement && target.name === "prompt") {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
-        if (target.value.trim() && target.form) {
+        const attached = target.form && target.form.querySelector("#composer-attachments .chip");
+        if ((target.value.trim() || attached) && target.form) {
           target.form.requestSubmit();
         }
+      }
+    } else if (target instanceof HTMLTextAreaElement && target.closest(".queued-form")) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        target.blur(); // the change is sent on blur
+      }
+    }
+    const digit = /^(?:Digit|Numpad)([1-9])$/.exec(event.code);
+    if (digit && !event.ctrlKey && !event.metaKey && (event.altKey || !editable(target))) {
+      const option = document.querySelector('.tool-call.waiting .options button[data-key="' + digit[1] + '"]:not(:disabled)');
+      if (option) {
+        event.preventDefault();
+        option.click();
       }
     }
     if (event.key === "Escape") {
@@ -213,8 +338,8 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
-    const doc = document.scrollingElement || document.documentElement;
-    doc.scrollTop = doc.scrollHeight;
+    scrollToBottom();
+    showNotifyButton();
     const mode = localStorage.getItem(DIFF_MODE_KEY);
     if (mode && !document.cookie.includes("diff_mode=" + mode)) {
       setDiffMode(mode);

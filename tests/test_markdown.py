@@ -259,29 +259,41 @@ def message(text: str, streaming: bool = True) -> MessageEntry:
     return MessageEntry(seq=1, turn=1, parts=[text], streaming=streaming)
 
 
-def test_message_view_tail_is_uncommitted_source_while_streaming() -> None:
+def test_message_view_renders_the_unfinished_rest_and_keeps_no_raw_text_at_a_catch_up() -> None:
     docs = MessageDocs()
     entry = message("First paragraph.\n\nSecond,\nstill being wri")
     view = docs.view(entry, now=100.0)
     assert str(view.html) == render_markdown("First paragraph.\n\n")
-    assert view.tail == "Second,\nstill being wri"
-    assert view.state == (0, 1, len(entry.text))
+    # The rest is rendered too (so it looks as it will), with an empty raw tail inside its paragraph.
+    assert str(view.live) == '<p>Second,\nstill being wri<span class="md-tail" id="entry-1-tail"></span></p>\n'
+    assert view.raw == ""
+    assert view.state == (0, 1, len(entry.text), len(entry.text))
     assert docs.blocks(entry) == [render_markdown("First paragraph.\n\n")]
 
 
-def test_message_view_between_render_intervals_only_grows_tail() -> None:
+def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None:
     docs = MessageDocs()
     entry = message("One.\n\nTwo\n")
     first = docs.view(entry, now=100.0)
-    assert first.tail == "Two\n"
-    entry.parts.append("2\n\nThree\n")
+    entry.parts.append("2\n\nThree <b>\n")
     soon = docs.view(entry, now=100.0 + MessageDocs.RENDER_INTERVAL / 2)
     assert soon.html == first.html
-    assert soon.tail == "Two\n2\n\nThree\n"
+    assert soon.raw == "2\n\nThree <b>\n"
+    assert "Three &lt;b&gt;" in str(soon.live)  # raw text is escaped
+    assert soon.state == (0, 1, len("One.\n\nTwo\n"), len(entry.text))
     later = docs.view(entry, now=101.0)
     assert str(later.html) == render_markdown("One.\n\n") + render_markdown("Two\n2\n\n")
-    assert later.tail == "Three\n"
-    assert later.state == (0, 2, len(entry.text))
+    assert later.raw == "" and "Three &lt;b&gt;" in str(later.live)
+    assert later.state == (0, 2, len(entry.text), len(entry.text))
+
+
+def test_message_view_keeps_raw_text_out_of_tables() -> None:
+    docs = MessageDocs()
+    entry = message("| a | b |\n|---|---|\n| 1 | 2 |\n")
+    docs.view(entry, now=100.0)
+    entry.parts.append("| 3 ")
+    view = docs.view(entry, now=100.1)
+    assert str(view.live).endswith('</table>\n<span class="md-tail" id="entry-1-tail">| 3 </span>')
 
 
 def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
@@ -294,10 +306,10 @@ def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
     entry.streaming = False
     view = docs.view(entry, now=101.1)
     assert str(view.html) == render_markdown(text)
-    assert view.tail == ""
+    assert view.raw == ""
     assert view.state[0] == 1  # the late reference definition made the page re-render the message
     again = docs.view(entry, now=200.0)
-    assert (again.html, again.tail, again.state) == (view.html, view.tail, view.state)
+    assert (again.html, again.live, again.state) == (view.html, view.live, view.state)
 
 
 def test_message_view_of_finished_message_seen_first_time() -> None:
@@ -306,4 +318,4 @@ def test_message_view_of_finished_message_seen_first_time() -> None:
     view = docs.view(entry, now=0.0)
     assert str(view.html) == render_markdown(entry.text)
     assert "<script>" not in str(view.html)
-    assert view.tail == "" and view.state == (0, 1, len(entry.text))
+    assert view.raw == "" and view.state == (0, 1, len(entry.text), len(entry.text))

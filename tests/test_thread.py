@@ -276,7 +276,7 @@ def test_cancel_unfinished_leaves_messages_and_permissions_alone() -> None:
 
 
 def test_set_plan_replaces_current_turn_plan_and_keeps_old_turns() -> None:
-    calls: list[int] = []
+    calls: list[int | str] = []
     thread = Thread(listener=calls.append)
     first = thread.set_plan([PlanItem("a", "high", "pending")])
     same = thread.set_plan([PlanItem("a", "high", "completed"), PlanItem("b", "low", "pending")])
@@ -285,7 +285,18 @@ def test_set_plan_replaces_current_turn_plan_and_keeps_old_turns() -> None:
     second = thread.set_plan([])
     assert second is not first and isinstance(second, Plan) and second.turn == 1
     assert [p.items for p in thread if isinstance(p, Plan)] == [first.items, []]
-    assert calls == [1, 1, 2, 3]
+    assert calls == [1, "plan", 1, "plan", 2, 3, "plan"]  # every change also redraws the plan kept in view
+    assert thread.current_plan is second
+
+
+def test_plan_current_entry_and_progress() -> None:
+    thread = Thread()
+    plan = thread.set_plan(
+        [PlanItem("a", "high", "completed"), PlanItem("b", "medium", "in_progress"), PlanItem("c", "low", "pending")]
+    )
+    assert plan.current is plan.items[1] and plan.done == 1 and not plan.finished
+    thread.set_plan([PlanItem("a", "high", "completed")])
+    assert plan.current is None and plan.finished
 
 
 def test_plan_does_not_split_streaming_message_when_updated() -> None:

@@ -217,10 +217,10 @@ def test_listener_receives_seq_of_changed_entry_for_every_update() -> None:
     feed(thread, content_chunk("c1", item("x")))
     assert calls[-1] == 2
     feed(thread, {"sessionUpdate": "plan", "entries": []})  # closes message 3, adds plan 4
-    assert calls[-2:] == [3, 4]
+    assert calls[-3:] == [3, 4, "plan"]
     feed(thread, {"sessionUpdate": "plan", "entries": []})
-    assert calls[-1] == 4
-    assert len(calls) == 10
+    assert calls[-2:] == [4, "plan"]
+    assert len(calls) == 12
 
 
 # -- tool calls: creating and patching -----------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import time
@@ -10,22 +11,25 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient import log_page
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
+from webclient.export import export_filename, session_markdown
 from webclient.live import LiveView, composer_nonce
-from webclient.panels import change_diff, entry_diff, file_panel
+from webclient.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
+from webclient.prompt_routes import mention_options, origin_allowed, upload_attachment
 from webclient.rendering import Renderer, dom_id
 from webclient.session import Session
 from webclient.sessions import SessionManager
@@ -99,23 +103,17 @@ async def prompt_without_script(request: Request) -> Response:
     return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
 
 
+async def export_session(request: Request) -> Response:
+    """The whole session as a Markdown file."""
+    session = _session(request)
+    headers = {"content-disposition": f'attachment; filename="{export_filename(session.title)}"'}
+    return Response(session_markdown(session), media_type="text/markdown; charset=utf-8", headers=headers)
+
+
 async def end_session(request: Request) -> Response:
     session = _session(request)
     await _manager(request).end(session)
     return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
-
-
-async def session_log(request: Request) -> Response:
-    """The raw JSON-RPC traffic and the agent's stderr, as plain text."""
-    session = _session(request)
-    lines = [
-        f"{time.strftime('%H:%M:%S', time.localtime(line.when))}.{int(line.when * 1000) % 1000:03d} "
-        f"{'→' if line.direction == 'out' else '←' if line.direction == 'in' else '!'} {line.text}"
-        for line in session.protocol_log
-    ]
-    stderr = session.stderr.text()
-    body = "\n".join(lines) + f"\n\n── agent stderr ({len(stderr):,} characters) ──\n{stderr}"
-    return PlainTextResponse(body)
 
 
 def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
@@ -148,6 +146,34 @@ async def file_page(request: Request) -> Response:
     line = _int(request.query_params.get("line"))
     panel = await asyncio.to_thread(file_panel, session, path, line)
     lines_url = f"{request.url.path}?{urlencode({'path': path, 'line': line or ''})}"
+    return _file_panel_response(request, session, panel, lines_url)
+
+
+async def resource_page(request: Request) -> Response:
+    """An embedded resource of a message or tool call: shown as a file in the side panel, or downloaded."""
+    session = _session(request)
+    resource = embedded_resource(session, request.path_params["seq"], request.path_params["index"])
+    if resource is None:
+        raise HTTPException(404, "No such resource")
+    if "download" in request.query_params:
+        data = resource.text.encode() if resource.text is not None else _base64(resource.blob or "")
+        name = quote(resource.uri.rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
+        # Never rendered by the browser as what the agent claims it is: always a download.
+        headers = {"content-disposition": f"attachment; filename*=UTF-8''{name}"}
+        return Response(data, media_type="application/octet-stream", headers=headers)
+    panel = await asyncio.to_thread(resource_panel, resource)
+    return _file_panel_response(request, session, panel, request.url.path)
+
+
+def _base64(data: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=False)
+    except ValueError:
+        raise HTTPException(422, "The agent sent this resource with broken base64") from None
+
+
+def _file_panel_response(request: Request, session: Session, panel: FilePanel, lines_url: str) -> Response:
+    """A file in the side panel, or (with ``?gap=``) the lines of it that were hidden at first."""
     gap = _gap(request)
     if gap is not None:
         if panel.view is None:
@@ -170,7 +196,7 @@ async def file_page(request: Request) -> Response:
         "_file_panel.html",
         panel.display,
         display=panel.display,
-        line=line,
+        line=panel.line,
         view=panel.view,
         error=panel.error,
         lines_url=lines_url,
@@ -227,20 +253,10 @@ def _diff_block(
     return HTMLResponse(html)
 
 
-def _origin_allowed(websocket: WebSocket, settings: Settings) -> bool:
-    """Browsers send ``Origin`` on web socket handshakes: only our own pages (or configured ones) may connect."""
-    origin = websocket.headers.get("origin")
-    if origin is None:
-        return True  # not a browser: nothing ambient to abuse
-    if origin in settings.allowed_origins:
-        return True
-    return urlsplit(origin).netloc == websocket.headers.get("host")
-
-
 async def session_socket(websocket: WebSocket) -> None:
     session = _manager(websocket).get(websocket.path_params["session_id"])
     settings: Settings = websocket.app.state.settings
-    if session is None or not _origin_allowed(websocket, settings):
+    if session is None or not origin_allowed(websocket, settings):
         await websocket.close(code=WS_POLICY_VIOLATION)
         return
     await websocket.accept()
@@ -272,6 +288,13 @@ def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:
     asyncio.ensure_future(websocket.close(code=1011))
 
 
+def _strings(value: Any) -> list[str]:
+    """A form field htmx sent once (a string), several times (a list) or not at all."""
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 async def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
     """A form or button of the page, sent by htmx's ws extension as JSON of its values."""
     try:
@@ -283,8 +306,19 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
         return
     action = message.get("action")
     if action == "prompt":
-        if session.submit_prompt(str(message.get("prompt", "")), str(message.get("nonce", ""))):
+        uploads, mentions = _strings(message.get("attachment")), _strings(message.get("mention"))
+        if session.submit_prompt(str(message.get("prompt", "")), str(message.get("nonce", "")), uploads, mentions):
             live.refresh_composer()
+    elif action == "queue_edit":
+        session.queue.edit(str(message.get("item_id", "")), str(message.get("text", "")))
+    elif action == "queue_remove":
+        session.queue.remove(str(message.get("item_id", "")))
+    elif action == "queue_send":
+        session.send_queued_now(str(message.get("item_id", "")))
+    elif action == "set_mode":
+        session.set_mode(str(message.get("mode_id", "")))
+    elif action == "set_setting":
+        session.set_setting(str(message.get("setting_id", "")), str(message.get("value", "")))
     elif action == "permission":
         session.answer_permission(str(message.get("request_id", "")), str(message.get("option_id", "")))
     elif action == "cancel":
@@ -353,11 +387,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/sessions/{session_id}", session_page),
             Route("/sessions/{session_id}/prompt", prompt_without_script, methods=["POST"]),
             Route("/sessions/{session_id}/end", end_session, methods=["POST"]),
-            Route("/sessions/{session_id}/log", session_log),
+            Route("/sessions/{session_id}/export.md", export_session),
+            Route("/sessions/{session_id}/log", log_page.protocol_log_page),
             Route("/sessions/{session_id}/file", file_page),
             Route("/sessions/{session_id}/changes", changes_page),
+            Route("/sessions/{session_id}/attachments", upload_attachment, methods=["POST"]),
+            Route("/sessions/{session_id}/mentions", mention_options),
             Route("/sessions/{session_id}/changes/diff", change_diff_page),
             Route("/sessions/{session_id}/diffs/{seq:int}/{index:int}", diff_body),
+            Route("/sessions/{session_id}/resources/{seq:int}/{index:int}", resource_page),
             WebSocketRoute("/sessions/{session_id}/ws", session_socket),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ],

@@ -27,8 +27,9 @@ from webclient.viewmodel.terminals import TerminalView
 
 PAGE = "session.html"
 
-MessageState = tuple[int, int, int, bool, int]
-"""(markdown generation, blocks, characters, streaming, attachments) of a message as the page has it."""
+MessageState = tuple[int, int, int, int, bool, int]
+"""(markdown generation, blocks, characters caught up, characters, streaming, attachments) of a message as
+the page has it."""
 
 TerminalState = tuple[int, int, str]
 """(lines dropped when it was last rendered whole, lines sent in all, state) of a terminal in one card."""
@@ -47,6 +48,9 @@ class LiveView:
     TERMINAL_REDRAW_AFTER = 1000
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
+
+    SESSION_REGIONS = ("plan", "queue", "commands", "controls", "changes")
+    """Page parts besides the header and the thread that a reconnecting page must get again."""
 
     def __init__(
         self,
@@ -142,7 +146,8 @@ class LiveView:
         self._terminals_shown.clear()
         entries = "".join(self._entry(entry, now, oob=None) for entry in self.session.thread)
         nonce = f'<input type="hidden" name="nonce" id="prompt-nonce" value="{composer_nonce()}" hx-swap-oob="true">'
-        return f'{self._region("status")}<section id="thread" hx-swap-oob="innerHTML">{entries}</section>{nonce}'
+        regions = self._regions(["status", *self.SESSION_REGIONS])
+        return f'{regions}<section id="thread" hx-swap-oob="innerHTML">{entries}</section>{nonce}'
 
     def _part(self, key: str) -> str:
         """A changed part that is not an entry: a terminal, the followed location, or a page region."""
@@ -235,8 +240,8 @@ class LiveView:
         if not isinstance(entry, MessageEntry) or shown is None:
             return self._entry(entry, now, oob="true")
         view = self.docs.view(entry, now)
-        generation, blocks, chars = view.state
-        old_generation, old_blocks, old_chars, old_streaming, old_attachments = shown
+        generation, blocks, caught_up, chars = view.state
+        old_generation, old_blocks, old_caught_up, old_chars, old_streaming, old_attachments = shown
         if (
             generation != old_generation
             or blocks < old_blocks
@@ -245,14 +250,14 @@ class LiveView:
             or (entry.streaming != old_streaming and entry.kind == "thought")
         ):
             return self._entry(entry, now, oob="true")
-        self._shown[entry.seq] = (generation, blocks, chars, entry.streaming, old_attachments)
+        self._shown[entry.seq] = (*view.state, entry.streaming, old_attachments)
         target = dom_id(entry)
-        if blocks > old_blocks:
+        if blocks > old_blocks or caught_up != old_caught_up:
+            # New nodes replace the rendered rest (and new blocks go after the old ones), so nothing that was
+            # on the page moves: the browser counts no layout shift.
             new_blocks = "".join(self.docs.blocks(entry)[old_blocks:])
-            return (
-                f'<div hx-swap-oob="beforeend:#{target}-md">{new_blocks}</div>'
-                f'<div id="{target}-tail" hx-swap-oob="innerHTML">{escape(view.tail)}</div>'
-            )
+            appended = f'<div hx-swap-oob="beforeend:#{target}-md">{new_blocks}</div>' if new_blocks else ""
+            return f'{appended}<div class="md md-live" id="{target}-live" hx-swap-oob="true">{view.live}</div>'
         if chars > old_chars:
-            return f'<div hx-swap-oob="beforeend:#{target}-tail">{escape(entry.text[old_chars:])}</div>'
+            return f'<span hx-swap-oob="beforeend:#{target}-tail">{escape(entry.text[old_chars:])}</span>'
         return ""

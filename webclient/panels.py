@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from webclient.diffs import DiffView, FileView, build_diff, file_view
 from webclient.session import Session
-from webclient.viewmodel.content import Diff
-from webclient.viewmodel.entries import FileChange, ToolCall
+from webclient.viewmodel.content import Diff, EmbeddedResource
+from webclient.viewmodel.entries import FileChange, MessageEntry, ToolCall
 from webclient.workspace.files import NotText, decode
 from webclient.workspace.paths import PathRefused, Workspace
 
@@ -66,6 +66,26 @@ def file_panel(session: Session, path: str, line: int | None) -> FilePanel:
     except (OSError, ValueError, PathRefused) as error:
         return FilePanel(display, line, None, _problem(error))
     return FilePanel(display, line, file_view(text, display, line))
+
+
+def embedded_resource(session: Session, seq: int, index: int) -> EmbeddedResource | None:
+    """The ``index``-th (1-based) item of a message's attachments or of a tool call's content, if it is
+    an embedded resource."""
+    if not 0 < seq <= len(session.thread):
+        return None
+    entry = session.thread.entry(seq)
+    items = (
+        entry.attachments if isinstance(entry, MessageEntry) else entry.content if isinstance(entry, ToolCall) else []
+    )
+    item = items[index - 1] if 0 < index <= len(items) else None
+    return item if isinstance(item, EmbeddedResource) else None
+
+
+def resource_panel(resource: EmbeddedResource) -> FilePanel:
+    """An embedded text resource, highlighted as a file named by its URI."""
+    if resource.text is None:
+        return FilePanel(resource.uri, None, None, "This resource is binary: download it to open it.")
+    return FilePanel(resource.uri, None, file_view(resource.text, resource.uri.rsplit("/", 1)[-1], None))
 
 
 def entry_diff(session: Session, seq: int, index: int) -> DiffView | None:

@@ -6,16 +6,18 @@ markup we trust is what :mod:`webclient.markdown` produced (sanitised).
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2_fragments import render_block
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from webclient import diffs
 from webclient.markdown import MarkdownStream, render_markdown
@@ -45,6 +47,10 @@ KNOWN_STATUSES = {
 }
 KNOWN_OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
 SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
+SAFE_AUDIO_TYPES = frozenset(
+    {"audio/wav", "audio/x-wav", "audio/wave", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/mp4",
+     "audio/aac", "audio/flac"}
+)  # fmt: skip
 SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 RAW_JSON_LIMIT = 200_000
 
@@ -87,6 +93,34 @@ def safe_url(url: str | None) -> str | None:
     return url if scheme in SAFE_URL_SCHEMES else None
 
 
+def file_uri_path(uri: str) -> str | None:
+    """The local path a ``file:`` URI names, or None for any other URI."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return None
+    if (
+        parts.scheme.lower() != "file"
+        or parts.netloc.lower() not in ("", "localhost")
+        or not parts.path.startswith("/")
+    ):
+        return None
+    return unquote(parts.path)
+
+
+def size(count: int) -> str:
+    """A byte count as people read it: 512 B, 3.1 KB, 2.4 MB."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1000 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 def pretty_json(value: Any) -> str:
     """Indented JSON for the page, cut at a size a browser shows comfortably."""
     text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
@@ -105,18 +139,54 @@ def terminal_screen(screen: TerminalScreen) -> Markup:
     return Markup("\n".join(line_html(line) for line in screen.screen()))
 
 
+def tokens(count: int) -> str:
+    """A token count as people say it: 950, 12k, 1.2M."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k".replace(".0k", "k") if count < 10_000 else f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def money(amount: float, currency: str | None) -> str:
+    """A cost with its currency (ISO 4217 code), e.g. $0.42 or 0.42 CHF."""
+    code = (currency or "").upper()
+    if code in CURRENCY_SYMBOLS:
+        return f"{CURRENCY_SYMBOLS[code]}{amount:,.2f}"
+    return f"{amount:,.2f} {code[:12]}".strip()
+
+
 def markdown_filter(text: str) -> Markup:
     return Markup(render_markdown(text))
 
 
 @dataclass(slots=True)
 class MessageView:
-    """What a message looks like now: finished blocks as HTML, the rest as text still arriving."""
+    """What a message looks like now: finished blocks, the rest rendered as of the last catch-up, and the
+    text that arrived since (shown as it is, at the end of the rendered rest, until the next catch-up)."""
 
     html: Markup
-    tail: str
-    state: tuple[int, int, int]
-    """(markdown generation, blocks rendered, source characters shown): what a page holds of it."""
+    live: Markup
+    """The unfinished rest as Markdown, with the raw text after it in ``<span id="…-tail">``."""
+    raw: str
+    state: tuple[int, int, int, int]
+    """(markdown generation, blocks rendered, characters caught up, source characters shown): what a page holds."""
+
+
+_CLOSING_TAGS = re.compile(r"(?:</[a-z0-9]+>\s*)+$")
+
+
+def _with_tail(html: str, tail_id: str, raw: str) -> Markup:
+    """``html`` with the raw tail placed inside its last element, so new text continues the paragraph (or
+    code block) it belongs to instead of starting a line of its own."""
+    span = f'<span class="md-tail" id="{tail_id}">{escape(raw)}</span>'
+    end = _CLOSING_TAGS.search(html)
+    if end is None or html[end.start() + 2 : end.start() + 4] in ("td", "th"):
+        return Markup(html + span)  # text typed into a table cell would resize every column: keep it below
+    return Markup(html[: end.start()] + span + html[end.start() :])
 
 
 def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
@@ -141,6 +211,12 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         expand_file=diffs.expand_file,
         terminal_lines=terminal_lines,
         terminal_screen=terminal_screen,
+        tokens=tokens,
+        file_uri_path=file_uri_path,
+        size=size,
+        b64=b64,
+        SAFE_AUDIO_TYPES=SAFE_AUDIO_TYPES,
+        money=money,
         SAFE_IMAGE_TYPES=SAFE_IMAGE_TYPES,
     )
     env.filters.update(markdown=markdown_filter, pretty_json=pretty_json)
@@ -172,6 +248,8 @@ class MessageDocs:
     def __init__(self) -> None:
         self._docs: dict[int, MarkdownStream] = {}
         self._updated: dict[int, float] = {}
+        self._live: dict[int, tuple[int, str]] = {}
+        """Per message: (source characters caught up, the unfinished rest rendered then)."""
 
     def blocks(self, entry: MessageEntry) -> list[str]:
         """The rendered blocks of a message seen before through :meth:`view`."""
@@ -182,13 +260,19 @@ class MessageDocs:
         if doc is None:
             doc = self._docs[entry.seq] = MarkdownStream()
         text = entry.text
+        caught_up, live = self._live.get(entry.seq, (0, ""))
         if not entry.streaming:
             doc.update(text, final=True)
-        elif (
-            now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL
-            or len(text) - doc.committed > self.TAIL_LIMIT
-        ):
+            caught_up, live = len(text), ""
+        elif now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL or len(text) - caught_up > self.TAIL_LIMIT:
             doc.update(text)
             self._updated[entry.seq] = now
-        tail = text[doc.committed :]
-        return MessageView(Markup(doc.html), tail, (doc.generation, len(doc.blocks), len(text)))
+            caught_up, live = len(text), render_markdown(doc.tail) if doc.tail else ""
+        self._live[entry.seq] = (caught_up, live)
+        raw = text[caught_up:]
+        return MessageView(
+            Markup(doc.html),
+            _with_tail(live, f"{dom_id(entry)}-tail", raw),
+            raw,
+            (doc.generation, len(doc.blocks), caught_up, len(text)),
+        )

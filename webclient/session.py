@@ -12,37 +12,43 @@ import asyncio
 import logging
 import os
 import secrets
-import shlex
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
+from webclient.acp.controls import apply_control_update, apply_session_result, settings
+from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
-from webclient.acp.updates import apply_update, permission_options, tool_call_patch
+from webclient.acp.prompt import mention_blocks, upload_block
+from webclient.acp.updates import apply_update, content_block
+from webclient.agent_spec import AgentSpec as AgentSpec  # the sessions module and tests import it from here
+from webclient.agent_spec import command_display
 from webclient.jsonrpc import ConnectionClosed, RpcError
-from webclient.viewmodel.content import TextBlock
+from webclient.prompt_queue import PromptQueue, QueuedPrompt
+from webclient.protocol_log import ProtocolLog
+from webclient.uploads import Uploads
+from webclient.viewmodel.controls import SelectSetting, SessionControls
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.files import WriteResult
-from webclient.workspace.paths import Access, Workspace
+from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import ExitStatus, Terminals
 
 log = logging.getLogger(__name__)
 
 ChangeKey = int | str
-"""An entry's ``seq``, or the name of a page part (``"status"``, ``"changes"``, ``"location"``, ``"terminal:<n>"``)."""
+"""An entry's ``seq``, or the name of a page part (``"status"``, ``"controls"``, ``"commands"``, ``"queue"``,
+``"plan"``, ``"changes"``, ``"location"``, ``"terminal:<n>"``)."""
 
 AgentState = Literal["starting", "ready", "auth-required", "exited", "failed"]
 TurnState = Literal["idle", "running", "awaiting-permission", "ended"]
 
 AUTH_REQUIRED = -32000
-PROTOCOL_LOG_LINES = 5000
-PROTOCOL_LOG_LINE_CHARS = 20_000
+UNKNOWN_UPDATES_KEPT = 1000
 
 _STOP_NOTICES: dict[str, tuple[str, str]] = {
     "cancelled": ("info", "Stopped"),
@@ -50,37 +56,6 @@ _STOP_NOTICES: dict[str, tuple[str, str]] = {
     "max_turn_requests": ("warning", "The agent reached its limit of requests for one turn"),
     "refusal": ("warning", "The agent refused to continue"),
 }
-
-
-def command_display(command: str, args: list[str]) -> str:
-    """A command line as a person reads it: a long inline script (``python -c ...``) is summarised."""
-    shown = []
-    for arg in [command, *args]:
-        if len(arg) > 80 or "\n" in arg:
-            lines = arg.count("\n") + 1
-            arg = f"<{lines} lines>" if lines > 1 else f"{arg[:60]}…"
-        shown.append(arg)
-    return shlex.join(shown)
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSpec:
-    """How to start an agent, and what it may do through the client."""
-
-    argv: list[str]
-    cwd: Path
-    env: Mapping[str, str] | None = None
-    extra_roots: tuple[Path, ...] = ()
-    """Directories besides ``cwd`` the agent may read and write through the client."""
-    file_access: Access = "read-write"
-    terminals: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    when: float
-    direction: str
-    text: str
 
 
 class Session:
@@ -91,7 +66,14 @@ class Session:
         self.spec = spec
         self.created = time.time()
         self.thread = Thread(listener=self._changed)
-        self.title: str | None = None
+        self.controls = SessionControls(listener=self._changed)
+        self.permissions = Permissions(self.thread, self._changed)
+        self.queue = PromptQueue(lambda: self._changed("queue"))
+        self.queue_paused = False
+        """True after the user stopped a turn: queued prompts then wait for "Send now"."""
+        self.uploads = Uploads()
+        self.prompt_capabilities: frozenset[str] = frozenset()
+        """The ``promptCapabilities`` the agent set (``image``, ``audio``, ``embeddedContext``)."""
         self.agent_state: AgentState = "starting"
         self.agent_info: dict[str, Any] = {}
         self.error: str | None = None
@@ -99,9 +81,9 @@ class Session:
         self.turn_running = False
         self.cancelling = False
         self.stderr = StderrLog()
-        self.protocol_log: deque[LogLine] = deque(maxlen=PROTOCOL_LOG_LINES)
-        self.other_updates: dict[str, Any] = {}
-        """The latest update of each kind the thread does not show (commands, modes, usage, ...)."""
+        self.protocol_log = ProtocolLog()
+        self.unknown_updates: deque[dict[str, Any]] = deque(maxlen=UNKNOWN_UPDATES_KEPT)
+        """Updates of types this client does not know, kept as sent (the protocol log shows them all)."""
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
         self.terminals = Terminals() if spec.terminals else None
         self.client_methods = ClientMethods(self.workspace, self.terminals, self)
@@ -109,7 +91,6 @@ class Session:
         self._watchers: set[Callable[[ChangeKey], None]] = set()
         self._connection: AgentConnection | None = None
         self._acp_session_id: str | None = None
-        self._answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._prompt_nonces: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -124,6 +105,10 @@ class Session:
     def _changed(self, key: ChangeKey) -> None:
         for watcher in self._watchers:
             watcher(key)
+
+    @property
+    def title(self) -> str | None:
+        return self.controls.title
 
     @property
     def turn_state(self) -> TurnState:
@@ -164,6 +149,10 @@ class Session:
             result = await self._connection.initialize(self.client_methods.capabilities())
             info = result.get("agentInfo")
             self.agent_info = info if isinstance(info, dict) else {}
+            capabilities = result.get("agentCapabilities")
+            offered = capabilities.get("promptCapabilities") if isinstance(capabilities, dict) else None
+            if isinstance(offered, dict):
+                self.prompt_capabilities = frozenset(name for name, on in offered.items() if on is True)
             methods = result.get("authMethods")
             self.auth_methods = [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
             await self._new_session()
@@ -189,8 +178,10 @@ class Session:
             self._fail("The agent's session/new answer has no sessionId.")
             return
         self._acp_session_id = session_id
+        apply_session_result(self.controls, result)
         self.agent_state = "ready"
         self._changed("status")
+        self._send_queued()
 
     async def authenticate(self, method_id: str) -> None:
         """Sign in with one of the agent's ``authMethods``, then start the session."""
@@ -216,7 +207,7 @@ class Session:
         if self._closing:
             return
         self.agent_state = "exited"
-        self._settle_permissions()
+        self.permissions.settle()
         tail = self.stderr.tail(20)
         self.thread.add_notice("error", f"The agent exited (exit code {code})", tail)
         self._changed("status")
@@ -230,7 +221,7 @@ class Session:
     async def close(self) -> None:
         """End the session: stop the agent and everything running for it."""
         self._closing = True
-        self._settle_permissions()
+        self.permissions.settle()
         if self._connection is not None:
             await self._connection.close()
         if self.terminals is not None:
@@ -256,22 +247,55 @@ class Session:
 
     # -- the user's actions ------------------------------------------------------------------------
 
-    def submit_prompt(self, text: str, nonce: str) -> bool:
-        """Start a turn with ``text``. A nonce already seen (a replayed send) changes nothing."""
+    def submit_prompt(self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = ()) -> bool:
+        """Send a prompt, or queue it while the agent is busy. A nonce already seen (a replayed send) changes nothing.
+
+        ``uploads`` are ids of files the user attached; ``mentions`` workspace paths typed as ``@path``.
+        """
         text = text.strip()
-        if not text or nonce in self._prompt_nonces or not self.ready or self.turn_running:
+        if nonce in self._prompt_nonces or self.turn_state == "ended":
             return False
-        assert self._connection is not None and self._acp_session_id is not None
+        blocks = [upload_block(upload) for upload in self.uploads.take(list(uploads))]
+        blocks += mention_blocks(self.workspace, mentions)
+        if not text and not blocks:
+            return False
         self._prompt_nonces.add(nonce)
-        self.thread.start_turn([TextBlock(text=text)])
-        self.turn_running = True
-        self._changed("status")
-        self._spawn(self._run_turn(self._connection, self._acp_session_id, text), "turn")
+        if self.ready and not self.turn_running and not self.queue:
+            self._start_turn(text, blocks)
+        else:
+            self.queue.add(text, blocks)
         return True
 
-    async def _run_turn(self, connection: AgentConnection, session_id: str, text: str) -> None:
+    def _start_turn(self, text: str, blocks: list[dict[str, Any]]) -> None:
+        assert self._connection is not None and self._acp_session_id is not None
+        prompt = [{"type": "text", "text": text}, *blocks] if text else blocks
+        self.thread.start_turn([content_block(block) for block in prompt])
+        self.turn_running = True
+        self.queue_paused = False
+        self._changed("status")
+        self._spawn(self._run_turn(self._connection, self._acp_session_id, prompt), "turn")
+
+    def _send_queued(self, item_id: str | None = None) -> None:
+        """Start the next queued prompt (or the one named) if the agent is free."""
+        if not self.ready or self.turn_running or self._closing:
+            return
+        item: QueuedPrompt | None
+        if item_id is None:
+            item = None if self.queue_paused else self.queue.pop()
+        else:
+            item = next((i for i in self.queue if i.id == item_id), None)
+            if item is not None:
+                self.queue.remove(item_id)
+        if item is not None:
+            self._start_turn(item.text, item.blocks)
+
+    def send_queued_now(self, item_id: str) -> None:
+        """The user asked to send a queued prompt now (after a stop, or ahead of the others)."""
+        self._send_queued(item_id)
+
+    async def _run_turn(self, connection: AgentConnection, session_id: str, prompt: list[dict[str, Any]]) -> None:
         try:
-            result = await connection.prompt(session_id, [{"type": "text", "text": text}])
+            result = await connection.prompt(session_id, prompt)
             reason = result.get("stopReason")
             if isinstance(reason, str) and reason != "end_turn":
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
@@ -281,85 +305,92 @@ class Session:
         except ConnectionClosed:
             pass  # the exit watcher reports it
         finally:
+            self.queue_paused = self.queue_paused or self.cancelling
             self.turn_running = False
             self.cancelling = False
-            self._settle_permissions()
+            self.permissions.settle()
             self.thread.end_turn()
             self._changed("status")
+            self._changed("plan")
+            self._send_queued()
 
     async def cancel(self) -> None:
         """Stop the turn: tell the agent, answer its open questions ``cancelled``, mark unfinished calls."""
         if not self.turn_running or self.cancelling or self._connection is None or self._acp_session_id is None:
             return
         self.cancelling = True
+        self.queue_paused = True
         self._changed("status")
         await self._connection.cancel(self._acp_session_id)
-        self._settle_permissions()
+        self.permissions.settle()
         self.thread.cancel_unfinished()
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        """The user chose ``option_id``: answer the agent once; a repeated or late click changes nothing."""
-        prompt = self.thread.answer_permission(request_id, option_id)
-        future = self._answers.pop(request_id, None) if prompt is not None else None
-        if future is not None and not future.done():
-            future.set_result({"outcome": {"outcome": "selected", "optionId": option_id}})
-            self._changed("status")
-        elif (call := self.thread.tool_call_for_permission(request_id)) is not None:
-            self._changed(call.seq)  # re-show the settled card to whoever clicked late
+    def set_mode(self, mode_id: str) -> None:
+        """Switch the session to one of the agent's modes (``session/set_mode``), in the background."""
+        if self.ready and self.controls.mode(mode_id) is not None and mode_id != self.controls.current_mode:
+            self._spawn(self._set_mode(mode_id), "set-mode")
 
-    def _settle_permissions(self) -> None:
-        """Answer every open question ``cancelled`` (the turn was stopped, or it is over)."""
-        for request_id, future in list(self._answers.items()):
-            self.thread.answer_permission(request_id, None)
-            if not future.done():
-                future.set_result({"outcome": {"outcome": "cancelled"}})
-        self._answers.clear()
+    async def _set_mode(self, mode_id: str) -> None:
+        assert self._connection is not None and self._acp_session_id is not None
+        try:
+            await self._connection.set_mode(self._acp_session_id, mode_id)
+        except RpcError as error:
+            self.thread.add_notice("error", "The agent did not change the mode", f"{error.message} (code {error.code})")
+            self.controls.refresh("controls")
+            return
+        except ConnectionClosed:
+            return
+        self.controls.set_current_mode(mode_id)
+
+    def set_setting(self, setting_id: str, value: str) -> None:
+        """Change one of the agent's settings (``session/set_config_option``) in the background; ``value`` as
+        the page sent it."""
+        self._spawn(self._set_setting(setting_id, value), "set-setting")
+
+    async def _set_setting(self, setting_id: str, value: str) -> None:
+        setting = self.controls.setting(setting_id)
+        if not self.ready or setting is None:
+            return
+        wire: str | bool
+        if isinstance(setting, SelectSetting):
+            if value == setting.current or value not in {c.value for c in setting.choices}:
+                return
+            wire = value
+        else:
+            wire = value in ("true", "on")
+            if wire == setting.current:
+                return
+        assert self._connection is not None and self._acp_session_id is not None
+        try:
+            result = await self._connection.set_config_option(self._acp_session_id, setting_id, wire)
+        except RpcError as error:
+            self.thread.add_notice(
+                "error", f"The agent did not change “{setting.name}”", f"{error.message} (code {error.code})"
+            )
+            self.controls.refresh("controls")
+            return
+        except ConnectionClosed:
+            return
+        if isinstance(result.get("configOptions"), list):
+            self.controls.set_settings(settings(result["configOptions"]))
 
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
         update = params.get("update")
-        if apply_update(self.thread, update):
+        if not isinstance(update, dict) or apply_update(self.thread, update):
             return
-        if not isinstance(update, dict):
-            return
-        kind = update.get("sessionUpdate")
-        if kind == "session_info_update" and "title" in update:
-            title = update["title"]
-            self.title = title if isinstance(title, str) else None
-            self._changed("status")
-        elif isinstance(kind, str):
-            self.other_updates[kind] = update
+        if not apply_control_update(self.controls, update):
+            self.unknown_updates.append(update)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        request_id = secrets.token_urlsafe(9)
-        tool_call = params.get("toolCall")
-        subject = params.get("subject")
-        if not isinstance(tool_call, dict) and isinstance(subject, dict):
-            tool_call = subject.get("toolCall")  # the v2 draft's shape
-        if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
-            raw = {k: v for k, v in tool_call.items() if k != "toolCallId"}
-            call = self.thread.upsert_tool_call(tool_call["toolCallId"], tool_call_patch(tool_call), raw)
-        else:
-            # A question not about a tool call (v2 ``command`` subjects, or unknown): show it as a card of its own.
-            title = params.get("title")
-            raw = {k: v for k, v in params.items() if k not in ("sessionId", "options")}
-            patch: dict[str, Any] = {"title": title if isinstance(title, str) else "The agent asks for permission"}
-            call = self.thread.upsert_tool_call(f"permission-{request_id}", patch, raw)
-        options = permission_options(params.get("options"))
-        if self.cancelling or not options or self._closing:
-            future.set_result({"outcome": {"outcome": "cancelled"}})
-            return future
-        self.thread.ask_permission(call, request_id, options)
-        self._answers[request_id] = future
-        self._changed("status")
-        return future
+        return self.permissions.ask(params, refuse=self.cancelling or self._closing)
+
+    def answer_permission(self, request_id: str, option_id: str) -> None:
+        self.permissions.answer(request_id, option_id)
 
     def on_traffic(self, direction: str, line: str) -> None:
-        if len(line) > PROTOCOL_LOG_LINE_CHARS:
-            line = f"{line[:PROTOCOL_LOG_LINE_CHARS]}… ({len(line):,} characters)"
-        self.protocol_log.append(LogLine(time.time(), direction, line))
+        self.protocol_log.record(direction, line)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         handler = self.client_methods.handler(method)

@@ -19,6 +19,7 @@ tests assert exactly what the agent received. Scripts (first word of the prompt)
 - ``meta`` — a display-only terminal reported through tool-call ``_meta`` (claude-agent-acp style).
 - ``look REL LINE...`` — one read tool call per LINE with a location in REL (relative to the cwd), 0.4 s apart.
 - ``diff-twice`` — a tool call with a diff of a long file, then the same diff sent again.
+- ``unknown`` — one session/update of a type no client knows (``future_thing``, with a payload), then end_turn.
 - anything else — one message: "ok".
 ``$AUTH_REQUIRED=1`` makes session/new fail with -32000 until ``authenticate`` succeeds.
 """
@@ -300,6 +301,8 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
             {"sessionUpdate": "tool_call_update", "toolCallId": "d1", "status": "completed", "content": [diff]},
         )
         say(session_id, "second")
+    elif script == "unknown":
+        update(session_id, {"sessionUpdate": "future_thing", "payload": {"answer": 42, "note": "from the future"}})
     elif script == "xss":
         hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>[a](javascript:alert(3))'
         update(session_id, {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": hostile}})

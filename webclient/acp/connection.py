@@ -24,6 +24,7 @@ PROTOCOL_VERSION = 1
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
     "auth": {"terminal": False},
+    "session": {"configOptions": {"boolean": {}}},
     # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).
     "_meta": {"terminal_output": True, "terminal_output_delta": True},
 }
@@ -118,6 +119,18 @@ class AgentConnection:
     async def prompt(self, session_id: str, prompt: list[dict[str, Any]]) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/prompt-turn — pending for the whole turn."""
         result = await self.peer.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+        return result if isinstance(result, dict) else {}
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """https://agentclientprotocol.com/protocol/session-modes#setting-the-current-mode"""
+        await self.peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state."""
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        result = await self.peer.request("session/set_config_option", params)
         return result if isinstance(result, dict) else {}
 
     async def cancel(self, session_id: str) -> None:

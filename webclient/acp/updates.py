@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from webclient.acp.controls import CONTROL_UPDATES
 from webclient.viewmodel.content import (
     AudioBlock,
     ContentBlock,
@@ -47,6 +48,13 @@ _MESSAGE_KINDS: dict[str, MessageRole] = {
     "agent_thought_chunk": "thought",
     "user_message_chunk": "user-message",
 }
+
+
+THREAD_UPDATES = frozenset(
+    {*_MESSAGE_KINDS, "tool_call", "tool_call_update", "tool_call_content_chunk", "plan", "plan_update"}
+)
+KNOWN_SESSION_UPDATES = THREAD_UPDATES | CONTROL_UPDATES
+"""Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
 
 
 def _str(value: Any) -> str | None:

@@ -115,6 +115,15 @@ class Plan(Entry):
     def done(self) -> int:
         return sum(1 for item in self.items if item.status == "completed")
 
+    @property
+    def finished(self) -> bool:
+        return all(item.status == "completed" for item in self.items)
+
+    @property
+    def current(self) -> PlanItem | None:
+        """The entry being worked on: the first in progress."""
+        return next((item for item in self.items if item.status == "in_progress"), None)
+
 
 @dataclass(eq=False)
 class FileChange(Entry):

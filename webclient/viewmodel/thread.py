@@ -2,7 +2,7 @@
 
 Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
 below; every change is reported to ``listener`` with the ``seq`` of the entry that changed (or the name
-of a part that is not an entry: ``"terminal:<number>"``, ``"location"``), so the web layer can re-render
+of a part that is not an entry: ``"terminal:<number>"``, ``"location"``, ``"plan"``), so the web layer can re-render
 exactly that part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
 """
 
@@ -239,12 +239,19 @@ class Thread:
 
     def set_plan(self, items: list[PlanItem]) -> Plan:
         """Replace the plan of the current turn (a plan from an earlier turn stays as it was)."""
-        plan = next((e for e in reversed(self.entries) if isinstance(e, Plan) and e.turn == self.turn), None)
-        if plan is None:
-            return self._append(Plan(seq=0, turn=self.turn, items=items))
-        plan.items = items
-        self.listener(plan.seq)
+        plan = self.current_plan
+        if plan is None or plan.turn != self.turn:
+            plan = self._append(Plan(seq=0, turn=self.turn, items=items))
+        else:
+            plan.items = items
+            self.listener(plan.seq)
+        self.listener("plan")
         return plan
+
+    @property
+    def current_plan(self) -> Plan | None:
+        """The latest plan the agent made (the page keeps it in view while the agent works on it)."""
+        return next((e for e in reversed(self.entries) if isinstance(e, Plan)), None)
 
     def add_file_change(self, display_path: str, old_text: str | None, new_text: str) -> FileChange:
         """Record a file the agent wrote through the client, so the user can open it as a diff."""

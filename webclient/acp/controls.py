@@ -1,0 +1,159 @@
+"""ACP wire shapes → session controls: modes, config options, slash commands, usage, title.
+
+Spec: https://agentclientprotocol.com/protocol/session-modes, .../session-config-options,
+.../slash-commands, and the ``session_info_update`` / ``usage_update`` variants of ``session/update``.
+Malformed items are skipped (the schema's ``x-deserialize-skip-invalid-items``); an option of an
+unknown ``type`` is ignored, as the spec asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webclient.viewmodel.controls import (
+    Choice,
+    ChoiceGroup,
+    Command,
+    Mode,
+    SelectSetting,
+    SessionControls,
+    Setting,
+    ToggleSetting,
+    Usage,
+)
+
+CONTROL_UPDATES = frozenset(
+    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update"}
+)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def modes(raw: Any) -> tuple[list[Mode], str | None]:
+    """A ``SessionModeState`` (``{currentModeId, availableModes}``) as modes and the current id."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("availableModes"), list):
+        return [], None
+    found = [
+        Mode(id=item["id"], name=_str(item.get("name")) or item["id"], description=_str(item.get("description")))
+        for item in raw["availableModes"]
+        if isinstance(item, dict) and isinstance(item.get("id"), str)
+    ]
+    return found, _str(raw.get("currentModeId"))
+
+
+def _choice(raw: Any) -> Choice | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("value"), str):
+        return None
+    return Choice(
+        value=raw["value"], name=_str(raw.get("name")) or raw["value"], description=_str(raw.get("description"))
+    )
+
+
+def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
+    """A flat list of values becomes one unnamed group; a grouped list keeps its headings."""
+    if not isinstance(raw, list):
+        return ()
+    if all(isinstance(item, dict) and "group" in item for item in raw) and raw:
+        return tuple(
+            ChoiceGroup(
+                name=_str(group.get("name")) or str(group["group"]),
+                choices=tuple(c for c in map(_choice, _list(group.get("options"))) if c is not None),
+            )
+            for group in raw
+        )
+    return (ChoiceGroup(name=None, choices=tuple(c for c in map(_choice, raw) if c is not None)),)
+
+
+def setting(raw: Any) -> Setting | None:
+    """One ``SessionConfigOption``, or None when it is malformed or of a type we do not know."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        return None
+    common = {
+        "id": raw["id"],
+        "name": _str(raw.get("name")) or raw["id"],
+        "description": _str(raw.get("description")),
+        "category": _str(raw.get("category")),
+    }
+    current = raw.get("currentValue")
+    if raw.get("type") == "select" and isinstance(current, str):
+        return SelectSetting(current=current, groups=_groups(raw.get("options")), **common)
+    if raw.get("type") == "boolean" and isinstance(current, bool):
+        return ToggleSetting(current=current, **common)
+    return None
+
+
+def settings(raw: Any) -> list[Setting]:
+    """A ``configOptions`` array, in the agent's order (its order is its priority)."""
+    if not isinstance(raw, list):
+        return []
+    return [s for s in map(setting, raw) if s is not None]
+
+
+def commands(raw: Any) -> list[Command]:
+    found = []
+    for item in _list(raw):
+        name = item.get("name") if isinstance(item, dict) else None
+        name = name.strip().lstrip("/").strip() if isinstance(name, str) else ""
+        if name:
+            given = item.get("input")
+            hint = _str(given.get("hint")) if isinstance(given, dict) else None
+            found.append(Command(name=name, description=_str(item.get("description")) or "", hint=hint))
+    return found
+
+
+def usage(raw: dict[str, Any]) -> Usage | None:
+    used, size = _int(raw.get("used")), _int(raw.get("size"))
+    if used is None or size is None:
+        return None
+    cost = raw.get("cost")
+    amount = cost.get("amount") if isinstance(cost, dict) else None
+    return Usage(
+        used=max(0, used),
+        size=max(0, size),
+        cost=float(amount) if isinstance(amount, int | float) and not isinstance(amount, bool) else None,
+        currency=_str(cost.get("currency")) if isinstance(cost, dict) else None,
+    )
+
+
+def apply_session_result(controls: SessionControls, result: dict[str, Any]) -> None:
+    """What ``session/new`` (or load, resume, fork) said about modes and settings."""
+    if "modes" in result:
+        controls.set_modes(*modes(result["modes"]))
+    if "configOptions" in result:
+        controls.set_settings(settings(result["configOptions"]))
+
+
+def apply_control_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    """Fold a ``session/update`` about the controls; False when it is about something else."""
+    kind = update.get("sessionUpdate")
+    if kind == "available_commands_update":
+        controls.set_commands(commands(update.get("availableCommands")))
+    elif kind == "current_mode_update":
+        # The schema says currentModeId; the prose example of the modes page says modeId.
+        mode_id = _str(update.get("currentModeId")) or _str(update.get("modeId"))
+        if mode_id is None:
+            return False
+        controls.set_current_mode(mode_id)
+    elif kind == "config_option_update":
+        controls.set_settings(settings(update.get("configOptions")))
+    elif kind == "session_info_update":
+        if "title" in update:  # omitted: unchanged; null: cleared
+            controls.set_title(_str(update["title"]))
+    elif kind == "usage_update":
+        found = usage(update)
+        if found is None:
+            return False
+        controls.set_usage(found)
+    else:
+        return False
+    return True

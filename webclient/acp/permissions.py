@@ -1,0 +1,69 @@
+"""The agent's questions to the user (``session/request_permission``): each a future the user's click
+resolves, or a stop answers ``cancelled``. https://agentclientprotocol.com/protocol/tool-calls#requesting-permission
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from webclient.acp.updates import permission_options, tool_call_patch
+from webclient.viewmodel.thread import Thread
+
+Outcome = dict[str, Any]
+
+
+class Permissions:
+    """Open questions by request id; the thread shows them on their tool call cards."""
+
+    def __init__(self, thread: Thread, changed: Callable[[int | str], None]) -> None:
+        self.thread = thread
+        self.changed = changed
+        self._answers: dict[str, asyncio.Future[Outcome]] = {}
+
+    def ask(self, params: dict[str, Any], *, refuse: bool) -> Awaitable[Outcome]:
+        """Show the question on its tool call (creating a card if it is about none) and return the answer
+        to come; ``refuse`` answers ``cancelled`` at once (the user is stopping the turn)."""
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        request_id = secrets.token_urlsafe(9)
+        tool_call = params.get("toolCall")
+        subject = params.get("subject")
+        if not isinstance(tool_call, dict) and isinstance(subject, dict):
+            tool_call = subject.get("toolCall")  # the v2 draft's shape
+        if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
+            raw = {k: v for k, v in tool_call.items() if k != "toolCallId"}
+            call = self.thread.upsert_tool_call(tool_call["toolCallId"], tool_call_patch(tool_call), raw)
+        else:
+            # A question not about a tool call (v2 ``command`` subjects, or unknown): a card of its own.
+            title = params.get("title")
+            raw = {k: v for k, v in params.items() if k not in ("sessionId", "options")}
+            patch: dict[str, Any] = {"title": title if isinstance(title, str) else "The agent asks for permission"}
+            call = self.thread.upsert_tool_call(f"permission-{request_id}", patch, raw)
+        options = permission_options(params.get("options"))
+        if refuse or not options:
+            future.set_result({"outcome": {"outcome": "cancelled"}})
+            return future
+        self.thread.ask_permission(call, request_id, options)
+        self._answers[request_id] = future
+        self.changed("status")
+        return future
+
+    def answer(self, request_id: str, option_id: str) -> None:
+        """The user chose ``option_id``: answer the agent once; a repeated or late click changes nothing."""
+        prompt = self.thread.answer_permission(request_id, option_id)
+        future = self._answers.pop(request_id, None) if prompt is not None else None
+        if future is not None and not future.done():
+            future.set_result({"outcome": {"outcome": "selected", "optionId": option_id}})
+            self.changed("status")
+        elif (call := self.thread.tool_call_for_permission(request_id)) is not None:
+            self.changed(call.seq)  # re-show the settled card to whoever clicked late
+
+    def settle(self) -> None:
+        """Answer every open question ``cancelled`` (the turn was stopped, or it is over)."""
+        for request_id, future in list(self._answers.items()):
+            self.thread.answer_permission(request_id, None)
+            if not future.done():
+                future.set_result({"outcome": {"outcome": "cancelled"}})
+        self._answers.clear()

@@ -1,0 +1,34 @@
+"""How to start an agent, and what it may do through the client."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from webclient.workspace.paths import Access
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """The agent's command line and working directory, and the powers the client gives it."""
+
+    argv: list[str]
+    cwd: Path
+    env: Mapping[str, str] | None = None
+    extra_roots: tuple[Path, ...] = ()
+    """Directories besides ``cwd`` the agent may read and write through the client."""
+    file_access: Access = "read-write"
+    terminals: bool = True
+
+
+def command_display(command: str, args: list[str]) -> str:
+    """A command line as a person reads it: a long inline script (``python -c ...``) is summarised."""
+    shown = []
+    for arg in [command, *args]:
+        if len(arg) > 80 or "\n" in arg:
+            lines = arg.count("\n") + 1
+            arg = f"<{lines} lines>" if lines > 1 else f"{arg[:60]}…"
+        shown.append(arg)
+    return shlex.join(shown)

@@ -1,0 +1,61 @@
+"""Prompts the user sent while the agent was busy: shown as queued, editable, sent one per turn end."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(eq=False)
+class QueuedPrompt:
+    id: str
+    text: str
+    blocks: list[dict[str, Any]]
+    """The prompt's ACP content blocks besides its text (attachments, mentions)."""
+
+
+@dataclass(eq=False)
+class PromptQueue:
+    listener: Callable[[], None]
+    items: list[QueuedPrompt] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[QueuedPrompt]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, text: str, blocks: list[dict[str, Any]]) -> QueuedPrompt:
+        item = QueuedPrompt(secrets.token_urlsafe(6), text, blocks)
+        self.items.append(item)
+        self.listener()
+        return item
+
+    def edit(self, item_id: str, text: str) -> bool:
+        """Change a queued prompt's text; an empty text with nothing attached removes it."""
+        item = next((i for i in self.items if i.id == item_id), None)
+        if item is None:
+            return False
+        text = text.strip()
+        if not text and not item.blocks:
+            return self.remove(item_id)
+        if text != item.text:
+            item.text = text
+            self.listener()
+        return True
+
+    def remove(self, item_id: str) -> bool:
+        before = len(self.items)
+        self.items = [i for i in self.items if i.id != item_id]
+        if len(self.items) != before:
+            self.listener()
+        return len(self.items) != before
+
+    def pop(self) -> QueuedPrompt | None:
+        if not self.items:
+            return None
+        item = self.items.pop(0)
+        self.listener()
+        return item

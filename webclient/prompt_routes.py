@@ -1,0 +1,76 @@
+"""What the prompt box asks the server while the user writes: file uploads and ``@`` mentions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from urllib.parse import unquote, urlsplit
+
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+
+from webclient.config import Settings
+from webclient.rendering import Renderer
+from webclient.session import Session
+from webclient.sessions import SessionManager
+from webclient.uploads import MAX_UPLOAD_BYTES, UploadRefused
+from webclient.workspace.listing import list_files, match
+
+LISTING_TTL = 10.0
+"""Seconds a workspace listing is reused while the user types after ``@``."""
+
+_listings: dict[str, tuple[float, list[str]]] = {}
+
+
+def origin_allowed(conn: HTTPConnection, settings: Settings) -> bool:
+    """Browsers send ``Origin`` on web socket handshakes and on POSTs: only our own pages (or configured
+    ones) may use them."""
+    origin = conn.headers.get("origin")
+    if origin is None:
+        return True  # not a browser: nothing ambient to abuse
+    if origin in settings.allowed_origins:
+        return True
+    return urlsplit(origin).netloc == conn.headers.get("host")
+
+
+def _session(request: Request) -> Session:
+    manager: SessionManager = request.app.state.sessions
+    session = manager.get(request.path_params["session_id"])
+    if session is None:
+        raise HTTPException(404, "No such session")
+    return session
+
+
+async def upload_attachment(request: Request) -> Response:
+    """A file pasted or dropped into the prompt box: held for the next prompt, shown as a chip."""
+    session = _session(request)
+    if not origin_allowed(request, request.app.state.settings):
+        raise HTTPException(403, "Uploads come from this server's own pages only")
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_UPLOAD_BYTES:
+            return PlainTextResponse(f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes).", status_code=413)
+    name = unquote(request.headers.get("x-filename", "")) or "pasted"
+    try:
+        upload = session.uploads.add(
+            name, request.headers.get("content-type", ""), bytes(data), session.prompt_capabilities
+        )
+    except UploadRefused as refused:
+        return PlainTextResponse(str(refused), status_code=415)
+    renderer: Renderer = request.app.state.renderer
+    return HTMLResponse(renderer.page("_attachment.html", upload=upload))
+
+
+async def mention_options(request: Request) -> Response:
+    """Workspace files matching what follows ``@`` in the prompt box, as menu items."""
+    session = _session(request)
+    query = request.query_params.get("q", "")[:200]
+    now = time.monotonic()
+    cached = _listings.get(session.id)
+    if cached is None or now - cached[0] > LISTING_TTL:
+        cached = (now, await asyncio.to_thread(list_files, session.workspace.roots))
+        _listings[session.id] = cached
+    renderer: Renderer = request.app.state.renderer
+    return HTMLResponse(renderer.page("_mentions.html", paths=match(cached[1], query), query=query))

@@ -1,0 +1,236 @@
+"""The raw JSON-RPC traffic of one session, both ways, bounded: what the protocol log viewer shows.
+
+Each line is summarised when it is recorded (kind, method, id, ``sessionUpdate`` type), so filtering
+the whole log is a pass over small records; a response is given the method of the request it answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from webclient.acp.updates import KNOWN_SESSION_UPDATES
+
+MAX_LINES = 5000
+MAX_LINE_CHARS = 20_000
+PREVIEW_CHARS = 160
+MAX_PENDING = 10_000
+"""Requests remembered while they wait for their response (the oldest are forgotten beyond this)."""
+
+Kind = Literal["request", "response", "error", "notification", "unparseable"]
+
+# Lines cut at MAX_LINE_CHARS are no longer JSON: their summary is read from the keys at their start.
+_HEAD_CHARS = 4000
+_STRING = r'"((?:[^"\\]|\\.)*)"'
+_HEAD_KEY = re.compile(r'"(method|result|error|params)"\s*:')
+_HEAD_METHOD = re.compile(r'"method"\s*:\s*' + _STRING)
+_HEAD_ID = re.compile(r'"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*"|null)')
+_HEAD_UPDATE = re.compile(r'"sessionUpdate"\s*:\s*' + _STRING)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of traffic and what it is.
+
+    ``direction`` is ``in`` (from the agent), ``out`` (to it) or ``garbage`` (a line from the agent that
+    could not be read; ``text`` starts with the reason). ``id`` is the JSON text of the message id
+    (``3``, ``"abc"``); ``method`` of a response is that of the request it answers, when that was seen;
+    ``update`` is the ``sessionUpdate`` type of a ``session/update`` notification.
+    """
+
+    number: int
+    when: float
+    direction: str
+    text: str
+    kind: Kind = "unparseable"
+    method: str | None = None
+    id: str | None = None
+    update: str | None = None
+
+    @property
+    def unknown_update(self) -> bool:
+        """A ``session/update`` of a type this client does not know (a newer protocol, an extension)."""
+        return self.update is not None and self.update not in KNOWN_SESSION_UPDATES
+
+    @property
+    def from_agent(self) -> bool:
+        return self.direction != "out"
+
+    @property
+    def preview(self) -> str:
+        text = self.text
+        return text if len(text) <= PREVIEW_CHARS else f"{text[:PREVIEW_CHARS]}…"
+
+
+@dataclass(frozen=True, slots=True)
+class LogFilter:
+    """Which lines to show: every condition that is set must hold."""
+
+    direction: str = ""
+    """``in`` (from the agent, unreadable lines included), ``out`` (to the agent), or empty for both."""
+    query: str = ""
+    """Text the raw line contains, ignoring case."""
+    method: str = ""
+    """A method name (a response matches the method it answers) or a ``sessionUpdate`` type."""
+    unknown_only: bool = False
+    """Only ``session/update`` notifications of a type this client does not know."""
+
+    def matches(self, line: LogLine) -> bool:
+        if self.direction and (line.direction == "out") != (self.direction == "out"):
+            return False
+        if self.method and self.method != line.method and self.method != line.update:
+            return False
+        if self.unknown_only and not line.unknown_update:
+            return False
+        if self.query:
+            needle = self.query.lower()
+            text = line.text
+            # Lower-casing a long line costs more than searching it: skip it when case cannot matter.
+            return needle in (text if needle == self.query.upper() else text.lower())
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The newest matching lines (oldest first), and how many matched in all."""
+
+    lines: list[LogLine]
+    matched: int
+    last: int
+    """The number of the newest line looked at: where the next ``after`` starts."""
+
+    @property
+    def omitted(self) -> int:
+        return self.matched - len(self.lines)
+
+
+def _opposite(direction: str) -> str:
+    return "in" if direction == "out" else "out"
+
+
+def _id_text(value: Any) -> str | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return json.dumps(value)
+
+
+def _summarise(text: str) -> tuple[Kind, str | None, str | None, str | None]:
+    """(kind, method, id, sessionUpdate type) of a complete line."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return "unparseable", None, None, None
+    if not isinstance(message, dict):
+        return "unparseable", None, None, None
+    method = message.get("method")
+    message_id = _id_text(message.get("id"))
+    if isinstance(method, str):
+        update = None
+        params = message.get("params")
+        if method == "session/update" and isinstance(params, dict) and isinstance(params.get("update"), dict):
+            kind = params["update"].get("sessionUpdate")
+            update = kind if isinstance(kind, str) else None
+        return ("request" if "id" in message else "notification"), method, message_id, update
+    if "error" in message:
+        return "error", None, message_id, None
+    if "result" in message:
+        return "response", None, message_id, None
+    return "unparseable", None, message_id, None
+
+
+def _summarise_head(text: str) -> tuple[Kind, str | None, str | None, str | None]:
+    """The same, guessed from the start of a line too long to keep whole (its keys usually come first)."""
+    head = text[:_HEAD_CHARS]
+    first = _HEAD_KEY.search(head)
+    if first is None:
+        return "unparseable", None, None, None
+    found_id = _HEAD_ID.search(head, 0, first.start()) or _HEAD_ID.search(head)
+    message_id = found_id.group(1) if found_id and found_id.group(1) != "null" else None
+    if first.group(1) == "error":
+        return "error", None, message_id, None
+    if first.group(1) == "result":
+        return "response", None, message_id, None
+    found_method = _HEAD_METHOD.search(head)
+    if found_method is None:
+        return "unparseable", None, message_id, None
+    method = found_method.group(1)
+    found_update = _HEAD_UPDATE.search(head) if method == "session/update" else None
+    kind: Kind = "request" if message_id is not None else "notification"
+    return kind, method, message_id, found_update.group(1) if found_update else None
+
+
+class ProtocolLog:
+    """The last ``maxlen`` lines of traffic, numbered from 1 in arrival order."""
+
+    def __init__(self, maxlen: int = MAX_LINES) -> None:
+        self._lines: deque[LogLine] = deque(maxlen=maxlen)
+        self._count = 0
+        self._pending: dict[tuple[str, str], str] = {}
+        self.methods: set[str] = set()
+        """Every method seen (requests and notifications), evicted lines included."""
+        self.update_types: set[str] = set()
+        """Every ``sessionUpdate`` type seen."""
+
+    def record(self, direction: str, line: str) -> LogLine:
+        summary: tuple[Kind, str | None, str | None, str | None] = ("unparseable", None, None, None)
+        if direction != "garbage":
+            summary = _summarise_head(line) if len(line) > MAX_LINE_CHARS else _summarise(line)
+        kind, method, message_id, update = summary
+        if len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
+        if method is not None:
+            self.methods.add(method)
+        if update is not None:
+            self.update_types.add(update)
+        if message_id is not None:
+            if kind == "request" and method is not None:
+                self._remember(direction, message_id, method)
+            elif kind in ("response", "error"):
+                method = self._pending.pop((_opposite(direction), message_id), None)
+        self._count += 1
+        entry = LogLine(self._count, time.time(), direction, line, kind, method, message_id, update)
+        self._lines.append(entry)
+        return entry
+
+    def _remember(self, direction: str, message_id: str, method: str) -> None:
+        if len(self._pending) >= MAX_PENDING:
+            del self._pending[next(iter(self._pending))]
+        self._pending[direction, message_id] = method
+
+    def filter(self, spec: LogFilter | None = None, *, after: int = 0, limit: int | None = None) -> Selection:
+        """The lines numbered above ``after`` that match ``spec``: the newest ``limit`` of them, oldest first.
+
+        Safe to call from a worker thread: it works on one copy of the log, taken in a single step.
+        """
+        spec = spec or LogFilter()
+        lines = list(self._lines)
+        last = lines[-1].number if lines else self._count
+        if after:
+            start = max(0, len(lines) - (last - after)) if after < last else len(lines)
+            lines = lines[start:]
+        matching = [line for line in lines if spec.matches(line)]
+        shown = matching if limit is None or len(matching) <= limit else matching[len(matching) - limit :]
+        return Selection(shown, len(matching), last)
+
+    def line(self, number: int) -> LogLine | None:
+        """Line ``number``, if the log still holds it."""
+        if not self._lines:
+            return None
+        index = number - self._lines[0].number
+        return self._lines[index] if 0 <= index < len(self._lines) else None
+
+    @property
+    def total(self) -> int:
+        """Lines recorded since the start, the dropped ones included."""
+        return self._count
+
+    def __iter__(self) -> Iterator[LogLine]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)

@@ -1,0 +1,157 @@
+"""What an agent tells us about a session besides the thread: title, usage, modes, settings, commands.
+
+Protocol-neutral, like the thread: the ACP adapter (:mod:`webclient.acp.controls`) builds these from
+wire shapes; the page shows them in the header, in selectors beside the prompt box and in the slash
+menu. Every change is reported to ``listener`` with the name of the page part that shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+ControlsPart = Literal["status", "controls", "commands"]
+"""The page parts that show controls: the header (title, usage), the selectors, the slash menu."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """A session mode the agent offers (ACP's older way to say "ask first", "plan only", ...)."""
+
+    id: str
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One value of a select setting."""
+
+    value: str
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceGroup:
+    """Values shown under one heading; ``name`` None for an ungrouped list."""
+
+    name: str | None
+    choices: tuple[Choice, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SelectSetting:
+    """A setting with one value out of several (model, mode, thought level, ...)."""
+
+    id: str
+    name: str
+    current: str
+    groups: tuple[ChoiceGroup, ...]
+    description: str | None = None
+    category: str | None = None
+    type: Literal["select"] = "select"
+
+    @property
+    def choices(self) -> list[Choice]:
+        return [choice for group in self.groups for choice in group.choices]
+
+    def current_choice(self) -> Choice | None:
+        return next((c for c in self.choices if c.value == self.current), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ToggleSetting:
+    """An on/off setting."""
+
+    id: str
+    name: str
+    current: bool
+    description: str | None = None
+    category: str | None = None
+    type: Literal["boolean"] = "boolean"
+
+
+Setting = SelectSetting | ToggleSetting
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A slash command the agent accepts as prompt text (``/name input``)."""
+
+    name: str
+    description: str
+    hint: str | None = None
+    """What to type after the name, when the command takes input."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """How full the agent's context window is, and what the session has cost so far."""
+
+    used: int
+    size: int
+    cost: float | None = None
+    currency: str | None = None
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.used / self.size) if self.size > 0 else 0.0
+
+
+def _ignore(part: ControlsPart) -> None:
+    pass
+
+
+@dataclass(eq=False)
+class SessionControls:
+    """The session's state outside the thread, kept as the agent last described it."""
+
+    listener: Callable[[ControlsPart], None] = _ignore
+    title: str | None = None
+    usage: Usage | None = None
+    modes: list[Mode] = field(default_factory=list)
+    current_mode: str | None = None
+    settings: list[Setting] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+
+    @property
+    def show_modes(self) -> bool:
+        """Modes are shown only when the agent gave no settings: settings supersede them (ACP's rule)."""
+        return bool(self.modes) and not self.settings
+
+    def mode(self, mode_id: str | None) -> Mode | None:
+        return next((m for m in self.modes if m.id == mode_id), None)
+
+    def setting(self, setting_id: str) -> Setting | None:
+        return next((s for s in self.settings if s.id == setting_id), None)
+
+    def set_title(self, title: str | None) -> None:
+        self.title = title
+        self.listener("status")
+
+    def set_usage(self, usage: Usage) -> None:
+        self.usage = usage
+        self.listener("status")
+
+    def set_modes(self, modes: list[Mode], current: str | None) -> None:
+        self.modes = modes
+        self.current_mode = current
+        self.listener("controls")
+
+    def set_current_mode(self, mode_id: str) -> None:
+        self.current_mode = mode_id
+        self.listener("controls")
+
+    def set_settings(self, settings: list[Setting]) -> None:
+        self.settings = settings
+        self.listener("controls")
+
+    def set_commands(self, commands: list[Command]) -> None:
+        self.commands = commands
+        self.listener("commands")
+
+    def refresh(self, part: ControlsPart) -> None:
+        """Show ``part`` again as it is (a selector the user moved must return to the agent's value)."""
+        self.listener(part)
