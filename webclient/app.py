@@ -16,24 +16,25 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from webclient import log_page
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
 from webclient.export import export_filename, session_markdown
 from webclient.live import LiveView, composer_nonce
+from webclient.log_page import protocol_log_page
 from webclient.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
-from webclient.prompt_routes import mention_options, origin_allowed, upload_attachment
+from webclient.prompt_routes import mention_options, upload_attachment
 from webclient.rendering import Renderer, dom_id
 from webclient.session import Session
 from webclient.sessions import SessionManager
 from webclient.viewmodel.entries import MessageEntry
+from webclient.web import base_context, manager, origin_allowed, page, session_of, small_int
 
 log = logging.getLogger(__name__)
 
@@ -41,49 +42,25 @@ STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 WS_POLICY_VIOLATION = 1008
 
 
-def _manager(conn: HTTPConnection) -> SessionManager:
-    manager: SessionManager = conn.app.state.sessions
-    return manager
-
-
-def _session(conn: HTTPConnection) -> Session:
-    session = _manager(conn).get(conn.path_params["session_id"])
-    if session is None:
-        raise HTTPException(404, "No such session")
-    return session
-
-
-def _base_context(conn: HTTPConnection) -> dict[str, Any]:
-    """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
-    root = conn.scope.get("root_path", "").rstrip("/")
-    diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
-    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode}
-
-
-def _page(conn: Request, template: str, **context: Any) -> HTMLResponse:
-    renderer: Renderer = conn.app.state.renderer
-    return HTMLResponse(renderer.page(template, **_base_context(conn), **context))
-
-
 async def index(request: Request) -> Response:
     settings: Settings = request.app.state.settings
-    sessions = sorted(_manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
-    return _page(request, "index.html", sessions=sessions, agent_command=settings.agent_command)
+    sessions = sorted(manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
+    return page(request, "index.html", sessions=sessions, agent_command=settings.agent_command)
 
 
 async def create_session(request: Request) -> Response:
-    session = _manager(request).create()
-    root = _base_context(request)["root"]
+    session = manager(request).create()
+    root = base_context(request)["root"]
     return RedirectResponse(f"{root}/sessions/{session.id}", status_code=303)
 
 
 async def session_page(request: Request) -> Response:
-    session = _session(request)
-    docs = _manager(request).docs[session.id]
+    session = session_of(request)
+    docs = manager(request).docs[session.id]
     now = time.monotonic()
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
-    root = _base_context(request)["root"]
-    return _page(
+    root = base_context(request)["root"]
+    return page(
         request,
         "session.html",
         session=session,
@@ -97,32 +74,32 @@ async def session_page(request: Request) -> Response:
 
 async def prompt_without_script(request: Request) -> Response:
     """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
-    session = _session(request)
+    session = session_of(request)
     form = await request.form()
     session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")))
-    return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
+    return RedirectResponse(f"{base_context(request)['root']}/sessions/{session.id}", status_code=303)
 
 
 async def export_session(request: Request) -> Response:
     """The whole session as a Markdown file."""
-    session = _session(request)
+    session = session_of(request)
     headers = {"content-disposition": f'attachment; filename="{export_filename(session.title)}"'}
     return Response(session_markdown(session), media_type="text/markdown; charset=utf-8", headers=headers)
 
 
 async def end_session(request: Request) -> Response:
-    session = _session(request)
-    await _manager(request).end(session)
-    return RedirectResponse(f"{_base_context(request)['root']}/sessions/{session.id}", status_code=303)
+    session = session_of(request)
+    await manager(request).end(session)
+    return RedirectResponse(f"{base_context(request)['root']}/sessions/{session.id}", status_code=303)
 
 
 def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
     """A side-panel fragment for htmx, or the same inside a page of its own when followed as a plain link."""
     renderer: Renderer = request.app.state.renderer
-    html = renderer.page(template, session=session, **_base_context(request), **context)
+    html = renderer.page(template, session=session, **base_context(request), **context)
     if request.headers.get("hx-request"):
         return HTMLResponse(html)
-    return _page(request, "panel_page.html", session=session, title=title, fragment=Markup(html))
+    return page(request, "panel_page.html", session=session, title=title, fragment=Markup(html))
 
 
 def _gap(request: Request) -> tuple[int, int] | None:
@@ -135,15 +112,11 @@ def _gap(request: Request) -> tuple[int, int] | None:
         raise HTTPException(400, "gap must be START-END") from None
 
 
-def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() and len(value) < 10 else None
-
-
 async def file_page(request: Request) -> Response:
     """A workspace file at a line: where a tool call's location link leads, and what "follow" shows."""
-    session = _session(request)
+    session = session_of(request)
     path = request.query_params.get("path", "")
-    line = _int(request.query_params.get("line"))
+    line = small_int(request.query_params.get("line"))
     panel = await asyncio.to_thread(file_panel, session, path, line)
     lines_url = f"{request.url.path}?{urlencode({'path': path, 'line': line or ''})}"
     return _file_panel_response(request, session, panel, lines_url)
@@ -151,7 +124,7 @@ async def file_page(request: Request) -> Response:
 
 async def resource_page(request: Request) -> Response:
     """An embedded resource of a message or tool call: shown as a file in the side panel, or downloaded."""
-    session = _session(request)
+    session = session_of(request)
     resource = embedded_resource(session, request.path_params["seq"], request.path_params["index"])
     if resource is None:
         raise HTTPException(404, "No such resource")
@@ -187,7 +160,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
             lines_url=lines_url,
             gap_start=gap[0],
             gap_end=gap[1],
-            **_base_context(request),
+            **base_context(request),
         )
         return HTMLResponse(html)
     return _fragment(
@@ -206,13 +179,13 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
 
 async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
-    session = _session(request)
+    session = session_of(request)
     return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
 
 
 async def change_diff_page(request: Request) -> Response:
     """One changed file as a diff against the session's start."""
-    session = _session(request)
+    session = session_of(request)
     display = request.query_params.get("path", "")
     panel = await asyncio.to_thread(change_diff, session, display)
     if panel is None:
@@ -226,7 +199,7 @@ async def change_diff_page(request: Request) -> Response:
 
 async def diff_body(request: Request) -> Response:
     """The body of a large diff in the thread (loaded when the user opens it), or rows of a gap."""
-    session = _session(request)
+    session = session_of(request)
     seq, index = request.path_params["seq"], request.path_params["index"]
     diff = await asyncio.to_thread(entry_diff, session, seq, index)
     if diff is None:
@@ -247,14 +220,14 @@ def _diff_block(
         diff_id=diff_id,
         body_url=url,
         expanded=True,
-        **_base_context(request),
+        **base_context(request),
         **extra,
     )
     return HTMLResponse(html)
 
 
 async def session_socket(websocket: WebSocket) -> None:
-    session = _manager(websocket).get(websocket.path_params["session_id"])
+    session = manager(websocket).get(websocket.path_params["session_id"])
     settings: Settings = websocket.app.state.settings
     if session is None or not origin_allowed(websocket, settings):
         await websocket.close(code=WS_POLICY_VIOLATION)
@@ -263,9 +236,9 @@ async def session_socket(websocket: WebSocket) -> None:
     live = LiveView(
         session,
         websocket.app.state.renderer,
-        _manager(websocket).docs[session.id],
+        manager(websocket).docs[session.id],
         websocket.send_text,
-        _base_context(websocket),
+        base_context(websocket),
     )
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
     sender.add_done_callback(lambda task: _sender_done(task, websocket))
@@ -388,7 +361,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/sessions/{session_id}/prompt", prompt_without_script, methods=["POST"]),
             Route("/sessions/{session_id}/end", end_session, methods=["POST"]),
             Route("/sessions/{session_id}/export.md", export_session),
-            Route("/sessions/{session_id}/log", log_page.protocol_log_page),
+            Route("/sessions/{session_id}/log", protocol_log_page),
             Route("/sessions/{session_id}/file", file_page),
             Route("/sessions/{session_id}/changes", changes_page),
             Route("/sessions/{session_id}/attachments", upload_attachment, methods=["POST"]),

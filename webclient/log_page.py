@@ -24,10 +24,10 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
-from webclient import app as web
 from webclient.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
 from webclient.rendering import Renderer, pretty_json
 from webclient.session import Session
+from webclient.web import base_context, page, session_of, small_int
 
 TEMPLATE = "protocol_log.html"
 SHOW_LIMIT = 1000
@@ -102,7 +102,7 @@ class LogPageContext:
 
 def _context(request: Request, session: Session, spec: LogFilter, selection: Selection, stderr: str) -> LogPageContext:
     log = session.protocol_log
-    log_url = f"{web._base_context(request)['root']}/sessions/{session.id}/log"
+    log_url = f"{base_context(request)['root']}/sessions/{session.id}/log"
     methods = sorted(log.methods | ({spec.method} if spec.method and spec.method not in log.update_types else set()))
     return LogPageContext(
         session=session,
@@ -121,7 +121,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
 
 def _block(request: Request, block: str, context: LogPageContext, **extra: Any) -> HTMLResponse:
     renderer: Renderer = request.app.state.renderer
-    html = renderer.block(TEMPLATE, block, **web._base_context(request), **context.as_dict(), **extra)
+    html = renderer.block(TEMPLATE, block, **base_context(request), **context.as_dict(), **extra)
     return HTMLResponse(html)
 
 
@@ -150,21 +150,21 @@ def pretty_line(line: LogLine) -> str:
 
 async def protocol_log_page(request: Request) -> Response:
     """``/sessions/{session_id}/log``: the page, one of its fragments, one line, or ``?format=text``."""
-    session = web._session(request)
+    session = session_of(request)
     params = request.query_params
     log = session.protocol_log
     if params.get("format") == "text":
         return PlainTextResponse(log_text(session))
     spec = log_filter(params)
     if "line" in params:
-        number = web._int(params["line"])
+        number = small_int(params["line"])
         line = log.line(number) if number is not None else None
         pretty = pretty_line(line) if line is not None else "This line is no longer in the log."
         if not _is_htmx(request):
             return PlainTextResponse(pretty, status_code=200 if line is not None else 404)
         context = _context(request, session, spec, Selection([], 0, log.total), "")
         return _block(request, "line_json", replace(context, pretty=pretty), line=line)
-    after = web._int(params.get("after"))
+    after = small_int(params.get("after"))
     if _is_htmx(request) and after is not None:
         selection = log.filter(spec, after=after, limit=SHOW_LIMIT)
         return _block(request, "log_rows", replace(_context(request, session, spec, selection, ""), tail=True))
@@ -173,4 +173,4 @@ async def protocol_log_page(request: Request) -> Response:
     if _is_htmx(request):
         return _block(request, "log_list", _context(request, session, spec, selection, ""))
     context = _context(request, session, spec, selection, session.stderr.text())
-    return web._page(request, TEMPLATE, **context.as_dict())
+    return page(request, TEMPLATE, **context.as_dict())

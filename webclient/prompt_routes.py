@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from starlette.exceptions import HTTPException
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
-from webclient.config import Settings
 from webclient.rendering import Renderer
-from webclient.session import Session
-from webclient.sessions import SessionManager
 from webclient.uploads import MAX_UPLOAD_BYTES, UploadRefused
+from webclient.web import origin_allowed, session_of
 from webclient.workspace.listing import list_files, match
 
 LISTING_TTL = 10.0
@@ -23,28 +21,9 @@ LISTING_TTL = 10.0
 _listings: dict[str, tuple[float, list[str]]] = {}
 
 
-def origin_allowed(conn: HTTPConnection, settings: Settings) -> bool:
-    """Browsers send ``Origin`` on web socket handshakes and on POSTs: only our own pages (or configured
-    ones) may use them."""
-    origin = conn.headers.get("origin")
-    if origin is None:
-        return True  # not a browser: nothing ambient to abuse
-    if origin in settings.allowed_origins:
-        return True
-    return urlsplit(origin).netloc == conn.headers.get("host")
-
-
-def _session(request: Request) -> Session:
-    manager: SessionManager = request.app.state.sessions
-    session = manager.get(request.path_params["session_id"])
-    if session is None:
-        raise HTTPException(404, "No such session")
-    return session
-
-
 async def upload_attachment(request: Request) -> Response:
     """A file pasted or dropped into the prompt box: held for the next prompt, shown as a chip."""
-    session = _session(request)
+    session = session_of(request)
     if not origin_allowed(request, request.app.state.settings):
         raise HTTPException(403, "Uploads come from this server's own pages only")
     data = bytearray()
@@ -65,7 +44,7 @@ async def upload_attachment(request: Request) -> Response:
 
 async def mention_options(request: Request) -> Response:
     """Workspace files matching what follows ``@`` in the prompt box, as menu items."""
-    session = _session(request)
+    session = session_of(request)
     query = request.query_params.get("q", "")[:200]
     now = time.monotonic()
     cached = _listings.get(session.id)
