@@ -56,9 +56,10 @@
   }
 
   function hideMenu(menu) {
+    const wasOpen = !menu.hidden;
     menu.hidden = true;
     const input = prompt();
-    if (input) {
+    if (input && wasOpen) {
       input.setAttribute("aria-expanded", "false");
       input.removeAttribute("aria-activedescendant");
     }
@@ -251,6 +252,27 @@
     if (event.detail.target && event.detail.target.id === "command-menu" && document.activeElement === prompt()) {
       filterCommands();
     }
+  });
+
+  // -- Sending ---------------------------------------------------------------------------------------
+
+  // The prompt box empties itself the moment its values are taken for sending, with a new nonce for the
+  // next prompt: what the user types next is never lost to a form coming back from the server, and two
+  // quick prompts never share a nonce (the server drops a repeated one as a replay).
+  document.addEventListener("htmx:wsConfigSend", function (event) {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || form.id !== "composer") {
+      return;
+    }
+    const nonce = form.querySelector("#prompt-nonce");
+    if (nonce) {
+      nonce.value = crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2) + Date.now();
+    }
+    prompt().value = "";
+    form.querySelectorAll("#composer-attachments .chip").forEach(function (chip) { chip.remove(); });
+    showHint("");
+    showError("");
+    document.querySelectorAll(".menus .menu").forEach(hideMenu);
   });
 
   // -- Attachments ---------------------------------------------------------------------------------

@@ -280,8 +280,7 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     action = message.get("action")
     if action == "prompt":
         uploads, mentions = _strings(message.get("attachment")), _strings(message.get("mention"))
-        if session.submit_prompt(str(message.get("prompt", "")), str(message.get("nonce", "")), uploads, mentions):
-            live.refresh_composer()
+        session.submit_prompt(str(message.get("prompt", "")), str(message.get("nonce", "")), uploads, mentions)
     elif action == "queue_edit":
         session.queue.edit(str(message.get("item_id", "")), str(message.get("text", "")))
     elif action == "queue_remove":

@@ -70,7 +70,6 @@ class LiveView:
         self.needs_resync = True
         self._shown: dict[int, MessageState | None] = {}
         self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
-        self._own_regions: list[str] = []
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
 
@@ -84,11 +83,6 @@ class LiveView:
         self.needs_resync = True
         self.wake.set()
 
-    def refresh_composer(self) -> None:
-        """Give this page a fresh, empty prompt form (after its prompt was accepted)."""
-        self._own_regions.append("composer")
-        self.wake.set()
-
     async def run(self) -> None:
         """Send until cancelled: a whole re-render first (so a reconnect loses nothing), then changes."""
         loop = asyncio.get_running_loop()
@@ -96,7 +90,7 @@ class LiveView:
         last_sent = -1.0
         try:
             while True:
-                if not (self.needs_resync or self.dirty or self._own_regions):
+                if not (self.needs_resync or self.dirty):
                     await self.wake.wait()
                 self.wake.clear()
                 delay = last_sent + self.MIN_INTERVAL - loop.time()
@@ -116,7 +110,7 @@ class LiveView:
         if self.needs_resync or len(self.dirty) > self.RESYNC_AT:
             self.needs_resync = False
             self.dirty.clear()
-            return self._resync(now) + self._regions(self._take_own_regions())
+            return self._resync(now)
         keys = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = []
@@ -132,11 +126,7 @@ class LiveView:
                 appended.append(self._entry(entry, now, oob=None))
         if appended:
             parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
-        return "".join(parts) + self._regions(self._take_own_regions())
-
-    def _take_own_regions(self) -> list[str]:
-        regions, self._own_regions = self._own_regions, []
-        return regions
+        return "".join(parts)
 
     def _regions(self, names: list[str]) -> str:
         return "".join(self._region(name) for name in dict.fromkeys(names))
@@ -176,8 +166,7 @@ class LiveView:
         )
 
     def _region(self, name: str) -> str:
-        extra = {"nonce": composer_nonce()} if name == "composer" else {}
-        return self.renderer.block(PAGE, name, session=self.session, oob="true", **self.context, **extra)
+        return self.renderer.block(PAGE, name, session=self.session, oob="true", **self.context)
 
     def _entry(self, entry: Entry, now: float, oob: str | None) -> str:
         message: MessageView | None = None

@@ -260,7 +260,7 @@ class Session:
         if not text and not blocks:
             return False
         self._prompt_nonces.add(nonce)
-        if self.ready and not self.turn_running and not self.queue:
+        if self.ready and not self.turn_running and (self.queue_paused or not self.queue):
             self._start_turn(text, blocks)
         else:
             self.queue.add(text, blocks)
@@ -271,7 +271,6 @@ class Session:
         prompt = [{"type": "text", "text": text}, *blocks] if text else blocks
         self.thread.start_turn([content_block(block) for block in prompt])
         self.turn_running = True
-        self.queue_paused = False
         self._changed("status")
         self._spawn(self._run_turn(self._connection, self._acp_session_id, prompt), "turn")
 
@@ -305,13 +304,15 @@ class Session:
         except ConnectionClosed:
             pass  # the exit watcher reports it
         finally:
-            self.queue_paused = self.queue_paused or self.cancelling
+            # A stop pauses what is queued until the user sends it ("Send now"), or until nothing is left.
+            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
             self.turn_running = False
             self.cancelling = False
             self.permissions.settle()
             self.thread.end_turn()
             self._changed("status")
             self._changed("plan")
+            self._changed("queue")
             self._send_queued()
 
     async def cancel(self) -> None:
@@ -319,8 +320,9 @@ class Session:
         if not self.turn_running or self.cancelling or self._connection is None or self._acp_session_id is None:
             return
         self.cancelling = True
-        self.queue_paused = True
+        self.queue_paused = bool(self.queue)
         self._changed("status")
+        self._changed("queue")
         await self._connection.cancel(self._acp_session_id)
         self.permissions.settle()
         self.thread.cancel_unfinished()

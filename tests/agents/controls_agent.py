@@ -101,7 +101,14 @@ def run_prompt(request_id: Any, prompt: list[dict[str, Any]]) -> None:
             say(f"waited for {text}")
     elif words[:1] == ["usage"]:
         update({"sessionUpdate": "session_info_update", "title": "Controls under test"})
-        update({"sessionUpdate": "usage_update", "used": 53_000, "size": 200_000, "cost": {"amount": 0.42, "currency": "USD"}})
+        update(
+            {
+                "sessionUpdate": "usage_update",
+                "used": 53_000,
+                "size": 200_000,
+                "cost": {"amount": 0.42, "currency": "USD"},
+            }
+        )
         say("usage sent")
     elif words[:1] == ["mode"]:
         _state["mode"] = "plan"
@@ -124,7 +131,10 @@ def handle(message: dict[str, Any]) -> None:
         }
         send({"id": request_id, "result": result})
     elif method == "session/new":
-        result: dict[str, Any] = {"sessionId": "controls-1", "modes": {"currentModeId": _state["mode"], "availableModes": MODES}}
+        result: dict[str, Any] = {
+            "sessionId": "controls-1",
+            "modes": {"currentModeId": _state["mode"], "availableModes": MODES},
+        }
         if not MODES_ONLY:
             result["configOptions"] = config_options()
         send({"id": request_id, "result": result})
