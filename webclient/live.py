@@ -21,6 +21,7 @@ from markupsafe import escape
 from webclient.panels import file_panel
 from webclient.rendering import MessageDocs, MessageView, Renderer, dom_id, terminal_lines, terminal_screen
 from webclient.session import ChangeKey, Session
+from webclient.text import scrub
 from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.terminals import TerminalView
@@ -99,7 +100,7 @@ class LiveView:
                 frame = self.frame(loop.time())
                 last_sent = loop.time()
                 if frame:
-                    await self.send(frame)
+                    await self.send(scrub(frame))
         finally:
             stop_watching()
 
@@ -115,17 +116,22 @@ class LiveView:
         self.dirty.clear()
         parts: list[str] = []
         appended: list[str] = []
+
+        def add(part: str) -> None:
+            # New entries go out before any later part, which may target something inside them.
+            if appended:
+                parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
+                appended.clear()
+            parts.append(part)
+
         for key in keys:
             if isinstance(key, str):
-                parts.append(self._part(key))
-                continue
-            entry = self.session.thread.entry(key)
-            if key in self._shown:
-                parts.append(self._update(entry, now))
+                add(self._part(key))
+            elif key in self._shown:
+                add(self._update(self.session.thread.entry(key), now))
             else:
-                appended.append(self._entry(entry, now, oob=None))
-        if appended:
-            parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
+                appended.append(self._entry(self.session.thread.entry(key), now, oob=None))
+        add("")
         return "".join(parts)
 
     def _regions(self, names: list[str]) -> str:
@@ -226,8 +232,8 @@ class LiveView:
 
     def _update(self, entry: Entry, now: float) -> str:
         shown = self._shown.get(entry.seq)
-        if not isinstance(entry, MessageEntry) or shown is None:
-            return self._entry(entry, now, oob="true")
+        if not isinstance(entry, MessageEntry) or shown is None or entry.kind == "user-message":
+            return self._entry(entry, now, oob="true")  # a user message is plain text: shown whole
         view = self.docs.view(entry, now)
         generation, blocks, caught_up, chars = view.state
         old_generation, old_blocks, old_caught_up, old_chars, old_streaming, old_attachments = shown

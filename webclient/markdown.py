@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
@@ -16,6 +17,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from webclient.text import scrub
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
@@ -56,12 +59,41 @@ _MD = (
 )
 
 
+_INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z")
+
+
+def _image(_renderer: Any, tokens: Any, index: int, _options: Any, _env: Any) -> str:
+    """An image the page may show (inline data) as an image; any other as a link to it, so that merely
+    showing a message never makes the browser fetch from a host the agent chose (a tracking pixel)."""
+    token = tokens[index]
+    src = str(token.attrGet("src") or "")
+    alt = html.escape(token.content or "image")
+    if _INLINE_IMAGE.match(src):
+        return f'<img src="{html.escape(src)}" alt="{alt}">'
+    return f'<a href="{html.escape(src)}">🖼 {alt}</a>'
+
+
+_MD.add_render_rule("image", _image)
+
+
+def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """The sanitiser's last word on URLs: an ``img`` loads only inline image data, whatever produced it, and
+    a ``data:`` link is an image too."""
+    inline = _INLINE_IMAGE.match(value) is not None
+    if tag == "img" and attribute == "src" and not inline:
+        return None
+    if attribute == "href" and value.strip().lower().startswith("data:") and not inline:
+        return None
+    return value
+
+
 def _sanitize(markup: str) -> str:
     return nh3.clean(
         markup,
         tags=_ALLOWED_TAGS,
         attributes=_ALLOWED_ATTRIBUTES,
-        url_schemes={"http", "https", "mailto"},
+        url_schemes={"http", "https", "mailto", "data"},
+        attribute_filter=_keep_attribute,
         link_rel="noopener noreferrer nofollow",
         filter_style_properties={"text-align"},
     )
@@ -69,7 +101,7 @@ def _sanitize(markup: str) -> str:
 
 def render_markdown(text: str) -> str:
     """Safe HTML for ``text``."""
-    return _sanitize(_MD.render(text))
+    return _sanitize(_MD.render(scrub(text)))
 
 
 class MarkdownStream:

@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 from webclient import diffs
 from webclient.markdown import MarkdownStream, render_markdown
 from webclient.terminal_screen import Line, TerminalScreen, line_html
+from webclient.text import scrub
 from webclient.viewmodel.entries import Entry, MessageEntry
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -230,10 +231,10 @@ class Renderer:
         self.env = env or make_environment()
 
     def page(self, template: str, **context: Any) -> str:
-        return self.env.get_template(template).render(**context)
+        return scrub(self.env.get_template(template).render(**context))
 
     def block(self, template: str, block: str, **context: Any) -> str:
-        return render_block(self.env, template, block, **context)
+        return scrub(render_block(self.env, template, block, **context))
 
 
 class MessageDocs:

@@ -121,6 +121,8 @@ class Session:
 
     def display_path(self, path: str) -> str:
         """A path as the user reads it: relative to the workspace when it lies inside."""
+        if "\0" in path:
+            return path  # no file has such a name; the OS would refuse to look it up
         candidate = Path(os.path.normpath(path))
         return (
             self.workspace.relative(candidate)
