@@ -454,3 +454,20 @@ def test_known_session_updates_cover_every_stable_v1_variant() -> None:
     stable = {variant["properties"]["sessionUpdate"]["const"] for variant in variants}
     assert len(stable) == len(variants) == 11
     assert stable - KNOWN_SESSION_UPDATES == set()
+
+
+def test_choice_is_the_new_value_a_page_picks_or_none() -> None:
+    model = SelectSetting(
+        id="model",
+        name="Model",
+        current="sage",
+        groups=(ChoiceGroup(name=None, choices=(Choice("swift", "Swift"), Choice("sage", "Sage"))),),
+    )
+    verbose = ToggleSetting(id="verbose", name="Verbose", current=False)
+    controls = SessionControls(settings=[model, verbose])
+    assert controls.choice("model", "swift") == "swift"
+    assert controls.choice("model", "sage") is None  # no change
+    assert controls.choice("model", "gpt") is None  # not offered
+    assert controls.choice("verbose", "true") is True
+    assert controls.choice("verbose", "false") is None
+    assert controls.choice("nope", "x") is None

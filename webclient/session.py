@@ -31,7 +31,7 @@ from webclient.jsonrpc import ConnectionClosed, RpcError
 from webclient.prompt_queue import PromptQueue, QueuedPrompt
 from webclient.protocol_log import ProtocolLog
 from webclient.uploads import Uploads
-from webclient.viewmodel.controls import SelectSetting, SessionControls
+from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.files import WriteResult
@@ -336,47 +336,34 @@ class Session:
 
     async def _set_mode(self, mode_id: str) -> None:
         assert self._connection is not None and self._acp_session_id is not None
-        try:
-            await self._connection.set_mode(self._acp_session_id, mode_id)
-        except RpcError as error:
-            self.thread.add_notice("error", "The agent did not change the mode", f"{error.message} (code {error.code})")
-            self.controls.refresh("controls")
-            return
-        except ConnectionClosed:
-            return
-        self.controls.set_current_mode(mode_id)
+        if await self._ask_change("the mode", self._connection.set_mode(self._acp_session_id, mode_id)) is not None:
+            self.controls.set_current_mode(mode_id)
 
     def set_setting(self, setting_id: str, value: str) -> None:
         """Change one of the agent's settings (``session/set_config_option``) in the background; ``value`` as
         the page sent it."""
-        self._spawn(self._set_setting(setting_id, value), "set-setting")
+        setting, wire = self.controls.setting(setting_id), self.controls.choice(setting_id, value)
+        if self.ready and setting is not None and wire is not None:
+            assert self._connection is not None and self._acp_session_id is not None
+            change = self._connection.set_config_option(self._acp_session_id, setting_id, wire)
+            self._spawn(self._set_setting(f"“{setting.name}”", change), "set-setting")
 
-    async def _set_setting(self, setting_id: str, value: str) -> None:
-        setting = self.controls.setting(setting_id)
-        if not self.ready or setting is None:
-            return
-        wire: str | bool
-        if isinstance(setting, SelectSetting):
-            if value == setting.current or value not in {c.value for c in setting.choices}:
-                return
-            wire = value
-        else:
-            wire = value in ("true", "on")
-            if wire == setting.current:
-                return
-        assert self._connection is not None and self._acp_session_id is not None
-        try:
-            result = await self._connection.set_config_option(self._acp_session_id, setting_id, wire)
-        except RpcError as error:
-            self.thread.add_notice(
-                "error", f"The agent did not change “{setting.name}”", f"{error.message} (code {error.code})"
-            )
-            self.controls.refresh("controls")
-            return
-        except ConnectionClosed:
-            return
-        if isinstance(result.get("configOptions"), list):
+    async def _set_setting(self, what: str, change: Awaitable[dict[str, Any]]) -> None:
+        result = await self._ask_change(what, change)
+        if result is not None and isinstance(result.get("configOptions"), list):
             self.controls.set_settings(settings(result["configOptions"]))
+
+    async def _ask_change(self, what: str, change: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
+        """The agent's answer to a change the user asked for, or None: a refusal shows as a notice and the
+        selector goes back to the agent's value."""
+        try:
+            return await change
+        except RpcError as error:
+            self.thread.add_notice("error", f"The agent did not change {what}", f"{error.message} (code {error.code})")
+            self.controls.refresh("controls")
+        except ConnectionClosed:
+            pass
+        return None
 
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 

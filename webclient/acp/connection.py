@@ -121,9 +121,10 @@ class AgentConnection:
         result = await self.peer.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
         return result if isinstance(result, dict) else {}
 
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
+    async def set_mode(self, session_id: str, mode_id: str) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-modes#setting-the-current-mode"""
-        await self.peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+        result = await self.peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+        return result if isinstance(result, dict) else {}
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state."""

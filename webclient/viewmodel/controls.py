@@ -127,6 +127,18 @@ class SessionControls:
     def setting(self, setting_id: str) -> Setting | None:
         return next((s for s in self.settings if s.id == setting_id), None)
 
+    def choice(self, setting_id: str, value: str) -> str | bool | None:
+        """The new value the page's ``value`` (a choice's value, or ``true``/``false``) picks for a setting;
+        None when the setting is unknown, the value is not offered, or nothing would change."""
+        setting = self.setting(setting_id)
+        if isinstance(setting, SelectSetting):
+            offered = value in {c.value for c in setting.choices}
+            return value if offered and value != setting.current else None
+        if isinstance(setting, ToggleSetting):
+            on = value in ("true", "on")
+            return on if on != setting.current else None
+        return None
+
     def set_title(self, title: str | None) -> None:
         self.title = title
         self.listener("status")
