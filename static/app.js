@@ -183,7 +183,42 @@
     rememberTerminalScroll();
   });
 
+  // A "Copy" button on every code block of the agent's Markdown (absolutely placed: nothing moves).
+  function addCopyButtons() {
+    document.querySelectorAll(".md pre:not(.has-copy)").forEach(function (pre) {
+      pre.classList.add("has-copy");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "copy-code";
+      button.dataset.action = "copy-code";
+      button.textContent = "Copy";
+      pre.append(button);
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    const button = event.target instanceof Element ? event.target.closest("[data-action=copy-code]") : null;
+    if (!button) {
+      return;
+    }
+    const code = button.parentElement.querySelector("code") || button.parentElement;
+    const done = function (label) {
+      button.textContent = label;
+      setTimeout(function () { button.textContent = "Copy"; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(code.innerText).then(function () { done("Copied"); }, function () { done("Copy failed"); });
+    } else {
+      const range = document.createRange(); // no clipboard API over plain http: select it for Ctrl+C
+      range.selectNodeContents(code);
+      window.getSelection().removeAllRanges();
+      window.getSelection().addRange(range);
+      done("Press Ctrl+C");
+    }
+  });
+
   document.addEventListener("htmx:wsAfterMessage", function () {
+    addCopyButtons();
     mirrorTurnState();
     restoreToggles();
     restoreTerminalScroll();
@@ -340,6 +375,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     scrollToBottom();
     showNotifyButton();
+    addCopyButtons();
     const mode = localStorage.getItem(DIFF_MODE_KEY);
     if (mode && !document.cookie.includes("diff_mode=" + mode)) {
       setDiffMode(mode);

@@ -1,5 +1,5 @@
 """The prompt box and the page around it in a real browser: attachments, @-mentions, the tab title and
-notifications while the tab is hidden, and the Markdown export."""
+notifications while the tab is hidden, the Markdown export, copying a code block."""
 
 from __future__ import annotations
 
@@ -165,3 +165,22 @@ def test_export_downloads_the_session_as_markdown(start_server: ServerFactory, p
     assert download.value.suggested_filename.endswith(".md")
     text = Path(download.value.path()).read_text(encoding="utf-8")
     assert "## You" in text and "stream 5" in text and "w0 w1 w2 w3 w4" in text
+
+
+def test_a_code_block_copies_its_code(start_server: ServerFactory, browser: Browser) -> None:
+    server = start_server(agent=CONTROLS_AGENT)
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    try:
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+        page = context.new_page()
+        open_session(page, server.url)
+        page.fill("#prompt-input", "code")
+        page.press("#prompt-input", "Enter")
+        block = page.locator('[data-role="agent-message"] pre')
+        expect(block).to_contain_text("print('hi')")
+        block.hover()
+        block.locator("[data-action=copy-code]").click()
+        expect(block.locator("[data-action=copy-code]")).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == "print('hi')\n"
+    finally:
+        context.close()

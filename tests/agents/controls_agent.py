@@ -7,6 +7,7 @@ Everything received is appended to ``$RECORD_FILE``. ``session/new`` answers wit
 
 - ``wait S`` — streams a dot every 0.1 s for S seconds (or until cancelled), then says "waited".
 - ``usage`` — sends a title and a usage update.
+- ``code`` — answers with a Python code block.
 - ``mode`` — switches itself to ``plan`` with ``current_mode_update`` (the prose spelling ``modeId``).
 - anything else — says "got: <the prompt as JSON>", so tests see what arrived.
 """
@@ -110,6 +111,8 @@ def run_prompt(request_id: Any, prompt: list[dict[str, Any]]) -> None:
             }
         )
         say("usage sent")
+    elif words[:1] == ["code"]:
+        say("Here:\n\n```python\nprint('hi')\n```\n")
     elif words[:1] == ["mode"]:
         _state["mode"] = "plan"
         update({"sessionUpdate": "current_mode_update", "modeId": "plan"})
