@@ -40,7 +40,9 @@ new PerformanceObserver(function (list) {
           node = node.parentElement;
         }
         if (!node) return "(removed)";
-        return prefix + node.tagName.toLowerCase() + (node.id ? "#" + node.id : "") + (node.className ? "." + String(node.className).split(" ").join(".") : "") + " " + Math.round(s.previousRect.y) + "→" + Math.round(s.currentRect.y);
+        const name = node.tagName.toLowerCase() + (node.id ? "#" + node.id : "")
+          + (node.className ? "." + String(node.className).split(" ").join(".") : "");
+        return prefix + name + " " + Math.round(s.previousRect.y) + "→" + Math.round(s.currentRect.y);
       }),
     });
   }
@@ -82,7 +84,11 @@ def main() -> None:
     env = {**os.environ, "DEMO_AGENT_SPEED": "1"}
     env.pop("WEBCLIENT_AGENT", None)
     server = subprocess.Popen(
-        [sys.executable, "-m", "webclient", "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "webclient", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -191,7 +191,8 @@
       button.type = "button";
       button.className = "copy-code";
       button.dataset.action = "copy-code";
-      button.textContent = "Copy";
+      button.dataset.label = "Copy"; // shown by CSS, so the label never becomes part of the message's text
+      button.setAttribute("aria-label", "Copy code");
       pre.append(button);
     });
   }
@@ -203,8 +204,8 @@
     }
     const code = button.parentElement.querySelector("code") || button.parentElement;
     const done = function (label) {
-      button.textContent = label;
-      setTimeout(function () { button.textContent = "Copy"; }, 1500);
+      button.dataset.label = label;
+      setTimeout(function () { button.dataset.label = "Copy"; }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(code.innerText).then(function () { done("Copied"); }, function () { done("Copy failed"); });

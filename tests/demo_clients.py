@@ -12,6 +12,8 @@ A plain module rather than ``conftest.py``: the tests import what they use, by n
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -21,11 +23,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import acp
+import jsonschema
 from acp.connection import Connection
 from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
@@ -35,6 +40,7 @@ from acp.schema import (
     ReadTextFileResponse,
     ReleaseTerminalResponse,
     RequestPermissionResponse,
+    SessionConfigOptionsCapabilities,
     TerminalExitStatus,
     TerminalOutputResponse,
     ToolCallUpdate,
@@ -46,6 +52,22 @@ from acp.stdio import spawn_stdio_connection
 REPO = Path(__file__).resolve().parents[1]
 AGENT_CMD = (sys.executable, "-m", "webclient.demo_agent")
 TARGET = "src/calculator.py"
+SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
+BOOLEAN_OPTIONS: dict[str, Any] = {"session": {"configOptions": {"boolean": {}}}}
+"""The ``clientCapabilities`` of a client that renders boolean config options."""
+
+
+@functools.cache
+def _validator(definition: str) -> Any:
+    schema = {"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
+    cls = jsonschema.validators.validator_for(SCHEMA)
+    cls.check_schema(schema)  # once per definition: checking the 250 KB schema on every call is slow
+    return cls(schema)
+
+
+def validate(instance: Any, definition: str) -> None:
+    """Check ``instance`` against ``definition`` of the official ACP v1 schema (``tests/schema``)."""
+    _validator(definition).validate(instance)
 
 
 def agent_env(speed: str) -> dict[str, str]:
@@ -74,8 +96,9 @@ class RecordingClient:
     """A typed ``acp.Client``: records updates; answers permission requests with ``answer`` (None = cancel).
 
     It serves ``fs/*`` and ``terminal/*`` for real, but advertises them only when ``fs`` / ``terminals`` is set
-    (``meta_terminals`` advertises ``_meta.terminal_output``). Reads see ``unsaved`` texts (path -> text) before
-    the disk, like an editor's unsaved buffers; writes append ``write_marker`` to show the client wrote.
+    (``meta_terminals`` advertises ``_meta.terminal_output``, ``boolean_options`` boolean config options). Reads
+    see ``unsaved`` texts (path -> text) before the disk, like an editor's unsaved buffers; writes append
+    ``write_marker`` to show the client wrote.
     """
 
     def __init__(
@@ -86,12 +109,14 @@ class RecordingClient:
         fs: bool = False,
         terminals: bool = False,
         meta_terminals: bool = False,
+        boolean_options: bool = False,
         unsaved: dict[str, str] | None = None,
         write_marker: str = "",
     ) -> None:
         self.answer = answer
         self.cancel_on_permission = cancel_on_permission
         self.fs, self.terminals_on, self.meta_terminals = fs, terminals, meta_terminals
+        self.boolean_options = boolean_options
         self.unsaved = unsaved or {}
         self.write_marker = write_marker
         self.updates: list[Any] = []
@@ -108,6 +133,11 @@ class RecordingClient:
             fs=FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
             terminal=self.terminals_on,
             field_meta={"terminal_output": True} if self.meta_terminals else None,
+            session=ClientSessionCapabilities(
+                config_options=SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
+            )
+            if self.boolean_options
+            else None,
         )
 
     def on_connect(self, conn: Any) -> None:
@@ -243,6 +273,67 @@ async def prompt(conn: ClientSideConnection, session_id: str, words: str) -> str
     return response.stop_reason
 
 
+@dataclass
+class RawSession:
+    """An untyped client's view of one session: every message as the agent sent it."""
+
+    conn: Connection
+    session_id: str
+    initialized: dict[str, Any]
+    """The ``initialize`` result."""
+    created: dict[str, Any]
+    """The ``session/new`` result."""
+    updates: list[dict[str, Any]]
+    """Every ``update`` dict exactly as sent, in arrival order."""
+    notifications: list[dict[str, Any]]
+    """The whole ``session/update`` params (``sessionId`` + ``update``), for schema checks."""
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Requests the agent made of the client (method, params)."""
+
+    async def wait_for(self, kind: str, count: int = 1, timeout: float = 5) -> list[dict[str, Any]]:
+        """The updates of ``kind`` once at least ``count`` arrived (some come after a response, not before)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(found := [u for u in self.updates if u["sessionUpdate"] == kind]) < count:
+            assert asyncio.get_running_loop().time() < deadline, f"no {count}× {kind} in {self.updates}"
+            await asyncio.sleep(0.01)
+        return found
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [u for u in self.updates if u["sessionUpdate"] == kind]
+
+
+@asynccontextmanager
+async def raw_agent(
+    cwd: Path,
+    answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    capabilities: dict[str, Any] | None = None,
+    serve: dict[str, Callable[[dict[str, Any]], Any]] | None = None,
+) -> AsyncIterator[RawSession]:
+    """Untyped client on a fresh demo agent; ``serve`` answers further agent requests (method -> handler)."""
+    updates: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+    requests: list[tuple[str, dict[str, Any]]] = []
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        if method == "session/update":
+            notifications.append(params)
+            updates.append(params["update"])
+            return None
+        requests.append((method, params))
+        if method == "session/request_permission" and answer is not None:
+            return answer(params)
+        if serve and method in serve:
+            return serve[method](params)
+        raise acp.RequestError.method_not_found(method)
+
+    async with spawn_stdio_connection(handler, *AGENT_CMD, env=agent_env("0"), cwd=REPO) as (conn, _proc):
+        initialized = await conn.send_request(
+            "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities or {}}
+        )
+        created = await conn.send_request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        yield RawSession(conn, created["sessionId"], initialized, created, updates, notifications, requests)
+
+
 @asynccontextmanager
 async def raw_session(
     cwd: Path,
@@ -250,25 +341,13 @@ async def raw_session(
     capabilities: dict[str, Any] | None = None,
 ) -> AsyncIterator[tuple[Connection, str, list[dict[str, Any]]]]:
     """Untyped client: every ``update`` dict exactly as sent, in arrival order."""
-    updates: list[dict[str, Any]] = []
-
-    async def handler(method: str, params: Any, is_notification: bool) -> Any:
-        if method == "session/update":
-            updates.append(params["update"])
-            return None
-        if method == "session/request_permission" and answer is not None:
-            return answer(params)
-        raise acp.RequestError.method_not_found(method)
-
-    async with spawn_stdio_connection(handler, *AGENT_CMD, env=agent_env("0"), cwd=REPO) as (conn, _proc):
-        await conn.send_request("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities or {}})
-        session = await conn.send_request("session/new", {"cwd": str(cwd), "mcpServers": []})
-        yield conn, session["sessionId"], updates
+    async with raw_agent(cwd, answer, capabilities) as raw:
+        yield raw.conn, raw.session_id, raw.updates
 
 
-async def raw_prompt(conn: Connection, session_id: str, words: str) -> dict[str, Any]:
-    request = conn.send_request(
-        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": words}]}
-    )
+async def raw_prompt(conn: Connection, session_id: str, words: str | list[dict[str, Any]]) -> dict[str, Any]:
+    """Send a prompt of ``words`` (one text block) or of the given content blocks; the result."""
+    blocks = [{"type": "text", "text": words}] if isinstance(words, str) else words
+    request = conn.send_request("session/prompt", {"sessionId": session_id, "prompt": blocks})
     result: dict[str, Any] = await asyncio.wait_for(request, 10)
     return result

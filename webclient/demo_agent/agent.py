@@ -1,7 +1,11 @@
-"""The demo agent's JSON-RPC surface: initialize, session/new, session/prompt, session/cancel.
+"""The demo agent's JSON-RPC surface: initialize, session/new, session/set_mode, session/set_config_option,
+session/prompt, session/cancel.
 
 ``initialize`` also records the client's capabilities, which decide whether scenarios read, write and run
-commands through the client (``fs/*``, ``terminal/*``) or fall back to the disk and simulated runs.
+commands through the client (``fs/*``, ``terminal/*``) or fall back to the disk and simulated runs, and whether
+the boolean ``verbose`` config option is offered. ``session/new`` answers with the modes and config options
+(:mod:`.session_config`) and then sends the slash commands; every turn ends with a ``usage_update``, and the
+first one also with a ``session_info_update`` carrying a title made from the prompt.
 
 Built on the SDK's low-level :class:`acp.connection.Connection` (framing, request ids, one task per
 incoming message) with a plain-dict handler, instead of ``acp.Agent``: the typed layer would validate our
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +25,12 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 
 from .capabilities import ClientCapabilities
-from .scenarios import SCENARIOS, pick_scenario
-from .turn import SessionState, Turn, TurnCancelled
+from .prompt_content import Prompt
+from .scenarios import SCENARIOS, choose, play
+from .session_config import SessionSettings, config_update, mode_update
+from .session_state import SessionState
+from .turn import Turn, TurnCancelled
+from .usage import estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +69,10 @@ class DemoAgent:
             return self._initialize(params)
         if method == "session/new":
             return self._new_session(params)
+        if method == "session/set_mode":
+            return self._set_mode(params)
+        if method == "session/set_config_option":
+            return self._set_config_option(params)
         if method == "session/prompt":
             return await self._prompt(params)
         raise RequestError.method_not_found(method)
@@ -74,7 +87,7 @@ class DemoAgent:
             "agentInfo": {"name": "demo-agent", "title": "Demo agent", "version": AGENT_VERSION},
             "agentCapabilities": {
                 "loadSession": False,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+                "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
             },
             "authMethods": [],
         }
@@ -86,45 +99,81 @@ class DemoAgent:
         if not Path(cwd).is_dir():
             raise RequestError.invalid_params({"cwd": f"not a directory: {cwd}"})
         session_id = f"demo-{uuid.uuid4().hex[:12]}"
-        self.sessions[session_id] = SessionState(session_id, Path(cwd))
+        settings = SessionSettings(boolean_options=self.client_caps.boolean_config_options)
+        session = self.sessions[session_id] = SessionState(session_id, Path(cwd), settings)
         # The response is queued for writing before this task first runs, so the client already knows the
         # session id when the command list arrives.
-        self._spawn(self._announce_commands(session_id))
-        return {"sessionId": session_id}
+        commands = [s.command() for s in SCENARIOS.values()]
+        self._spawn(
+            self._notify(session, [{"sessionUpdate": "available_commands_update", "availableCommands": commands}])
+        )
+        return {"sessionId": session_id, "modes": settings.modes_state(), "configOptions": settings.config_options()}
 
-    async def _announce_commands(self, session_id: str) -> None:
-        commands = [{"name": s.name, "description": s.description} for s in SCENARIOS.values()]
-        update = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
-        try:
-            await self.conn.send_notification("session/update", {"sessionId": session_id, "update": update})
-        except ConnectionError:
-            log.info("client went away before the command list was sent")
-
-    async def _prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _session(self, params: dict[str, Any]) -> SessionState:
         session = self.sessions.get(str(params.get("sessionId")))
         if session is None:
             raise RequestError.invalid_params({"sessionId": "unknown session"})
+        return session
+
+    def _set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/set_mode``: ``{}``, then ``current_mode_update`` and the config options (whose ``mode``
+        option mirrors the modes) as ``config_option_update``."""
+        session = self._session(params)
+        session.settings.set_mode(params.get("modeId"))
+        log.info("session %s: mode %s", session.session_id, session.settings.mode)
+        self._spawn(self._notify(session, [mode_update(session.settings), config_update(session.settings)]))
+        return {}
+
+    def _set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/set_config_option``: the complete config in the answer; a mode change also as
+        ``current_mode_update``, for clients that show the modes."""
+        session = self._session(params)
+        mode = session.settings.mode
+        session.settings.set_option(params.get("configId"), params.get("value"), params.get("type"))
+        log.info("session %s: %s = %r", session.session_id, params.get("configId"), params.get("value"))
+        if session.settings.mode != mode:
+            self._spawn(self._notify(session, [mode_update(session.settings)]))
+        return {"configOptions": session.settings.config_options()}
+
+    async def _notify(self, session: SessionState, updates: list[dict[str, Any]]) -> None:
+        """Send ``updates`` outside any turn (after the response that caused them)."""
+        try:
+            for update in updates:
+                await self.conn.send_notification("session/update", {"sessionId": session.session_id, "update": update})
+        except ConnectionError:
+            log.info("client went away before %s was sent", updates[0]["sessionUpdate"])
+
+    async def _prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._session(params)
         if session.turn is not None:
             raise RequestError.invalid_request({"details": "a prompt is already running in this session"})
-        blocks = params.get("prompt")
-        text = " ".join(
-            b.get("text", "")
-            for b in (blocks if isinstance(blocks, list) else [])
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-        scenario = pick_scenario(text)
+        prompt = Prompt.from_wire(params.get("prompt"))
+        scenario = choose(prompt)
         log.info("session %s: running %s", session.session_id, scenario.name)
-        turn = Turn(self.conn, session, self.speed, self.client_caps)
+        turn = Turn(self.conn, session, self.speed, self.client_caps, prompt)
         session.turn = turn
+        cancelled = False
         try:
-            await scenario.run(turn)
-        except TurnCancelled:
+            await play(turn, scenario)
+        except TurnCancelled:  # a session/cancel, or a permission request answered "cancelled"
+            cancelled = True
             await turn.close_open_tools()
-            return {"stopReason": "cancelled"}
         finally:
             session.turn = None
+        await self._after_turn(session, turn, params.get("prompt"))
         # A cancel that landed after the last check still has to be reported as such.
-        return {"stopReason": "cancelled" if turn.cancelled else "end_turn"}
+        return {"stopReason": "cancelled" if cancelled or turn.cancelled else "end_turn"}
+
+    async def _after_turn(self, session: SessionState, turn: Turn, blocks: Any) -> None:
+        """The title after the first prompt, and the usage meter after every one."""
+        session.prompts += 1
+        updates = []
+        if session.prompts == 1:
+            now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            updates.append({"sessionUpdate": "session_info_update", "title": turn.prompt.title(), "updatedAt": now})
+        model = session.settings.model_info
+        updates.append(session.usage.record_turn(estimate_tokens(blocks), turn.tokens, model))
+        await self._notify(session, updates)
 
     def _cancel(self, params: dict[str, Any]) -> None:
         session = self.sessions.get(str(params.get("sessionId")))

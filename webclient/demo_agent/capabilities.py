@@ -1,7 +1,9 @@
 """What the client said it can do for the agent, from ``initialize``'s ``clientCapabilities``.
 
 Spec: https://agentclientprotocol.com/protocol/initialization#client-capabilities. Every capability is off
-unless the client sent exactly ``true`` (the spec: "all omitted capabilities are unsupported").
+unless the client sent exactly ``true`` — or, for the object-valued ones like
+``session.configOptions.boolean``, an object (``{}`` = yes) — (the spec: "all omitted capabilities are
+unsupported").
 """
 
 from __future__ import annotations
@@ -23,17 +25,21 @@ class ClientCapabilities:
     terminal_output_meta: bool = False
     """``_meta.terminal_output``: the client shows display-only terminals that the agent reports in tool-call
     ``_meta`` (``terminal_info`` / ``terminal_output`` / ``terminal_exit``, the claude-agent-acp convention)."""
+    boolean_config_options: bool = False
+    """``session.configOptions.boolean``: the client renders ``type: "boolean"`` config options."""
 
     @classmethod
     def from_wire(cls, raw: Any) -> ClientCapabilities:
         """Parse ``clientCapabilities`` leniently: anything malformed counts as "not supported"."""
         caps = _object(raw)
         fs, meta = _object(caps.get("fs")), _object(caps.get("_meta"))
+        config_options = _object(_object(caps.get("session")).get("configOptions"))
         return cls(
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             terminal_output_meta=meta.get("terminal_output") is True,
+            boolean_config_options=isinstance(config_options.get("boolean"), dict),
         )
 
 

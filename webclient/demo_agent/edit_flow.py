@@ -1,17 +1,22 @@
 """The edit that asks for permission: propose a diff, ask, then really write the file (or not).
 
-Used by the ``edit`` scenario and by the tour. The change is worked out from the file's *current* text, so
-running ``edit`` several times in one session proposes a new, still-valid change each time. Files are read
-and written through the client (``fs/read_text_file``, ``fs/write_text_file``) when it offers that, so an
-editor's unsaved changes are seen and the write goes through the client; otherwise straight from/to disk.
+Used by the ``edit`` scenario and by the tour. The session mode decides: *ask* asks first (unless an "always"
+answer is remembered), *code* writes without asking, *plan* only describes the change as a diff.
+
+The change is worked out from the file's *current* text, so running ``edit`` several times in one session
+proposes a new, still-valid change each time. Files are read and written through the client
+(``fs/read_text_file``, ``fs/write_text_file``) when it offers that, so an editor's unsaved changes are seen
+and the write goes through the client; otherwise straight from/to disk.
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from acp.exceptions import RequestError
 
+from .tool_demos import fenced
 from .turn import Turn
 
 TARGET = "src/calculator.py"
@@ -93,15 +98,35 @@ def _first_changed_line(old: str, new: str) -> int:
     return min(len(old.splitlines()), len(new.splitlines())) + 1
 
 
-async def run_edit(turn: Turn) -> None:
-    """Propose the edit, ask (unless an "always" answer is remembered), then apply or skip it."""
+async def describe_edit(turn: Turn, edit: ProposedEdit) -> None:
+    """Plan mode: say what the edit would be, as a unified diff, and change nothing."""
+    old = (edit.old_text or "").splitlines(keepends=True)
+    new = edit.new_text.splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(old, new, f"a/{edit.rel}", f"b/{edit.rel}", n=2))
+    await turn.say(
+        f"**Plan mode**, so I change nothing. I would {edit.summary} in `{edit.rel}`, from line {edit.line}:"
+        f"\n\n{fenced(diff, 'diff')}\n\nSwitch to *Ask* or *Code* mode (or type `modes ask`) and run `edit` again"
+        " to apply it.\n\n"
+    )
+
+
+async def run_edit(turn: Turn) -> str:
+    """Propose the edit; ask (unless an "always" answer is remembered, or in code mode), then apply or skip it.
+
+    In plan mode only describe it. Returns one line on what happened, for the tour's summary.
+    """
     edit = await plan_edit(turn)
+    mode = turn.session.settings.mode
+    if mode == "plan":
+        await describe_edit(turn, edit)
+        return f"Described an edit to `{edit.rel}` and changed nothing (plan mode)"
     path = turn.abs(edit.rel)
     diff = {"type": "diff", "path": path, "oldText": edit.old_text, "newText": edit.new_text}
     locations = [{"path": path, "line": edit.line}]
     title = f"Edit {edit.rel}"
 
-    await turn.say(f"I'd like to {edit.summary} in `{edit.rel}`.\n\n")
+    intent = "I'll" if mode == "code" else "I'd like to"
+    await turn.say(f"{intent} {edit.summary} in `{edit.rel}`.\n\n")
     tool_id = await turn.tool(
         "edit",
         title,
@@ -113,7 +138,9 @@ async def run_edit(turn: Turn) -> None:
     )
 
     policy = turn.session.edit_policy
-    if policy is None:
+    if mode == "code":
+        allowed, note = True, " (Code mode: I edit without asking.)"
+    elif policy is None:
         tool_call = {
             "toolCallId": tool_id,
             "title": title,
@@ -150,7 +177,7 @@ async def run_edit(turn: Turn) -> None:
             ],
         )
         await turn.say(f"Okay, I did **not** edit `{edit.rel}`.{note}\n\n")
-        return
+        return f"Proposed an edit to `{edit.rel}`; you said no, so nothing changed"
 
     await turn.tool_update(tool_id, status="in_progress")
     await turn.pause()
@@ -159,18 +186,21 @@ async def run_edit(turn: Turn) -> None:
     if await turn.read_text(edit.rel) != edit.old_text:
         await _fail(turn, tool_id, f"`{edit.rel}` changed meanwhile; not written.")
         await turn.say(f"`{edit.rel}` changed while I was waiting, so I left it alone.{note}\n\n")
-        return
+        return f"Proposed an edit to `{edit.rel}`, which changed meanwhile, so I left it alone"
     turn.check()  # the read above went to the client and back: a cancel may have come meanwhile
     try:
         await turn.write_text(edit.rel, edit.new_text)
     except (RequestError, OSError) as exc:
         await _fail(turn, tool_id, f"Could not write `{edit.rel}`: {exc}")
         await turn.say(f"I could not write `{edit.rel}`: {exc}{note}\n\n")
-        return
+        return f"Tried to edit `{edit.rel}`, but could not write it"
     how = "fs/write_text_file" if turn.can_write else "disk"
     await turn.tool_update(tool_id, status="completed", content=[diff], rawOutput={"written": path, "via": how})
     via = " (through your client's `fs/write_text_file`)" if turn.can_write else ""
     await turn.say(f"Done — I edited `{edit.rel}`{via} to {edit.summary}.{note}\n\n")
+    if mode == "code":
+        return f"Edited `{edit.rel}` without asking (code mode)"
+    return f"Proposed an edit to `{edit.rel}` and made it with your go-ahead"
 
 
 async def _fail(turn: Turn, tool_id: str, message: str) -> None:

@@ -3,35 +3,47 @@
 from __future__ import annotations
 
 MARKDOWN_THOUGHT = (
-    "The user wants to see how Markdown renders. I'll cover headings, a list, a table, inline code, "
-    "a link and two fenced code blocks (Python and Bash), so every renderer path gets exercised."
+    "The user wants to see how Markdown renders. One long answer should cover it: headings at three levels, "
+    "ordered and nested lists, a table with aligned columns, a blockquote, links, inline code, and fenced code "
+    "in several languages (Python, TypeScript, Rust, JSON, Bash, a diff), so every renderer path gets exercised."
 )
 
 MARKDOWN_ANSWER = """\
 ## Markdown showcase
 
-Here is a quick tour of what the client renders. Text can be **bold**, *italic* or `inline code`, and
-links like [the ACP specification](https://agentclientprotocol.com) work too.
+Here is one long answer with everything the client renders. Text can be **bold**, *italic*, ~~struck~~ or
+`inline code`, and links like [the ACP specification](https://agentclientprotocol.com) or
+[its content blocks](https://agentclientprotocol.com/protocol/content) work too.
 
-### A list
+### Lists
 
 - Streaming arrives in small chunks, a few words at a time.
 - Code blocks are highlighted once the closing fence arrives.
-- Tables, quotes and nested items:
-  - like this one.
+- Lists nest:
+  - like this one,
+  - and this one, with `code` inside.
 
-> Tip: type `help` to see every scenario.
+1. Read the file.
+2. Propose a change.
+3. Ask first, then write it.
+
+> **Tip:** type `help` to see every scenario, or `/` in the prompt box for the command menu.
+>
+> Quotes can span several paragraphs.
 
 ### A table
 
-| Scenario | Shows |
-|---|---|
-| `plan` | a plan advancing entry by entry |
-| `tools` | every tool-call kind |
-| `edit` | a permission request and a real file edit |
-| `run` | the tests, run in a terminal of the client |
+| Scenario | Shows | Needs |
+|---|---|:---:|
+| `plan` | a plan advancing entry by entry | — |
+| `tools` | every tool-call kind | — |
+| `edit` | a permission request and a real file edit | `fs/*` optional |
+| `run` | the tests, run in a terminal of the client | `terminal/*` optional |
+| `media` | images, audio and resources | — |
 
-### Python
+### Code in several languages
+
+#### Python
 
 ```python
 def divide(a: float, b: float) -> float:
@@ -40,14 +52,57 @@ def divide(a: float, b: float) -> float:
     return a / b
 ```
 
-### Bash
+#### TypeScript
+
+```typescript
+type StopReason = "end_turn" | "max_tokens" | "refusal" | "cancelled";
+
+function describe(reason: StopReason): string {
+  return reason === "cancelled" ? "You stopped me." : `Turn ended: ${reason}`;
+}
+```
+
+#### Rust
+
+```rust
+fn mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    Some(values.iter().sum::<f64>() / values.len() as f64)
+}
+```
+
+#### JSON
+
+```json
+{
+  "jsonrpc": "2.0",
+  "method": "session/update",
+  "params": {"sessionId": "demo", "update": {"sessionUpdate": "usage_update", "used": 5120, "size": 200000}}
+}
+```
+
+#### Bash
 
 ```bash
 python -m venv .venv && . .venv/bin/activate
 pytest -q tests/
 ```
 
-That's it — headings, lists, a table, code, and a link.
+#### A diff
+
+```diff
+ def divide(a: float, b: float) -> float:
+-    # TODO: give a friendlier error than ZeroDivisionError when b is 0
++    if b == 0:
++        raise ValueError("cannot divide by zero")
+     return a / b
+```
+
+---
+
+That's it — headings, lists, a quote, a table, code in six languages, and links.
 """
 
 SLOW_TEXT = """\
@@ -92,8 +147,71 @@ TOUR_SUMMARY = """\
 
 - Read `{target}` and followed along to the `divide()` function.
 - Searched the workspace for `TODO` comments.
-- Proposed an edit and asked you first.
+- {edited}.
 - {ran}.
 
-Type `help` to see every scenario (for example `tools`, `markdown`, `plan`, `edit`, `run`, `slow`).
+Type `help` to see every scenario (for example `tools`, `markdown`, `media`, `modes`, `edit`, `run`, `slow`).
 """
+
+PLAN_THOUGHT = (
+    "Before touching anything I should know what is there. The calculator has TODOs; a plan with four steps "
+    "keeps it small: read, find the TODOs, sketch a test, summarise."
+)
+
+MEDIA_THOUGHT = (
+    "Time to show every content block. I'll draw a small bar chart as a PNG, synthesise a short chime as a WAV, "
+    "and link and embed a couple of workspace files, plus one web link."
+)
+
+MEDIA_OUTRO = """
+Images show inline, audio plays, and the links open the file or the page. Now try it the other way round:
+attach an image, a sound or a file to your next prompt (or `@`-mention a workspace file), and I'll tell you
+exactly what arrived.
+"""
+
+MODES_THOUGHT = (
+    "The user asks about modes and settings. I'll show the current values in a table, say what each one "
+    "changes in this demo, and how to change them."
+)
+
+MODES_EFFECTS = """\
+What they change here:
+
+- **Mode** — `edit` (and the tour) ask before writing in *Ask* mode, write straight away in *Code* mode,
+  and only describe the change in *Plan* mode.
+- **Model** — how many words arrive per chunk (Fast models send bigger chunks), and what the usage meter charges.
+- **Thinking** — whether and how much I think (the thoughts you can fold away) before answering.
+{verbose}
+Change them with your client's selectors (`session/set_mode`, `session/set_config_option`), or type
+`modes code` (or `ask`, `plan`) to have me switch mode myself (`current_mode_update`).
+"""
+
+VERBOSE_ON = "- **Verbose** — one closing sentence that explains what I just did.\n"
+VERBOSE_OFF = (
+    "- **Verbose** — your client did not advertise `session.configOptions.boolean`, so I don't offer this toggle.\n"
+)
+
+REPLAY_INTRO = """\
+Below, an earlier conversation is replayed the way an agent replays a session for `session/load`: your
+messages come back as `user_message_chunk`, mine as thought and message chunks, each message with its own
+`messageId`.
+"""
+
+# An earlier conversation: (who, text). "user" parts may name a workspace file as "@rel", sent as a resource_link.
+REPLAY: list[tuple[str, str]] = [
+    ("user", "What happens in @src/calculator.py when I divide by zero?"),
+    ("thought", "The user wants to know about dividing by zero. `divide()` just returns `a / b`."),
+    (
+        "agent",
+        "`divide(a, 0)` raises Python's own `ZeroDivisionError`: the function has no check yet, only a TODO "
+        "asking for a friendlier error.",
+    ),
+    ("user", "Can you make it raise a ValueError instead?"),
+    (
+        "agent",
+        'Sure — I\'d add `if b == 0: raise ValueError("cannot divide by zero")` before the division. '
+        "Type `edit` and I'll propose exactly that.",
+    ),
+]
+
+REPLAY_OUTRO = "\n*(End of the replay: everything above came from me, including your messages.)*\n"

@@ -13,16 +13,18 @@ import logging
 import os
 import re
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from acp.connection import Connection
 from acp.exceptions import RequestError
 
 from .capabilities import ClientCapabilities
+from .prompt_content import Prompt
+from .session_state import SessionState
+from .usage import estimate_tokens
 from .workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,8 @@ CLIENT_TIMEOUT = 30.0
 # Statuses after which a tool call is no longer "in flight" (so cancellation leaves it alone).
 _FINAL_STATUSES = {"completed", "failed", "cancelled"}
 _TOKEN = re.compile(r"\S+\s*|\s+")
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+DOUBLE_CHECK = "Let me double-check that before I answer… yes, it holds up."
 
 
 def speed_from_env() -> float:
@@ -60,36 +64,25 @@ class TurnCancelled(Exception):
     """Raised inside a scenario once the turn is cancelled; the agent answers the prompt with ``cancelled``."""
 
 
-@dataclass
-class SessionState:
-    """What the agent remembers about one session."""
-
-    session_id: str
-    cwd: Path
-    # "allow" / "reject" after the user picked an "always" option for edits; None = ask every time.
-    edit_policy: str | None = None
-    tool_counter: int = 0
-    turn: Turn | None = None
-    workspace: Workspace = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.workspace = Workspace(self.cwd)
-
-    def next_tool_id(self, hint: str) -> str:
-        self.tool_counter += 1
-        return f"call_{self.tool_counter:03d}_{hint}"
-
-
 class Turn:
     """A running ``session/prompt``; scenarios call these helpers and never touch the connection directly."""
 
     def __init__(
-        self, conn: Connection, session: SessionState, speed: float, caps: ClientCapabilities | None = None
+        self,
+        conn: Connection,
+        session: SessionState,
+        speed: float,
+        caps: ClientCapabilities | None = None,
+        prompt: Prompt | None = None,
     ) -> None:
         self.conn = conn
         self.session = session
         self.speed = speed
         self.caps = caps or ClientCapabilities()
+        self.prompt = prompt or Prompt()
+        # Estimated tokens of everything sent this turn, for the usage meter; and the updates sent, by kind.
+        self.tokens = 0
+        self.sent: Counter[str] = Counter()
         self._cancelled = asyncio.Event()
         # Tool calls announced but not finished, in order, so a cancel can close them.
         self._open_tools: dict[str, None] = {}
@@ -133,17 +126,47 @@ class Turn:
         return str(self.workspace.path(rel))
 
     async def update(self, update: dict[str, Any]) -> None:
+        self.tokens += estimate_tokens(update)
+        self.sent[str(update.get("sessionUpdate"))] += 1
         await self.conn.send_notification("session/update", {"sessionId": self.session.session_id, "update": update})
 
-    async def say(self, text: str, *, thought: bool = False, words: int = 3, delay: float = CHUNK_DELAY) -> None:
-        """Stream ``text`` as one message (one ``messageId``), a few words per chunk, checking for cancel between."""
-        kind = "agent_thought_chunk" if thought else "agent_message_chunk"
-        message_id = uuid.uuid4().hex
-        for piece in chunk_words(text, words):
+    async def say(
+        self,
+        text: str,
+        *,
+        thought: bool = False,
+        words: int = 3,
+        delay: float = CHUNK_DELAY,
+        message_id: str | None = None,
+        kind: str = "agent_message_chunk",
+    ) -> str:
+        """Stream ``text`` as one message, a few words per chunk (more with a fast model), checking for cancel
+        between. ``message_id`` continues an earlier message; returns the message's id."""
+        kind = "agent_thought_chunk" if thought else kind
+        message_id = message_id or uuid.uuid4().hex
+        for piece in chunk_words(text, self.session.settings.words_per_chunk(words)):
             await self.pause(delay)
             await self.update(
                 {"sessionUpdate": kind, "messageId": message_id, "content": {"type": "text", "text": piece}}
             )
+        return message_id
+
+    async def send_block(self, block: dict[str, Any], *, message_id: str, kind: str = "agent_message_chunk") -> None:
+        """One content block (image, audio, resource, …) as a chunk of message ``message_id``."""
+        await self.pause(CHUNK_DELAY)
+        await self.update({"sessionUpdate": kind, "messageId": message_id, "content": block})
+
+    async def think(self, text: str) -> None:
+        """Stream a thought, as much of it as the session's thought level asks for: none, its first sentence,
+        all of it, or all of it and a double check."""
+        level = self.session.settings.thought_level
+        if level == "off":
+            return
+        if level == "low":
+            text = _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0]
+        elif level == "high":
+            text = text.rstrip() + "\n\n" + DOUBLE_CHECK
+        await self.say(text, thought=True)
 
     async def plan(self, entries: list[dict[str, str]]) -> None:
         """Send the whole plan (ACP replaces it every time)."""
