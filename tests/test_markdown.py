@@ -278,13 +278,13 @@ def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None
     entry.parts.append("2\n\nThree <b>\n")
     soon = docs.view(entry, now=100.0 + MessageDocs.RENDER_INTERVAL / 2)
     assert soon.html == first.html
-    assert soon.raw == "2\n\nThree <b>\n"
+    assert soon.raw == "\n2\n\nThree <b>\n"  # the newline Markdown dropped from "Two\n" comes first
     assert "Three &lt;b&gt;" in str(soon.live)  # raw text is escaped
-    assert soon.state == (0, 1, len("One.\n\nTwo\n"), len(entry.text))
+    assert soon.state == (0, 1, len("One.\n\nTwo"), len(entry.text))
     later = docs.view(entry, now=101.0)
     assert str(later.html) == render_markdown("One.\n\n") + render_markdown("Two\n2\n\n")
-    assert later.raw == "" and "Three &lt;b&gt;" in str(later.live)
-    assert later.state == (0, 2, len(entry.text), len(entry.text))
+    assert later.raw == "\n" and "Three &lt;b&gt;" in str(later.live)
+    assert later.state == (0, 2, len(entry.text) - 1, len(entry.text))
 
 
 def test_message_view_keeps_raw_text_out_of_tables() -> None:
@@ -293,7 +293,7 @@ def test_message_view_keeps_raw_text_out_of_tables() -> None:
     docs.view(entry, now=100.0)
     entry.parts.append("| 3 ")
     view = docs.view(entry, now=100.1)
-    assert str(view.live).endswith('</table>\n<span class="md-tail" id="entry-1-tail">| 3 </span>')
+    assert str(view.live).endswith('</table>\n<span class="md-tail" id="entry-1-tail">\n| 3 </span>')
 
 
 def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
@@ -319,3 +319,13 @@ def test_message_view_of_finished_message_seen_first_time() -> None:
     assert str(view.html) == render_markdown(entry.text)
     assert "<script>" not in str(view.html)
     assert view.raw == "" and view.state == (0, 1, len(entry.text), len(entry.text))
+
+
+def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() -> None:
+    docs = MessageDocs()
+    entry = message("A test would ")
+    first = docs.view(entry, now=100.0)
+    assert first.raw == " " and str(first.live) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
+    entry.parts.append("call it")
+    soon = docs.view(entry, now=100.1)
+    assert "would<span" in str(soon.live) and soon.raw == " call it"

@@ -268,7 +268,9 @@ class MessageDocs:
         elif now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL or len(text) - caught_up > self.TAIL_LIMIT:
             doc.update(text)
             self._updated[entry.seq] = now
-            caught_up, live = len(text), render_markdown(doc.tail) if doc.tail else ""
+            # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
+            rest = doc.tail.rstrip()
+            caught_up, live = len(text) - (len(doc.tail) - len(rest)), render_markdown(rest) if rest else ""
         self._live[entry.seq] = (caught_up, live)
         raw = text[caught_up:]
         return MessageView(
