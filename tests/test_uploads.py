@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extras
 import pytest
 
-from webclient.acp.prompt import prompt_blocks
+from webclient.acp.prompt import mention_block, prompt_blocks, upload_block
 from webclient.uploads import MAX_UPLOAD_BYTES, Upload, UploadRefused, Uploads
 
 SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
@@ -195,7 +195,7 @@ def test_prompt_blocks_text_first_then_uploads_then_mentions(tmp_path: Path) -> 
     uploads = Uploads()
     image = uploads.add("shot.png", "image/png", PNG, EVERYTHING)
     target = tmp_path / "src" / "main.py"
-    blocks = prompt_blocks("Look at this", [image], [(target, "src/main.py")])
+    blocks = prompt_blocks("Look at this", [upload_block(image), mention_block(target, "src/main.py")])
     assert [b["type"] for b in blocks] == ["text", "image", "resource_link"]
     assert blocks[0] == {"type": "text", "text": "Look at this"}
     for block in blocks:
@@ -203,8 +203,8 @@ def test_prompt_blocks_text_first_then_uploads_then_mentions(tmp_path: Path) -> 
 
 
 def test_prompt_blocks_without_text_has_no_text_block(tmp_path: Path) -> None:
-    assert prompt_blocks("", [], []) == []
-    assert [b["type"] for b in prompt_blocks("", [], [(tmp_path / "a", "a")])] == ["resource_link"]
+    assert prompt_blocks("", []) == []
+    assert [b["type"] for b in prompt_blocks("", [mention_block(tmp_path / "a", "a")])] == ["resource_link"]
 
 
 @pytest.mark.parametrize(
@@ -212,7 +212,7 @@ def test_prompt_blocks_without_text_has_no_text_block(tmp_path: Path) -> None:
 )
 def test_prompt_blocks_image_and_audio_are_base64(name: str, declared: str, data: bytes) -> None:
     upload = Uploads().add(name, declared, data, EVERYTHING)
-    [block] = prompt_blocks("", [upload], [])
+    block = upload_block(upload)
     assert block == {"type": upload.kind, "mimeType": declared, "data": base64.b64encode(data).decode("ascii")}
     validate(block, "ContentBlock")
     validate(block, "ImageContent" if upload.kind == "image" else "AudioContent")
@@ -220,7 +220,7 @@ def test_prompt_blocks_image_and_audio_are_base64(name: str, declared: str, data
 
 def test_prompt_blocks_text_file_is_an_embedded_resource_with_text() -> None:
     upload = Uploads().add("my notes.md", "text/markdown", "# Hi\nthere ✓\n".encode(), EVERYTHING)
-    [block] = prompt_blocks("", [upload], [])
+    block = upload_block(upload)
     assert block["type"] == "resource"
     resource = block["resource"]
     assert resource["text"] == "# Hi\nthere ✓\n"
@@ -234,7 +234,7 @@ def test_prompt_blocks_text_file_is_an_embedded_resource_with_text() -> None:
 
 def test_prompt_blocks_binary_file_is_an_embedded_resource_with_a_blob() -> None:
     upload = Uploads().add("data.bin", "", BINARY, EVERYTHING)
-    [block] = prompt_blocks("", [upload], [])
+    block = upload_block(upload)
     resource = block["resource"]
     assert base64.b64decode(resource["blob"]) == BINARY
     assert "text" not in resource
@@ -245,7 +245,7 @@ def test_prompt_blocks_binary_file_is_an_embedded_resource_with_a_blob() -> None
 
 def test_prompt_blocks_mention_is_a_resource_link_with_a_file_uri(tmp_path: Path) -> None:
     target = tmp_path / "dir with space" / "ünï.py"
-    [block] = prompt_blocks("", [], [(target, "dir with space/ünï.py")])
+    block = mention_block(target, "dir with space/ünï.py")
     assert block == {"type": "resource_link", "uri": target.as_uri(), "name": "dir with space/ünï.py"}
     assert block["uri"].startswith("file:///")
     assert "%20" in block["uri"]
@@ -257,7 +257,8 @@ def test_prompt_blocks_keep_the_order_of_uploads_and_mentions(tmp_path: Path) ->
     uploads = Uploads()
     first = uploads.add("b.txt", "text/plain", b"b", EVERYTHING)
     second = uploads.add("a.png", "image/png", PNG, EVERYTHING)
-    blocks = prompt_blocks("x", [first, second], [(tmp_path / "z", "z"), (tmp_path / "y", "y")])
+    attachments = [upload_block(first), upload_block(second), mention_block(tmp_path / "z", "z")]
+    blocks = prompt_blocks("x", [*attachments, mention_block(tmp_path / "y", "y")])
     assert [b["type"] for b in blocks] == ["text", "resource", "image", "resource_link", "resource_link"]
     assert [b["name"] for b in blocks[3:]] == ["z", "y"]
     validate({"sessionId": "s1", "prompt": blocks}, "PromptRequest")

@@ -23,7 +23,7 @@ from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_control_update, apply_session_result, settings
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
-from webclient.acp.prompt import mention_blocks, upload_block
+from webclient.acp.prompt import mention_blocks, prompt_blocks, upload_block
 from webclient.acp.updates import apply_update, content_block
 from webclient.agent_spec import AgentSpec as AgentSpec  # the sessions module and tests import it from here
 from webclient.agent_spec import command_display
@@ -270,7 +270,7 @@ class Session:
 
     def _start_turn(self, text: str, blocks: list[dict[str, Any]]) -> None:
         assert self._connection is not None and self._acp_session_id is not None
-        prompt = [{"type": "text", "text": text}, *blocks] if text else blocks
+        prompt = prompt_blocks(text, blocks)
         self.thread.start_turn([content_block(block) for block in prompt])
         self.turn_running = True
         self._changed("status")

@@ -47,9 +47,6 @@ def mention_blocks(workspace: Workspace, mentions: Sequence[str]) -> list[dict[s
     return blocks
 
 
-def prompt_blocks(text: str, uploads: list[Upload], mentions: list[tuple[Path, str]]) -> list[dict[str, Any]]:
-    """The ``prompt`` array of ``session/prompt``; ``mentions`` are (absolute path, name shown) pairs."""
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    blocks += [upload_block(upload) for upload in uploads]
-    blocks += [mention_block(path, name) for path, name in mentions]
-    return blocks
+def prompt_blocks(text: str, attachments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``prompt`` array of ``session/prompt``: the text (if any), then the attachments' blocks."""
+    return [{"type": "text", "text": text}, *attachments] if text else list(attachments)
