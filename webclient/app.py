@@ -33,6 +33,7 @@ from webclient.prompt_routes import mention_options, upload_attachment
 from webclient.rendering import Renderer, dom_id
 from webclient.session import Session
 from webclient.sessions import SessionManager
+from webclient.text import scrub
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import base_context, manager, origin_allowed, page, session_of, small_int
 
@@ -129,7 +130,7 @@ async def resource_page(request: Request) -> Response:
     if resource is None:
         raise HTTPException(404, "No such resource")
     if "download" in request.query_params:
-        data = resource.text.encode() if resource.text is not None else _base64(resource.blob or "")
+        data = scrub(resource.text).encode() if resource.text is not None else _base64(resource.blob or "")
         name = quote(resource.uri.rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
         # Never rendered by the browser as what the agent claims it is: always a download.
         headers = {"content-disposition": f"attachment; filename*=UTF-8''{name}"}
