@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from urllib.parse import unquote
 
 from starlette.exceptions import HTTPException
@@ -18,7 +19,10 @@ from webclient.workspace.listing import list_files, match
 LISTING_TTL = 10.0
 """Seconds a workspace listing is reused while the user types after ``@``."""
 
-_listings: dict[str, tuple[float, list[str]]] = {}
+LISTINGS_KEPT = 32
+"""Sessions whose listing is kept (the ones people are typing in); older ones are listed again when needed."""
+
+_listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
 
 
 async def upload_attachment(request: Request) -> Response:
@@ -51,5 +55,8 @@ async def mention_options(request: Request) -> Response:
     if cached is None or now - cached[0] > LISTING_TTL:
         cached = (now, await asyncio.to_thread(list_files, session.workspace.roots))
         _listings[session.id] = cached
+        _listings.move_to_end(session.id)
+        while len(_listings) > LISTINGS_KEPT:
+            _listings.popitem(last=False)
     renderer: Renderer = request.app.state.renderer
     return HTMLResponse(renderer.page("_mentions.html", paths=match(cached[1], query), query=query))
