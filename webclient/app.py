@@ -36,6 +36,7 @@ from webclient.sessions import SessionManager
 from webclient.text import scrub
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import base_context, manager, origin_allowed, page, session_of, small_int
+from webclient.web import renderer as web_renderer
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ async def end_session(request: Request) -> Response:
 
 def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
     """A side-panel fragment for htmx, or the same inside a page of its own when followed as a plain link."""
-    renderer: Renderer = request.app.state.renderer
+    renderer = web_renderer(request)
     html = renderer.page(template, session=session, **base_context(request), **context)
     if request.headers.get("hx-request"):
         return HTMLResponse(html)
@@ -152,7 +153,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
     if gap is not None:
         if panel.view is None:
             raise HTTPException(404, panel.error or "No such file")
-        renderer: Renderer = request.app.state.renderer
+        renderer = web_renderer(request)
         html = renderer.block(
             "_file_view.html",
             "file_lines",
@@ -212,7 +213,7 @@ async def diff_body(request: Request) -> Response:
 def _diff_block(
     request: Request, block: str, diff: DiffView, diff_id: str, url: str, gap: tuple[int, int] | None
 ) -> Response:
-    renderer: Renderer = request.app.state.renderer
+    renderer = web_renderer(request)
     extra = {"gap_start": gap[0], "gap_end": gap[1]} if gap is not None else {}
     html = renderer.block(
         "_diff.html",
@@ -236,7 +237,7 @@ async def session_socket(websocket: WebSocket) -> None:
     await websocket.accept()
     live = LiveView(
         session,
-        websocket.app.state.renderer,
+        web_renderer(websocket),
         manager(websocket).docs[session.id],
         websocket.send_text,
         base_context(websocket),
@@ -287,7 +288,7 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     elif action == "queue_remove":
         session.queue.remove(str(message.get("item_id", "")))
     elif action == "queue_send":
-        session.send_queued_now(str(message.get("item_id", "")))
+        session.send_queued(str(message.get("item_id", "")))
     elif action == "set_mode":
         session.set_mode(str(message.get("mode_id", "")))
     elif action == "set_setting":

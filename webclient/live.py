@@ -117,21 +117,19 @@ class LiveView:
         parts: list[str] = []
         appended: list[str] = []
 
-        def add(part: str) -> None:
+        def flush_appended() -> None:
             # New entries go out before any later part, which may target something inside them.
             if appended:
                 parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
                 appended.clear()
-            parts.append(part)
 
         for key in keys:
-            if isinstance(key, str):
-                add(self._part(key))
-            elif key in self._shown:
-                add(self._update(self.session.thread.entry(key), now))
-            else:
+            if key not in self._shown and isinstance(key, int):
                 appended.append(self._entry(self.session.thread.entry(key), now, oob=None))
-        add("")
+                continue
+            flush_appended()
+            parts.append(self._part(key) if isinstance(key, str) else self._update(self.session.thread.entry(key), now))
+        flush_appended()
         return "".join(parts)
 
     def _regions(self, names: list[str]) -> str:

@@ -25,9 +25,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from webclient.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
-from webclient.rendering import Renderer, pretty_json
+from webclient.rendering import pretty_json
 from webclient.session import Session
 from webclient.web import base_context, page, session_of, small_int
+from webclient.web import renderer as web_renderer
 
 TEMPLATE = "protocol_log.html"
 SHOW_LIMIT = 1000
@@ -120,7 +121,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
 
 
 def _block(request: Request, block: str, context: LogPageContext, **extra: Any) -> HTMLResponse:
-    renderer: Renderer = request.app.state.renderer
+    renderer = web_renderer(request)
     html = renderer.block(TEMPLATE, block, **base_context(request), **context.as_dict(), **extra)
     return HTMLResponse(html)
 

@@ -11,9 +11,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
-from webclient.rendering import Renderer
 from webclient.uploads import MAX_UPLOAD_BYTES, UploadRefused
 from webclient.web import origin_allowed, session_of
+from webclient.web import renderer as web_renderer
 from webclient.workspace.listing import list_files, match
 
 LISTING_TTL = 10.0
@@ -42,7 +42,7 @@ async def upload_attachment(request: Request) -> Response:
         )
     except UploadRefused as refused:
         return PlainTextResponse(str(refused), status_code=415)
-    renderer: Renderer = request.app.state.renderer
+    renderer = web_renderer(request)
     return HTMLResponse(renderer.page("_attachment.html", upload=upload))
 
 
@@ -58,5 +58,5 @@ async def mention_options(request: Request) -> Response:
         _listings.move_to_end(session.id)
         while len(_listings) > LISTINGS_KEPT:
             _listings.popitem(last=False)
-    renderer: Renderer = request.app.state.renderer
+    renderer = web_renderer(request)
     return HTMLResponse(renderer.page("_mentions.html", paths=match(cached[1], query), query=query))

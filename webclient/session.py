@@ -13,7 +13,6 @@ import logging
 import os
 import secrets
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -48,7 +47,6 @@ AgentState = Literal["starting", "ready", "auth-required", "exited", "failed"]
 TurnState = Literal["idle", "running", "awaiting-permission", "ended"]
 
 AUTH_REQUIRED = -32000
-UNKNOWN_UPDATES_KEPT = 1000
 
 _STOP_NOTICES: dict[str, tuple[str, str]] = {
     "cancelled": ("info", "Stopped"),
@@ -82,8 +80,6 @@ class Session:
         self.cancelling = False
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
-        self.unknown_updates: deque[dict[str, Any]] = deque(maxlen=UNKNOWN_UPDATES_KEPT)
-        """Updates of types this client does not know, kept as sent (the protocol log shows them all)."""
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
         self.terminals = Terminals() if spec.terminals else None
         self.client_methods = ClientMethods(self.workspace, self.terminals, self)
@@ -183,7 +179,7 @@ class Session:
         apply_session_result(self.controls, result)
         self.agent_state = "ready"
         self._changed("status")
-        self._send_queued()
+        self.send_queued()
 
     async def authenticate(self, method_id: str) -> None:
         """Sign in with one of the agent's ``authMethods``, then start the session."""
@@ -276,8 +272,8 @@ class Session:
         self._changed("status")
         self._spawn(self._run_turn(self._connection, self._acp_session_id, prompt), "turn")
 
-    def _send_queued(self, item_id: str | None = None) -> None:
-        """Start the next queued prompt (or the one named) if the agent is free."""
+    def send_queued(self, item_id: str | None = None) -> None:
+        """Start the next queued prompt, or the one the user asked to send now, if the agent is free."""
         if not self.ready or self.turn_running or self._closing:
             return
         item: QueuedPrompt | None
@@ -289,10 +285,6 @@ class Session:
                 self.queue.remove(item_id)
         if item is not None:
             self._start_turn(item.text, item.blocks)
-
-    def send_queued_now(self, item_id: str) -> None:
-        """The user asked to send a queued prompt now (after a stop, or ahead of the others)."""
-        self._send_queued(item_id)
 
     async def _run_turn(self, connection: AgentConnection, session_id: str, prompt: list[dict[str, Any]]) -> None:
         try:
@@ -315,7 +307,7 @@ class Session:
             self._changed("status")
             self._changed("plan")
             self._changed("queue")
-            self._send_queued()
+            self.send_queued()
 
     async def cancel(self) -> None:
         """Stop the turn: tell the agent, answer its open questions ``cancelled``, mark unfinished calls."""
@@ -369,10 +361,9 @@ class Session:
 
     def on_session_update(self, params: dict[str, Any]) -> None:
         update = params.get("update")
-        if not isinstance(update, dict) or apply_update(self.thread, update):
-            return
-        if not apply_control_update(self.controls, update):
-            self.unknown_updates.append(update)
+        if isinstance(update, dict) and not apply_update(self.thread, update):
+            # Types this client does not know stay, as sent, in the protocol log (which marks them).
+            apply_control_update(self.controls, update)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self.cancelling or self._closing)
