@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from webclient.acp import controls as acp
 from webclient.acp.updates import KNOWN_SESSION_UPDATES
+from webclient.rendering import Renderer
 from webclient.viewmodel.controls import (
     Choice,
     ChoiceGroup,
@@ -471,3 +473,19 @@ def test_choice_is_the_new_value_a_page_picks_or_none() -> None:
     assert controls.choice("verbose", "true") is True
     assert controls.choice("verbose", "false") is None
     assert controls.choice("nope", "x") is None
+
+
+def test_a_select_shows_the_agents_value_even_when_it_offers_no_such_choice() -> None:
+    """Without an option for it, the browser would show the first choice as if it were the current one."""
+    gone = SelectSetting(
+        id="model", name="Model", current="retired <b>", groups=(ChoiceGroup(name=None, choices=(Choice("a", "A"),)),)
+    )
+    html = Renderer().block(
+        "session.html", "controls", session=SimpleNamespace(controls=SessionControls(settings=[gone])), oob=None
+    )
+    assert '<option value="retired &lt;b&gt;" selected>retired &lt;b&gt;</option>' in html
+    offered = SelectSetting(id="model", name="Model", current="a", groups=gone.groups)
+    html = Renderer().block(
+        "session.html", "controls", session=SimpleNamespace(controls=SessionControls(settings=[offered])), oob=None
+    )
+    assert html.count("<option") == 1 and '<option value="a" selected>' in html
