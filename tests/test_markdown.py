@@ -325,7 +325,8 @@ def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() 
     docs = MessageDocs()
     entry = message("A test would ")
     first = docs.view(entry, now=100.0)
-    assert first.raw == " " and str(first.live) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
+    assert first.raw == " "
+    assert str(first.live) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
     entry.parts.append("call it")
     soon = docs.view(entry, now=100.1)
     assert "would<span" in str(soon.live) and soon.raw == " call it"

@@ -91,7 +91,8 @@ AUDIT = r"""
     if (NEVER.includes(tag)) say("element");
     if (tag === "script" && (!el.src.startsWith(origin + "/static/") || !head || el.textContent.trim())) say("script");
     if (tag === "meta" && (!head || /refresh|content-security/i.test(el.httpEquiv))) say("meta");
-    if (tag === "link" && !(el.href.startsWith(origin + "/static/") && ["stylesheet", "icon"].includes(el.rel))) say("link");
+    const ownLink = el.href && el.href.startsWith(origin + "/static/") && ["stylesheet", "icon"].includes(el.rel);
+    if (tag === "link" && !ownLink) say("link");
     const action = el.getAttribute("action");  // not el.action: an input named "action" shadows it
     if (tag === "form" && action !== null && new URL(action, document.baseURI).origin !== origin) say("form");
     for (const a of el.attributes) {

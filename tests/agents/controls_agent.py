@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from typing import Any
 
-RECORD = os.environ.get("RECORD_FILE")
+from raw_jsonrpc import send, serve
+from raw_jsonrpc import update as session_update
+
 MODES_ONLY = os.environ.get("MODES_ONLY") == "1"
 
-_lock = threading.Lock()
 _cancelled = threading.Event()
 _state: dict[str, Any] = {"mode": "ask", "model": "sage", "effort": "medium", "verbose": False, "booleans": False}
 
@@ -40,14 +40,8 @@ COMMANDS = [
 ]
 
 
-def send(message: dict[str, Any]) -> None:
-    with _lock:
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        sys.stdout.flush()
-
-
 def update(body: dict[str, Any]) -> None:
-    send({"method": "session/update", "params": {"sessionId": "controls-1", "update": body}})
+    session_update("controls-1", body)
 
 
 def say(text: str) -> None:
@@ -165,18 +159,5 @@ def handle(message: dict[str, Any]) -> None:
         send({"id": request_id, "error": {"code": -32601, "message": f"Method not found: {method}"}})
 
 
-def main() -> None:
-    record = open(RECORD, "a", buffering=1) if RECORD else None  # noqa: SIM115 - lives as long as the process
-    for line in sys.stdin:
-        if record is not None:
-            record.write(line if line.endswith("\n") else line + "\n")
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(message, dict):
-            handle(message)
-
-
 if __name__ == "__main__":
-    main()
+    serve(handle)

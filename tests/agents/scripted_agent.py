@@ -34,26 +34,15 @@ import threading
 import time
 from typing import Any
 
-RECORD = os.environ.get("RECORD_FILE")
+from raw_jsonrpc import send, serve, update
+
 AUTH_REQUIRED = os.environ.get("AUTH_REQUIRED") == "1"
 
-_out_lock = threading.Lock()
 _responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 _cancelled = threading.Event()
 _authenticated = threading.Event()
 _next_id = 1000
 _cwd = "/"
-
-
-def send(message: dict[str, Any]) -> None:
-    line = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":"))
-    with _out_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-
-def update(session_id: str, body: dict[str, Any]) -> None:
-    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
 def say(session_id: str, text: str, message_id: str | None = None) -> None:
@@ -361,18 +350,5 @@ def handle(message: dict[str, Any]) -> None:
         send({"id": request_id, "error": {"code": -32601, "message": f"Method not found: {method}"}})
 
 
-def main() -> None:
-    record = open(RECORD, "a", buffering=1) if RECORD else None  # noqa: SIM115 - lives as long as the process
-    for line in sys.stdin:
-        if record is not None:
-            record.write(line if line.endswith("\n") else line + "\n")
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(message, dict):
-            handle(message)
-
-
 if __name__ == "__main__":
-    main()
+    serve(handle)

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import base64
 import importlib.util
-import json
 import os
 import queue
 import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests also import this file by its path
+from raw_jsonrpc import send, serve  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "xss_payloads", Path(__file__).resolve().parent.parent / "xss_payloads.py"
@@ -41,7 +43,6 @@ PAYLOADS: list[str] = _payloads.PAYLOADS
 SINGLE_LINE: list[str] = _payloads.SINGLE_LINE
 PRINTABLE: list[str] = _payloads.PRINTABLE
 
-RECORD = os.environ.get("RECORD_FILE")
 AUTH_REQUIRED = os.environ.get("AUTH_REQUIRED") == "1"
 
 N = len(PAYLOADS)
@@ -61,7 +62,6 @@ FILE_LINES = [line for line in SINGLE_LINE if "\x00" not in line]
 OPTION_COUNT = 40
 DIFF_COUNT = 40
 
-_out_lock = threading.Lock()
 _responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 _authenticated = threading.Event()
 _auth_attempts = 0
@@ -80,14 +80,8 @@ def path_safe(i: int) -> str:
     return p(i).replace("\x00", "")
 
 
-def send(message: dict[str, Any]) -> None:
-    line = json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":"))
-    with _out_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-
 def update(session_id: str, body: dict[str, Any]) -> None:
+    # Through this module's ``send``, which the in-process tests replace to capture what the agent says.
     send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
@@ -516,16 +510,7 @@ def main() -> None:
     # Payloads on stderr too: the protocol log page shows the agent's stderr.
     sys.stderr.write("\n".join(PAYLOADS[:20]) + "\n")
     sys.stderr.flush()
-    record = open(RECORD, "a", buffering=1) if RECORD else None  # noqa: SIM115 - lives as long as the process
-    for line in sys.stdin:
-        if record is not None:
-            record.write(line if line.endswith("\n") else line + "\n")
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(message, dict):
-            handle(message)
+    serve(handle)
 
 
 if __name__ == "__main__":
