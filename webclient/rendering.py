@@ -180,14 +180,13 @@ class MessageView:
 _CLOSING_TAGS = re.compile(r"(?:</[a-z0-9]+>\s*)+$")
 
 
-def _with_tail(html: str, tail_id: str, raw: str) -> Markup:
-    """``html`` with the raw tail placed inside its last element, so new text continues the paragraph (or
+def _split_for_tail(html: str) -> tuple[str, str]:
+    """``html`` cut where the raw tail goes: inside its last element, so new text continues the paragraph (or
     code block) it belongs to instead of starting a line of its own."""
-    span = f'<span class="md-tail" id="{tail_id}">{escape(raw)}</span>'
     end = _CLOSING_TAGS.search(html)
     if end is None or html[end.start() + 2 : end.start() + 4] in ("td", "th"):
-        return Markup(html + span)  # text typed into a table cell would resize every column: keep it below
-    return Markup(html[: end.start()] + span + html[end.start() :])
+        return html, ""  # text typed into a table cell would resize every column: keep it below
+    return html[: end.start()], html[end.start() :]
 
 
 def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
@@ -249,8 +248,9 @@ class MessageDocs:
     def __init__(self) -> None:
         self._docs: dict[int, MarkdownStream] = {}
         self._updated: dict[int, float] = {}
-        self._live: dict[int, tuple[int, str]] = {}
-        """Per message: (source characters caught up, the unfinished rest rendered then)."""
+        self._live: dict[int, tuple[int, str, str]] = {}
+        """Per message: source characters caught up, and the unfinished rest rendered then, cut where the raw
+        text goes (cut once per catch-up, not once per frame)."""
 
     def blocks(self, entry: MessageEntry) -> list[str]:
         """The rendered blocks of a message seen before through :meth:`view`."""
@@ -261,21 +261,23 @@ class MessageDocs:
         if doc is None:
             doc = self._docs[entry.seq] = MarkdownStream()
         text = entry.text
-        caught_up, live = self._live.get(entry.seq, (0, ""))
+        caught_up, before, after = self._live.get(entry.seq, (0, "", ""))
         if not entry.streaming:
             doc.update(text, final=True)
-            caught_up, live = len(text), ""
+            caught_up, before, after = len(text), "", ""
         elif now - self._updated.get(entry.seq, 0.0) >= self.RENDER_INTERVAL or len(text) - caught_up > self.TAIL_LIMIT:
             doc.update(text)
             self._updated[entry.seq] = now
             # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
             rest = doc.tail.rstrip()
-            caught_up, live = len(text) - (len(doc.tail) - len(rest)), render_markdown(rest) if rest else ""
-        self._live[entry.seq] = (caught_up, live)
+            caught_up = len(text) - (len(doc.tail) - len(rest))
+            before, after = _split_for_tail(render_markdown(rest)) if rest else ("", "")
+        self._live[entry.seq] = (caught_up, before, after)
         raw = text[caught_up:]
+        span = f'<span class="md-tail" id="{dom_id(entry)}-tail">{escape(raw)}</span>'
         return MessageView(
             Markup(doc.html),
-            _with_tail(live, f"{dom_id(entry)}-tail", raw),
+            Markup(before + span + after),
             raw,
             (doc.generation, len(doc.blocks), caught_up, len(text)),
         )
