@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -36,6 +37,22 @@ class Server:
     process: subprocess.Popen[bytes]
     record_file: Path
     workspace: Path
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a script sends to be let in (the sign-in token, as ``Authorization: token ...``)."""
+        return {"Authorization": f"token {self.token}"}
+
+    def http(self) -> httpx.Client:
+        """An HTTP client signed in the way scripts are (the token in a header)."""
+        return httpx.Client(base_url=self.url, headers=self.headers)
+
+    def sign_in_url(self, url: str = "/") -> str:
+        """``url`` (a path of this server, or a whole URL) with the sign-in token, as the server prints it at start:
+        opening it in a browser signs that browser in and lands on ``url``."""
+        url = url if url.startswith("http") else self.url + url
+        return f"{url}{'&' if '?' in url else '?'}token={self.token}"
 
     def received(self) -> list[dict[str, Any]]:
         """Every JSON-RPC message the (scripted) agent received, in order."""
@@ -82,15 +99,16 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     def start(agent: str | None = SCRIPTED_AGENT, **env: str) -> Server:
         port = free_port()
         record = tmp_path / f"received-{port}.jsonl"
+        token = secrets.token_urlsafe(16)
         workspace = tmp_path / f"workspace-{port}"
-        full_env = {**os.environ, "RECORD_FILE": str(record), "DEMO_AGENT_SPEED": "0", **env}
+        full_env = {**os.environ, "RECORD_FILE": str(record), "DEMO_AGENT_SPEED": "0", "WEBCLIENT_TOKEN": token, **env}
         full_env.pop("WEBCLIENT_AGENT", None)
         args = [sys.executable, "-m", "webclient", "--port", str(port)]
         if agent is not None:
             workspace.mkdir()
             args += ["--agent", agent, "--workspace", str(workspace)]
         process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        server = Server(f"http://127.0.0.1:{port}", process, record, workspace)
+        server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token)
         started.append(server)
         deadline = time.monotonic() + 20
         while True:

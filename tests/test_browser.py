@@ -6,11 +6,11 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from tests.conftest import ServerFactory
+from tests.conftest import Server, ServerFactory
 
 
-def open_session(page: Page, url: str) -> None:
-    page.goto(url + "/")
+def open_session(page: Page, server: Server) -> None:
+    page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
 
@@ -27,7 +27,7 @@ def permission_answers(received: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_demo_tour_streams_and_edits_after_permission(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=None)
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "tour")
     expect(page.locator('[data-role="user-message"]')).to_have_text("tour")
     edit = page.locator('[data-role="tool-call"][data-kind="edit"]')
@@ -45,7 +45,7 @@ def test_demo_tour_streams_and_edits_after_permission(start_server: ServerFactor
 
 def test_tool_cards_show_kinds_statuses_and_unknown_content(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "tools")
     expect(page.locator('[data-role="agent-message"]')).to_have_text("tools done")
     read = page.locator('[data-tool-call-id="t1"]')
@@ -64,7 +64,7 @@ def test_tool_cards_show_kinds_statuses_and_unknown_content(start_server: Server
 
 def test_streamed_text_arrives_in_order(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "stream 2000")
     message = page.locator('[data-role="agent-message"]')
     expect(message).to_contain_text("w1999")
@@ -75,7 +75,7 @@ def test_streamed_text_arrives_in_order(start_server: ServerFactory, page: Page)
 
 def test_permission_click_answers_once_and_every_tab_sees_it(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     second = page.context.new_page()
     second.goto(page.url)
     send_prompt(page, "permission")
@@ -91,7 +91,7 @@ def test_permission_click_answers_once_and_every_tab_sees_it(start_server: Serve
 
 def test_stop_with_pending_permission_answers_cancelled(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "permission")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission")
     page.click('[data-action="cancel"]')
@@ -106,7 +106,7 @@ def test_stop_with_pending_permission_answers_cancelled(start_server: ServerFact
 
 def test_reload_mid_turn_loses_nothing(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "slow")
     message = page.locator('[data-role="agent-message"]')
     expect(message).to_contain_text("s5 ")
@@ -123,7 +123,7 @@ def test_reload_mid_turn_loses_nothing(start_server: ServerFactory, page: Page) 
 
 def test_agent_crash_mid_turn_is_shown(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "crash")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "ended")
     notice = page.locator('[data-role="notice"]')
@@ -135,7 +135,7 @@ def test_agent_crash_mid_turn_is_shown(start_server: ServerFactory, page: Page) 
 def test_hostile_agent_text_never_runs(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
     page.add_init_script("window.__ran = []; window.alert = (m) => window.__ran.push(String(m));")
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "xss")
     card = page.locator('[data-tool-call-id="x1"]')
     expect(card.locator(".tool-title")).to_contain_text("<script>alert(2)</script>")
@@ -146,7 +146,7 @@ def test_hostile_agent_text_never_runs(start_server: ServerFactory, page: Page) 
 
 def test_sign_in_with_an_auth_method(start_server: ServerFactory, page: Page) -> None:
     server = start_server(AUTH_REQUIRED="1")
-    page.goto(server.url + "/")
+    page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     page.click('[data-auth-method="token"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")

@@ -10,13 +10,13 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.conftest import AGENTS, ServerFactory
+from tests.conftest import AGENTS, Server, ServerFactory
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
 
 
-def open_session(page: Page, url: str) -> None:
-    page.goto(url + "/")
+def open_session(page: Page, server: Server) -> None:
+    page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
 
@@ -62,12 +62,12 @@ def at_bottom_js(slack: int = 2) -> str:
     )
 
 
-def fresh_page(browser: Browser, url: str) -> Page:
+def fresh_page(browser: Browser, server: Server, url: str) -> Page:
     """The same session in a new browser context: what the server says, without any form state the browser kept."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     other = context.new_page()
     other.set_default_timeout(15_000)
-    other.goto(url)
+    other.goto(server.sign_in_url(url))
     expect(other.locator("#session")).to_have_attribute("data-turn-state", "idle")
     return other
 
@@ -77,7 +77,7 @@ def fresh_page(browser: Browser, url: str) -> Page:
 
 def test_slash_menu_lists_filters_picks_and_sends_a_command(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     menu = page.locator("#command-menu")
     items = menu.locator("li[role=option]")
     expect(items).to_have_count(3)  # the agent's available_commands_update arrived
@@ -137,7 +137,7 @@ def test_slash_menu_lists_filters_picks_and_sends_a_command(start_server: Server
 
 def test_slash_menu_is_announced_as_expanded_with_the_selected_option(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     menu = page.locator("#command-menu")
     expect(menu.locator("li[role=option]")).to_have_count(3)
     prompt = page.locator("#prompt-input")
@@ -152,7 +152,7 @@ def test_slash_menu_is_announced_as_expanded_with_the_selected_option(start_serv
 
 def test_slash_menu_hides_the_commands_that_do_not_match(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     items = page.locator("#command-menu li[role=option]")
     expect(items).to_have_count(3)
     page.locator("#prompt-input").click()
@@ -164,7 +164,7 @@ def test_slash_menu_hides_the_commands_that_do_not_match(start_server: ServerFac
 
 def test_slash_menu_click_picks_and_tab_picks(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     menu = page.locator("#command-menu")
     expect(menu.locator("li[role=option]")).to_have_count(3)
     prompt = page.locator("#prompt-input")
@@ -188,7 +188,7 @@ def test_slash_menu_click_picks_and_tab_picks(start_server: ServerFactory, page:
 
 def test_escape_closes_the_slash_menu_without_stopping_the_turn(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     expect(page.locator("#command-menu li[role=option]")).to_have_count(3)
     send_prompt(page, "wait 5")
     turn_state(page, "running")
@@ -224,7 +224,7 @@ def test_mode_select_switches_the_agent_and_follows_it(
     start_server: ServerFactory, page: Page, browser: Browser
 ) -> None:
     server = start_server(agent=CONTROLS_AGENT, MODES_ONLY="1")
-    open_session(page, server.url)
+    open_session(page, server)
     select = page.locator("#session-controls form[data-control=mode] select#mode-select")
     expect(select).to_have_value("ask")
     expect(select.locator("option")).to_have_text(["Ask", "Code", "Plan"])
@@ -238,7 +238,7 @@ def test_mode_select_switches_the_agent_and_follows_it(
 
     page.reload()
     expect(select).to_have_value("code")
-    other = fresh_page(browser, page.url)
+    other = fresh_page(browser, server, page.url)
     try:
         expect(other.locator("#mode-select")).to_have_value("code")
     finally:
@@ -257,7 +257,7 @@ def test_mode_select_switches_the_agent_and_follows_it(
 
 def test_config_option_selects_and_toggle(start_server: ServerFactory, page: Page, browser: Browser) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     controls = page.locator("#session-controls")
     model = controls.locator("form[data-control=model] select")
     expect(model).to_have_value("sage")
@@ -277,7 +277,7 @@ def test_config_option_selects_and_toggle(start_server: ServerFactory, page: Pag
     expect(model).to_have_value("sage-max")
     page.reload()
     expect(model).to_have_value("sage-max")
-    other = fresh_page(browser, page.url)
+    other = fresh_page(browser, server, page.url)
     try:
         expect(other.locator("#session-controls form[data-control=model] select")).to_have_value("sage-max")
     finally:
@@ -321,7 +321,7 @@ def test_config_option_selects_and_toggle(start_server: ServerFactory, page: Pag
 
 def test_queued_prompts_are_sent_in_order_with_edits(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     watcher = page.context.new_page()  # a second tab shows what the server holds
     watcher.goto(page.url)
     send_prompt(page, "wait 3")
@@ -357,7 +357,7 @@ def test_queued_prompts_are_sent_in_order_with_edits(start_server: ServerFactory
 
 def test_removed_queued_prompt_never_reaches_the_agent(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "wait 2")
     turn_state(page, "running")
     send_prompt(page, "drop me")
@@ -377,7 +377,7 @@ def test_removed_queued_prompt_never_reaches_the_agent(start_server: ServerFacto
 
 def test_stop_pauses_the_queue_and_send_now_sends_the_chosen_prompt(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "wait 10")
     turn_state(page, "running")
     send_prompt(page, "after stop one")
@@ -403,7 +403,7 @@ def test_stop_pauses_the_queue_and_send_now_sends_the_chosen_prompt(start_server
 
 def test_stop_shows_the_queue_as_paused_without_a_reload(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "wait 10")
     turn_state(page, "running")
     send_prompt(page, "after stop")
@@ -419,7 +419,7 @@ def test_stop_shows_the_queue_as_paused_without_a_reload(start_server: ServerFac
 
 def test_page_follows_output_only_at_the_bottom(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     jump = page.locator("[data-action=jump-to-latest]")
     send_prompt(page, "stream 3000")
     expect(page.locator('[data-role="agent-message"]')).to_contain_text("w2999")
@@ -467,7 +467,7 @@ def test_page_follows_output_only_at_the_bottom(start_server: ServerFactory, pag
 
 def test_title_and_usage_show_in_the_header(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     title = page.locator("[data-role=title]")
     expect(title).not_to_have_text("Controls under test")
     expect(page.locator("[data-role=usage]")).to_have_count(0)
@@ -492,7 +492,7 @@ def test_title_and_usage_show_in_the_header(start_server: ServerFactory, page: P
 
 def test_digit_key_answers_the_permission_outside_the_prompt_box(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "permission")
     turn_state(page, "awaiting-permission")
     card = page.locator('[data-tool-call-id="edit-1"]')
@@ -518,7 +518,7 @@ def test_digit_key_answers_the_permission_outside_the_prompt_box(start_server: S
 
 def test_key_1_answers_with_the_first_option(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "permission")
     turn_state(page, "awaiting-permission")
     page.locator("[data-role=title]").click()  # focus out of the prompt box
@@ -532,7 +532,7 @@ def test_key_1_answers_with_the_first_option(start_server: ServerFactory, page: 
 
 def test_alt_digit_answers_from_inside_the_prompt_box(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "permission")
     turn_state(page, "awaiting-permission")
     prompt = page.locator("#prompt-input")
@@ -549,7 +549,7 @@ def test_prompts_sent_in_quick_succession_all_reach_the_agent(start_server: Serv
     """The box clears itself and takes a new nonce as it sends: a second prompt typed at once is neither
     dropped as a replay nor wiped by a form coming back from the server."""
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     box = page.locator("#prompt-input")
     for text in ("wait 1", "quick one", "quick two"):
         box.fill(text)

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 from bs4 import BeautifulSoup
 
@@ -222,7 +221,7 @@ async def test_ending_the_session_leaves_no_process_behind(tmp_path: Path) -> No
 def test_stopping_the_server_leaves_no_process_behind(start_server: ServerFactory) -> None:
     mark = f"mark-{uuid.uuid4().hex}"
     server = start_server()
-    with httpx.Client(base_url=server.url) as http:
+    with server.http() as http:
         location = http.post("/sessions").headers["location"]
         server.wait_received(lambda m: m.get("method") == "session/new")
         deadline = time.monotonic() + 10

@@ -12,7 +12,7 @@ from tests.test_browser import open_session, send_prompt
 
 def test_terminal_output_streams_into_the_card_while_the_command_runs(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "run 8")
     terminal = page.locator('[data-tool-call-id="run-1"] [data-role="terminal"]')
     expect(terminal.locator('[data-role="terminal-output"]')).to_contain_text("line 1 done")
@@ -29,7 +29,7 @@ def test_terminal_output_streams_into_the_card_while_the_command_runs(start_serv
 
 def test_a_display_only_terminal_from_tool_call_meta_streams_too(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "meta")
     terminal = page.locator('[data-tool-call-id="meta-1"] [data-role="terminal"]')
     expect(terminal.locator('[data-role="terminal-output"]')).to_contain_text("checking")
@@ -41,7 +41,7 @@ def test_a_display_only_terminal_from_tool_call_meta_streams_too(start_server: S
 def test_follow_the_agent_tracks_its_latest_location(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
     (server.workspace / "big.py").write_text("".join(f"value_{n} = {n}\n" for n in range(1, 301)))
-    open_session(page, server.url)
+    open_session(page, server)
     page.check("#follow-toggle")
     send_prompt(page, "look big.py 20 250")
     panel = page.locator("#side-panel-body")
@@ -61,7 +61,7 @@ def test_follow_the_agent_tracks_its_latest_location(start_server: ServerFactory
 def test_a_location_link_opens_the_file_at_that_line(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
     (server.workspace / "big.py").write_text("".join(f"value_{n} = {n}\n" for n in range(1, 301)))
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "look big.py 120")
     link = page.locator('[data-tool-call-id="look-1"] a.location')
     expect(link).to_have_text("big.py:120")
@@ -73,7 +73,7 @@ def test_a_location_link_opens_the_file_at_that_line(start_server: ServerFactory
 def test_a_write_shows_as_a_change_openable_as_a_diff(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
     (server.workspace / "notes.txt").write_text("first\nsecond\n")
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, f"fs write {server.workspace}/notes.txt first changed")
     change = page.locator('[data-role="file-change"]')
     expect(change).to_have_attribute("data-path", "notes.txt")
@@ -93,7 +93,7 @@ def test_a_write_shows_as_a_change_openable_as_a_diff(start_server: ServerFactor
 
 def test_the_same_diff_sent_again_replaces_it_and_keeps_it_closed(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "diff-twice 3")
     diff = page.locator('[data-tool-call-id="d1"] details.diff')
     expect(diff).to_have_attribute("open", "")
@@ -107,7 +107,7 @@ def test_the_same_diff_sent_again_replaces_it_and_keeps_it_closed(start_server: 
 
 def test_split_or_unified_is_the_users_choice_and_remembered(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "diff-twice 0")
     expect(page.locator('[data-role="agent-message"]').last).to_contain_text("second")
     diff = page.locator('[data-tool-call-id="d1"] details.diff')

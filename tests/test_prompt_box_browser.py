@@ -12,7 +12,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.conftest import AGENTS, SCRIPTED_AGENT, ServerFactory
+from tests.conftest import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
 
@@ -28,8 +28,8 @@ def tiny_png() -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
 
 
-def open_session(page: Page, url: str) -> None:
-    page.goto(url + "/")
+def open_session(page: Page, server: Server) -> None:
+    page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
 
@@ -43,7 +43,7 @@ def last_prompt(received: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_attached_image_and_text_file_reach_the_agent(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     png = tiny_png()
     page.set_input_files(
         "#attach-input",
@@ -78,7 +78,7 @@ def test_attached_image_and_text_file_reach_the_agent(start_server: ServerFactor
 
 def test_a_kind_the_agent_does_not_accept_is_refused_with_a_reason(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)  # accepts images and embedded files, not audio
-    open_session(page, server.url)
+    open_session(page, server)
     page.set_input_files("#attach-input", [{"name": "hello.wav", "mimeType": "audio/wav", "buffer": b"RIFF...."}])
     expect(page.locator("#composer-error")).to_have_text("This agent does not accept audio in prompts.")
     expect(page.locator("#composer-attachments .chip")).to_have_count(0)
@@ -89,7 +89,7 @@ def test_at_mention_attaches_a_workspace_file_as_a_resource_link(start_server: S
     (server.workspace / "src").mkdir()
     (server.workspace / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     (server.workspace / "README.md").write_text("# readme\n")
-    open_session(page, server.url)
+    open_session(page, server)
     box = page.locator("#prompt-input")
     box.press_sequentially("explain @cal")
     menu = page.locator("#mention-menu")
@@ -137,7 +137,7 @@ def test_a_hidden_tab_says_the_agent_waits_and_notifies(start_server: ServerFact
     try:
         page = context.new_page()
         page.add_init_script(HIDDEN_TAB)
-        open_session(page, server.url)
+        open_session(page, server)
         expect(page.locator("[data-action=notify]")).to_have_text("Notifications on")
         title = page.title()
         page.evaluate("window.__setHidden(true)")
@@ -155,7 +155,7 @@ def test_a_hidden_tab_says_the_agent_waits_and_notifies(start_server: ServerFact
 
 def test_export_downloads_the_session_as_markdown(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=SCRIPTED_AGENT)
-    open_session(page, server.url)
+    open_session(page, server)
     page.fill("#prompt-input", "stream 5")
     page.press("#prompt-input", "Enter")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
@@ -173,7 +173,7 @@ def test_a_code_block_copies_its_code(start_server: ServerFactory, browser: Brow
     try:
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
         page = context.new_page()
-        open_session(page, server.url)
+        open_session(page, server)
         page.fill("#prompt-input", "code")
         page.press("#prompt-input", "Enter")
         block = page.locator('[data-role="agent-message"] pre')

@@ -27,7 +27,7 @@ def row(log: Page, direction: str, method: str, kind: str) -> str:
 
 def test_log_shows_every_message_both_ways(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "stream 3")
     expect(page.locator('[data-role="agent-message"]')).to_contain_text("w2")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
@@ -55,7 +55,7 @@ def test_log_shows_every_message_both_ways(start_server: ServerFactory, page: Pa
 
 def test_log_filters_without_reload_and_tails_live(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "stream 3")
     expect(page.locator('[data-role="agent-message"]')).to_contain_text("w2")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
@@ -101,7 +101,7 @@ def test_log_filters_without_reload_and_tails_live(start_server: ServerFactory, 
 
 def test_unknown_updates_are_marked_and_filterable(start_server: ServerFactory, page: Page) -> None:
     server = start_server()
-    open_session(page, server.url)
+    open_session(page, server)
     send_prompt(page, "unknown")
     expect(page.locator('[data-role="user-message"]')).to_have_count(1)
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
@@ -133,10 +133,10 @@ def test_unknown_updates_are_marked_and_filterable(start_server: ServerFactory, 
 
 def _session_with_traffic(server: Server) -> str:
     """A session created over plain HTTP; its log URL once the agent answered session/new."""
-    response = httpx.post(server.url + "/sessions", follow_redirects=False)
+    response = httpx.post(server.url + "/sessions", headers=server.headers, follow_redirects=False)
     log_url = server.url + response.headers["location"] + "/log"
     deadline = time.monotonic() + 10
-    while "session/new" not in httpx.get(log_url, params={"method": "session/new"}).text:
+    while "session/new" not in httpx.get(log_url, params={"method": "session/new"}, headers=server.headers).text:
         assert time.monotonic() < deadline, "the agent never answered session/new"
         time.sleep(0.1)
     return log_url
@@ -146,13 +146,14 @@ def test_log_fragments_and_plain_text(start_server: ServerFactory) -> None:
     server = start_server(AUTH_REQUIRED="1")
     log_url = _session_with_traffic(server)
     htmx = {"HX-Request": "true"}
+    http = server.http()
 
-    page = BeautifulSoup(httpx.get(log_url).text, "html.parser")
+    page = BeautifulSoup(http.get(log_url).text, "html.parser")
     error = page.select_one('.log-row[data-kind="error"]')
     assert error is not None and error["data-method"] == "session/new" and error["data-direction"] == "in"
     assert page.select_one("#log-filters") is not None and page.select_one('[data-role="stderr"]') is not None
 
-    fragment = httpx.get(log_url, params={"direction": "out"}, headers=htmx).text
+    fragment = http.get(log_url, params={"direction": "out"}, headers=htmx).text
     soup = BeautifulSoup(fragment, "html.parser")
     assert [element["id"] for element in soup.find_all(recursive=False)] == ["log-list"]
     assert {row["data-direction"] for row in soup.select(".log-row")} == {"out"}
@@ -161,19 +162,19 @@ def test_log_fragments_and_plain_text(start_server: ServerFactory) -> None:
     last = int(str(tail["hx-get"]).rsplit("after=", 1)[1])
     assert last == max(int(str(row["data-number"])) for row in page.select(".log-row"))
 
-    polled = BeautifulSoup(httpx.get(log_url, params={"after": last - 2}, headers=htmx).text, "html.parser")
+    polled = BeautifulSoup(http.get(log_url, params={"after": last - 2}, headers=htmx).text, "html.parser")
     assert [int(str(row["data-number"])) for row in polled.select(".log-row")] == [last - 1, last]
     assert polled.select_one("#log-tail") is not None and polled.select_one("#log-list") is None
 
-    restored = httpx.get(log_url, headers={**htmx, "HX-History-Restore-Request": "true"}).text
+    restored = http.get(log_url, headers={**htmx, "HX-History-Restore-Request": "true"}).text
     assert "<html" in restored
 
-    pretty = BeautifulSoup(httpx.get(log_url, params={"line": 1}, headers=htmx).text, "html.parser").select("pre")
+    pretty = BeautifulSoup(http.get(log_url, params={"line": 1}, headers=htmx).text, "html.parser").select("pre")
     assert len(pretty) == 1 and '\n  "method": "initialize",\n' in pretty[0].get_text()
-    assert httpx.get(log_url, params={"line": 1}).text.startswith("{\n")
-    assert httpx.get(log_url, params={"line": 99999}).status_code == 404
+    assert http.get(log_url, params={"line": 1}).text.startswith("{\n")
+    assert http.get(log_url, params={"line": 99999}).status_code == 404
 
-    text = httpx.get(log_url, params={"format": "text"})
+    text = http.get(log_url, params={"format": "text"})
     assert text.headers["content-type"].startswith("text/plain")
     lines = text.text.splitlines()
     assert re.match(r"^\d\d:\d\d:\d\d\.\d{3} → .*\"initialize\"", lines[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import sys
@@ -170,10 +171,11 @@ def test_replayed_clicks_and_prompts_reach_the_agent_once(start_server: ServerFa
     async def scenario() -> None:
         import httpx
 
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
             response = await http.post("/sessions")
         ws_url = server.url.replace("http", "ws") + response.headers["location"] + "/ws"
-        async with websockets.connect(ws_url) as first, websockets.connect(ws_url) as second:
+        connect = functools.partial(websockets.connect, additional_headers=server.headers)
+        async with connect(ws_url) as first, connect(ws_url) as second:
             frame = str(await first.recv())
             nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
             while 'data-agent-state="ready"' not in frame:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.conftest import ServerFactory
+from tests.conftest import Server, ServerFactory
 from tests.test_xss_corpus import parse, squash
 from tests.xss_payloads import PAYLOADS, PRINTABLE, SINGLE_LINE
 from webclient.markdown import render_markdown
@@ -256,8 +256,8 @@ def missing(expected: list[str], shown: list[str]) -> list[tuple[int, str, str]]
     return [(i, e, s) for i, (e, s) in enumerate(zip(expected, shown, strict=True)) if norm(e) != norm(s)]
 
 
-def open_hostile_session(page: Page, url: str) -> str:
-    page.goto(url + "/")
+def open_hostile_session(page: Page, server: Server) -> str:
+    page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=LONG)
     session_id = page.locator("#session").get_attribute("data-session-id")
@@ -288,7 +288,7 @@ def test_no_payload_from_any_surface_runs_script_and_all_of_them_show_as_text(
     watch.page(page)
     problems: list[str] = []
     try:
-        session_id = open_hostile_session(page, server.url)
+        session_id = open_hostile_session(page, server)
         problems += audit(page, "new session")
         send_prompt(page, "go")
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission", timeout=LONG)
@@ -534,7 +534,7 @@ def test_nul_in_paths_does_not_break_the_page(start_server: ServerFactory, brows
     context = new_context(browser)
     page = context.new_page()
     try:
-        open_hostile_session(page, server.url)
+        open_hostile_session(page, server)
         send_prompt(page, "nul-paths")
         expect(page.locator('[data-role="agent-message"]').last).to_have_text("after nul-paths", timeout=20_000)
         expect(page.locator('[data-tool-call-id="nul-1"] .tool-title')).to_have_text("NUL in paths")
@@ -550,7 +550,7 @@ def test_a_lone_surrogate_does_not_break_the_page(start_server: ServerFactory, b
     context = new_context(browser)
     page = context.new_page()
     try:
-        open_hostile_session(page, server.url)
+        open_hostile_session(page, server)
         send_prompt(page, "surrogate")
         expect(page.locator('[data-role="agent-message"]').last).to_have_text("after surrogate", timeout=20_000)
         expect(page.locator('[data-role="agent-message"]').first).to_contain_text("broken")
@@ -566,7 +566,7 @@ def test_hostile_auth_methods_and_sign_in_errors_show_as_text(start_server: Serv
     context = new_context(browser)
     page = context.new_page()
     try:
-        page.goto(server.url + "/")
+        page.goto(server.sign_in_url("/"))
         page.click('[data-action="new-session"]')
         buttons = page.locator("[data-auth-method]")
         expect(buttons).to_have_count(4, timeout=SLOW)
@@ -595,7 +595,7 @@ def test_the_audit_sees_script_that_runs_and_requests_that_leave(start_server: S
     page = context.new_page()
     watch.page(page)
     try:
-        page.goto(server.url + "/")
+        page.goto(server.sign_in_url("/"))
         injected = (
             '<img src=x onerror="alert(1)"><a href="javascript:void 0">x</a><iframe></iframe>'
             '<img src="https://attacker.example/seen.png"><div hx-on:click="x">y</div>'
