@@ -9,6 +9,7 @@ exactly that part. The listener is called synchronously and must be cheap: it ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any, TypeVar
 
 from webclient.viewmodel.content import (
@@ -46,9 +47,14 @@ def _ignore(key: int | str) -> None:
 class Thread:
     """The entries of a session, in order, plus lookups by protocol id."""
 
-    def __init__(self, listener: Listener = _ignore) -> None:
+    def __init__(self, listener: Listener = _ignore, max_entries: int | None = None) -> None:
         self.listener = listener
-        self.entries: list[Entry] = []
+        self._entries: dict[int, Entry] = {}
+        """By seq, in order. Beyond ``max_entries`` the oldest are dropped (in batches: see ``_drop_oldest``)."""
+        self._last_seq = 0
+        self.max_entries = max_entries
+        self.dropped = 0
+        """How many entries were dropped to keep memory bounded."""
         self.turn = 0
         self._tool_calls: dict[str, ToolCall] = {}
         self._permissions: dict[str, ToolCall] = {}
@@ -62,14 +68,49 @@ class Thread:
     # -- lookups ---------------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self.entries)
+        return iter(self._entries.values())
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self._entries)
 
     def entry(self, seq: int) -> Entry:
-        """The entry numbered ``seq`` (entries are numbered from 1 in order, never removed)."""
-        return self.entries[seq - 1]
+        """The entry numbered ``seq`` (entries are numbered from 1 in order; KeyError once it was dropped)."""
+        return self._entries[seq]
+
+    def get(self, seq: int) -> Entry | None:
+        """The entry numbered ``seq``, or None when there is none (never made, or dropped)."""
+        return self._entries.get(seq)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries kept, in order, as a new list (O(thread): the page uses :meth:`latest` windows)."""
+        return list(self._entries.values())
+
+    @property
+    def last(self) -> Entry | None:
+        return next(reversed(self._entries.values()), None)
+
+    def latest(self, count: int, before: int | None = None) -> list[Entry]:
+        """Up to ``count`` of the newest entries numbered below ``before`` (or of all), oldest first.
+
+        The cost is the window's, not the thread's: a page shows a window and loads older ones on demand.
+        """
+        if before is None or before > self._last_seq:
+            return list(islice(reversed(self._entries.values()), count))[::-1]
+        found: list[Entry] = []
+        first = self.first_seq
+        seq = before - 1
+        while seq >= first and len(found) < count:
+            entry = self._entries.get(seq)
+            if entry is not None:
+                found.append(entry)
+            seq -= 1
+        return found[::-1]
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the oldest entry kept (one past the last when there is none)."""
+        return next(iter(self._entries), self._last_seq + 1)
 
     def tool_call(self, tool_call_id: str) -> ToolCall | None:
         return self._tool_calls.get(tool_call_id)
@@ -102,7 +143,7 @@ class Thread:
         self._close_streaming()
 
     def _close_streaming(self) -> None:
-        last = self.entries[-1] if self.entries else None
+        last = self.last
         if isinstance(last, MessageEntry) and last.streaming:
             last.streaming = False
             self.listener(last.seq)
@@ -123,7 +164,7 @@ class Thread:
         A chunk continues the last entry when that entry is a still-streaming message of the same kind
         and the ids do not disagree; a new ``message_id`` starts a new message.
         """
-        last = self.entries[-1] if self.entries else None
+        last = self.last
         if kind == "user-message" and self._is_echo(last, block):
             return
         if (
@@ -251,7 +292,7 @@ class Thread:
     @property
     def current_plan(self) -> Plan | None:
         """The latest plan the agent made (the page keeps it in view while the agent works on it)."""
-        return next((e for e in reversed(self.entries) if isinstance(e, Plan)), None)
+        return next((e for e in reversed(self._entries.values()) if isinstance(e, Plan)), None)
 
     def add_file_change(self, display_path: str, old_text: str | None, new_text: str) -> FileChange:
         """Record a file the agent wrote through the client, so the user can open it as a diff."""
@@ -267,7 +308,32 @@ class Thread:
     def _append(self, entry: E) -> E:
         """Add an entry at the end; the message that was streaming before it is complete now."""
         self._close_streaming()
-        entry.seq = len(self.entries) + 1
-        self.entries.append(entry)
+        self._last_seq += 1
+        entry.seq = self._last_seq
+        self._entries[entry.seq] = entry
         self.listener(entry.seq)
+        if self.max_entries is not None and len(self._entries) > self.max_entries + self.max_entries // 10:
+            self._drop_oldest()
         return entry
+
+    def _drop_oldest(self) -> None:
+        """Forget the oldest entries down to ``max_entries``, in one pass (a tenth of the cap at a time, so the
+        cost per new entry stays constant). A tool call still waiting for the user's answer is kept."""
+        assert self.max_entries is not None
+        excess = len(self._entries) - self.max_entries
+        doomed: list[Entry] = []
+        for entry in self._entries.values():
+            if len(doomed) >= excess:
+                break
+            if isinstance(entry, ToolCall) and entry.permission is not None and entry.permission.state == "pending":
+                continue
+            doomed.append(entry)
+        for entry in doomed:
+            del self._entries[entry.seq]
+            if isinstance(entry, ToolCall):
+                if self._tool_calls.get(entry.tool_call_id) is entry:
+                    del self._tool_calls[entry.tool_call_id]
+                if entry.permission is not None and self._permissions.get(entry.permission.request_id) is entry:
+                    del self._permissions[entry.permission.request_id]
+        self.dropped += len(doomed)
+        self.listener("dropped")
