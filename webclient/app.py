@@ -60,6 +60,7 @@ async def session_page(request: Request) -> Response:
     session = session_of(request)
     docs = manager(request).docs[session.id]
     now = time.monotonic()
+    window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
     root = base_context(request)["root"]
     return page(
@@ -70,6 +71,8 @@ async def session_page(request: Request) -> Response:
         message_view=lambda entry: docs.view(entry, now) if isinstance(entry, MessageEntry) else None,
         nonce=composer_nonce(),
         oob=None,
+        window=window,
+        earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
         ws_url=f"{ws_scheme}://{request.url.netloc}{root}/sessions/{session.id}/ws",
     )
 
@@ -304,6 +307,10 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     elif action == "diff_mode":
         live.context["diff_mode"] = "split" if message.get("mode") == "split" else "unified"
         live.resync()
+    elif action == "earlier":
+        before = small_int(str(message.get("before", "")))
+        if before:
+            live.earlier(before)
     elif action == "authenticate":
         await session.authenticate(str(message.get("method_id", "")))
     else:
