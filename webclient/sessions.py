@@ -45,6 +45,7 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.docs: dict[str, MessageDocs] = {}
         self._ended_at: dict[str, float] = {}
+        self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
 
     def create(self) -> Session:
@@ -87,22 +88,36 @@ class SessionManager:
         self._ended_at.setdefault(session.id, time.monotonic())
         if session.id in self.docs:
             self.docs[session.id] = MessageDocs()  # rendered Markdown: made again if the page is opened
-        self._forget_ended()
-        gc.collect()
-        await asyncio.to_thread(_malloc_trim)
+        if self._forget_ended() and self._reclaiming is None:
+            self._reclaiming = asyncio.create_task(self._reclaim())
+        else:
+            await asyncio.to_thread(_malloc_trim)
 
-    def _forget_ended(self) -> None:
-        """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended)."""
+    async def _reclaim(self) -> None:
+        """Free forgotten sessions now: a session and its watchers form cycles, which only the collector frees, and
+        only once the request that ended it has let go of it (hence the pause)."""
+        try:
+            await asyncio.sleep(1)
+            gc.collect()
+            await asyncio.to_thread(_malloc_trim)
+        finally:
+            self._reclaiming = None
+
+    def _forget_ended(self) -> int:
+        """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended);
+        returns how many were forgotten."""
         now = time.monotonic()
         ended = [s.id for s in self.sessions.values() if s.turn_state == "ended"]
         for session_id in ended:
             self._ended_at.setdefault(session_id, now)
         ended.sort(key=lambda session_id: self._ended_at[session_id], reverse=True)
-        for session_id in ended[self.settings.max_ended_sessions :]:
+        forgotten = ended[self.settings.max_ended_sessions :]
+        for session_id in forgotten:
             log.info("forgetting ended session %s (more than %d ended)", session_id, self.settings.max_ended_sessions)
             del self.sessions[session_id]
             self.docs.pop(session_id, None)
             self._ended_at.pop(session_id, None)
+        return len(forgotten)
 
     async def close_all(self) -> None:
         await asyncio.gather(*(s.close() for s in self.sessions.values()), return_exceptions=True)
