@@ -358,8 +358,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.renderer = Renderer()
         app.state.sessions = SessionManager(settings)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
-        # collection, so a full one costs what the sessions hold, not the whole server (fewer long pauses).
+        # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
+        # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
+        # every second by default: the other sessions' p99 round trip was 430 ms, with one per 100 middle
+        # collections instead 206 ms (bench/isolation.py). Forgotten sessions are collected explicitly.
         gc.freeze()
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, 100)
         try:
             yield
         finally:
