@@ -57,10 +57,10 @@ class LiveView:
     WINDOW = 100
     """Entries a (re)sync sends, and that one "Show earlier" adds."""
     RESYNC_PAUSE = 0.5
-    SLICE = 0.004
-    """Seconds of rendering after which a frame lets the event loop run (a window of cards takes ~50 ms)."""
     """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
     newest window twice a second, not a window every frame."""
+    SLICE = 0.004
+    """Seconds of rendering after which a frame lets the event loop run (a window of cards takes ~50 ms)."""
     TERMINAL_REDRAW_AFTER = 1000
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
@@ -94,6 +94,8 @@ class LiveView:
         """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
         request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
         self._paused_until = 0.0
+        self._behind = False
+        """The page fell behind (too many changed parts): the resync it gets is followed by a pause."""
         self._slice_started = 0.0
         self._burst_started = 0.0
         self._burst = 0
@@ -107,7 +109,7 @@ class LiveView:
         if not self.needs_resync:
             self.dirty[key] = None
             if len(self.dirty) > self.RESYNC_AT:  # the page is far behind: it gets the newest window instead
-                self.needs_resync = True
+                self.needs_resync = self._behind = True
                 self.dirty.clear()
         self.wake.set()
 
@@ -117,12 +119,12 @@ class LiveView:
         self.wake.set()
 
     def resync(self) -> None:
-        """Re-render the whole page (after a change of how it is drawn, such as the diff layout)."""
+        """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
         self.needs_resync = True
         self.wake.set()
 
     async def run(self) -> None:
-        """Send until cancelled: a whole re-render first (so a reconnect loses nothing), then changes."""
+        """Send until cancelled: a resync first (so a reconnect loses nothing), then changes."""
         loop = asyncio.get_running_loop()
         stop_watching = self.session.watch(self.mark)
         last_sent = -1.0
@@ -165,7 +167,9 @@ class LiveView:
             self._burst_started, self._burst = now, 0
         new = sum(1 for key in self.dirty if isinstance(key, int) and key > self._newest)
         if self._burst + new > self.WINDOW and not self.needs_resync:
-            self.needs_resync = True  # more new entries than a page can show: the newest window replaces its own
+            self.needs_resync = self._behind = True  # more new entries than a page can show: the newest window
+        if self._behind:
+            self._behind = False
             self._paused_until = now + self.RESYNC_PAUSE
         self._burst += new
         self._slice_started = time.perf_counter()
