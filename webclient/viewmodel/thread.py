@@ -93,19 +93,13 @@ class Thread:
     def latest(self, count: int, before: int | None = None) -> list[Entry]:
         """Up to ``count`` of the newest entries numbered below ``before`` (or of all), oldest first.
 
-        The cost is the window's, not the thread's: a page shows a window and loads older ones on demand.
+        Newest first, so the cost is the window plus the entries after it (at most the cap), and gaps left by
+        dropped entries cost nothing.
         """
-        if before is None or before > self._last_seq:
-            return list(islice(reversed(self._entries.values()), count))[::-1]
-        found: list[Entry] = []
-        first = self.first_seq
-        seq = before - 1
-        while seq >= first and len(found) < count:
-            entry = self._entries.get(seq)
-            if entry is not None:
-                found.append(entry)
-            seq -= 1
-        return found[::-1]
+        newest_first = reversed(self._entries.values())
+        if before is not None:
+            newest_first = (entry for entry in newest_first if entry.seq < before)
+        return list(islice(newest_first, count))[::-1]
 
     @property
     def first_seq(self) -> int:
