@@ -11,21 +11,116 @@ a container is often not an init and may never reap it, and a zombie holds nothi
 The leader is signalled with ``os.kill``, never with ``Popen.send_signal`` (nor the asyncio transport's
 ``send_signal``, which calls it): in Python 3.11 that polls the child first, and a poll that reaps it
 steals the exit status from asyncio's child watcher, which then reports 255 instead of the real -9.
+
+Every group we start is *owned* (`own`) until we saw it end (`disown`). The owned groups are what the server
+SIGKILLs when a graceful stop runs out of time (`kill_owned`), and what it reports, line by line, to the
+watchdog that outlives a ``kill -9`` of the server (`webclient.reaper`). As a second line of defence each
+child asks the kernel for SIGKILL when the server dies (`child_setup`: ``PR_SET_PDEATHSIG``); that reaches
+the group leader only, which is why the watchdog exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import os
 import signal
+import sys
 from collections.abc import Callable
 
-__all__ = ["alive", "send", "terminate"]
+__all__ = ["alive", "child_setup", "disown", "kill_owned", "own", "owned", "report_to", "send", "terminate"]
 
 logger = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.02  # seconds between checks whether a signalled group is gone
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_SIGKILL = int(signal.SIGKILL)
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+# Looked up once, here: the function that runs in a freshly forked child may import nothing and take no lock.
+_prctl = _load_prctl()
+
+_owned: set[int] = set()
+_report: Callable[[str], None] | None = None
+
+
+def child_setup(*, parent: int, cwd_fd: int | None = None) -> Callable[[], None]:
+    """A ``preexec_fn`` for the subprocesses we own: SIGKILL when the server dies, and enter `cwd_fd`.
+
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child ends; we only spawn from the event loop
+    thread, which lives as long as the server. If the server died before the call, the child stops at once.
+    ``fchdir`` enters the directory the caller opened (and checked), never a path that could have changed since.
+    Runs in the child between fork and exec: no imports, no allocation worth the name, nothing that takes a lock.
+    """
+    prctl = _prctl
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os.kill(os.getpid(), _SIGKILL)
+        if cwd_fd is not None:
+            os.fchdir(cwd_fd)
+
+    return setup
+
+
+def own(pgid: int) -> None:
+    """Note a process group we started; it is ours to stop until `disown`."""
+    _owned.add(pgid)
+    _tell(f"+{pgid}")
+
+
+def disown(pgid: int) -> None:
+    """The group has ended (or was never started): forget it. Idempotent."""
+    if pgid in _owned:
+        _owned.discard(pgid)
+        _tell(f"-{pgid}")
+
+
+def owned() -> frozenset[int]:
+    """The process groups we started and have not seen end."""
+    return frozenset(_owned)
+
+
+def report_to(report: Callable[[str], None] | None) -> None:
+    """Send ``+PGID`` for every owned group now, and ``+PGID`` / ``-PGID`` for every change from now on, to
+    `report` (the watchdog's pipe); None stops reporting."""
+    global _report
+    _report = report
+    for pgid in sorted(_owned):
+        _tell(f"+{pgid}")
+
+
+def _tell(line: str) -> None:
+    if _report is not None:
+        try:
+            _report(line)
+        except Exception:
+            logger.exception("reporting %s to the watchdog failed", line)
+
+
+def kill_owned() -> None:
+    """SIGKILL every owned group at once (a stop that ran out of time). Their owners still reap and disown them."""
+    for pgid in sorted(_owned):
+        if alive(pgid):
+            logger.warning("process group %d still running at the deadline: SIGKILL", pgid)
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def alive(pgid: int) -> bool:

@@ -17,6 +17,7 @@ import asyncio
 import difflib
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,10 +75,11 @@ def _read(path: Path, limit: int) -> Baseline | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a directory with an exception
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not (info.st_mode & 0o170000 == 0o100000):
-            return None
         if info.st_size > limit:
             return Fingerprint(info.st_size, info.st_mtime_ns)
         return file.read(limit + 1)
