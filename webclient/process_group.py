@@ -27,9 +27,20 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-__all__ = ["alive", "child_setup", "disown", "kill_owned", "own", "owned", "report_to", "send", "terminate"]
+__all__ = [
+    "alive",
+    "child_setup",
+    "disown",
+    "kill_owned",
+    "own",
+    "owned",
+    "report_to",
+    "send",
+    "stop_within",
+    "terminate",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -194,3 +205,20 @@ async def terminate(
         deadline = loop.time() + grace
         while running() and loop.time() < deadline:
             await asyncio.sleep(POLL_INTERVAL)
+
+
+async def stop_within(deadline: float, stopping: Awaitable[object]) -> None:
+    """Give a graceful stop `deadline` seconds; then SIGKILL every owned group and let it finish (briefly).
+
+    The server's stop is bounded this way whatever the agents do: ignore EOF and SIGTERM, hold commands
+    running, never answer. What is still stopping a second after the kill is cancelled.
+    """
+    task = asyncio.ensure_future(stopping)
+    done, _ = await asyncio.wait([task], timeout=deadline)
+    if not done:
+        logger.warning("stopping took longer than %.1fs: killing what still runs", deadline)
+        kill_owned()
+        done, _ = await asyncio.wait([task], timeout=1.0)
+    if not done:
+        task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
