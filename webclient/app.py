@@ -184,6 +184,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
 async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
     session = session_of(request)
+    await session.changes.look_if_not_watching()
     return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
 
 
