@@ -186,15 +186,21 @@ class ChangeTracker:
         """Touch every file whose size or modification time differs from what was last seen, and every file
         that appeared or went away."""
         known = dict(self._seen)
+        # A baseline cut short by MAX_FILES holds the first files of the same sorted walk: past them, a file
+        # missing from `known` was there before rather than added, so the walk stops where the baseline did.
+        limit = MAX_FILES if self.incomplete else None
 
         def differing() -> list[Path]:
             found: list[Path] = []
             present: set[Path] = set()
             for root in self.roots:
                 for path in _walk(root):
+                    if limit is not None and len(present) >= limit:
+                        break
                     present.add(path)
                     if _signature(path) != known.get(path):
                         found.append(path)
+            # Not walked (gone, or past the limit): compared again, which finds what was deleted.
             return found + [path for path in known if path not in present]
 
         self.touch(await asyncio.to_thread(differing))
