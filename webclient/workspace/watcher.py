@@ -17,6 +17,7 @@ subscriber is told why (`Subscriber.on_failure`) and the next change of subscrib
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import weakref
@@ -64,7 +65,7 @@ def _union(roots: Iterable[Path]) -> tuple[Path, ...]:
 
 def _reason(error: BaseException) -> str:
     text = str(error) or type(error).__name__
-    if "limit" in text.lower() or getattr(error, "errno", None) in (24, 28):  # EMFILE, ENOSPC: inotify's limits
+    if "limit" in text.lower() or getattr(error, "errno", None) in (errno.EMFILE, errno.ENOSPC):  # inotify's
         return f"the system's limit on file watches was reached: {text}"
     return text
 
