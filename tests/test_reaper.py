@@ -1,10 +1,10 @@
-"""Nothing outlives the server: SIGTERM, two Ctrl+C and ``kill -9``, against agents that will not leave.
+"""Nothing outlives the server: SIGTERM, Ctrl+C pressed again and ``kill -9``, against agents that will not leave.
 
 Each test starts the real server with two stubborn agents (`tests/agents/terminal_agent.py`: they ignore stdin
 EOF and SIGTERM, and each has a child of its own): one holds a command started through ``terminal/create`` in a
-turn that never ends, the other is asked to sign in, never answers, and a page's WebSocket waits on it. Then
-the server is stopped, and the process table (read from /proc, not by the code under test) must hold nothing
-of theirs.
+turn that never ends (and the command a process that left its group), the other is asked to sign in and never
+answers, while a page's WebSocket waits on it. Then the server is stopped, and the process table (read from
+/proc, not by the code under test) must hold nothing of theirs.
 """
 
 from __future__ import annotations
@@ -77,12 +77,12 @@ def stubborn_server(start_server: ServerFactory, tmp_path: Path) -> Iterator[tup
             frame = str(socket.recv(timeout=10))
         socket.send(json.dumps({"action": "authenticate", "method_id": "never"}))
         server.wait_received(lambda m: m.get("method") == "authenticate")
-        # Two agents, their two children, and the held command, each with the mark in its command line (as has
-        # the server's, which runs the agent command).
+        # Two agents, their two children, the held command and its stray, each with the mark in its command line
+        # (as has the server's, which runs the agent command).
         ours = lambda: [pid for pid in processes_with(mark) if pid != server.process.pid]  # noqa: E731
-        _until(lambda: len(ours()) >= 5, 10, "the agents and the command to start")
+        _until(lambda: len(ours()) >= 6, 10, "the agents and the command to start")
         groups = {int(fields[2]) for pid in ours() if (fields := _stat(pid)) is not None}
-        assert len(groups) == 3, groups  # the two agents' groups, and the command's
+        assert len(groups) == 4, groups  # the two agents' groups, the command's, and the one its stray made
         assert all(live_members(group) for group in groups)
         assert len(_watchdogs(server.process.pid)) == 1
         yield server, groups

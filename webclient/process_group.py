@@ -27,13 +27,14 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 __all__ = [
     "alive",
     "child_setup",
     "disown",
     "kill_owned",
+    "members",
     "own",
     "owned",
     "report_to",
@@ -128,16 +129,35 @@ def kill_owned() -> None:
     for pgid in sorted(_owned):
         if alive(pgid):
             logger.warning("process group %d still running at the deadline: SIGKILL", pgid)
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            send(pgid, signal.SIGKILL, leader_running=False)
+
+
+def members(groups: Collection[int]) -> list[int]:
+    """Live (non-zombie) processes whose process group or session is one of `groups`, from /proc.
+
+    Every group we start is also a session of its own (its id is the session id), so a process that left
+    the group with ``setpgid`` (a shell's job, a tool that puts its workers in a group) is still found by its
+    session. Only a process that starts a session of its own escapes.
+    """
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        # After the command name: state, ppid, pgrp, session.
+        if len(fields) > 3 and fields[0] not in (b"Z", b"X") and (int(fields[2]) in groups or int(fields[3]) in groups):
+            found.append(int(entry))
+    return found
 
 
 def alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is in process group `pgid`."""
+    """Whether any live (non-zombie) process is in process group `pgid`, or in the session of that id."""
     try:
-        entries = os.listdir("/proc")
+        return bool(members((pgid,)))
     except OSError:  # no procfs: ask the kernel (counts zombies too, which is the safe side)
         try:
             os.killpg(pgid, 0)
@@ -146,24 +166,13 @@ def alive(pgid: int) -> bool:
         except PermissionError:
             pass
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # exited meanwhile
-        # After the command name: state, ppid, pgrp.
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 def send(pgid: int, sig: signal.Signals, *, leader_running: bool) -> None:
-    """Send `sig` to process group `pgid`, and to its leader (pid `pgid`) too while it has not exited.
+    """Send `sig` to process group `pgid`, to the processes of the session of that id that left the group, and to
+    the leader (pid `pgid`) too while it has not exited.
 
-    The leader may have moved itself to another group, hence the second signal; once asyncio has seen it
+    The leader may have moved itself to another group, hence the extra signals; once asyncio has seen it
     exit, its pid may belong to someone else, hence `leader_running`. Never raises for processes that are
     already gone.
     """
@@ -173,9 +182,15 @@ def send(pgid: int, sig: signal.Signals, *, leader_running: bool) -> None:
         pass
     except PermissionError:
         logger.warning("not allowed to signal process group %d", pgid)
+    try:
+        strays = [pid for pid in members((pgid,)) if pid != pgid]
+    except OSError:
+        strays = []
     if leader_running:
+        strays.append(pgid)
+    for pid in strays:
         try:
-            os.kill(pgid, sig)  # not Popen.send_signal: see the module docstring
+            os.kill(pid, sig)  # not Popen.send_signal: see the module docstring
         except ProcessLookupError:
             pass
 

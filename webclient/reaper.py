@@ -97,27 +97,9 @@ class Reaper:
             self.process.wait()
 
 
-def _members(groups: set[int]) -> list[int]:
-    """Live processes whose process group or session is one of `groups` (sessions: every group we start is a
-    session of its own, so its id is also the session id of what left the group)."""
-    found = []
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After the command name: state, ppid, pgrp, session.
-        if fields[0] not in (b"Z", b"X") and (int(fields[2]) in groups or int(fields[3]) in groups):
-            found.append(int(entry))
-    return found
-
-
 def _kill(groups: set[int]) -> int:
-    """SIGKILL every process of `groups` (see `_members`) until none is left; return how many were killed."""
+    """SIGKILL every process of `groups` and of their sessions (`process_group.members`) until none is left;
+    return how many were killed."""
     killed: set[int] = set()
     for _ in range(_KILL_ROUNDS):
         for pgid in groups:
@@ -125,7 +107,7 @@ def _kill(groups: set[int]) -> int:
                 os.killpg(pgid, signal.SIGKILL)
             except OSError:
                 pass
-        members = _members(groups)
+        members = [pid for pid in process_group.members(groups) if pid != os.getpid()]
         if not members:
             break
         for pid in members:

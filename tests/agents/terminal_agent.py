@@ -4,7 +4,9 @@ Prompts (first word):
 
 - ``cwd-race N DIR`` — N times, one after the other: ``terminal/create`` of ``pwd -P`` in DIR, wait, read the
   output, release. Says a JSON list with, per attempt, the directory printed, or ``"refused"``.
-- ``hold MARK`` — starts ``sh -c 'sleep 600; : MARK'`` through ``terminal/create`` and never ends the turn.
+- ``hold MARK`` — starts ``sh -c '... & sleep 600; : MARK'`` through ``terminal/create`` and never ends the
+  turn; in the background the shell runs a Python sleeper that leaves the process group (``setpgid``), with
+  MARK in its command line.
 
 Environment:
 
@@ -85,7 +87,8 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
             ask("terminal/release", terminal)
         say(session_id, json.dumps(seen))
     elif script == "hold":
-        command = f"sleep 600; : {words[1]}"
+        stray = f"{sys.executable} -c 'import os, time; os.setpgid(0, 0); time.sleep(600)' {words[1]}"
+        command = f"{stray} & sleep 600; : {words[1]}"
         ask("terminal/create", {"sessionId": session_id, "command": "sh", "args": ["-c", command]})
         say(session_id, "holding")
         return  # the turn never ends
