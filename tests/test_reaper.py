@@ -114,7 +114,9 @@ def test_after_kill_9_of_the_server_nothing_of_its_agents_and_commands_survives(
         watchdog = _watchdogs(server.process.pid)
         server.process.kill()
         server.process.wait(timeout=5)
+        killed = time.monotonic()
         _until(lambda: not _survivors(groups), 5, f"left behind: {_survivors(groups)}")
+        print(f"kill -9: nothing of the agents and commands left after {time.monotonic() - killed:.2f}s")
         _until(lambda: _stat(watchdog[0]) is None or _stat(watchdog[0])[0] == b"Z", 5, "the watchdog to exit")
 
 
