@@ -93,6 +93,13 @@ async def test_a_tracker_that_cannot_watch_says_why_and_looks_at_the_disk_when_a
         (gone / "new.txt").write_text("new\n")
         await tracker.look_if_not_watching()
         assert [(c.path.name, c.status) for c in tracker.files()] == [("new.txt", "added")]
+        # The next change of subscribers tries again, and now the folder is there to watch.
+        other = ChangeTracker([gone], lambda: None, watcher)
+        await other.start()
+        await until(lambda: tracker.not_watching is None)
+        (gone / "later.txt").write_text("later\n")
+        await until(lambda: sorted(c.path.name for c in tracker.files()) == ["later.txt", "new.txt"])
+        await other.close()
     finally:
         await tracker.close()
         await watcher.close()

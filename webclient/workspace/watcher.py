@@ -63,6 +63,10 @@ def _union(roots: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(sorted(kept))
 
 
+def _covers(watched: Iterable[Path], roots: Iterable[Path]) -> bool:
+    return any(root.is_relative_to(top) for root in roots for top in watched)
+
+
 def _reason(error: BaseException) -> str:
     text = str(error) or type(error).__name__
     if "limit" in text.lower() or getattr(error, "errno", None) in (errno.EMFILE, errno.ENOSPC):  # inotify's
@@ -121,7 +125,7 @@ class WorkspaceWatcher:
     def _reconfigure(self) -> None:
         wanted = _union(root for subscriber in self._subscribers for root in subscriber.roots)
         for subscriber in self._subscribers:
-            if not any(root.is_relative_to(top) for root in subscriber.roots for top in wanted):
+            if not _covers(wanted, subscriber.roots):
                 subscriber.on_failure("its folder does not exist")
         current = self._current
         if current is not None and current.roots == wanted and not current.task.done():
@@ -178,10 +182,10 @@ class WorkspaceWatcher:
         if watch is not self._current:
             return
         self._stop_previous()
-        if self.failure is not None:
-            self.failure = None
-            for subscriber in self._subscribers:
-                subscriber.on_failure(None)
+        self.failure = None
+        for subscriber in self._subscribers:
+            if _covers(watch.roots, subscriber.roots):
+                subscriber.on_failure(None)  # watching (again)
         for subscriber in watch.subscribers:
             if subscriber in self._subscribers and not subscriber.covered:
                 subscriber.covered = True
