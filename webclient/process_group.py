@@ -36,7 +36,6 @@ __all__ = [
     "kill_owned",
     "members",
     "own",
-    "owned",
     "report_to",
     "send",
     "stop_within",
@@ -100,11 +99,6 @@ def disown(pgid: int) -> None:
     if pgid in _owned:
         _owned.discard(pgid)
         _tell(f"-{pgid}")
-
-
-def owned() -> frozenset[int]:
-    """The process groups we started and have not seen end."""
-    return frozenset(_owned)
 
 
 def report_to(report: Callable[[str], None] | None) -> None:

@@ -102,18 +102,18 @@ def _kill(groups: set[int]) -> int:
     return how many were killed."""
     killed: set[int] = set()
     for _ in range(_KILL_ROUNDS):
+        members = [pid for pid in process_group.members(groups) if pid != os.getpid()]
+        if not members:
+            break
+        killed.update(members)
         for pgid in groups:
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except OSError:
                 pass
-        members = [pid for pid in process_group.members(groups) if pid != os.getpid()]
-        if not members:
-            break
-        for pid in members:
+        for pid in members:  # those that left their group
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
             except OSError:
                 pass
         time.sleep(0.02)
@@ -140,9 +140,9 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     groups, clean = watch(sys.stdin.buffer)
-    if groups:
-        killed = _kill(groups)
-        why = "stopped with groups still running" if clean else "died"
+    killed = _kill(groups) if groups else 0
+    if killed:
+        why = "stopped, leaving them running" if clean else "died"
         print(
             f"webclient watchdog: the server {why}; killed {killed} processes of groups {sorted(groups)}",
             file=sys.stderr,
