@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient import process_group
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
 from webclient.export import export_filename, session_markdown
@@ -30,6 +31,7 @@ from webclient.live import LiveView, composer_nonce
 from webclient.log_page import protocol_log_page
 from webclient.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.prompt_routes import mention_options, upload_attachment
+from webclient.reaper import STOP_SECONDS, Reaper
 from webclient.rendering import Renderer, dom_id
 from webclient.session import Session
 from webclient.sessions import SessionManager
@@ -182,6 +184,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
 async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
     session = session_of(request)
+    await session.changes.look_if_not_watching()
     return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
 
 
@@ -349,10 +352,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.settings = settings
         app.state.renderer = Renderer()
         app.state.sessions = SessionManager(settings)
+        reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         try:
             yield
         finally:
-            await app.state.sessions.close_all()
+            await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
+            reaper.close()
 
     app = Starlette(
         routes=[

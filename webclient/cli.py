@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import uvicorn
 
 from webclient.config import Settings
+from webclient.reaper import GRACEFUL_SECONDS
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -61,4 +62,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         reload_dirs=["webclient", "templates", "static"] if args.reload else None,
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
         log_level="info",
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
     )

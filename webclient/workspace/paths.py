@@ -19,7 +19,16 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal, get_args
 
-__all__ = ["MAX_NAME_BYTES", "MAX_PATH_BYTES", "Access", "FileTooLarge", "PathRefused", "Workspace", "show"]
+__all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
+    "Access",
+    "FileTooLarge",
+    "PathRefused",
+    "Workspace",
+    "open_directory",
+    "show",
+]
 
 Access = Literal["read-write", "read-only", "none"]
 
@@ -310,6 +319,29 @@ class Workspace:
 
     def _describe_roots(self) -> str:
         return ", ".join(str(root) for root in self.roots)
+
+
+def open_directory(path: Path) -> int:
+    """Open the directory `path` (absolute, symlinks already resolved, as `os.path.realpath` gives it) by walking
+    from ``/`` with ``O_NOFOLLOW``; return an ``O_PATH`` descriptor of it, close-on-exec.
+
+    The descriptor stays on the directory that was checked: a command started in it with ``fchdir`` runs
+    there even if the path is swapped for a symlink afterwards, and a swap before the walk makes it fail.
+
+    Raises:
+        PathRefused: a folder on the way is now a symlink.
+        OSError: it is missing or not a directory (``filename`` is `path`), or may not be entered.
+    """
+    text = str(path)
+    if not path.is_absolute():
+        raise ValueError(f"not an absolute path: {text!r}")
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        result = _walk(fd, path.parts[1:], text, create=False)
+    except BaseException:
+        os.close(fd)
+        raise
+    return result
 
 
 def _walk(fd: int, names: Sequence[str], text: str, *, create: bool) -> int:
