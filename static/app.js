@@ -30,11 +30,19 @@
     }
     const title = status.querySelector("[data-role=title]");
     if (title) {
-      baseTitle = title.textContent.trim() + " · ACP web client";
+      baseTitle = shortTitle(title.textContent.trim()) + " · ACP web client";
       if (!alerting) {
         document.title = baseTitle;
       }
     }
+  }
+
+  // The tab shows at most TITLE_LIMIT characters of the title (as the server renders it: webclient/text.py).
+  const TITLE_LIMIT = 80;
+
+  function shortTitle(text) {
+    const chars = Array.from(text);
+    return chars.length <= TITLE_LIMIT ? text : chars.slice(0, TITLE_LIMIT - 1).join("").trimEnd() + "…";
   }
 
   // -- When the user is elsewhere: the tab title, and a notification if they allowed them -----------
