@@ -301,7 +301,7 @@
     if (modeButton) {
       setDiffMode(modeButton.dataset.mode);
       const panel = document.querySelector("#side-panel-body [data-url]");
-      if (panel) {
+      if (panel && document.body.classList.contains("panel-open")) { // a closed panel stays closed
         htmx.ajax("GET", panel.dataset.url, "#side-panel-body");
       }
     }
