@@ -17,11 +17,12 @@ from functools import lru_cache
 from markupsafe import Markup, escape
 
 _INVISIBLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff]"
 )
-"""Characters that show nothing, or reorder what follows: C0 and C1 controls, format characters (category Cf:
+"""Characters that show nothing, or reorder what follows: C0 and C1 controls (but tab, line feed and carriage return,
+which show as the white space they are), format characters (category Cf:
 bidi embeddings, overrides and isolates, zero-width ones, the soft hyphen, the BOM, tag characters), the line
 and paragraph separators, and Unicode's other default-ignorable ones (Hangul fillers, variation selectors except
 the two that pick an emoji's look). Any other Cf character is caught by its category in `_is_invisible`."""
@@ -40,7 +41,7 @@ def scrub(text: str) -> str:
 
 
 def _is_invisible(char: str) -> bool:
-    return _INVISIBLE.match(char) is not None or unicodedata.category(char) == "Cf"
+    return _INVISIBLE.match(char) is not None or (char > "\x7f" and unicodedata.category(char) == "Cf")
 
 
 def _has_invisible(text: str) -> bool:
