@@ -371,8 +371,13 @@
 
   // Why the socket is down, asked of the page's own URL: 404 means the server no longer has this session
   // (it restarted), 401/403 or a redirect to sign in means the sign-in token changed; anything else (the
-  // server is away) means keep trying.
-  function checkSession() {
+  // server is away) means keep trying. Signed out, the page asks again every few seconds (the user may sign
+  // in in another tab) and, if the server refused the socket for good (1008), reconnects once it may.
+  const SIGNED_OUT_RECHECK_MS = 5000;
+  let recheck = 0;
+
+  function checkSession(socketWrapper, closeCode) {
+    clearTimeout(recheck);
     fetch(location.href, { method: "HEAD", cache: "no-store", credentials: "same-origin", redirect: "manual" }).then(function (response) {
       if (connection === "open" || connection === "gone") {
         return;
@@ -381,6 +386,12 @@
         showConnection("gone");
       } else if (response.status === 401 || response.status === 403 || response.type === "opaqueredirect") {
         showConnection("signed-out");
+        recheck = setTimeout(function () { checkSession(socketWrapper, closeCode); }, SIGNED_OUT_RECHECK_MS);
+      } else if (connection === "signed-out") {
+        showConnection("reconnecting");
+        if (closeCode === POLICY_VIOLATION) {
+          socketWrapper.reconnect();
+        }
       }
     }, function () { /* the server is away: keep "Reconnecting…" */ });
   }
@@ -410,8 +421,8 @@
     if (connection === "open") {
       showConnection("reconnecting");
     }
-    checkSession();
     const code = event.detail.event.code;
+    checkSession(event.detail.socketWrapper, code);
     if (code === POLICY_VIOLATION || RECONNECT_CODES_HANDLED_BY_HTMX.includes(code)) {
       return;
     }
