@@ -10,6 +10,7 @@ answers 200 and the server logs no error.
 from __future__ import annotations
 
 import re
+from collections import Counter
 import sys
 import threading
 import time
@@ -96,9 +97,9 @@ def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: Server
             frame = socket.recv(timeout=10)
             assert "tool-call" in str(frame)
 
-        # Every page a user can reach from the session, breadth first.
+        # Every page a user can reach from the session (and the index, which lists it), breadth first.
         seen = {session_path}
-        queue = [session_path]
+        queue = [session_path, "/"]
         checked: list[str] = []
         while queue and len(checked) < MAX_PAGES:
             url = queue.pop(0)
@@ -112,7 +113,7 @@ def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: Server
             for link in links(response.text).urls:
                 target = urljoin(url, link)
                 parts = urlsplit(target)
-                if parts.netloc or not parts.path.startswith(session_path) or parts.path.endswith("/ws"):
+                if parts.netloc or not parts.path.startswith(session_path + "/") or parts.path.endswith("/ws"):
                     continue
                 target = parts.path + (f"?{parts.query}" if parts.query else "")
                 if target not in seen:
@@ -125,8 +126,8 @@ def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: Server
     time.sleep(0.2)
     log = "".join(output)
     assert "Traceback" not in log and "Exception" not in log, log[-5000:]
-    kinds = {re.sub(r"/\d+|\?.*", "", path.removeprefix(session_path)) or "/" for path in checked}
-    print(f"\nfuzzed {len(fields)} fields, checked {len(checked)} pages: {sorted(kinds)}")
+    kinds = Counter(re.sub(r"/\d+|\?.*", "", path.removeprefix(session_path)) or "/" for path in checked)
+    print(f"\nfuzzed {len(fields)} fields, checked {len(checked)} pages (and the socket): {sorted(kinds.items())}")
     assert len(fields) >= 60
     for expected in ("/file", "/log", "/export.md", "/changes", "/changes/diff", "/resources", "/diffs"):
         assert expected in kinds, f"no {expected} page was reached: {sorted(kinds)}"
