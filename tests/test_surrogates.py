@@ -10,10 +10,10 @@ answers 200 and the server logs no error.
 from __future__ import annotations
 
 import re
-from collections import Counter
 import sys
 import threading
 import time
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
