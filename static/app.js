@@ -328,7 +328,7 @@
   // -- The connection: while the socket is down nothing on the page can reach the agent, so the page says so
   // and its controls are disabled; a session the server no longer knows (it restarted) is not retried.
 
-  const OFFLINE_CONTROLS = "[data-option-id], [data-auth-method], #prompt-input, [data-action=send], [data-action=cancel], " +
+  const OFFLINE_CONTROLS = "[data-option-id], [data-auth-method], #prompt-input, #attach-input, [data-action=send], [data-action=cancel], " +
     "#session-controls select, #session-controls input, #prompt-queue textarea, #prompt-queue button, [data-action=diff-mode]";
   const CONNECTION_TEXT = {
     reconnecting: "Reconnecting…",
