@@ -184,7 +184,8 @@ def test_no_style_attribute_and_colours_still_show(start_server: ServerFactory, 
     server = start_server(agent=AGENT)
     page.add_init_script(
         "window.__violations = [];"
-        "document.addEventListener('securitypolicyviolation', e => window.__violations.push(e.violatedDirective + ' ' + e.sample));"
+        "document.addEventListener('securitypolicyviolation',"
+        " e => window.__violations.push(e.violatedDirective + ' ' + e.sample));"
     )
     page.route("**/sessions/*", strict_styles)
     open_session(page, server)
