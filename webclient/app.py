@@ -134,7 +134,7 @@ async def resource_page(request: Request) -> Response:
         raise HTTPException(404, "No such resource")
     if "download" in request.query_params:
         data = scrub(resource.text).encode() if resource.text is not None else _base64(resource.blob or "")
-        name = quote(resource.uri.rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
+        name = quote(scrub(resource.uri).rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
         # Never rendered by the browser as what the agent claims it is: always a download.
         headers = {"content-disposition": f"attachment; filename*=UTF-8''{name}"}
         return Response(data, media_type="application/octet-stream", headers=headers)

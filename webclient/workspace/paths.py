@@ -189,8 +189,13 @@ class Workspace:
         return resolved
 
     def contains(self, path: Path) -> bool:
-        """Whether `path`, once its symlinks are resolved, lies inside one of the roots."""
-        return _within(Path(os.path.realpath(path)), self.roots)
+        """Whether `path`, once its symlinks are resolved, lies inside one of the roots (never for a name no file
+        can have: a NUL, or a lone surrogate the file system encoding cannot hold)."""
+        try:
+            resolved = os.path.realpath(path)
+        except (UnicodeEncodeError, ValueError):
+            return False
+        return _within(Path(resolved), self.roots)
 
     def relative(self, path: Path) -> str:
         """`path` for display: relative to the session's folder, ``<root name>/...`` in an extra root, else
