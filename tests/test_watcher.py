@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -118,3 +119,32 @@ def test_the_changes_view_says_when_it_is_not_watching_and_looks_when_opened(sta
         server.workspace.mkdir()
         (server.workspace / "back.txt").write_text("back\n")
         assert 'data-path="back.txt"' in http.get(f"{location}/changes").text
+
+
+@pytest.mark.asyncio
+async def test_a_file_name_that_is_not_utf8_does_not_stop_watching_for_other_sessions(tmp_path: Path) -> None:
+    """watchfiles cannot report such a name and ends its watch: the shared watch must come back by itself."""
+    hostile, other = tmp_path / "hostile", tmp_path / "other"
+    hostile.mkdir()
+    other.mkdir()
+    watcher = WorkspaceWatcher()
+    a = ChangeTracker([hostile], lambda: None, watcher)
+    b = ChangeTracker([other], lambda: None, watcher)
+    try:
+        await a.start()
+        await b.start()
+        await until(lambda: watcher.watched == (hostile, other))
+        (hostile / "ready.txt").write_text("in place\n")
+        await until(lambda: [c.path.name for c in a.files()] == ["ready.txt"])
+        with open(os.path.join(os.fsencode(hostile), b"bad-\xff-name.txt"), "w") as bad:
+            bad.write("odd name\n")
+        await asyncio.sleep(0.5)
+        (other / "after.txt").write_text("written after the odd name\n")
+        await until(lambda: [c.path.name for c in b.files()] == ["after.txt"], timeout=10)
+        (other / "later.txt").write_text("and later\n")
+        await until(lambda: sorted(c.path.name for c in b.files()) == ["after.txt", "later.txt"], timeout=10)
+        await until(lambda: b.not_watching is None, timeout=10)
+    finally:
+        for tracker in (a, b):
+            await tracker.close()
+        await watcher.close()

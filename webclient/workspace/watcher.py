@@ -10,8 +10,10 @@ When the union changes (a session with a new folder starts, the last one on a fo
 replaced without a gap: the new watch starts while the old one still runs, and the old one stops once the
 new one is in place (its first report, at the latest after `READY_SECONDS`). Subscribers that joined since
 the previous watch was in place are then told to look at the disk (`Subscriber.on_ready`), for what changed
-between their baseline and the watch. If the watch fails (the kernel's limits, a folder gone), every
-subscriber is told why (`Subscriber.on_failure`) and the next change of subscribers tries again.
+between their baseline and the watch. If the watch fails (the kernel's limits, a folder gone, a file name
+that is not UTF-8, which watchfiles cannot report), every subscriber is told why (`Subscriber.on_failure`),
+and the watch is tried again after `RETRY_SECONDS` (doubling up to `RETRY_MAX_SECONDS`) or at the next change
+of subscribers: one session's odd file must not stop watching for every other session.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 IGNORED_DIRS = frozenset({*DefaultFilter.ignore_dirs, "venv", ".ruff_cache", ".cache"})
 READY_SECONDS = 1.0
 """The longest wait for a report of a new watch (a change, or else a timeout): once it comes, the watch is in place."""
+RETRY_SECONDS = 1.0
+RETRY_MAX_SECONDS = 60.0
 
 
 class _Filter(DefaultFilter):
@@ -95,6 +99,8 @@ class WorkspaceWatcher:
         self._subscribers: list[Subscriber] = []
         self._current: _Watch | None = None
         self._previous: list[_Watch] = []
+        self._retry_delay = RETRY_SECONDS
+        self._retry: asyncio.TimerHandle | None = None
 
     @classmethod
     def shared(cls) -> WorkspaceWatcher:
@@ -177,12 +183,28 @@ class WorkspaceWatcher:
                 for subscriber in self._subscribers:
                     subscriber.covered = False
                     subscriber.on_failure(reason)
+                self._retry_later(watch)
+
+    def _retry_later(self, failed: _Watch) -> None:
+        """Try the failed watch again after a while (a new watch rescans what changed meanwhile)."""
+
+        def retry() -> None:
+            self._retry = None
+            if self._current is failed:
+                self._current = None
+                self._reconfigure()
+
+        if self._retry is not None:
+            self._retry.cancel()
+        self._retry = asyncio.get_running_loop().call_later(self._retry_delay, retry)
+        self._retry_delay = min(self._retry_delay * 2, RETRY_MAX_SECONDS)
 
     def _in_place(self, watch: _Watch) -> None:
         if watch is not self._current:
             return
         self._stop_previous()
         self.failure = None
+        self._retry_delay = RETRY_SECONDS
         for subscriber in self._subscribers:
             if _covers(watch.roots, subscriber.roots):
                 subscriber.on_failure(None)  # watching (again)
@@ -201,6 +223,9 @@ class WorkspaceWatcher:
     async def close(self) -> None:
         """Stop watching (every subscriber is dropped)."""
         self._subscribers.clear()
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
         watches = [w for w in (self._current, *self._previous) if w is not None]
         self._current = None
         self._previous.clear()
