@@ -227,13 +227,12 @@ def test_geminis_models_get_a_model_selector(start_server: ServerFactory, page: 
     expect(page.locator('[data-role="notice"]').last).to_contain_text("The agent did not change the model")
     expect(page.locator('[data-role="notice"]').last).to_contain_text("Model refuse-me is not available")
     expect(select).to_have_value("gemini-2.5-flash")
-
-
-def test_a_model_config_option_wins_over_models(start_server: ServerFactory, page: Page) -> None:
-    server = start(start_server, "models,model-option")
-    new_session(page, server)
+    # A config option of category "model" wins: the agent's models are then not offered a second time.
+    other = start(start_server, "models,model-option")
+    page.goto(other.sign_in_url("/"))
+    page.click('[data-action="new-session"]')
     turn_state(page, "idle")
-    expect(page.locator('[data-control="model"]')).to_have_count(1)
+    expect(page.locator('[data-control="mode"]')).to_have_count(0)  # config options win over modes, too
     expect(page.locator('[data-control="model"]')).to_contain_text("Model (option)")
     expect(page.locator("#model-select")).to_have_count(0)
 

@@ -348,6 +348,16 @@ def test_a_tool_call_id_reused_in_a_later_turn_starts_a_new_card_and_the_old_one
     assert [e.seq for e in thread if isinstance(e, ToolCall)] == [first.seq, second.seq]
 
 
+def test_a_new_tool_call_with_the_id_of_an_unfinished_earlier_card_starts_a_new_card() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="one")])
+    first = new_call(thread, "call_1", status="in_progress")
+    thread.start_turn([TextBlock(text="two")])
+    assert thread.upsert_tool_call("call_1", {"status": "in_progress"}, {}) is first  # a late update
+    second = thread.upsert_tool_call("call_1", {"title": "again"}, {}, create=True)
+    assert second is not first and second.turn == 2
+
+
 def test_a_reused_id_within_one_turn_still_updates_its_card() -> None:
     thread = Thread()
     thread.start_turn([TextBlock(text="one")])

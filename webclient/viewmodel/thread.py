@@ -179,19 +179,20 @@ class Thread:
 
     # -- tool calls ------------------------------------------------------------------------------
 
-    def upsert_tool_call(self, tool_call_id: str, patch: dict[str, Any], raw: dict[str, Any]) -> ToolCall:
+    def upsert_tool_call(
+        self, tool_call_id: str, patch: dict[str, Any], raw: dict[str, Any], *, create: bool = False
+    ) -> ToolCall:
         """Create or patch a tool call.
 
         ``patch`` holds only the fields the agent sent (see ``TOOL_CALL_FIELDS``): an omitted field is
         unchanged, ``None`` clears it, a value replaces it (``content`` and ``locations`` as whole lists).
-        ``raw`` is the wire object; it is merged into the kept raw payload by the same rule.
+        ``raw`` is the wire object; it is merged into the kept raw payload by the same rule. ``create``
+        says the agent announced a new tool call (``tool_call``) rather than updating one.
         """
         unknown = patch.keys() - TOOL_CALL_FIELDS
         if unknown:
             raise ValueError(f"unknown tool call fields: {sorted(unknown)}")
-        call = self._tool_calls.get(tool_call_id)
-        if call is not None and call.turn < self.turn:
-            call = None  # an id reused in a later turn: a new card; the finished one keeps its state
+        call = self._current_card(tool_call_id, create)
         created = call is None
         if call is None:
             call = ToolCall(seq=0, turn=self.turn, tool_call_id=tool_call_id)
@@ -217,13 +218,24 @@ class Thread:
 
     def append_tool_content(self, tool_call_id: str, item: ToolContent, raw_item: dict[str, Any]) -> ToolCall:
         """Append one content item to a tool call (creating the call if it is unknown or of an earlier turn)."""
-        call = self._tool_calls.get(tool_call_id)
-        if call is None or call.turn < self.turn:
-            call = self.upsert_tool_call(tool_call_id, {}, {})
+        call = self._current_card(tool_call_id, create=False) or self.upsert_tool_call(tool_call_id, {}, {})
         call.content.append(item)
         call.raw["content"] = [*call.raw.get("content", ()), raw_item]
         self.listener(call.seq)
         self._note_terminals(call)
+        return call
+
+    def _current_card(self, tool_call_id: str, create: bool) -> ToolCall | None:
+        """The card ``tool_call_id`` names now, or None when a new card must start.
+
+        Agents reuse ids in later turns (the TypeScript SDK's example says ``call_1`` every turn). A card of an
+        earlier turn is history once it finished or its question was answered: a new ``tool_call``, an update
+        or a permission request for its id then starts a card in the current turn. A card of an earlier turn
+        still running takes late updates (a ``tool_call`` always starts afresh).
+        """
+        call = self._tool_calls.get(tool_call_id)
+        if call is not None and call.turn < self.turn and (create or call.finished or call.permission is not None):
+            return None
         return call
 
     def _note_terminals(self, call: ToolCall) -> None:
