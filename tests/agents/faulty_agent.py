@@ -256,4 +256,6 @@ def handle(message: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    sys.stderr.write(f"faulty agent: starting with faults {sorted(FAULTS)}\n")
+    sys.stderr.flush()
     serve(handle)
