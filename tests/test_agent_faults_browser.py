@@ -62,6 +62,8 @@ def test_a_start_that_never_ends_names_its_step_and_retry_starts_afresh(
     notice = page.locator('[data-role="notice"]').last
     expect(notice).to_contain_text(f"The agent did not answer {step} within 2 s")
     expect(notice.locator("pre")).to_contain_text(f"faulty agent: starting with faults ['{fault}']")  # stderr
+    if fault == "wrong-id":
+        expect(failure).to_contain_text("(1 answer came with an id we never sent)")
     turn_state(page, "ended")
     page.click('[data-action="retry"]')
     turn_state(page, "idle")

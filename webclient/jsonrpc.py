@@ -291,6 +291,8 @@ class Peer:
         self._on_oversized = on_oversized
         self._max_line_bytes = max_line_bytes
         self._next_id = 0
+        self.stray_responses = 0
+        """Responses whose id matched no request of ours (an agent answering with wrong ids)."""
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
@@ -489,6 +491,7 @@ class Peer:
             response_id = int(response_id)  # a peer that round-tripped our id through a double
         future = self._pending.pop(response_id, None) if type(response_id) is int else None
         if future is None:
+            self.stray_responses += 1
             logger.warning("JSON-RPC response for unknown id %r ignored", response_id)
             return
         if future.done():  # the request was cancelled meanwhile

@@ -208,9 +208,11 @@ class Session:
 
     async def _timed_out(self) -> None:
         """The start took too long: say which step, stop the agent (its stderr stays), offer Retry."""
-        step, connection = self.start_step or "the start", self._connection
+        step, connection = self.start_step or "its start", self._connection
         self._connection = None  # its exit is expected now: the exit watcher stays quiet
-        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s")
+        stray = connection.peer.stray_responses if connection is not None else 0
+        because = f" ({stray} answer{'s' if stray > 1 else ''} came with an id we never sent)" if stray else ""
+        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}")
         if connection is not None:
             await connection.close()
 
