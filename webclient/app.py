@@ -274,7 +274,11 @@ def _strings(value: Any) -> list[str]:
 
 
 async def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
-    """A form or button of the page, sent by htmx's ws extension as JSON of its values."""
+    """A form or button of the page, sent by htmx's ws extension as JSON of its values.
+
+    Every action returns at once (what waits for the agent runs in the session's background tasks): this
+    runs inside the socket's receive loop, which must stay free to see the page leave and the server stop.
+    """
     try:
         message = json.loads(text)
     except json.JSONDecodeError:
@@ -299,7 +303,7 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     elif action == "permission":
         session.answer_permission(str(message.get("request_id", "")), str(message.get("option_id", "")))
     elif action == "cancel":
-        await session.cancel()
+        session.cancel()
     elif action == "follow":
         live.follow = message.get("follow") == "on"
         if live.follow:
@@ -307,8 +311,14 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     elif action == "diff_mode":
         live.context["diff_mode"] = "split" if message.get("mode") == "split" else "unified"
         live.resync()
+    elif action == "set_model":
+        session.set_model(str(message.get("model_id", "")))
     elif action == "authenticate":
-        await session.authenticate(str(message.get("method_id", "")))
+        session.authenticate(str(message.get("method_id", "")))
+    elif action == "cancel_sign_in":
+        session.cancel_sign_in()
+    elif action == "retry":
+        session.retry()
     else:
         log.warning("session %s: unknown action %r from the page", session.id, action)
 

@@ -18,6 +18,16 @@ def _bool(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _positive(env: Mapping[str, str], name: str, default: str) -> float:
+    try:
+        value = float(env.get(name) or default)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {env.get(name)!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be more than 0, not {env.get(name)!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with its environment variable in the help text."""
@@ -49,6 +59,14 @@ class Settings:
             "help": "WEBCLIENT_EXTRA_ROOTS: more directories the agent may use, besides its workspace (: separated)"
         },
     )
+    start_timeout: float = field(
+        default=120.0,
+        metadata={"help": "WEBCLIENT_START_TIMEOUT: seconds an agent has to answer initialize and session/new"},
+    )
+    max_line_mb: int = field(
+        default=64,
+        metadata={"help": "WEBCLIENT_MAX_LINE_MB: a longer message from an agent is dropped, with a notice (MiB)"},
+    )
     frame_ancestors: str = field(
         default="'self'",
         metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
@@ -79,6 +97,8 @@ class Settings:
             reload=_bool(env.get("WEBCLIENT_RELOAD")),
             allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
+            start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
+            max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),
             file_access=cast(Access, access),
             terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
