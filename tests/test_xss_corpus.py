@@ -362,7 +362,7 @@ def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
 
 def render_page(session: Session) -> str:
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda path: f"/static/{path}", "diff_mode": "unified", "csrf": "t"}
+    context: dict[str, Any] = {"root": "", "static": lambda p: f"/static/{p}", "diff_mode": "unified", "csrf": "t"}
     return Renderer().page(
         "session.html",
         session=session,
