@@ -21,6 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
 SCRIPTED_AGENT = f"{sys.executable} {AGENTS / 'scripted_agent.py'}"
 CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -151,14 +159,7 @@ def browser() -> Iterator[Any]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
+            args=CHROMIUM_ARGS,
         )
         yield browser
         browser.close()

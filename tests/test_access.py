@@ -43,7 +43,7 @@ def report_tally() -> Iterator[None]:
 def route_table() -> list[tuple[str, str]]:
     """(method, path) for every route of the real app; ``WEBSOCKET`` for a web socket route."""
     table: list[tuple[str, str]] = []
-    for route in create_app(Settings(token="walk")).routes:
+    for route in create_app(Settings()).routes:
         if isinstance(route, WebSocketRoute):
             table.append(("WEBSOCKET", route.path))
         elif isinstance(route, Route):
