@@ -317,3 +317,14 @@ def test_no_token_serves_loopback_only_and_still_checks_hosts_and_origins(start_
     assert len(children(server.process.pid)) == agents
     ours = httpx.post(server.url + "/sessions", headers={"Origin": f"http://127.0.0.1:{port}"})
     assert ours.status_code == 303
+
+
+def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_sign_in(
+    start_server: ServerFactory,
+) -> None:
+    """On localhost other apps set cookies of every shape, and a proxy in front may send its own Authorization."""
+    server = start_server()
+    messy = f'theme={{"dark":true}}; draft=two words; {signed_in_cookie(server)}; last=1'
+    headers = {"Cookie": messy, "Authorization": "Basic dXNlcjpwYXNz", "Origin": server.url}
+    assert httpx.get(server.url + "/", headers=headers).status_code == 200
+    assert httpx.post(server.url + "/sessions", headers=headers).status_code == 303

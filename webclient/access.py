@@ -27,11 +27,11 @@ import ipaddress
 import logging
 import secrets
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -255,18 +255,12 @@ class AccessGuard:
         access = self.access
         if access.token is None:
             return "ambient"
-        authorization = headers.get("authorization")
-        if authorization is not None:
-            scheme, _, value = authorization.partition(" ")
-            ok = scheme.lower() == "token" and hmac.compare_digest(value.strip().encode(), access.token.encode())
-            return "header" if ok else None
-        cookie = SimpleCookie()
-        try:
-            cookie.load(headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header is simply no sign-in
-            return None
-        morsel = cookie.get(access.cookie_name(scope))
-        if morsel is not None and hmac.compare_digest(morsel.value.encode(), access.cookie_value.encode()):
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "token":  # other schemes (a proxy's Basic sign-in) are not ours: look at the cookie
+            return "header" if hmac.compare_digest(value.strip().encode(), access.token.encode()) else None
+        # Starlette's lenient parser: other programs on localhost set cookies SimpleCookie would choke on.
+        cookie = cookie_parser(headers.get("cookie", "")).get(access.cookie_name(scope))
+        if cookie is not None and hmac.compare_digest(cookie.encode(), access.cookie_value.encode()):
             return "ambient"
         return None
 
