@@ -16,7 +16,7 @@ routing, so a route added later gets every check without doing anything:
    same-origin``, else (a browser that sends neither) the page's CSRF token in the form field ``csrf`` or
    the header ``X-CSRF-Token``. ``Origin`` is never compared with the request's own ``Host``.
 
-:class:`SecurityHeaders` adds Content-Security-Policy and friends to every response, the guard's included.
+:mod:`webclient.security_headers` adds Content-Security-Policy and friends to every response, the guard's included.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ class Access:
             )
         token = None if settings.no_token else settings.token or secrets.token_urlsafe(32)
         if token is not None and not settings.token:
-            log.warning("sign in at %s", sign_in_url(settings.host, settings.port, token))
+            # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
+            log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
         listen = settings.host.strip("[]").lower()
         names = LOOPBACK_NAMES | {h.strip("[]").lower() for h in settings.allowed_hosts}
         if listen not in WILDCARD_ADDRESSES:
@@ -378,48 +379,3 @@ async def _buffer_body(receive: Receive) -> tuple[bytes | None, Receive]:
         return messages.pop(0) if messages else await receive()
 
     return (body if size <= MAX_FORM_BYTES else None), replay
-
-
-def frame_options(frame_ancestors: str) -> bytes | None:
-    """``X-Frame-Options`` for browsers without CSP ``frame-ancestors``: it can say only ``'self'`` or
-    ``'none'``; for a list of origins there is none (CSP wins in every current browser)."""
-    value = frame_ancestors.strip()
-    if value == "'self'":
-        return b"SAMEORIGIN"
-    if value == "'none'":
-        return b"DENY"
-    return None
-
-
-class SecurityHeaders:
-    """Content-Security-Policy and friends on every HTTP response."""
-
-    def __init__(self, app: ASGIApp, frame_ancestors: str) -> None:
-        self.app = app
-        # No 'unsafe-inline' for styles either: an injected style attribute cannot dress up the page.
-        self.csp = (
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            "media-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-            f"form-action 'self'; frame-ancestors {frame_ancestors}"
-        ).encode()
-        self.frame_options = frame_options(frame_ancestors)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers += [
-                    (b"content-security-policy", self.csp),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"same-origin"),
-                ]
-                if self.frame_options is not None:
-                    headers.append((b"x-frame-options", self.frame_options))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)

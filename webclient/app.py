@@ -22,7 +22,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from webclient.access import Access, AccessGuard, SecurityHeaders
+from webclient.access import Access, AccessGuard
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
 from webclient.export import export_filename, session_markdown
@@ -31,6 +31,7 @@ from webclient.log_page import protocol_log_page
 from webclient.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.prompt_routes import mention_options, upload_attachment
 from webclient.rendering import Renderer, dom_id
+from webclient.security_headers import SecurityHeaders
 from webclient.session import Session
 from webclient.sessions import SessionManager
 from webclient.text import scrub
