@@ -261,6 +261,9 @@ def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(start_server: Serve
     page = httpx.get(server.url + response.headers["location"], headers={"Cookie": name_value})
     assert page.status_code == 200 and "session/new" in page.text
 
+    sneaky = httpx.get(server.url + f"//evil.example/?token={server.token}", follow_redirects=False)
+    assert sneaky.status_code == 303 and sneaky.headers["location"] == "/"  # never to another host
+
     refused = httpx.get(server.url + f"/?token={server.token}x", follow_redirects=False)
     assert refused.status_code == 401 and "set-cookie" not in refused.headers
     assert session_id not in refused.text

@@ -293,7 +293,8 @@ class AccessGuard:
         if not hmac.compare_digest(query["token"].encode(), self.access.token.encode()):
             await self._refuse(scope, receive, send, 401, "That sign-in token is not right.")
             return
-        await self._signed_in_redirect(scope, receive, send, _browser_url(scope))
+        root = scope.get("root_path", "")
+        await self._signed_in_redirect(scope, receive, send, _local_path(_browser_url(scope), root + "/"))
 
     async def _sign_in_form(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
         """``/signin``: the page where a person pastes the token, and its form's POST."""
