@@ -331,3 +331,16 @@ def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_si
     headers = {"Cookie": messy, "Authorization": "Basic dXNlcjpwYXNz", "Origin": server.url}
     assert httpx.get(server.url + "/", headers=headers).status_code == 200
     assert httpx.post(server.url + "/sessions", headers=headers).status_code == 303
+
+
+def test_the_printed_url_signs_in_and_an_empty_token_still_asks_for_one(start_server: ServerFactory) -> None:
+    """What ``make run`` shows: one URL to click. ``WEBCLIENT_TOKEN=`` (empty) makes a random token, never none."""
+    server = start_server(WEBCLIENT_TOKEN="")
+    assert server.process.stdout is not None
+    printed = re.search(r"http://\S+/\?token=\S+", server.process.stdout.readline().decode())
+    assert printed is not None
+    assert httpx.get(server.url + "/").status_code == 401
+    response = httpx.get(printed[0], follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    cookie = response.headers["set-cookie"].split(";", 1)[0]
+    assert httpx.get(server.url + "/", headers={"Cookie": cookie}).status_code == 200
