@@ -20,10 +20,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient import process_group
+from webclient.access import Access, AccessGuard
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
 from webclient.export import export_filename, session_markdown
@@ -33,11 +33,12 @@ from webclient.panels import FilePanel, change_diff, embedded_resource, entry_di
 from webclient.prompt_routes import mention_options, upload_attachment
 from webclient.reaper import STOP_SECONDS, Reaper
 from webclient.rendering import Renderer, dom_id
+from webclient.security_headers import SecurityHeaders
 from webclient.session import Session
 from webclient.sessions import SessionManager
 from webclient.text import scrub
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web import base_context, manager, origin_allowed, page, session_of, small_int
+from webclient.web import base_context, manager, page, session_of, small_int
 from webclient.web import renderer as web_renderer
 
 log = logging.getLogger(__name__)
@@ -233,8 +234,7 @@ def _diff_block(
 
 async def session_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
-    settings: Settings = websocket.app.state.settings
-    if session is None or not origin_allowed(websocket, settings):
+    if session is None:  # who may open it at all is settled before routing (webclient.access)
         await websocket.close(code=WS_POLICY_VIOLATION)
         return
     await websocket.accept()
@@ -323,39 +323,10 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
         log.warning("session %s: unknown action %r from the page", session.id, action)
 
 
-class SecurityHeaders:
-    """Content-Security-Policy and friends on every HTTP response."""
-
-    def __init__(self, app: ASGIApp, frame_ancestors: str) -> None:
-        self.app = app
-        self.csp = (
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            f"media-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-            f"frame-ancestors {frame_ancestors}"
-        ).encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers += [
-                    (b"content-security-policy", self.csp),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"same-origin"),
-                ]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
-
-
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.app:create_app``)."""
     settings = settings or Settings.from_env()
+    access = Access.from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -390,5 +361,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         lifespan=lifespan,
     )
+    app.state.access = access
+    # Outermost last: the headers go on the guard's own refusals too.
+    app.add_middleware(AccessGuard, access=access)
     app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
     return app

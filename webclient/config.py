@@ -44,7 +44,26 @@ class Settings:
     reload: bool = field(default=False, metadata={"help": "WEBCLIENT_RELOAD: restart on code changes (development)"})
     allowed_origins: tuple[str, ...] = field(
         default=(),
-        metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"},
+        metadata={
+            "help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins (scheme://host[:port], comma-separated) whose pages may "
+            "change things and open the web socket"
+        },
+    )
+    token: str | None = field(
+        default=None,
+        repr=False,
+        metadata={"help": "WEBCLIENT_TOKEN: the sign-in token; default: a random one each start (printed in a URL)"},
+    )
+    no_token: bool = field(
+        default=False,
+        metadata={"help": "WEBCLIENT_NO_TOKEN: turn sign-in off (refused unless the server listens on loopback only)"},
+    )
+    allowed_hosts: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "WEBCLIENT_ALLOWED_HOSTS: host names the server answers to besides loopback names and the listen "
+            "address (comma-separated)"
+        },
     )
     file_access: Access = field(
         default="read-write",
@@ -96,6 +115,9 @@ class Settings:
             port=int(port),
             reload=_bool(env.get("WEBCLIENT_RELOAD")),
             allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+            token=env.get("WEBCLIENT_TOKEN") or None,  # empty is "not set", never "no sign-in"
+            no_token=_bool(env.get("WEBCLIENT_NO_TOKEN")),
+            allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
             start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
             max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),
