@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -56,11 +57,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+TOKEN = secrets.token_urlsafe(16)
+"""The server's sign-in token, chosen here so the browser can be signed in."""
+
+
 def run_once(url: str, prompt: str, width: int) -> list[dict[str, object]]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": width, "height": 800})
-        page.goto(url + "/")
+        page.goto(url + "/?token=" + TOKEN)  # the sign-in URL: signs this browser in
         page.click("[data-action=new-session]")
         page.wait_for_selector("#session[data-turn-state=idle]", timeout=30_000)
         page.evaluate(OBSERVE)
@@ -81,7 +86,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     port = free_port()
-    env = {**os.environ, "DEMO_AGENT_SPEED": "1"}
+    env = {**os.environ, "DEMO_AGENT_SPEED": "1", "WEBCLIENT_TOKEN": TOKEN}
     env.pop("WEBCLIENT_AGENT", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "webclient", "--port", str(port)],

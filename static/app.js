@@ -30,11 +30,19 @@
     }
     const title = status.querySelector("[data-role=title]");
     if (title) {
-      baseTitle = title.textContent.trim() + " · ACP web client";
+      baseTitle = shortTitle(title.textContent.trim()) + " · ACP web client";
       if (!alerting) {
         document.title = baseTitle;
       }
     }
+  }
+
+  // The tab shows at most TITLE_LIMIT characters of the title (as the server renders it: webclient/text.py).
+  const TITLE_LIMIT = 80;
+
+  function shortTitle(text) {
+    const chars = Array.from(text);
+    return chars.length <= TITLE_LIMIT ? text : chars.slice(0, TITLE_LIMIT - 1).join("").trimEnd() + "…";
   }
 
   // -- When the user is elsewhere: the tab title, and a notification if they allowed them -----------
@@ -129,6 +137,24 @@
   }
 
   window.addEventListener("scroll", updateJump, { passive: true });
+
+  // The sticky top bar and the dock cover the top and the bottom of the window: their heights go to CSS
+  // (--topbar-height, --dock-height, used by scroll-padding) so nothing is scrolled into view beneath them.
+  // A constructed stylesheet, not a style attribute: the page's CSP allows none.
+  function trackStickyHeights() {
+    const topbar = document.querySelector(".topbar");
+    const dock = document.querySelector(".dock");
+    if (!topbar || !dock || !("adoptedStyleSheets" in document)) {
+      return;
+    }
+    const sheet = new CSSStyleSheet();
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    const observer = new ResizeObserver(function () {
+      sheet.replaceSync(":root { --topbar-height: " + topbar.offsetHeight + "px; --dock-height: " + dock.offsetHeight + "px; }");
+    });
+    observer.observe(topbar);
+    observer.observe(dock);
+  }
 
   document.addEventListener("click", function (event) {
     if (event.target instanceof Element && event.target.closest("[data-action=jump-to-latest]")) {
@@ -312,23 +338,110 @@
     if (modeButton) {
       setDiffMode(modeButton.dataset.mode);
       const panel = document.querySelector("#side-panel-body [data-url]");
-      if (panel) {
+      if (panel && document.body.classList.contains("panel-open")) { // a closed panel stays closed
         htmx.ajax("GET", panel.dataset.url, "#side-panel-body");
       }
     }
   });
 
+  // -- The connection: while the socket is down nothing on the page can reach the agent, so the page says so
+  // and its controls are disabled; a session the server no longer knows (it restarted) is not retried.
+
+  const OFFLINE_CONTROLS = "[data-option-id], [data-auth-method], #prompt-input, #attach-input, [data-action=send], [data-action=cancel], " +
+    "#session-controls select, #session-controls input, #prompt-queue textarea, #prompt-queue button, [data-action=diff-mode]";
+  const CONNECTION_TEXT = {
+    reconnecting: "Reconnecting…",
+    "signed-out": "Signed out: open the sign-in link again",
+    gone: "This session is gone: the server restarted",
+  };
+  let connection = "open";
+
+  function showConnection(state) {
+    connection = state;
+    const root = sessionRoot();
+    const status = document.getElementById("connection");
+    if (root) {
+      root.dataset.connection = state;
+    }
+    document.body.classList.toggle("disconnected", state !== "open");
+    if (status) {
+      status.hidden = state === "open";
+      status.textContent = CONNECTION_TEXT[state] || "";
+    }
+    setControlsOffline(state !== "open");
+  }
+
+  // Only what this code disabled is enabled again (a permission already answered stays disabled).
+  function setControlsOffline(offline) {
+    if (offline) {
+      document.querySelectorAll(OFFLINE_CONTROLS).forEach(function (control) {
+        if (!control.disabled) {
+          control.disabled = true;
+          control.dataset.offline = "";
+        }
+      });
+    } else {
+      document.querySelectorAll("[data-offline]").forEach(function (control) {
+        control.disabled = false;
+        delete control.dataset.offline;
+      });
+    }
+  }
+
+  // Why the socket is down, asked of the page's own URL: 404 means the server no longer has this session
+  // (it restarted), 401/403 or a redirect to sign in means the sign-in token changed; anything else (the
+  // server is away) means keep trying. Signed out, the page asks again every few seconds (the user may sign
+  // in in another tab) and, if the server refused the socket for good (1008), reconnects once it may.
+  const SIGNED_OUT_RECHECK_MS = 5000;
+  let recheck = 0;
+
+  function checkSession(socketWrapper, closeCode) {
+    clearTimeout(recheck);
+    fetch(location.href, { method: "HEAD", cache: "no-store", credentials: "same-origin", redirect: "manual" }).then(function (response) {
+      if (connection === "open" || connection === "gone") {
+        return;
+      }
+      if (response.status === 404) {
+        showConnection("gone");
+      } else if (response.status === 401 || response.status === 403 || response.type === "opaqueredirect") {
+        showConnection("signed-out");
+        recheck = setTimeout(function () { checkSession(socketWrapper, closeCode); }, SIGNED_OUT_RECHECK_MS);
+      } else if (connection === "signed-out") {
+        showConnection("reconnecting");
+        if (closeCode === POLICY_VIOLATION) {
+          socketWrapper.reconnect();
+        }
+      }
+    }, function () { /* the server is away: keep "Reconnecting…" */ });
+  }
+
+  // The ws extension opens each socket through htmx.createWebSocket; once the session is gone it gets one
+  // that never opens (so it never closes and is never retried).
+  const openWebSocket = htmx.createWebSocket;
+  htmx.createWebSocket = function (url) {
+    if (connection === "gone") {
+      return { readyState: 3, OPEN: 1, send: function () {}, close: function () {}, addEventListener: function () {} };
+    }
+    return openWebSocket(url);
+  };
+
   document.addEventListener("htmx:wsOpen", function () {
     reconnectAttempts = 0;
-    document.body.classList.remove("disconnected");
+    showConnection("open");
     restoreFollow();
   });
 
   // htmx's ws extension only reconnects after abnormal closes; a server restart or a proxy closing
   // cleanly (1000/1001/1005) would leave the page dead. Reconnect those too, with jittered backoff.
   document.addEventListener("htmx:wsClose", function (event) {
+    if (connection === "gone") {
+      return;
+    }
+    if (connection === "open") {
+      showConnection("reconnecting");
+    }
     const code = event.detail.event.code;
-    document.body.classList.add("disconnected");
+    checkSession(event.detail.socketWrapper, code);
     if (code === POLICY_VIOLATION || RECONNECT_CODES_HANDLED_BY_HTMX.includes(code)) {
       return;
     }
@@ -392,7 +505,31 @@
     }, 0);
   });
 
+  // -- Elapsed time while the agent starts or signs in -----------------------------------------------
+  // The server renders [data-elapsed] as "m:ss" when it renders the header; this counts on from there,
+  // by the browser's own clock from when it saw that element (so clocks need not agree). Looked at four
+  // times a second, so a fresh header starts counting at once; cheaper than the server re-rendering the
+  // header every second for every open tab.
+  const elapsedSeen = new WeakMap();
+
+  function tickElapsed() {
+    const now = Date.now();
+    document.querySelectorAll("[data-elapsed]").forEach(function (element) {
+      if (!elapsedSeen.has(element)) {
+        const [minutes, seconds] = element.dataset.elapsed.split(":").map(Number);
+        elapsedSeen.set(element, now - ((minutes || 0) * 60 + (seconds || 0)) * 1000);
+      }
+      const total = Math.floor((now - elapsedSeen.get(element)) / 1000);
+      const text = Math.floor(total / 60) + ":" + String(total % 60).padStart(2, "0");
+      if (element.textContent !== text) {
+        element.textContent = text;
+      }
+    });
+  }
+  setInterval(tickElapsed, 250);
+
   document.addEventListener("DOMContentLoaded", function () {
+    trackStickyHeights();
     scrollToBottom();
     showNotifyButton();
     addCopyButtons();

@@ -299,6 +299,11 @@
     }
   }
 
+  function csrfToken() {
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
+  }
+
   function upload(file) {
     const capability = needs(file);
     if (!accepted().includes(capability)) {
@@ -308,7 +313,11 @@
     fetch(sessionUrl("/attachments"), {
       method: "POST",
       body: file,
-      headers: { "X-Filename": encodeURIComponent(file.name || "pasted"), "Content-Type": file.type || "application/octet-stream" },
+      headers: {
+        "X-Filename": encodeURIComponent(file.name || "pasted"),
+        "Content-Type": file.type || "application/octet-stream",
+        "X-CSRF-Token": csrfToken(), // for browsers that send no Origin (webclient/access.py)
+      },
     }).then(function (response) {
       return response.text().then(function (text) {
         if (!response.ok) {

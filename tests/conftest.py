@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
 SCRIPTED_AGENT = f"{sys.executable} {AGENTS / 'scripted_agent.py'}"
 CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -38,6 +46,7 @@ class Server:
     record_file: Path
     workspace: Path
     token: str
+    clients: list[httpx.Client] = field(default_factory=list)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -45,8 +54,10 @@ class Server:
         return {"Authorization": f"token {self.token}"}
 
     def http(self) -> httpx.Client:
-        """An HTTP client signed in the way scripts are (the token in a header)."""
-        return httpx.Client(base_url=self.url, headers=self.headers)
+        """An HTTP client signed in the way scripts are (the token in a header); closed with the server."""
+        client = httpx.Client(base_url=self.url, headers=self.headers)
+        self.clients.append(client)
+        return client
 
     def sign_in_url(self, url: str = "/") -> str:
         """``url`` (a path of this server, or a whole URL) with the sign-in token, as the server prints it at start:
@@ -125,6 +136,8 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
 
     yield start
     for server in started:
+        for client in server.clients:
+            client.close()
         server.process.terminate()
         try:
             server.process.wait(timeout=10)
@@ -146,14 +159,7 @@ def browser() -> Iterator[Any]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
+            args=CHROMIUM_ARGS,
         )
         yield browser
         browser.close()

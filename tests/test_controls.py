@@ -489,3 +489,25 @@ def test_a_select_shows_the_agents_value_even_when_it_offers_no_such_choice() ->
         "session.html", "controls", session=SimpleNamespace(controls=SessionControls(settings=[offered])), oob=None
     )
     assert html.count("<option") == 1 and '<option value="a" selected>' in html
+
+
+def test_models_of_a_session_new_answer_give_a_model_selector_unless_a_model_setting_comes_too() -> None:
+    """gemini-cli answers ``session/new`` with ``models`` (``session/set_model``, removed from the spec)."""
+    controls, parts = recorded()
+    models = {
+        "availableModels": [
+            {"modelId": "pro", "name": "Pro", "description": "Capable"},
+            {"modelId": "flash"},
+            {"name": "no id"},
+        ],
+        "currentModelId": "pro",
+    }
+    acp.apply_session_result(controls, {"sessionId": "s", "models": models})
+    found = [(m.id, m.name, m.description) for m in controls.models]
+    assert found == [("pro", "Pro", "Capable"), ("flash", "flash", None)]
+    assert controls.current_model == "pro" and controls.show_models and parts == ["controls"]
+    option = {"id": "m", "name": "Model", "category": "model", "type": "select", "currentValue": "a", "options": []}
+    acp.apply_session_result(controls, {"models": models, "configOptions": [option]})
+    assert not controls.show_models
+    acp.apply_session_result(controls, {"models": models, "configOptions": [{**option, "category": "other"}]})
+    assert controls.show_models

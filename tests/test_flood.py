@@ -104,7 +104,7 @@ def test_another_session_answers_while_one_floods(start_server: ServerFactory) -
             url = server.url.replace("http", "ws") + f"/sessions/{a}/ws"
             async with websockets.connect(url, additional_headers=server.headers, max_size=None) as page_a:
                 reader = asyncio.create_task(drain(page_a))
-                await page_a.send(prompt("flood"))
+                await page_a.send(prompt("flood 1000000"))
                 await asyncio.sleep(1)
                 await page_b.send(prompt("ping"))
                 async with asyncio.timeout(5):

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -267,3 +268,42 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
         assert "not a text file" in blob.error
     finally:
         await session.close()
+
+
+@pytest.mark.asyncio
+async def test_a_terminal_runs_in_the_folder_that_was_checked_even_if_it_becomes_a_symlink(tmp_path: Path) -> None:
+    """A thread swaps the terminal's cwd for a symlink to a folder outside, over and over, while the agent starts
+    `pwd -P` there 200 times: each command runs inside the workspace or is refused, never outside."""
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    sub, parked = workspace / "sub", workspace / "parked"
+    sub.mkdir()
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            os.rename(sub, parked)
+            os.symlink(outside, sub)
+            time.sleep(0.0005)
+            os.unlink(sub)
+            os.rename(parked, sub)
+            time.sleep(0.0005)
+
+    spec = AgentSpec(argv=[sys.executable, str(AGENTS / "terminal_agent.py")], cwd=workspace)
+    session = Session(spec)
+    session.start()
+    swapper = threading.Thread(target=swap, daemon=True)
+    try:
+        await until(lambda: session.ready)
+        swapper.start()
+        seen = json.loads(await run(session, f"cwd-race 200 {sub}", timeout=90))
+    finally:
+        stop.set()
+        swapper.join()
+        await session.close()
+    ran = [where for where in seen if where != "refused"]
+    escaped = [where for where in ran if not Path(where).is_relative_to(workspace)]
+    print(f"cwd race: {len(seen)} attempts, {len(ran)} ran, {len(escaped)} outside the workspace")
+    assert len(seen) == 200 and ran, seen
+    assert escaped == []

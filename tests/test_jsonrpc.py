@@ -104,11 +104,14 @@ async def test_ten_megabyte_lines_arrive_intact_both_ways() -> None:
 
 
 @pytest.mark.asyncio
-async def test_garbage_lines_are_skipped_and_answered_with_parse_errors() -> None:
+async def test_garbage_lines_are_skipped_and_never_answered() -> None:
+    """A line that is not JSON is reported and skipped, never answered with -32700: an agent that printed a
+    terminal prompt (gemini's OAuth flow) would read the answer as the user's typing."""
     recorder = Recorder()
     blobs = [
         b"not json at all\n".hex(),
         b'{"jsonrpc":"2.0","method":"bad utf8","params":"\xff\xfe"}\n'.hex(),
+        b"Enter the authorization code: \n".hex(),
         b"\n".hex(),
         b"   \r\n".hex(),
         line({"jsonrpc": "2.0", "method": "after"}),
@@ -116,13 +119,37 @@ async def test_garbage_lines_are_skipped_and_answered_with_parse_errors() -> Non
         line(42),
     ]
     async with connect(recorder) as (_, peer):
-        result = await peer.request("emit", {"hex": blobs, "collect": 3})
-    assert [reason for reason, _ in recorder.garbage] == ["invalid JSON", "invalid UTF-8"]
+        result = await peer.request("emit", {"hex": blobs, "collect": 1})
+        # Nothing more comes back: the next thing the agent reads is this request's successor.
+        assert await peer.request("echo", {"n": 1}) == {"n": 1}
+    assert [reason for reason, _ in recorder.garbage] == ["invalid JSON", "invalid UTF-8", "invalid JSON"]
     assert recorder.garbage[0][1] == "not json at all"
     assert recorder.notifications == [("after", None), ("crlf", None)]
-    errors = sorted(message["error"]["code"] for message in result["collected"])
-    assert errors == [-32700, -32700, -32600]
-    assert all(message["id"] is None for message in result["collected"])
+    assert [message["error"]["code"] for message in result["collected"]] == [-32600]  # 42 is JSON, not a request
+
+
+@pytest.mark.asyncio
+async def test_a_message_after_terminal_escape_codes_is_recovered() -> None:
+    """gemini's last message after its OAuth prompt comes glued behind the codes that leave the full-screen view."""
+    recorder = Recorder()
+    blobs = [
+        b"\x1b[?1049l".hex() + line({"jsonrpc": "2.0", "method": "after-escape", "params": [1]}),
+        b"\x1b]0;gemini\x07\x1b[2J\x1b[H  > ".hex() + line({"jsonrpc": "2.0", "method": "after-osc"}),
+        b"progress [50%] {not json}\n".hex(),
+        b"\x1b[?1049l".hex() + line([{"jsonrpc": "2.0", "method": "batched"}]),
+    ]
+    async with connect(recorder) as (_, peer):
+        await peer.request("emit", {"hex": blobs, "collect": 0})
+        assert await peer.request("echo", {"n": 2}) == {"n": 2}
+    assert recorder.notifications == [("after-escape", [1]), ("after-osc", None), ("batched", None)]
+    reasons = [reason for reason, _ in recorder.garbage]
+    assert reasons == [
+        "junk before a JSON message, message kept",
+        "junk before a JSON message, message kept",
+        "invalid JSON",
+        "junk before a JSON message, message kept",
+    ]
+    assert recorder.garbage[0][1] == "\x1b[?1049l"
 
 
 @pytest.mark.asyncio
@@ -130,8 +157,11 @@ async def test_garbage_lines_are_skipped_and_answered_with_parse_errors() -> Non
 async def test_over_long_line_is_discarded_and_reading_goes_on(size: int) -> None:
     recorder = Recorder()
     blobs = [line({"jsonrpc": "2.0", "method": "huge", "params": "x" * size}), line({"jsonrpc": "2.0", "method": "ok"})]
-    async with connect(recorder, max_line_bytes=4_000) as (_, peer):
-        await peer.request("emit", {"hex": blobs, "collect": 1})
+    oversized: list[int] = []
+    async with connect(recorder, max_line_bytes=4_000, on_oversized=oversized.append) as (_, peer):
+        await peer.request("emit", {"hex": blobs, "collect": 0})  # dropped, not answered
+        assert await peer.request("echo", {"n": 3}) == {"n": 3}
+    assert oversized == [4_000]
     assert [reason for reason, _ in recorder.garbage] == ["line longer than 4000 bytes"]
     assert recorder.garbage[0][1].startswith('{"jsonrpc":"2.0","method":"huge"')
     assert recorder.notifications == [("ok", None)]

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from webclient.markdown import MarkdownStream, render_markdown
+from webclient.markdown import MarkdownStream, _sanitize, render_markdown
 from webclient.rendering import MessageDocs
 from webclient.viewmodel.entries import MessageEntry
 
@@ -142,7 +142,15 @@ def test_render_markdown_unknown_language_and_html_in_code_are_escaped() -> None
 def test_render_markdown_renders_tables_with_alignment() -> None:
     found = parse(render_markdown("| a | b |\n|:--|:-:|\n| 1 | 2 |\n"))
     assert {"table", "thead", "tbody", "tr", "th", "td"} <= set(found.tags)
-    assert ("td", "style", "text-align:center") in found.attrs
+    assert ("td", "class", "md-align-center") in found.attrs
+    assert ("th", "class", "md-align-left") in found.attrs
+    assert not [attr for attr in found.attrs if attr[1] == "style"]  # the page's CSP allows no inline style
+
+
+def test_render_markdown_keeps_only_alignment_classes_on_table_cells() -> None:
+    cells = '<td class="md-align-right">1</td><td class="plan-item x" style="position:fixed">2</td>'
+    out = _sanitize(f"<table><tr>{cells}</tr></table>")
+    assert 'class="md-align-right"' in out and "plan-item" not in out and "style" not in out
 
 
 def test_render_markdown_basic_inline_and_block_elements() -> None:

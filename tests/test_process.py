@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import live_members
+from tests.conftest import ROOT, live_members
 from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, split_command
 from webclient.jsonrpc import MethodNotFound, Peer
 
@@ -139,3 +142,35 @@ def test_stderr_log_keeps_the_last_bytes_and_counts_the_rest() -> None:
     log.append("x" * 25)
     assert (log.text(), log.dropped_bytes) == ("x" * 10, 4 + 10 + 15)
     assert pieces == ["one\n", "two\n", "three\n"]
+
+
+def test_an_agent_dies_with_the_process_that_started_it_even_without_the_watchdog() -> None:
+    """PR_SET_PDEATHSIG, the second line of defence: it reaches the agent itself (not its children, which is
+    what the watchdog is for)."""
+    stubborn = str(AGENTS / "rawjson_stubborn.py")
+    owner = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "from webclient.acp.process import AgentProcess\n"
+        "async def main():\n"
+        f"    agent = await AgentProcess.spawn([sys.executable, {stubborn!r}], cwd=Path.cwd())\n"
+        "    await agent.stdout.readline()  # started: it no longer writes, so no SIGPIPE can stop it\n"
+        "    print(agent.pid, flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", owner], cwd=ROOT, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    agent = int(process.stdout.readline())
+    try:
+        assert live_members(agent) != []
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 5
+        while agent in live_members(agent):
+            assert time.monotonic() < deadline, "the agent outlived the process that started it"
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(agent, signal.SIGKILL)  # its child, which only the watchdog would stop
+        process.stdout.close()

@@ -146,37 +146,36 @@ def test_log_fragments_and_plain_text(start_server: ServerFactory) -> None:
     server = start_server(AUTH_REQUIRED="1")
     log_url = _session_with_traffic(server)
     htmx = {"HX-Request": "true"}
-    http = server.http()
+    with server.http() as http:
+        page = BeautifulSoup(http.get(log_url).text, "html.parser")
+        error = page.select_one('.log-row[data-kind="error"]')
+        assert error is not None and error["data-method"] == "session/new" and error["data-direction"] == "in"
+        assert page.select_one("#log-filters") is not None and page.select_one('[data-role="stderr"]') is not None
 
-    page = BeautifulSoup(http.get(log_url).text, "html.parser")
-    error = page.select_one('.log-row[data-kind="error"]')
-    assert error is not None and error["data-method"] == "session/new" and error["data-direction"] == "in"
-    assert page.select_one("#log-filters") is not None and page.select_one('[data-role="stderr"]') is not None
+        fragment = http.get(log_url, params={"direction": "out"}, headers=htmx).text
+        soup = BeautifulSoup(fragment, "html.parser")
+        assert [element["id"] for element in soup.find_all(recursive=False)] == ["log-list"]
+        assert {row["data-direction"] for row in soup.select(".log-row")} == {"out"}
+        tail = soup.select_one("#log-tail")
+        assert tail is not None and "direction=out" in tail["hx-get"]
+        last = int(str(tail["hx-get"]).rsplit("after=", 1)[1])
+        assert last == max(int(str(row["data-number"])) for row in page.select(".log-row"))
 
-    fragment = http.get(log_url, params={"direction": "out"}, headers=htmx).text
-    soup = BeautifulSoup(fragment, "html.parser")
-    assert [element["id"] for element in soup.find_all(recursive=False)] == ["log-list"]
-    assert {row["data-direction"] for row in soup.select(".log-row")} == {"out"}
-    tail = soup.select_one("#log-tail")
-    assert tail is not None and "direction=out" in tail["hx-get"]
-    last = int(str(tail["hx-get"]).rsplit("after=", 1)[1])
-    assert last == max(int(str(row["data-number"])) for row in page.select(".log-row"))
+        polled = BeautifulSoup(http.get(log_url, params={"after": last - 2}, headers=htmx).text, "html.parser")
+        assert [int(str(row["data-number"])) for row in polled.select(".log-row")] == [last - 1, last]
+        assert polled.select_one("#log-tail") is not None and polled.select_one("#log-list") is None
 
-    polled = BeautifulSoup(http.get(log_url, params={"after": last - 2}, headers=htmx).text, "html.parser")
-    assert [int(str(row["data-number"])) for row in polled.select(".log-row")] == [last - 1, last]
-    assert polled.select_one("#log-tail") is not None and polled.select_one("#log-list") is None
+        restored = http.get(log_url, headers={**htmx, "HX-History-Restore-Request": "true"}).text
+        assert "<html" in restored
 
-    restored = http.get(log_url, headers={**htmx, "HX-History-Restore-Request": "true"}).text
-    assert "<html" in restored
+        pretty = BeautifulSoup(http.get(log_url, params={"line": 1}, headers=htmx).text, "html.parser").select("pre")
+        assert len(pretty) == 1 and '\n  "method": "initialize",\n' in pretty[0].get_text()
+        assert http.get(log_url, params={"line": 1}).text.startswith("{\n")
+        assert http.get(log_url, params={"line": 99999}).status_code == 404
 
-    pretty = BeautifulSoup(http.get(log_url, params={"line": 1}, headers=htmx).text, "html.parser").select("pre")
-    assert len(pretty) == 1 and '\n  "method": "initialize",\n' in pretty[0].get_text()
-    assert http.get(log_url, params={"line": 1}).text.startswith("{\n")
-    assert http.get(log_url, params={"line": 99999}).status_code == 404
-
-    text = http.get(log_url, params={"format": "text"})
-    assert text.headers["content-type"].startswith("text/plain")
-    lines = text.text.splitlines()
-    assert re.match(r"^\d\d:\d\d:\d\d\.\d{3} → .*\"initialize\"", lines[0])
-    assert any(" ← " in line and "Authentication required" in line for line in lines)
-    assert "── agent stderr (" in text.text
+        text = http.get(log_url, params={"format": "text"})
+        assert text.headers["content-type"].startswith("text/plain")
+        lines = text.text.splitlines()
+        assert re.match(r"^\d\d:\d\d:\d\d\.\d{3} → .*\"initialize\"", lines[0])
+        assert any(" ← " in line and "Authentication required" in line for line in lines)
+        assert "── agent stderr (" in text.text

@@ -86,7 +86,7 @@ async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_
     async with running_session(tmp_path) as (session, record):
         session.submit_prompt("permission", "n1")
         await until(lambda: session.turn_state == "awaiting-permission")
-        await session.cancel()
+        session.cancel()
         await until(lambda: session.turn_state == "idle")
         messages = received(record)
         cancel = next(m for m in messages if m.get("method") == "session/cancel")

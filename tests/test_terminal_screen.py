@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bs4 import BeautifulSoup
 
-from webclient.terminal_screen import Line, Run, Style, TerminalScreen, line_html
+from webclient.terminal_screen import Line, Run, Style, TerminalScreen, line_html, palette_css, palette_index
 
 
 def texts(lines: list[Line]) -> list[str]:
@@ -73,16 +75,33 @@ def test_256_and_truecolour_become_palette_names_or_hex() -> None:
     assert line[2].style.bg == "000001"
 
 
-def test_line_html_uses_classes_for_names_and_checked_inline_styles_for_hex() -> None:
+def test_line_html_uses_classes_for_names_and_the_nearest_palette_colour_for_hex() -> None:
     [line] = fed(b"plain \x1b[1;32mok\x1b[0m \x1b[38;2;161;178;195mhex\x1b[0m \x1b[7;31mrev").screen()
     soup = BeautifulSoup(line_html(line), "html.parser")
     spans = soup.find_all("span")
     assert soup.get_text() == "plain ok hex rev"
     assert [span.get_text() for span in spans] == ["ok", "hex", "rev"]
     assert spans[0]["class"] == ["t-fg-green", "t-b"]
-    assert spans[1]["style"] == "color:#a1b2c3"
+    assert spans[1]["class"] == ["t-fg-249"]  # #b2b2b2, the palette's nearest to #a1b2c3
+    assert not soup.find_all(style=True)  # no style attribute: the page's CSP allows no inline style
     assert spans[2]["class"] == ["t-bg-red", "t-rev"]  # reverse: the red goes to the background
     assert not soup.find_all(string=lambda s: "span" in s)
+
+
+def test_256_colours_map_exactly_and_true_colours_to_the_nearest_of_the_palette() -> None:
+    [line] = fed(b"\x1b[38;5;208ma\x1b[48;5;17mb\x1b[38;5;255;48;2;250;0;0mc").screen()
+    assert [span["class"] for span in BeautifulSoup(line_html(line), "html.parser").find_all("span")] == [
+        ["t-fg-208"],
+        ["t-fg-208", "t-bg-17"],
+        ["t-fg-255", "t-bg-196"],  # #fa0000 is nearest #ff0000
+    ]
+    assert palette_index("080808") == 232 and palette_index("eeeeee") == 255
+
+
+def test_the_palette_stylesheet_is_the_one_shipped() -> None:
+    shipped = Path(__file__).resolve().parent.parent / "static" / "terminal-colours.css"
+    assert shipped.read_text() == palette_css()
+    assert ".t-fg-208 { color: #ff8700; }" in palette_css()
 
 
 def test_line_html_drops_colours_that_are_neither_names_nor_six_hex_digits() -> None:

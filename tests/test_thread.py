@@ -324,6 +324,75 @@ def test_session_shaped_permission_flow_via_updates() -> None:
     assert calls == [1, 1, 1, 1]
 
 
+# -- tool-call ids reused in a later turn -------------------------------------------------------
+
+
+def test_a_tool_call_id_reused_in_a_later_turn_starts_a_new_card_and_the_old_one_keeps_its_answer() -> None:
+    """The TypeScript SDK's example agent says ``call_1`` every turn: turn 2 must not rewrite turn 1's card."""
+    thread = Thread()
+    thread.start_turn([TextBlock(text="one")])
+    first = new_call(thread, "call_1", status="pending")
+    thread.ask_permission(first, "r1", OPTIONS)
+    thread.answer_permission("r1", "allow-once")
+    thread.upsert_tool_call("call_1", {"status": "completed"}, {})
+    thread.end_turn()
+    thread.start_turn([TextBlock(text="two")])
+    second = thread.upsert_tool_call("call_1", {"status": "in_progress"}, {})
+    assert second is not first and second.turn == 2
+    thread.ask_permission(thread.upsert_tool_call("call_1", {}, {}), "r2", OPTIONS)
+    thread.answer_permission("r2", "reject-once")
+    thread.upsert_tool_call("call_1", {"status": "failed"}, {})
+    assert (first.status, first.permission and first.permission.chosen) == ("completed", "allow-once")
+    assert (second.status, second.permission and second.permission.chosen) == ("failed", "reject-once")
+    assert thread.tool_call("call_1") is second
+    assert [e.seq for e in thread if isinstance(e, ToolCall)] == [first.seq, second.seq]
+
+
+def test_a_new_tool_call_with_the_id_of_an_unfinished_earlier_card_starts_a_new_card() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="one")])
+    first = new_call(thread, "call_1", status="in_progress")
+    thread.start_turn([TextBlock(text="two")])
+    assert thread.upsert_tool_call("call_1", {"status": "in_progress"}, {}) is first  # a late update
+    second = thread.upsert_tool_call("call_1", {"title": "again"}, {}, create=True)
+    assert second is not first and second.turn == 2
+
+
+def test_a_reused_id_within_one_turn_still_updates_its_card() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="one")])
+    call = new_call(thread, "call_1", status="completed")
+    assert thread.upsert_tool_call("call_1", {"title": "again"}, {}) is call
+
+
+def test_content_chunks_for_an_id_of_an_earlier_turn_go_to_a_new_card() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="one")])
+    first = new_call(thread, "call_1", status="completed")
+    thread.start_turn([TextBlock(text="two")])
+    apply_update(
+        thread,
+        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "call_1", "content": {"type": "text", "text": "x"}},
+    )
+    assert first.content == [] and thread.tool_call("call_1") is not first
+
+
+# -- what a Stop leaves ------------------------------------------------------------------------------
+
+
+def test_a_stop_marks_the_unfinished_plan_stopped_and_a_turn_without_output_is_known() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="plan")])
+    assert not thread.turn_replied
+    plan = thread.set_plan([PlanItem(content="a", priority="high", status="in_progress")])
+    assert thread.turn_replied
+    thread.cancel_unfinished()
+    assert plan.stopped and thread.current_plan is plan
+    thread.start_turn([TextBlock(text="again")])
+    thread.add_notice("info", "nothing")
+    assert not thread.turn_replied
+
+
 # -- windows and the entry cap -------------------------------------------------------------------
 
 

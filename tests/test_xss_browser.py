@@ -4,7 +4,8 @@ The browser context bypasses the Content-Security-Policy on purpose: what is pro
 sanitising, not only the policy. ``alert``/``confirm``/``prompt``/``print``/``open`` are hooked, a
 MutationObserver notes every hostile element or attribute that ever enters the document (even for a moment),
 and every request, navigation, console message and page error is recorded. Then the page is audited and
-every surface is checked to show the payloads as text, so a test that passes cannot be one that dropped them.
+every surface is checked to show the payloads as text, so a test that passes cannot be one that dropped them
+(names, titles and paths with their invisible characters shown as markers, `webclient.text.reveal_plain`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests.conftest import Server, ServerFactory
 from tests.test_xss_corpus import parse, squash
 from tests.xss_payloads import PAYLOADS, PRINTABLE, SINGLE_LINE
 from webclient.markdown import render_markdown
+from webclient.text import reveal_plain
 
 AGENT_PATH = Path(__file__).resolve().parent / "agents" / "xss_agent.py"
 AGENT = f"{sys.executable} {AGENT_PATH}"
@@ -294,7 +296,8 @@ def test_no_payload_from_any_surface_runs_script_and_all_of_them_show_as_text(
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission", timeout=LONG)
         permission = card(page, "perm-1")
         options = agent.permission_options()
-        problems += [f"option name {m}" for m in missing([o["name"] for o in options], permission["options"])]
+        names = [reveal_plain(o["name"]) for o in options]
+        problems += [f"option name {m}" for m in missing(names, permission["options"])]
         if permission["option_ids"] != [o["optionId"].replace("\x00", "\ufffd") for o in options]:
             problems.append(f"option ids differ: {permission['option_ids'][:3]}...")
         problems += audit(page, "awaiting permission")
@@ -351,11 +354,12 @@ def check_thread(page: Page, agent: ModuleType) -> list[str]:
     problems += [f"user message {m}" for m in missing(["go", *PAYLOADS], users)]
     for i, payload in enumerate(PAYLOADS):
         shown = card(page, f"tc-{i}")
-        if norm(shown["title"]) != norm(payload):
+        if norm(shown["title"]) != norm(reveal_plain(payload)):
             problems.append(f"tool title {i}: {shown['title']!r} for {payload!r}")
         if norm(shown["kind"]) != norm(agent.p(i + 1)) or norm(shown["status"]) != norm(agent.p(i + 2)):
             problems.append(f"tool kind/status {i}: {shown['kind']!r} {shown['status']!r}")
-        if not shown["locations"] or norm(shown["locations"][0]) != norm(f"/tmp/xss/{agent.path_safe(i)}:1"):
+        location = norm(reveal_plain(f"/tmp/xss/{agent.path_safe(i)}:1"))
+        if not shown["locations"] or norm(shown["locations"][0]) != location:
             problems.append(f"tool location {i}: {shown['locations'][:1]!r} for {agent.path_safe(i)!r}")
         text = norm(shown["text"])
         for label, value in (
@@ -371,7 +375,7 @@ def check_thread(page: Page, agent: ModuleType) -> list[str]:
     for i in range(agent.DIFF_COUNT):
         shown = card(page, f"diff-{i}")
         name = SINGLE_LINE[i].replace("\x00", "")
-        if i % 2 and [norm(p) for p in shown["paths"]] != [norm(f"/tmp/xss/{name}")]:
+        if i % 2 and [norm(p) for p in shown["paths"]] != [norm(reveal_plain(f"/tmp/xss/{name}"))]:
             problems.append(f"diff path {i}: {shown['paths']!r} for {name!r}")
         new_lines = SINGLE_LINE[i + 2 : i + 6]
         cells = {norm(c) for c in shown["code"]}
@@ -389,11 +393,12 @@ def check_thread(page: Page, agent: ModuleType) -> list[str]:
     plan = texts(page, '#thread [data-role="plan"] .plan-text')
     problems += [f"plan entry {m}" for m in missing(PAYLOADS, plan)]
     priorities = texts(page, '#thread [data-role="plan"] .priority')
-    problems += [f"plan priority {m}" for m in missing([e["priority"] for e in agent.plan_entries()], priorities)]
+    expected = [reveal_plain(e["priority"]) for e in agent.plan_entries()]
+    problems += [f"plan priority {m}" for m in missing(expected, priorities)]
     chosen = card(page, "perm-1")
-    if norm(agent.FIRST_OPTION_NAME) not in norm(chosen["permission"]):
+    if norm(reveal_plain(agent.FIRST_OPTION_NAME)) not in norm(chosen["permission"]):
         problems.append(f"the chosen option is not shown: {chosen['permission']!r}")
-    if norm(agent.PERMISSION_TITLE) != norm(chosen["title"]):
+    if norm(reveal_plain(agent.PERMISSION_TITLE)) != norm(chosen["title"]):
         problems.append(f"permission title {chosen['title']!r}")
     return problems
 
@@ -402,15 +407,15 @@ def check_controls(page: Page, agent: ModuleType) -> list[str]:
     """Header, selectors and the slash menu (still being built: checked where they exist)."""
     problems = []
     title = texts(page, '#session-status [data-role="title"], #session-status h1')
-    if title and norm(title[0]) != norm(agent.p(0)):
+    if title and norm(title[0]) != norm(reveal_plain(agent.p(0))):
         problems.append(f"session title {title[0]!r}")
     heading = norm(" ".join(texts(page, "#session-status .heading")))
     for label, value in (("agent title", agent.p(1)), ("agent version", agent.p(2))):
-        if norm(value) not in heading:
+        if norm(reveal_plain(value)) not in heading:
             problems.append(f"{label} not shown: {value!r}")
     names = texts(page, "#command-menu li .menu-name")
     if names:
-        problems += [f"command {m}" for m in missing(["/" + c["name"] for c in agent.commands()], names)]
+        problems += [f"command {m}" for m in missing(["/" + reveal_plain(c["name"]) for c in agent.commands()], names)]
         descriptions = texts(page, "#command-menu li .menu-description")
         problems += [
             f"command description {m}" for m in missing([c["description"] for c in agent.commands()], descriptions)

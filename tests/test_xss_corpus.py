@@ -362,7 +362,7 @@ def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
 
 def render_page(session: Session) -> str:
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda path: f"/static/{path}", "diff_mode": "unified"}
+    context: dict[str, Any] = {"root": "", "static": lambda p: f"/static/{p}", "diff_mode": "unified", "csrf": "t"}
     return Renderer().page(
         "session.html",
         session=session,
@@ -436,7 +436,7 @@ def test_the_index_page_lists_a_hostile_session_as_text(
 ) -> None:
     session, _ = hostile_session
     page = Renderer().page(
-        "index.html", sessions=[session], agent_command="agent", root="", static=lambda p: f"/static/{p}"
+        "index.html", sessions=[session], agent_command="agent", root="", static=lambda p: f"/static/{p}", csrf="t"
     )
     assert page_problems(page) == []
     assert squash(str(session.title)) in squash(parse(page).text)

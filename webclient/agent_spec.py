@@ -21,6 +21,10 @@ class AgentSpec:
     """Directories besides ``cwd`` the agent may read and write through the client."""
     file_access: Access = "read-write"
     terminals: bool = True
+    start_timeout: float = 120.0
+    """Seconds the agent has to answer ``initialize`` and ``session/new``."""
+    max_line_bytes: int = 64 * 1024 * 1024
+    """A longer message from the agent is dropped as it streams."""
 
 
 def command_display(command: str, args: list[str]) -> str:

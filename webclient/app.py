@@ -21,9 +21,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient import process_group
+from webclient.access import Access, AccessGuard
 from webclient.config import Settings
 from webclient.diffs import DiffView, parse_gap
 from webclient.export import export_filename, session_markdown
@@ -31,12 +32,14 @@ from webclient.live import LiveView, composer_nonce
 from webclient.log_page import protocol_log_page
 from webclient.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.prompt_routes import mention_options, upload_attachment
+from webclient.reaper import STOP_SECONDS, Reaper
 from webclient.rendering import Renderer, dom_id
+from webclient.security_headers import SecurityHeaders
 from webclient.session import Session
 from webclient.sessions import SessionManager
 from webclient.text import scrub
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web import base_context, manager, origin_allowed, page, session_of, small_int
+from webclient.web import base_context, manager, page, session_of, small_int
 from webclient.web import renderer as web_renderer
 
 log = logging.getLogger(__name__)
@@ -136,7 +139,7 @@ async def resource_page(request: Request) -> Response:
         raise HTTPException(404, "No such resource")
     if "download" in request.query_params:
         data = scrub(resource.text).encode() if resource.text is not None else _base64(resource.blob or "")
-        name = quote(resource.uri.rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
+        name = quote(scrub(resource.uri).rstrip("/").rsplit("/", 1)[-1] or "resource", safe="")
         # Never rendered by the browser as what the agent claims it is: always a download.
         headers = {"content-disposition": f"attachment; filename*=UTF-8''{name}"}
         return Response(data, media_type="application/octet-stream", headers=headers)
@@ -186,6 +189,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
 async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
     session = session_of(request)
+    await session.changes.look_if_not_watching()
     return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
 
 
@@ -234,8 +238,7 @@ def _diff_block(
 
 async def session_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
-    settings: Settings = websocket.app.state.settings
-    if session is None or not origin_allowed(websocket, settings):
+    if session is None:  # who may open it at all is settled before routing (webclient.access)
         await websocket.close(code=WS_POLICY_VIOLATION)
         return
     await websocket.accept()
@@ -275,7 +278,11 @@ def _strings(value: Any) -> list[str]:
 
 
 async def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
-    """A form or button of the page, sent by htmx's ws extension as JSON of its values."""
+    """A form or button of the page, sent by htmx's ws extension as JSON of its values.
+
+    Every action returns at once (what waits for the agent runs in the session's background tasks): this
+    runs inside the socket's receive loop, which must stay free to see the page leave and the server stop.
+    """
     try:
         message = json.loads(text)
     except json.JSONDecodeError:
@@ -300,7 +307,7 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
     elif action == "permission":
         session.answer_permission(str(message.get("request_id", "")), str(message.get("option_id", "")))
     elif action == "cancel":
-        await session.cancel()
+        session.cancel()
     elif action == "follow":
         live.follow = message.get("follow") == "on"
         if live.follow:
@@ -312,45 +319,22 @@ async def _handle_client_message(session: Session, live: LiveView, text: str) ->
         before = small_int(str(message.get("before", "")))
         if before:
             live.earlier(before)
+    elif action == "set_model":
+        session.set_model(str(message.get("model_id", "")))
     elif action == "authenticate":
-        await session.authenticate(str(message.get("method_id", "")))
+        session.authenticate(str(message.get("method_id", "")))
+    elif action == "cancel_sign_in":
+        session.cancel_sign_in()
+    elif action == "retry":
+        session.retry()
     else:
         log.warning("session %s: unknown action %r from the page", session.id, action)
-
-
-class SecurityHeaders:
-    """Content-Security-Policy and friends on every HTTP response."""
-
-    def __init__(self, app: ASGIApp, frame_ancestors: str) -> None:
-        self.app = app
-        self.csp = (
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            f"media-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-            f"frame-ancestors {frame_ancestors}"
-        ).encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers += [
-                    (b"content-security-policy", self.csp),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"same-origin"),
-                ]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.app:create_app``)."""
     settings = settings or Settings.from_env()
+    access = Access.from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -362,13 +346,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
         # every second by default: the other sessions' p99 round trip was 430 ms, with one per 100 middle
         # collections instead 206 ms (bench/isolation.py). Forgotten sessions are collected explicitly.
+        reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         gc.freeze()
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, 100)
         try:
             yield
         finally:
-            await app.state.sessions.close_all()
+            await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
+            reaper.close()
 
     app = Starlette(
         routes=[
@@ -391,5 +377,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         ],
         lifespan=lifespan,
     )
+    app.state.access = access
+    # Outermost last: the headers go on the guard's own refusals too.
+    app.add_middleware(AccessGuard, access=access)
     app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
     return app

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
+import sys
 from collections.abc import Sequence
 
 import uvicorn
 
+from webclient.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.config import Settings
+from webclient.reaper import GRACEFUL_SECONDS
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -38,6 +42,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s, or $PORT)")
+    parser.add_argument(
+        "--token",
+        default=defaults.token,
+        help="the sign-in token (default: $WEBCLIENT_TOKEN, else a random one each start, printed in a URL)",
+    )
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        default=defaults.no_token,
+        help="turn sign-in off (refused unless the server listens on loopback only)",
+    )
     parser.add_argument("--reload", action="store_true", default=defaults.reload, help="restart when the code changes")
     return parser.parse_args(argv)
 
@@ -51,7 +66,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["WEBCLIENT_WORKSPACE"] = str(args.workspace)
     os.environ["WEBCLIENT_FILE_ACCESS"] = args.file_access
     os.environ["WEBCLIENT_TERMINALS"] = "off" if args.no_terminals else "on"
-    print(f"ACP web client on http://{args.host}:{args.port}/", flush=True)
+    os.environ["WEBCLIENT_HOST"] = args.host
+    os.environ["WEBCLIENT_PORT"] = str(args.port)
+    if args.no_token and args.token:
+        sys.exit("webclient: --no-token and a sign-in token (--token or WEBCLIENT_TOKEN) are both given: choose one")
+    if args.no_token:
+        os.environ["WEBCLIENT_NO_TOKEN"] = "1"
+        token = None
+    else:
+        # Made here, once: the printed URL and every process the reloader starts must agree on it.
+        token = args.token or secrets.token_urlsafe(32)
+        os.environ["WEBCLIENT_TOKEN"] = token
+    try:
+        Access.from_settings(Settings.from_env())
+    except ValueError as refused:
+        sys.exit(f"webclient: {refused}")
+    url = sign_in_url(args.host, args.port, token)
+    if args.host.strip("[]") in WILDCARD_ADDRESSES:
+        print(f"ACP web client listening on all addresses, port {args.port}; on this machine open {url}", flush=True)
+    elif token is None:
+        print(f"ACP web client on {url} (sign-in is off)", flush=True)
+    else:
+        print(f"ACP web client: open {url} to sign in", flush=True)
     uvicorn.run(
         "webclient.app:create_app",
         factory=True,
@@ -61,4 +97,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         reload_dirs=["webclient", "templates", "static"] if args.reload else None,
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
         log_level="info",
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
     )

@@ -18,6 +18,16 @@ def _bool(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _positive(env: Mapping[str, str], name: str, default: str) -> float:
+    try:
+        value = float(env.get(name) or default)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {env.get(name)!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be more than 0, not {env.get(name)!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with its environment variable in the help text."""
@@ -34,7 +44,26 @@ class Settings:
     reload: bool = field(default=False, metadata={"help": "WEBCLIENT_RELOAD: restart on code changes (development)"})
     allowed_origins: tuple[str, ...] = field(
         default=(),
-        metadata={"help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins allowed to open the web socket (comma-separated)"},
+        metadata={
+            "help": "WEBCLIENT_ALLOWED_ORIGINS: extra origins (scheme://host[:port], comma-separated) whose pages may "
+            "change things and open the web socket"
+        },
+    )
+    token: str | None = field(
+        default=None,
+        repr=False,
+        metadata={"help": "WEBCLIENT_TOKEN: the sign-in token; default: a random one each start (printed in a URL)"},
+    )
+    no_token: bool = field(
+        default=False,
+        metadata={"help": "WEBCLIENT_NO_TOKEN: turn sign-in off (refused unless the server listens on loopback only)"},
+    )
+    allowed_hosts: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "WEBCLIENT_ALLOWED_HOSTS: host names the server answers to besides loopback names and the listen "
+            "address (comma-separated)"
+        },
     )
     file_access: Access = field(
         default="read-write",
@@ -48,6 +77,14 @@ class Settings:
         metadata={
             "help": "WEBCLIENT_EXTRA_ROOTS: more directories the agent may use, besides its workspace (: separated)"
         },
+    )
+    start_timeout: float = field(
+        default=120.0,
+        metadata={"help": "WEBCLIENT_START_TIMEOUT: seconds an agent has to answer initialize and session/new"},
+    )
+    max_line_mb: int = field(
+        default=64,
+        metadata={"help": "WEBCLIENT_MAX_LINE_MB: a longer message from an agent is dropped, with a notice (MiB)"},
     )
     frame_ancestors: str = field(
         default="'self'",
@@ -88,7 +125,12 @@ class Settings:
             port=int(port),
             reload=_bool(env.get("WEBCLIENT_RELOAD")),
             allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+            token=env.get("WEBCLIENT_TOKEN") or None,  # empty is "not set", never "no sign-in"
+            no_token=_bool(env.get("WEBCLIENT_NO_TOKEN")),
+            allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
+            start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
+            max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),
             file_access=cast(Access, access),
             terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),

@@ -12,9 +12,14 @@ Choices worth knowing:
   plain function that does that work and then returns an awaitable.
 * A line may be a JSON array (a batch, allowed by ACP v2). Its entries are handled one by one, in order,
   and responses to requests inside a batch are sent individually rather than as one array.
-* Undecodable or invalid lines are reported to ``on_garbage``, answered with ``-32700`` (id null) as
-  JSON-RPC asks, and skipped. Blank lines are skipped silently. The ``"jsonrpc": "2.0"`` member is not
-  checked: being lenient costs nothing and some agents omit it.
+* Undecodable or invalid lines are reported to ``on_garbage`` and skipped, never answered: JSON-RPC
+  would answer ``-32700``, but an agent that printed a terminal prompt on stdout (gemini's OAuth flow)
+  reads whatever comes back on stdin as the user's typing. A line whose JSON follows terminal escape
+  codes or other junk (``ESC[?1049l{"jsonrpc":...}``, a full-screen prompt closing) is recovered: the
+  junk is reported to ``on_garbage`` and the message handled. Blank lines are skipped silently. The
+  ``"jsonrpc": "2.0"`` member is not checked: being lenient costs nothing and some agents omit it.
+* A line longer than ``max_line_bytes`` is dropped as it streams (never held beyond the limit),
+  reported to ``on_garbage`` and to ``on_oversized``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, Protocol
 
@@ -41,6 +47,7 @@ __all__ = [
     "RequestHandler",
     "ResourceNotFound",
     "RpcError",
+    "error_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -51,6 +58,12 @@ NotificationHandler = Callable[[str, Any], None]
 
 _READ_CHUNK = 1 << 18  # the pipe transport reads at most 256 KiB at a time, so larger buys nothing
 _GARBAGE_PREVIEW = 200  # characters of a bad line passed to on_garbage
+_ERROR_DATA_CHARS = 500  # characters of an error's ``data`` shown to a person
+# Junk a message may follow on its line: how far to look for it, and how many starts to try parsing.
+_JUNK_PREFIX_CHARS = 4096
+_RECOVERY_ATTEMPTS = 8
+# A terminal escape sequence: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \\), or a two-byte escape.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])")
 # The C scanner behind json.loads, called directly: this is the hot path and loads() adds two layers and
 # two whitespace regex matches per line.
 _scan: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # untyped in typeshed
@@ -77,6 +90,11 @@ class RpcError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+    @property
+    def text(self) -> str:
+        """What a person reads: the message plus what ``data`` holds (see `error_text`)."""
+        return error_text(self.message, self.data)
 
     @classmethod
     def from_json(cls, error: Any) -> RpcError:
@@ -170,6 +188,65 @@ class MessageWriter(Protocol):
     def is_closing(self) -> bool: ...
 
 
+def error_text(message: str, data: Any) -> str:
+    """A JSON-RPC error as a person reads it: ``message`` plus what ``data`` holds.
+
+    Agents put the useful part in ``data``: codex ``{"message": "OPENAI_API_KEY is not set"}``, gemini
+    ``{"details": "Cannot enable privileged approval modes in an untrusted folder."}``, others a string.
+    An object with neither is shown as JSON; long data is cut to about 500 characters.
+    """
+    detail: str | None
+    if isinstance(data, dict) and isinstance(data.get("message"), str) and data["message"].strip():
+        detail = data["message"]
+    elif isinstance(data, dict) and isinstance(data.get("details"), str) and data["details"].strip():
+        detail = data["details"]
+    elif isinstance(data, str):
+        detail = data
+    elif data is None or data == {} or data == []:
+        detail = None
+    else:
+        try:
+            detail = json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+        except (TypeError, ValueError):
+            detail = repr(data)
+    message = message.strip() or "Error"
+    if detail is None or not detail.strip() or detail.strip() == message:
+        return message
+    detail = detail.strip()
+    if len(detail) > _ERROR_DATA_CHARS:
+        detail = detail[: _ERROR_DATA_CHARS - 1] + "…"
+    return f"{message}: {detail}"
+
+
+def _recover(text: str) -> tuple[Any, str] | None:
+    """The JSON-RPC message that follows junk on a line (terminal escape codes, a prompt's leftovers), and
+    the junk; None when there is none. Only a prefix of the line is searched, and a few starts tried."""
+    position, attempts, limit = 0, 0, min(len(text), _JUNK_PREFIX_CHARS)
+    while position < limit and attempts < _RECOVERY_ATTEMPTS:
+        char = text[position]
+        if char == "\x1b":
+            escape = _ESCAPE.match(text, position)
+            position = escape.end() if escape is not None else position + 1
+            continue
+        if char in "{[":
+            attempts += 1
+            try:
+                message = _parse(text[position:])
+            except (ValueError, RecursionError):
+                pass
+            else:
+                if _looks_like_jsonrpc(message):
+                    return message, text[:position]
+        position += 1
+    return None
+
+
+def _looks_like_jsonrpc(message: Any) -> bool:
+    if type(message) is list:
+        return bool(message) and all(_looks_like_jsonrpc(item) for item in message if type(item) is not list)
+    return type(message) is dict and bool(message.keys() & {"jsonrpc", "method", "id"})
+
+
 def _valid_id(value: Any) -> bool:
     # JSON-RPC ids are strings, numbers or null; bool is an int subclass but not a valid id.
     return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
@@ -202,7 +279,8 @@ class Peer:
         on_notification: NotificationHandler,
         on_traffic: Callable[[str, str], None] | None = None,
         on_garbage: Callable[[str, str], None] | None = None,
-        max_line_bytes: int = 256 * 1024 * 1024,
+        on_oversized: Callable[[int], None] | None = None,
+        max_line_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -210,8 +288,11 @@ class Peer:
         self._on_notification = on_notification
         self._on_traffic = on_traffic
         self._on_garbage = on_garbage
+        self._on_oversized = on_oversized
         self._max_line_bytes = max_line_bytes
         self._next_id = 0
+        self.stray_responses = 0
+        """Responses whose id matched no request of ours (an agent answering with wrong ids)."""
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
@@ -347,13 +428,20 @@ class Peer:
         except UnicodeDecodeError:
             self._garbage("invalid UTF-8", line[:_GARBAGE_PREVIEW].decode("utf-8", errors="replace"))
             return
-        if self._on_traffic is not None:
-            self._on_traffic("in", text)
         try:
             message = _parse(text)
         except (ValueError, RecursionError):
-            self._garbage("invalid JSON", text[:_GARBAGE_PREVIEW])
-            return
+            recovered = _recover(text)
+            if recovered is None:
+                if self._on_traffic is not None:
+                    self._on_traffic("in", text)
+                self._garbage("invalid JSON", text[:_GARBAGE_PREVIEW])
+                return
+            message, junk = recovered
+            self._garbage("junk before a JSON message, message kept", junk[:_GARBAGE_PREVIEW])
+            text = text[len(junk) :]
+        if self._on_traffic is not None:
+            self._on_traffic("in", text)
         try:
             if type(message) is dict:
                 self._handle_message(message)
@@ -405,6 +493,7 @@ class Peer:
             response_id = int(response_id)  # a peer that round-tripped our id through a double
         future = self._pending.pop(response_id, None) if type(response_id) is int else None
         if future is None:
+            self.stray_responses += 1
             logger.warning("JSON-RPC response for unknown id %r ignored", response_id)
             return
         if future.done():  # the request was cancelled meanwhile
@@ -417,6 +506,11 @@ class Peer:
     def _too_long(self, start: bytes | bytearray) -> None:
         preview = bytes(start[:_GARBAGE_PREVIEW]).decode("utf-8", errors="replace")
         self._garbage(f"line longer than {self._max_line_bytes} bytes", preview)
+        if self._on_oversized is not None:
+            try:
+                self._on_oversized(self._max_line_bytes)
+            except Exception:
+                logger.exception("on_oversized handler failed")
 
     def _garbage(self, reason: str, preview: str) -> None:
         if self._on_garbage is not None:
@@ -426,7 +520,6 @@ class Peer:
                 logger.exception("on_garbage handler failed")
         else:
             logger.warning("skipped JSON-RPC line (%s): %.200s", reason, preview)
-        self._reply_error(None, ParseError(f"Parse error: {reason}"))
 
     # -- answering and writing -------------------------------------------------------------------
 

@@ -37,9 +37,11 @@ _ALLOWED_ATTRIBUTES = {
     "span": {"class"},
     "code": {"class"},
     "ol": {"start"},
-    "td": {"style"},
-    "th": {"style"},
+    "td": {"class"},
+    "th": {"class"},
 }
+_ALIGN_CLASSES = frozenset({"md-align-left", "md-align-center", "md-align-right"})
+"""A table column's alignment is a class, never a ``style`` attribute (the page's CSP allows none)."""
 
 
 def _highlight(code: str, lang: str, _attrs: str) -> str:
@@ -76,9 +78,23 @@ def _image(_renderer: Any, tokens: Any, index: int, _options: Any, _env: Any) ->
 _MD.add_render_rule("image", _image)
 
 
+def _align_classes(state: Any) -> None:
+    """Table cells that markdown-it aligns with ``style="text-align:…"`` get an ``md-align-…`` class instead."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and token.attrs:
+            align = str(token.attrs.pop("style", "")).removeprefix("text-align:")
+            if f"md-align-{align}" in _ALIGN_CLASSES:
+                token.attrSet("class", f"md-align-{align}")
+
+
+_MD.core.ruler.push("align_classes", _align_classes)
+
+
 def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
     """The sanitiser's last word on URLs: an ``img`` loads only inline image data, whatever produced it, and
     a ``data:`` link is an image too."""
+    if attribute == "class" and tag in ("td", "th"):
+        return value if value in _ALIGN_CLASSES else None
     inline = _INLINE_IMAGE.match(value) is not None
     if tag == "img" and attribute == "src" and not inline:
         return None
@@ -95,7 +111,6 @@ def _sanitize(markup: str) -> str:
         url_schemes={"http", "https", "mailto", "data"},
         attribute_filter=_keep_attribute,
         link_rel="noopener noreferrer nofollow",
-        filter_style_properties={"text-align"},
     )
 
 

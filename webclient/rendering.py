@@ -16,13 +16,14 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2.filters import do_urlencode as _jinja_urlencode
 from jinja2_fragments import render_block
 from markupsafe import Markup, escape
 
 from webclient import diffs
 from webclient.markdown import MarkdownStream, render_markdown
 from webclient.terminal_screen import Line, TerminalScreen, line_html
-from webclient.text import scrub
+from webclient.text import TITLE_LIMIT, mixed_scripts, reveal, reveal_plain, scrub, shorten
 from webclient.viewmodel.entries import Entry, MessageEntry
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -47,6 +48,8 @@ KNOWN_STATUSES = {
     "cancelled": "Cancelled",
 }
 KNOWN_OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
+KNOWN_PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
+KNOWN_PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
 SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
 SAFE_AUDIO_TYPES = frozenset(
     {"audio/wav", "audio/x-wav", "audio/wave", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/mp4",
@@ -81,6 +84,30 @@ def status_class(status: str) -> str:
 
 def option_class(kind: str) -> str:
     return kind if kind in KNOWN_OPTION_KINDS else "generic"
+
+
+def plan_status_class(status: str) -> str:
+    """A CSS class for a plan entry's status: the three ACP names their own, anything else one neutral look."""
+    return status if status in KNOWN_PLAN_STATUSES else "other"
+
+
+def plan_priority_class(priority: str) -> str:
+    return priority if priority in KNOWN_PLAN_PRIORITIES else "other"
+
+
+def urlencode(value: Any) -> str:
+    """Jinja's ``urlencode`` for text that may hold lone surrogates (valid JSON, not UTF-8): they become
+    U+FFFD instead of an error that would break the page for good."""
+    if isinstance(value, dict):
+        value = {scrub(str(key)): scrub(str(item)) for key, item in value.items()}
+    elif isinstance(value, str):
+        value = scrub(value)
+    return str(_jinja_urlencode(value))
+
+
+def tab_title(value: Any) -> str:
+    """A title for the browser tab: invisible characters shown, cut to `TITLE_LIMIT` characters."""
+    return shorten(reveal_plain(value), TITLE_LIMIT)
 
 
 def safe_url(url: str | None) -> str | None:
@@ -123,8 +150,8 @@ def b64(data: bytes) -> str:
 
 
 def pretty_json(value: Any) -> str:
-    """Indented JSON for the page, cut at a size a browser shows comfortably."""
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    """Indented JSON for the page, cut at a size a browser shows comfortably; lone surrogates become U+FFFD."""
+    text = scrub(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
     if len(text) > RAW_JSON_LIMIT:
         text = f"{text[:RAW_JSON_LIMIT]}\n… ({len(text):,} characters in all)"
     return text
@@ -204,6 +231,9 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         status_label=status_label,
         status_class=status_class,
         option_class=option_class,
+        plan_status_class=plan_status_class,
+        plan_priority_class=plan_priority_class,
+        mixed_scripts=mixed_scripts,
         safe_url=safe_url,
         build_diff=diffs.build_diff,
         gap_rows=diffs.gap_rows,
@@ -219,7 +249,14 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         money=money,
         SAFE_IMAGE_TYPES=SAFE_IMAGE_TYPES,
     )
-    env.filters.update(markdown=markdown_filter, pretty_json=pretty_json)
+    env.filters.update(
+        markdown=markdown_filter,
+        pretty_json=pretty_json,
+        visible=reveal,
+        visible_text=reveal_plain,
+        tab_title=tab_title,
+        urlencode=urlencode,
+    )
     return env
 
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from webclient.acp.auth import SignInMethod, sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_control_update, apply_session_result, settings
@@ -43,8 +44,8 @@ ChangeKey = int | str
 """An entry's ``seq``, or the name of a page part (``"status"``, ``"controls"``, ``"commands"``, ``"queue"``,
 ``"plan"``, ``"changes"``, ``"location"``, ``"terminal:<n>"``)."""
 
-AgentState = Literal["starting", "ready", "auth-required", "exited", "failed"]
-TurnState = Literal["idle", "running", "awaiting-permission", "ended"]
+AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed"]
+TurnState = Literal["idle", "running", "awaiting-permission", "auth-required", "ended"]
 
 AUTH_REQUIRED = -32000
 
@@ -75,7 +76,16 @@ class Session:
         self.agent_state: AgentState = "starting"
         self.agent_info: dict[str, Any] = {}
         self.error: str | None = None
-        self.auth_methods: list[dict[str, Any]] = []
+        """Why the agent could not start, or why the last sign-in failed."""
+        self.start_step: str | None = None
+        """What the start waits for: ``the start of its process``, ``initialize`` or ``session/new``."""
+        self.since = time.time()
+        """When the agent began starting, or signing in (the header counts up from it)."""
+        self.auth_methods: list[SignInMethod] = []
+        self.auth_reason: str | None = None
+        """What the agent said when it asked for a sign-in (the ``session/new`` error, with its data)."""
+        self.signing_in: SignInMethod | None = None
+        self._sign_in: asyncio.Task[None] | None = None
         self.turn_running = False
         self.cancelling = False
         self.stderr = StderrLog()
@@ -110,6 +120,8 @@ class Session:
     def turn_state(self) -> TurnState:
         if self.agent_state in ("exited", "failed"):
             return "ended"
+        if self.agent_state in ("auth-required", "signing-in"):
+            return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
         if self.thread.pending_permissions:
             return "awaiting-permission"
         # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.
@@ -130,6 +142,18 @@ class Session:
     def ready(self) -> bool:
         return self.agent_state == "ready" and self._acp_session_id is not None
 
+    @property
+    def elapsed(self) -> str:
+        """Time since ``since`` as ``m:ss`` (the page counts on from it)."""
+        seconds = max(0, int(time.time() - self.since))
+        return f"{seconds // 60}:{seconds % 60:02d}"
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether Retry (a fresh agent process in this session) is offered: the agent failed to start or
+        exited, or waits for a sign-in the browser cannot do; never after the user ended the session."""
+        return not self._closing and self.agent_state in ("failed", "exited", "auth-required")
+
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -137,29 +161,60 @@ class Session:
         self._spawn(self._start(), "start")
 
     async def _start(self) -> None:
+        # The baseline of the Changes view is the workspace before the agent could touch it.
+        await self.changes.start()
+        await self._start_agent()
+
+    def _step(self, step: str) -> None:
+        self.start_step = step
+        self._changed("status")
+
+    async def _start_agent(self) -> None:
+        """Spawn the agent, ``initialize``, ``session/new``: all within ``spec.start_timeout`` seconds. An agent
+        that never answers (or answers with ids we never sent) fails the start, naming the step."""
+        self.since = time.time()
         try:
-            # The baseline of the Changes view is the workspace before the agent could touch it.
-            await self.changes.start()
-            self._connection = await AgentConnection.spawn(
-                self.spec.argv, cwd=self.spec.cwd, env=self.spec.env, handler=self, stderr_log=self.stderr
-            )
-            self._spawn(self._watch_exit(self._connection), "exit-watch")
-            result = await self._connection.initialize(self.client_methods.capabilities())
-            info = result.get("agentInfo")
-            self.agent_info = info if isinstance(info, dict) else {}
-            capabilities = result.get("agentCapabilities")
-            offered = capabilities.get("promptCapabilities") if isinstance(capabilities, dict) else None
-            if isinstance(offered, dict):
-                self.prompt_capabilities = frozenset(name for name, on in offered.items() if on is True)
-            methods = result.get("authMethods")
-            self.auth_methods = [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
-            await self._new_session()
+            async with asyncio.timeout(self.spec.start_timeout):
+                self._step("its start")
+                connection = await AgentConnection.spawn(
+                    self.spec.argv,
+                    cwd=self.spec.cwd,
+                    env=self.spec.env,
+                    handler=self,
+                    stderr_log=self.stderr,
+                    max_line_bytes=self.spec.max_line_bytes,
+                )
+                self._connection = connection
+                self._spawn(self._watch_exit(connection), "exit-watch")
+                self._step("initialize")
+                result = await connection.initialize(self.client_methods.capabilities())
+                info = result.get("agentInfo")
+                self.agent_info = info if isinstance(info, dict) else {}
+                capabilities = result.get("agentCapabilities")
+                offered = capabilities.get("promptCapabilities") if isinstance(capabilities, dict) else None
+                if isinstance(offered, dict):
+                    self.prompt_capabilities = frozenset(name for name, on in offered.items() if on is True)
+                self.auth_methods = sign_in_methods(result.get("authMethods"))
+                self._step("session/new")
+                await self._new_session()
+        except TimeoutError:
+            await self._timed_out()
         except AgentStartError as error:
             self._fail(f"The agent could not be started: {error}")
         except RpcError as error:
-            self._fail(f"The agent refused to start a session: {error.message} ({error.code})")
+            self._fail(f"The agent refused to start a session: {error.text} (code {error.code})")
         except ConnectionClosed:
             pass  # the exit watcher reports it
+
+    async def _timed_out(self) -> None:
+        """The start took too long: say which step, stop the agent (its stderr stays), offer Retry."""
+        step, connection = self.start_step or "its start", self._connection
+        self._connection = None  # its exit is expected now: the exit watcher stays quiet
+        stray = connection.peer.stray_responses if connection is not None else 0
+        because = f" ({stray} answer{'s' if stray > 1 else ''} came with an id we never sent)" if stray else ""
+        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}")
+        if connection is not None:
+            await connection.close()
 
     async def _new_session(self) -> None:
         assert self._connection is not None
@@ -168,6 +223,8 @@ class Session:
         except RpcError as error:
             if error.code == AUTH_REQUIRED and self.auth_methods:
                 self.agent_state = "auth-required"
+                self.auth_reason = error.text
+                self.start_step = None
                 self._changed("status")
                 return
             raise
@@ -178,32 +235,85 @@ class Session:
         self._acp_session_id = session_id
         apply_session_result(self.controls, result)
         self.agent_state = "ready"
+        self.start_step = None
         self._changed("status")
         self.send_queued()
 
-    async def authenticate(self, method_id: str) -> None:
-        """Sign in with one of the agent's ``authMethods``, then start the session."""
-        if self.agent_state != "auth-required" or self._connection is None:
+    def authenticate(self, method_id: str) -> None:
+        """Sign in with one of the agent's ``agent`` methods, then start the session: in the background, since
+        an agent may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
+        method = next((m for m in self.auth_methods if m.id == method_id and m.button), None)
+        if self.agent_state != "auth-required" or self._connection is None or method is None:
             return
-        if not any(m.get("id") == method_id for m in self.auth_methods):
-            return
-        self.agent_state = "starting"
+        self.agent_state = "signing-in"
+        self.signing_in = method
+        self.since = time.time()
+        self.error = None
         self._changed("status")
+        self._sign_in = self._spawn(self._authenticate(self._connection, method), "sign-in")
+
+    async def _authenticate(self, connection: AgentConnection, method: SignInMethod) -> None:
         try:
-            await self._connection.authenticate(method_id)
-            await self._new_session()
+            await connection.authenticate(method.id)
         except RpcError as error:
             self.agent_state = "auth-required"
-            self.error = f"Sign-in failed: {error.message}"
+            self.error = f"Signing in with “{method.name}” failed: {error.text}"
+            return
+        except ConnectionClosed:
+            return  # the exit watcher reports it
+        finally:
+            self.signing_in = None
+            self._sign_in = None
             self._changed("status")
+        self.agent_state = "starting"
+        self.since = time.time()
+        self._step("session/new")
+        try:
+            async with asyncio.timeout(self.spec.start_timeout):
+                await self._new_session()
+        except TimeoutError:
+            await self._timed_out()
+        except RpcError as error:
+            self._fail(f"The agent refused to start a session: {error.text} (code {error.code})")
         except ConnectionClosed:
             pass
+
+    def cancel_sign_in(self) -> None:
+        """Give up waiting for ``authenticate``: the request is forgotten (a late answer is ignored) and the
+        session asks for a sign-in again."""
+        task = self._sign_in
+        if self.agent_state != "signing-in" or task is None:
+            return
+        task.cancel()
+        self._sign_in = None
+        self.signing_in = None
+        self.agent_state = "auth-required"
+        self.error = "Sign-in cancelled."
+        self._changed("status")
+
+    def retry(self) -> None:
+        """Stop the agent process and start a fresh one in this session (the thread stays)."""
+        if self.can_retry:
+            self.agent_state = "starting"
+            self._spawn(self._restart(), "restart")
+
+    async def _restart(self) -> None:
+        connection, self._connection = self._connection, None  # its exit is expected: the watcher stays quiet
+        self._acp_session_id = None
+        self.error = self.auth_reason = None
+        self.auth_methods = []
+        self.since = time.time()
+        self._step("its start")
+        self.thread.add_notice("info", "Restarting the agent")
+        if connection is not None:
+            await connection.close()
+        await self._start_agent()
 
     async def _watch_exit(self, connection: AgentConnection) -> None:
         code = await connection.process.wait()
         await asyncio.gather(connection.reader, return_exceptions=True)
-        if self._closing:
-            return
+        if self._closing or connection is not self._connection:
+            return  # the session ended, or the agent was stopped to be restarted
         self.agent_state = "exited"
         self.permissions.settle()
         tail = self.stderr.tail(20)
@@ -213,7 +323,8 @@ class Session:
     def _fail(self, message: str) -> None:
         self.agent_state = "failed"
         self.error = message
-        self.thread.add_notice("error", message, self.stderr.tail(20))
+        tail = self.stderr.tail(20)
+        self.thread.add_notice("error", message, tail or "The agent wrote nothing on stderr.")
         self._changed("status")
 
     async def close(self) -> None:
@@ -232,11 +343,12 @@ class Session:
             self.agent_state = "exited"
         self._changed("status")
 
-    def _spawn(self, coro: Awaitable[Any], name: str) -> None:
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         task.set_name(f"session-{self.id}-{name}")
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+        return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -252,6 +364,11 @@ class Session:
         """
         text = text.strip()
         if nonce in self._prompt_nonces or self.turn_state == "ended":
+            return False
+        if self.turn_state == "auth-required":
+            # Not queued: a sign-in may never come. Said where the user looks, with the text to copy back.
+            self._prompt_nonces.add(nonce)
+            self.thread.add_notice("warning", "Not sent: sign in first (at the top of the page)", text)
             return False
         blocks = [upload_block(upload) for upload in self.uploads.take(list(uploads))]
         blocks += mention_blocks(self.workspace, mentions)
@@ -290,11 +407,18 @@ class Session:
         try:
             result = await connection.prompt(session_id, prompt)
             reason = result.get("stopReason")
-            if isinstance(reason, str) and reason != "end_turn":
+            stopped = self.cancelling or reason == "cancelled"
+            if stopped:
+                self.thread.stop_plan()
+            if not self.thread.turn_replied and not self.cancelling:
+                # claude-agent-acp, after a Stop, ends the next turn at once: say so rather than show nothing.
+                detail = f"Stop reason: {reason}" if isinstance(reason, str) and reason != "end_turn" else ""
+                self.thread.add_notice("warning", "The agent ended the turn without replying", detail)
+            elif isinstance(reason, str) and reason != "end_turn":
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
                 self.thread.add_notice(level, title)
         except RpcError as error:
-            self.thread.add_notice("error", "The agent reported an error", f"{error.message} (code {error.code})")
+            self.thread.add_notice("error", "The agent reported an error", f"{error.text} (code {error.code})")
         except ConnectionClosed:
             pass  # the exit watcher reports it
         finally:
@@ -309,15 +433,20 @@ class Session:
             self._changed("queue")
             self.send_queued()
 
-    async def cancel(self) -> None:
-        """Stop the turn: tell the agent, answer its open questions ``cancelled``, mark unfinished calls."""
+    def cancel(self) -> None:
+        """Stop: a sign-in in progress is given up; a turn is stopped (the agent is told, its open questions
+        answered ``cancelled``, unfinished calls marked). Returns at once: the notice to the agent is sent in
+        the background, so an agent that does not read its input cannot hold up the page."""
+        if self.agent_state == "signing-in":
+            self.cancel_sign_in()
+            return
         if not self.turn_running or self.cancelling or self._connection is None or self._acp_session_id is None:
             return
         self.cancelling = True
         self.queue_paused = bool(self.queue)
         self._changed("status")
         self._changed("queue")
-        await self._connection.cancel(self._acp_session_id)
+        self._spawn(self._connection.cancel(self._acp_session_id), "cancel")
         self.permissions.settle()
         self.thread.cancel_unfinished()
 
@@ -330,6 +459,16 @@ class Session:
         assert self._connection is not None and self._acp_session_id is not None
         if await self._ask_change("the mode", self._connection.set_mode(self._acp_session_id, mode_id)) is not None:
             self.controls.set_current_mode(mode_id)
+
+    def set_model(self, model_id: str) -> None:
+        """Switch the agent's model (``session/set_model``, for agents that offer ``models``), in the background."""
+        if self.ready and self.controls.model(model_id) is not None and model_id != self.controls.current_model:
+            self._spawn(self._set_model(model_id), "set-model")
+
+    async def _set_model(self, model_id: str) -> None:
+        assert self._connection is not None and self._acp_session_id is not None
+        if await self._ask_change("the model", self._connection.set_model(self._acp_session_id, model_id)) is not None:
+            self.controls.set_current_model(model_id)
 
     def set_setting(self, setting_id: str, value: str) -> None:
         """Change one of the agent's settings (``session/set_config_option``) in the background; ``value`` as
@@ -351,7 +490,7 @@ class Session:
         try:
             return await change
         except RpcError as error:
-            self.thread.add_notice("error", f"The agent did not change {what}", f"{error.message} (code {error.code})")
+            self.thread.add_notice("error", f"The agent did not change {what}", f"{error.text} (code {error.code})")
             self.controls.refresh("controls")
         except ConnectionClosed:
             pass
@@ -373,6 +512,14 @@ class Session:
 
     def on_traffic(self, direction: str, line: str) -> None:
         self.protocol_log.record(direction, line)
+
+    def on_oversized_message(self, limit: int) -> None:
+        size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+        self.thread.add_notice(
+            "warning",
+            f"The agent sent a message of more than {size}; it was dropped",
+            "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
+        )
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         handler = self.client_methods.handler(method)

@@ -64,6 +64,8 @@ class SessionManager:
             extra_roots=self.settings.extra_roots,
             file_access=self.settings.file_access,
             terminals=self.settings.terminals,
+            start_timeout=self.settings.start_timeout,
+            max_line_bytes=self.settings.max_line_mb * 1024 * 1024,
         )
         session = Session(spec)
         session.thread.max_entries = self.settings.max_entries

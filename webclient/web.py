@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
-from webclient.config import Settings
 from webclient.rendering import Renderer
 from webclient.session import Session
 from webclient.sessions import SessionManager
@@ -32,7 +30,8 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
     root = conn.scope.get("root_path", "").rstrip("/")
     diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
-    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode}
+    csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.access)
+    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode, "csrf": csrf}
 
 
 def renderer(conn: HTTPConnection) -> Renderer:
@@ -47,14 +46,3 @@ def page(conn: Request, template: str, **context: Any) -> HTMLResponse:
 def small_int(value: str | None) -> int | None:
     """A non-negative integer from a query parameter, or None."""
     return int(value) if value and value.isdigit() and len(value) < 10 else None
-
-
-def origin_allowed(conn: HTTPConnection, settings: Settings) -> bool:
-    """Browsers send ``Origin`` on web socket handshakes and on POSTs: only our own pages (or configured
-    ones) may use them."""
-    origin = conn.headers.get("origin")
-    if origin is None:
-        return True  # not a browser: nothing ambient to abuse
-    if origin in settings.allowed_origins:
-        return True
-    return urlsplit(origin).netloc == conn.headers.get("host")

@@ -1,4 +1,4 @@
-"""Raw JSON-RPC test agent that floods: a prompt containing "flood" gets ``$FLOOD_COUNT`` ``tool_call``s at once.
+"""Raw JSON-RPC test agent that floods: the prompt "flood" gets ``$FLOOD_COUNT`` ``tool_call``s at once ("flood N": N).
 
 Stdlib only. Any other prompt is answered at once with one ``agent_message_chunk`` ("pong: " and the prompt's
 text), so a test or a bench can time a round trip in a second session while the first one floods. Each
@@ -65,8 +65,9 @@ def main() -> None:
             send({"id": message["id"], "result": {"sessionId": "flood-session"}})
         elif method == "session/prompt":
             text = prompt_text(params)
-            if "flood" in text:
-                flood(params.get("sessionId", ""), count)
+            if text.startswith("flood"):
+                words = text.split()
+                flood(params.get("sessionId", ""), int(words[1]) if len(words) > 1 else count)
             else:
                 chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"pong: {text}"}}
                 send({"method": "session/update", "params": {"sessionId": params.get("sessionId"), "update": chunk}})

@@ -138,7 +138,10 @@ class ClientMethods:
             return self.workspace.roots[0]
         if not isinstance(value, str) or not os.path.isabs(value) or "\0" in value:
             raise InvalidParams("cwd must be an absolute path")
-        resolved = Path(os.path.realpath(value))
+        try:
+            resolved = Path(os.path.realpath(value))
+        except OSError as error:  # a symlink on the way changed while it was being resolved
+            raise InvalidParams(f"cwd cannot be resolved: {value}: {error.strerror}") from None
         if not self.workspace.contains(resolved):
             raise InvalidParams(f"cwd is outside the workspace: {value}")
         if not resolved.is_dir():

@@ -20,6 +20,7 @@ from webclient.jsonrpc import MethodNotFound, Peer
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
@@ -43,7 +44,10 @@ class ClientHandler(Protocol):
         """An ``fs/*`` or ``terminal/*`` request, or None when the session does not serve ``method``."""
 
     def on_traffic(self, direction: str, line: str) -> None:
-        """Every JSON-RPC line, ``in`` from the agent or ``out`` to it."""
+        """Every JSON-RPC line, ``in`` from the agent or ``out`` to it; ``garbage`` for what was not JSON."""
+
+    def on_oversized_message(self, limit: int) -> None:
+        """The agent sent a line longer than ``limit`` bytes; it was dropped unread."""
 
 
 async def _method_not_found(method: str) -> Any:
@@ -53,7 +57,9 @@ async def _method_not_found(method: str) -> Any:
 class AgentConnection:
     """Spawns the agent, runs the JSON-RPC peer, and offers the ACP calls the client makes."""
 
-    def __init__(self, process: AgentProcess, handler: ClientHandler) -> None:
+    def __init__(
+        self, process: AgentProcess, handler: ClientHandler, *, max_line_bytes: int = DEFAULT_MAX_LINE
+    ) -> None:
         self.process = process
         self.handler = handler
         self.peer = Peer(
@@ -63,16 +69,25 @@ class AgentConnection:
             on_notification=self._on_notification,
             on_traffic=handler.on_traffic,
             on_garbage=self._on_garbage,
+            on_oversized=handler.on_oversized_message,
+            max_line_bytes=max_line_bytes,
         )
         self.reader = asyncio.create_task(self.peer.run(), name=f"acp-reader-{process.pid}")
         self.initialize_result: dict[str, Any] = {}
 
     @classmethod
     async def spawn(
-        cls, argv: list[str], *, cwd: Path, env: Mapping[str, str] | None, handler: ClientHandler, stderr_log: StderrLog
+        cls,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None,
+        handler: ClientHandler,
+        stderr_log: StderrLog,
+        max_line_bytes: int = DEFAULT_MAX_LINE,
     ) -> AgentConnection:
         process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stderr_log=stderr_log)
-        return cls(process, handler)
+        return cls(process, handler, max_line_bytes=max_line_bytes)
 
     # -- incoming ----------------------------------------------------------------------------------
 
@@ -124,6 +139,12 @@ class AgentConnection:
     async def set_mode(self, session_id: str, mode_id: str) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-modes#setting-the-current-mode"""
         result = await self.peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+        return result if isinstance(result, dict) else {}
+
+    async def set_model(self, session_id: str, model_id: str) -> dict[str, Any]:
+        """``session/set_model``: removed from the spec (config options of category ``model`` replace it) but
+        still what gemini-cli and 15 other agents offer with ``models`` in their ``session/new`` answer."""
+        result = await self.peer.request("session/set_model", {"sessionId": session_id, "modelId": model_id})
         return result if isinstance(result, dict) else {}
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:

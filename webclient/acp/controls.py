@@ -15,6 +15,7 @@ from webclient.viewmodel.controls import (
     ChoiceGroup,
     Command,
     Mode,
+    Model,
     SelectSetting,
     SessionControls,
     Setting,
@@ -49,6 +50,23 @@ def modes(raw: Any) -> tuple[list[Mode], str | None]:
         if isinstance(item, dict) and isinstance(item.get("id"), str)
     ]
     return found, _str(raw.get("currentModeId"))
+
+
+def models(raw: Any) -> tuple[list[Model], str | None]:
+    """A ``SessionModelState`` (``{currentModelId, availableModels: [{modelId, name, description?}]}``), the
+    unstable shape gemini-cli still sends, as models and the current id."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("availableModels"), list):
+        return [], None
+    found = [
+        Model(
+            id=item["modelId"],
+            name=_str(item.get("name")) or item["modelId"],
+            description=_str(item.get("description")),
+        )
+        for item in raw["availableModels"]
+        if isinstance(item, dict) and isinstance(item.get("modelId"), str)
+    ]
+    return found, _str(raw.get("currentModelId"))
 
 
 def _choice(raw: Any) -> Choice | None:
@@ -129,6 +147,8 @@ def apply_session_result(controls: SessionControls, result: dict[str, Any]) -> N
     """What ``session/new`` (or load, resume, fork) said about modes and settings."""
     if "modes" in result:
         controls.set_modes(*modes(result["modes"]))
+    if "models" in result:
+        controls.set_models(*models(result["models"]))
     if "configOptions" in result:
         controls.set_settings(settings(result["configOptions"]))
 

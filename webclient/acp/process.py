@@ -1,7 +1,8 @@
 """Spawning and owning an agent subprocess: argv without a shell, stderr always drained, clean kills.
 
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
-process group that `AgentProcess.shutdown` stops as a whole (with `webclient.process_group`).
+process group that `AgentProcess.shutdown` stops as a whole (with `webclient.process_group`). The group is
+owned from its start until it has ended, so the watchdog (`webclient.reaper`) stops it if the server dies.
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ class AgentProcess:
                 cwd=cwd,
                 env=full_env,
                 start_new_session=True,
+                preexec_fn=process_group.child_setup(parent=os.getpid()),
             )
         except FileNotFoundError as exc:
             where = "" if os.sep in argv[0] else " on PATH"
@@ -184,6 +186,7 @@ class AgentProcess:
         except OSError as exc:
             raise AgentStartError(argv, f"{exc.strerror or exc}") from exc
         process = asyncio.subprocess.Process(transport, protocol, loop)
+        process_group.own(process.pid)
         logger.info("started agent pid %d: %s", process.pid, shlex.join(argv))
         return cls(list(argv), process, transport, stderr_log if stderr_log is not None else StderrLog())
 
@@ -230,6 +233,8 @@ class AgentProcess:
                 self._signal(signal.SIGKILL)
                 await self._wait_for(grace)  # bounded: a pipe may be held by a process outside the group
         await self._stop_stragglers(grace)
+        if not process_group.alive(self.pid):
+            process_group.disown(self.pid)  # else the watchdog still stops what SIGKILL could not
         # Closing the transport closes our pipe ends, which also finishes wait() if something outside
         # the group still holds the other ends.
         self._transport.close()

@@ -25,6 +25,15 @@ class Mode:
 
 
 @dataclass(frozen=True, slots=True)
+class Model:
+    """A model the agent offers outside its config options (the ``models`` of gemini-cli's answers)."""
+
+    id: str
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Choice:
     """One value of a select setting."""
 
@@ -113,6 +122,8 @@ class SessionControls:
     usage: Usage | None = None
     modes: list[Mode] = field(default_factory=list)
     current_mode: str | None = None
+    models: list[Model] = field(default_factory=list)
+    current_model: str | None = None
     settings: list[Setting] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
 
@@ -120,6 +131,14 @@ class SessionControls:
     def show_modes(self) -> bool:
         """Modes are shown only when the agent gave no settings: settings supersede them (ACP's rule)."""
         return bool(self.modes) and not self.settings
+
+    @property
+    def show_models(self) -> bool:
+        """The model selector shows unless a setting of category ``model`` does the same (it wins)."""
+        return bool(self.models) and not any(s.category == "model" for s in self.settings)
+
+    def model(self, model_id: str | None) -> Model | None:
+        return next((m for m in self.models if m.id == model_id), None)
 
     def mode(self, mode_id: str | None) -> Mode | None:
         return next((m for m in self.modes if m.id == mode_id), None)
@@ -150,6 +169,15 @@ class SessionControls:
     def set_modes(self, modes: list[Mode], current: str | None) -> None:
         self.modes = modes
         self.current_mode = current
+        self.listener("controls")
+
+    def set_models(self, models: list[Model], current: str | None) -> None:
+        self.models = models
+        self.current_model = current
+        self.listener("controls")
+
+    def set_current_model(self, model_id: str) -> None:
+        self.current_model = model_id
         self.listener("controls")
 
     def set_current_mode(self, mode_id: str) -> None:

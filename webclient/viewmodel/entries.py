@@ -110,6 +110,8 @@ class Plan(Entry):
 
     ROLE: ClassVar[str] = "plan"
     items: list[PlanItem] = field(default_factory=list)
+    stopped: bool = False
+    """The turn that worked on it was stopped: it is history, not a live plan."""
 
     @property
     def done(self) -> int:

@@ -9,7 +9,7 @@ exactly that part. The listener is called synchronously and must be cheap: it ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from itertools import islice, takewhile
 from typing import Any, TypeVar
 
 from webclient.viewmodel.content import (
@@ -56,7 +56,9 @@ class Thread:
         self.dropped = 0
         """How many entries were dropped to keep memory bounded."""
         self.turn = 0
+        self._turn_start = 0  # the seq of the last entry before the current turn's prompt
         self._tool_calls: dict[str, ToolCall] = {}
+        """The newest card of each tool-call id (agents reuse ids in later turns: ``call_1`` every turn)."""
         self._permissions: dict[str, ToolCall] = {}
         self.terminals = TerminalSet(self._notify)
         self.latest_location: Location | None = None
@@ -127,6 +129,7 @@ class Thread:
     def start_turn(self, prompt: Iterable[ContentBlock]) -> MessageEntry:
         """Begin a turn with the user's prompt, shown at once (the agent's echo of it is not shown again)."""
         self.turn += 1
+        self._turn_start = self._last_seq
         entry = self._append(MessageEntry(seq=0, turn=self.turn, kind="user-message", local=True, streaming=False))
         for block in prompt:
             self._add_to_message(entry, block)
@@ -142,13 +145,31 @@ class Thread:
             last.streaming = False
             self.listener(last.seq)
 
+    @property
+    def turn_replied(self) -> bool:
+        """Whether the agent has shown anything in the current turn (a message, thought, tool call, plan, file)."""
+        # Newest first, down to the turn's prompt (seq _turn_start + 1): entries are dropped from the front, so
+        # positions in the thread move but seqs do not.
+        turn = takewhile(lambda entry: entry.seq > self._turn_start + 1, reversed(self._entries.values()))
+        return any(entry.role not in ("user-message", "notice") for entry in turn)
+
     def cancel_unfinished(self) -> list[ToolCall]:
-        """Mark every tool call that has not finished as cancelled (the user stopped the turn)."""
+        """Mark every tool call that has not finished as cancelled, and an unfinished plan as stopped (the user
+        stopped the turn): neither is live any more."""
         cancelled = [call for call in self._tool_calls.values() if not call.finished]
         for call in cancelled:
             call.status = "cancelled"
             self.listener(call.seq)
+        self.stop_plan()
         return cancelled
+
+    def stop_plan(self) -> None:
+        """The current plan, if unfinished, will not be worked on: it stays in the thread, marked stopped."""
+        plan = self.current_plan
+        if plan is not None and not plan.finished and not plan.stopped:
+            plan.stopped = True
+            self.listener(plan.seq)
+            self.listener("plan")
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -194,17 +215,20 @@ class Thread:
 
     # -- tool calls ------------------------------------------------------------------------------
 
-    def upsert_tool_call(self, tool_call_id: str, patch: dict[str, Any], raw: dict[str, Any]) -> ToolCall:
+    def upsert_tool_call(
+        self, tool_call_id: str, patch: dict[str, Any], raw: dict[str, Any], *, create: bool = False
+    ) -> ToolCall:
         """Create or patch a tool call.
 
         ``patch`` holds only the fields the agent sent (see ``TOOL_CALL_FIELDS``): an omitted field is
         unchanged, ``None`` clears it, a value replaces it (``content`` and ``locations`` as whole lists).
-        ``raw`` is the wire object; it is merged into the kept raw payload by the same rule.
+        ``raw`` is the wire object; it is merged into the kept raw payload by the same rule. ``create``
+        says the agent announced a new tool call (``tool_call``) rather than updating one.
         """
         unknown = patch.keys() - TOOL_CALL_FIELDS
         if unknown:
             raise ValueError(f"unknown tool call fields: {sorted(unknown)}")
-        call = self._tool_calls.get(tool_call_id)
+        call = self._current_card(tool_call_id, create)
         created = call is None
         if call is None:
             call = ToolCall(seq=0, turn=self.turn, tool_call_id=tool_call_id)
@@ -229,12 +253,25 @@ class Thread:
         return call
 
     def append_tool_content(self, tool_call_id: str, item: ToolContent, raw_item: dict[str, Any]) -> ToolCall:
-        """Append one content item to a tool call (creating the call if it is unknown)."""
-        call = self._tool_calls.get(tool_call_id) or self.upsert_tool_call(tool_call_id, {}, {})
+        """Append one content item to a tool call (creating the call if it is unknown or of an earlier turn)."""
+        call = self._current_card(tool_call_id, create=False) or self.upsert_tool_call(tool_call_id, {}, {})
         call.content.append(item)
         call.raw["content"] = [*call.raw.get("content", ()), raw_item]
         self.listener(call.seq)
         self._note_terminals(call)
+        return call
+
+    def _current_card(self, tool_call_id: str, create: bool) -> ToolCall | None:
+        """The card ``tool_call_id`` names now, or None when a new card must start.
+
+        Agents reuse ids in later turns (the TypeScript SDK's example says ``call_1`` every turn). A card of an
+        earlier turn is history once it finished or its question was answered: a new ``tool_call``, an update
+        or a permission request for its id then starts a card in the current turn. A card of an earlier turn
+        still running takes late updates (a ``tool_call`` always starts afresh).
+        """
+        call = self._tool_calls.get(tool_call_id)
+        if call is not None and call.turn < self.turn and (create or call.finished or call.permission is not None):
+            return None
         return call
 
     def _note_terminals(self, call: ToolCall) -> None:

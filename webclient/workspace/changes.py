@@ -1,9 +1,13 @@
 """Every file a session changed, whether through the client (``fs/write_text_file``) or directly on disk.
 
-At the start of a session the workspace is read once (the *baseline*); then watchfiles reports every
-path that changes. A touched path is compared with its baseline off the event loop, and the result kept
-as a :class:`ChangedFile`, so the page can list the changes at any moment without reading a disk. A file
-changed and then restored drops out of the list.
+At the start of a session the workspace is read once (the *baseline*); then the server's one file watch
+(`webclient.workspace.watcher.WorkspaceWatcher`) reports every path that changes. A touched path is compared
+with its baseline off the event loop, and the result kept as a :class:`ChangedFile`, so the page can list the
+changes at any moment without reading a disk. A file changed and then restored drops out of the list.
+
+When the watch is (re)placed, or when watching fails, the workspace is *rescanned*: walked and each file's
+size and modification time compared with what was last seen, so only files that differ are read again. While
+watching fails the Changes view says so and rescans whenever it is opened.
 
 Limits keep a big checkout from costing the server its memory: files over ``MAX_FILE_BYTES``, or past
 ``MAX_FILES`` / ``MAX_TOTAL_BYTES``, are remembered by size and mtime only (their change is listed, but
@@ -17,21 +21,20 @@ import asyncio
 import difflib
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from watchfiles import Change, DefaultFilter, awatch
-
 from webclient.workspace.files import NotText, decode
+from webclient.workspace.watcher import IGNORED_DIRS, Subscriber, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
-IGNORED_DIRS = frozenset({*DefaultFilter.ignore_dirs, "venv", ".ruff_cache", ".cache"})
 
 ChangeStatus = Literal["added", "modified", "deleted"]
 
@@ -45,6 +48,8 @@ class Fingerprint:
 
 
 Baseline = bytes | Fingerprint
+Signature = tuple[int, int]
+"""A file's size and modification time (ns): when both are unchanged, the file is not read again on a rescan."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +62,6 @@ class ChangedFile:
     removed: int | None
 
 
-class _Filter(DefaultFilter):
-    ignore_dirs = tuple(IGNORED_DIRS)
-
-
 def _walk(root: Path) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
@@ -68,19 +69,30 @@ def _walk(root: Path) -> Iterator[Path]:
             yield Path(folder, name)
 
 
-def _read(path: Path, limit: int) -> Baseline | None:
-    """A regular file's bytes (or fingerprint past ``limit``); None if it is not there or not a regular file."""
+def _read(path: Path, limit: int) -> tuple[Baseline, Signature] | None:
+    """A regular file's bytes (or fingerprint past ``limit``) and signature; None if it is not there or not a
+    regular file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a directory with an exception
+        os.close(fd)
+        return None
+    signature = (info.st_size, info.st_mtime_ns)
     with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not (info.st_mode & 0o170000 == 0o100000):
-            return None
         if info.st_size > limit:
-            return Fingerprint(info.st_size, info.st_mtime_ns)
-        return file.read(limit + 1)
+            return Fingerprint(info.st_size, info.st_mtime_ns), signature
+        return file.read(limit + 1), signature
+
+
+def _signature(path: Path) -> Signature | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
 def _line_counts(old: bytes | None, new: bytes | None) -> tuple[int | None, int | None]:
@@ -99,26 +111,35 @@ def _line_counts(old: bytes | None, new: bytes | None) -> tuple[int | None, int 
 
 
 class ChangeTracker:
-    """The baseline of a workspace and the files changed since, kept current by a watcher."""
+    """The baseline of a workspace and the files changed since, kept current by the server's file watch."""
 
-    def __init__(self, roots: Sequence[Path], on_change: Callable[[], None]) -> None:
+    def __init__(
+        self, roots: Sequence[Path], on_change: Callable[[], None], watcher: WorkspaceWatcher | None = None
+    ) -> None:
         self.roots = tuple(roots)
         self.on_change = on_change
         self.baseline: dict[Path, Baseline] = {}
         self.incomplete = False
         """True when the limits stopped the baseline from holding every file's contents."""
         self.changed: dict[Path, ChangedFile] = {}
-        self._stop = asyncio.Event()
-        self._watcher: asyncio.Task[None] | None = None
+        self.not_watching: str | None = None
+        """Why changes on disk are not seen as they happen (None while they are)."""
+        self._watcher = watcher
+        self._unsubscribe: Callable[[], None] | None = None
+        self._seen: dict[Path, Signature] = {}
         self._pending: set[Path] = set()
         self._refresh: asyncio.Task[None] | None = None
+        self._rescan: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Read the baseline (in a thread), then watch the roots for changes."""
+        """Read the baseline (in a thread), then have the server's watch report changes under the roots."""
         await asyncio.to_thread(self._take_baseline)
-        self._watcher = asyncio.create_task(self._watch(), name="workspace-watch")
+        watcher = self._watcher or WorkspaceWatcher.shared()
+        self._unsubscribe = watcher.subscribe(
+            Subscriber(self.roots, self.touch, self._start_rescan, self._watching_failed)
+        )
 
     def _take_baseline(self) -> None:
         total = 0
@@ -128,30 +149,63 @@ class ChangeTracker:
                     self.incomplete = True
                     return
                 room = min(MAX_FILE_BYTES, max(0, MAX_TOTAL_BYTES - total))
-                content = _read(path, room)
-                if content is None:
+                read = _read(path, room)
+                if read is None:
                     continue
+                content, self._seen[path] = read
                 if isinstance(content, Fingerprint):
                     self.incomplete = True
                 else:
                     total += len(content)
                 self.baseline[path] = content
 
-    async def _watch(self) -> None:
-        try:
-            async for batch in awatch(
-                *self.roots, watch_filter=_Filter(), stop_event=self._stop, debounce=150, step=30
-            ):
-                self.touch(Path(path) for _change, path in batch if _change != Change.added or os.path.isfile(path))
-        except Exception:  # a vanished root or an exhausted inotify: the list just stops updating
-            log.warning("watching %s failed", self.roots, exc_info=True)
+    def _watching_failed(self, reason: str | None) -> None:
+        if reason != self.not_watching:
+            self.not_watching = reason
+            self.on_change()
 
     async def close(self) -> None:
-        self._stop.set()
-        for task in (self._watcher, self._refresh):
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for task in (self._refresh, self._rescan):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+    async def look_if_not_watching(self) -> None:
+        """While changes on disk are not seen as they happen, look at the disk now (the Changes view opens)."""
+        if self.not_watching is not None:
+            await self._rescan_disk()
+
+    def _start_rescan(self) -> None:
+        if self._rescan is None or self._rescan.done():
+            self._rescan = asyncio.create_task(self._rescan_disk(), name="workspace-rescan")
+
+    async def _rescan_disk(self) -> None:
+        """Touch every file whose size or modification time differs from what was last seen, and every file
+        that appeared or went away."""
+        known = dict(self._seen)
+        # A baseline cut short by MAX_FILES holds the first files of the same sorted walk: past them, a file
+        # missing from `known` was there before rather than added, so the walk stops where the baseline did.
+        limit = MAX_FILES if self.incomplete else None
+
+        def differing() -> list[Path]:
+            found: list[Path] = []
+            present: set[Path] = set()
+            for root in self.roots:
+                for path in _walk(root):
+                    if limit is not None and len(present) >= limit:
+                        break
+                    present.add(path)
+                    if _signature(path) != known.get(path):
+                        found.append(path)
+            # Not walked (gone, or past the limit): compared again, which finds what was deleted.
+            return found + [path for path in known if path not in present]
+
+        self.touch(await asyncio.to_thread(differing))
+        while self._refresh is not None and not self._refresh.done():
+            await asyncio.shield(self._refresh)
 
     # -- changes -----------------------------------------------------------------------------------
 
@@ -168,9 +222,13 @@ class ChangeTracker:
     async def _compare_pending(self) -> None:
         while self._pending:
             paths, self._pending = self._pending, set()
-            results = await asyncio.to_thread(lambda: [(p, self._compare(p)) for p in paths])
+            results = await asyncio.to_thread(lambda: [(p, *self._compare(p)) for p in paths])
             changed = False
-            for path, result in results:
+            for path, result, signature in results:
+                if signature is None:
+                    self._seen.pop(path, None)
+                else:
+                    self._seen[path] = signature
                 if result is None:
                     changed |= self.changed.pop(path, None) is not None
                 elif self.changed.get(path) != result:
@@ -179,24 +237,26 @@ class ChangeTracker:
             if changed:
                 self.on_change()
 
-    def _compare(self, path: Path) -> ChangedFile | None:
+    def _compare(self, path: Path) -> tuple[ChangedFile | None, Signature | None]:
+        """The change of `path` against its baseline (None: unchanged), and its signature now (None: gone)."""
         before = self.baseline.get(path)
-        now = _read(path, MAX_FILE_BYTES)
-        if now is None:
+        read = _read(path, MAX_FILE_BYTES)
+        if read is None:
             if before is None:
-                return None
+                return None, None
             old = before if isinstance(before, bytes) else None
             added, removed = _line_counts(old, None) if old is not None else (None, None)
-            return ChangedFile(path, "deleted", added, removed)
+            return ChangedFile(path, "deleted", added, removed), None
+        now, signature = read
         if before is None:
             added, removed = _line_counts(None, now) if isinstance(now, bytes) else (None, None)
-            return ChangedFile(path, "added", added, removed)
+            return ChangedFile(path, "added", added, removed), signature
         if before == now:
-            return None
+            return None, signature
         if isinstance(before, bytes) and isinstance(now, bytes):
             added, removed = _line_counts(before, now)
-            return ChangedFile(path, "modified", added, removed)
-        return ChangedFile(path, "modified", None, None)
+            return ChangedFile(path, "modified", added, removed), signature
+        return ChangedFile(path, "modified", None, None), signature
 
     def files(self) -> list[ChangedFile]:
         """The changed files, in path order."""

@@ -19,7 +19,16 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal, get_args
 
-__all__ = ["MAX_NAME_BYTES", "MAX_PATH_BYTES", "Access", "FileTooLarge", "PathRefused", "Workspace", "show"]
+__all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
+    "Access",
+    "FileTooLarge",
+    "PathRefused",
+    "Workspace",
+    "open_directory",
+    "show",
+]
 
 Access = Literal["read-write", "read-only", "none"]
 
@@ -180,8 +189,13 @@ class Workspace:
         return resolved
 
     def contains(self, path: Path) -> bool:
-        """Whether `path`, once its symlinks are resolved, lies inside one of the roots."""
-        return _within(Path(os.path.realpath(path)), self.roots)
+        """Whether `path`, once its symlinks are resolved, lies inside one of the roots (never for a name no file
+        can have: a NUL, or a lone surrogate the file system encoding cannot hold)."""
+        try:
+            resolved = os.path.realpath(path)
+        except (UnicodeEncodeError, ValueError):
+            return False
+        return _within(Path(resolved), self.roots)
 
     def relative(self, path: Path) -> str:
         """`path` for display: relative to the session's folder, ``<root name>/...`` in an extra root, else
@@ -310,6 +324,29 @@ class Workspace:
 
     def _describe_roots(self) -> str:
         return ", ".join(str(root) for root in self.roots)
+
+
+def open_directory(path: Path) -> int:
+    """Open the directory `path` (absolute, symlinks already resolved, as `os.path.realpath` gives it) by walking
+    from ``/`` with ``O_NOFOLLOW``; return an ``O_PATH`` descriptor of it, close-on-exec.
+
+    The descriptor stays on the directory that was checked: a command started in it with ``fchdir`` runs
+    there even if the path is swapped for a symlink afterwards, and a swap before the walk makes it fail.
+
+    Raises:
+        PathRefused: a folder on the way is now a symlink.
+        OSError: it is missing or not a directory (``filename`` is `path`), or may not be entered.
+    """
+    text = str(path)
+    if not path.is_absolute():
+        raise ValueError(f"not an absolute path: {text!r}")
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        result = _walk(fd, path.parts[1:], text, create=False)
+    except BaseException:
+        os.close(fd)
+        raise
+    return result
 
 
 def _walk(fd: int, names: Sequence[str], text: str, *, create: bool) -> int:

@@ -5,7 +5,10 @@ of a pty (so it colours and draws progress bars as in a terminal) and stdin on /
 input that will never come). The pty is not made the controlling terminal either: a program that opens
 ``/dev/tty`` to ask for a password fails at once instead of hanging. Output is kept, bounded, for
 ``terminal/output`` and handed on raw to the session, which shows it through `webclient.terminal_screen`.
-Killing or releasing a terminal stops its whole process group, including background children.
+Killing or releasing a terminal stops its whole process group, including background children; the group
+is owned (`webclient.process_group.own`) until it has ended, so the watchdog stops it if the server dies.
+The command starts in the directory that was checked, held open by descriptor (``fchdir``), never by a path
+that could be swapped for a symlink between the check and the start.
 Spec: https://agentclientprotocol.com/protocol/terminals
 """
 
@@ -24,12 +27,14 @@ import shlex
 import shutil
 import signal
 import struct
+import subprocess
 import termios
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from webclient import process_group
+from webclient.workspace.paths import PathRefused, open_directory
 
 __all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooManyTerminals", "UnknownTerminal"]
 
@@ -168,6 +173,9 @@ class TerminalProcess:
         """Start `command` (looked up on the PATH of `env` unless it contains a slash) with `args`, no shell.
 
         Args:
+            cwd: the working directory, absolute and without symlinks (as the caller checked it); it is opened
+                without following symlinks and entered by descriptor, so a folder on the way swapped for a
+                symlink since the check makes the start fail instead of running the command elsewhere.
             env: the complete environment (the caller merges); TERM, COLUMNS and LINES are set to match the
                 pty, PAGER and GIT_PAGER default to ``cat`` so nothing waits in a pager.
             output_byte_limit: bytes of output kept for `output`; None keeps everything.
@@ -182,13 +190,25 @@ class TerminalProcess:
             raise FileNotFoundError(errno.ENOENT, "empty command")
         argv = [command, *args]
         command_line = shlex.join(argv)
-        if not Path(cwd).is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, f"working directory {str(cwd)!r} is not a directory", str(cwd))
+        try:
+            cwd_fd = open_directory(Path(cwd))
+        except PathRefused as refused:
+            raise NotADirectoryError(errno.ENOTDIR, f"working directory changed: {refused}", str(cwd)) from None
+        except (FileNotFoundError, NotADirectoryError):
+            reason = f"working directory {str(cwd)!r} is not a directory"
+            raise NotADirectoryError(errno.ENOTDIR, reason, str(cwd)) from None
+        except OSError as exc:
+            reason = f"cannot enter working directory {str(cwd)!r}: {exc.strerror}"
+            raise type(exc)(exc.errno, reason, str(cwd)) from None
         full_env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
         full_env.setdefault("PAGER", "cat")
         full_env.setdefault("GIT_PAGER", "cat")
         loop = asyncio.get_running_loop()
-        master, slave = pty.openpty()
+        try:
+            master, slave = pty.openpty()
+        except OSError:
+            os.close(cwd_fd)
+            raise
         try:
             _configure_pty(slave)
             os.set_blocking(master, False)
@@ -198,15 +218,21 @@ class TerminalProcess:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=slave,
                 stderr=slave,
-                cwd=cwd,
                 env=full_env,
                 start_new_session=True,
+                preexec_fn=process_group.child_setup(parent=os.getpid(), cwd_fd=cwd_fd),
             )
         except OSError as exc:
             os.close(master)
             raise _start_error(exc, command, cwd, full_env) from exc
+        except subprocess.SubprocessError:  # fchdir failed in the child: the folder may not be entered
+            os.close(master)
+            reason = f"cannot enter working directory {str(cwd)!r}: {os.strerror(errno.EACCES)}"
+            raise PermissionError(errno.EACCES, reason, str(cwd)) from None
         finally:
             os.close(slave)  # the child has its copies; ours would keep the pty from ever reaching EOF
+            os.close(cwd_fd)
+        process_group.own(transport.get_pid())
         logger.info("terminal pid %d started in %s: %s", transport.get_pid(), cwd, command_line)
         return cls(command_line, transport, protocol, master, OutputBuffer(output_byte_limit), on_output, on_exit)
 
@@ -256,6 +282,8 @@ class TerminalProcess:
             return False
         # Once the group is empty its id may be reused by an unrelated process: never signal it again.
         self._group_gone = not process_group.alive(self.pid)
+        if self._group_gone:
+            process_group.disown(self.pid)
         return not self._group_gone
 
     def _read(self) -> None:

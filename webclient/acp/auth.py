@@ -1,0 +1,138 @@
+"""The agent's ``authMethods`` (``initialize`` answer) as sign-in methods a person can follow.
+
+Spec: https://agentclientprotocol.com/protocol/initialization#authentication. Types:
+
+* ``agent`` (or no type): the client calls ``authenticate {methodId}``: a button.
+* ``terminal``: the client would re-run the agent's own command with ``args``/``env`` in a terminal. A
+  browser cannot, so the page says how to do it on the server; ``authenticate`` is never called for it.
+* ``env_var`` (``vars: [{name, label?, secret?, optional?}]``, removed from the spec but still sent by some
+  agents): the variables must be set in the server's environment before the server starts.
+* anything else: shown as instructions (name and description), never as a button.
+
+An ``agent`` method whose description or ``_meta`` names an environment variable (gemini-cli's "Use Gemini
+API key": "Requires setting the `GEMINI_API_KEY` environment variable") shows that variable too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EnvVar", "SignInMethod", "sign_in_methods"]
+
+# An environment variable's name as agents write it: upper case with at least one underscore (API_KEY).
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+# Words that say a name in a description is an environment variable.
+_ENV_WORDS = re.compile(r"environment|env var|variable|export ", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    """An environment variable a sign-in method needs. Its value is never read, only whether it is set."""
+
+    name: str
+    label: str | None = None
+    secret: bool = True
+    optional: bool = False
+
+    @property
+    def is_set(self) -> bool:
+        """Whether the server's environment (which the agent inherits) has it, non-empty."""
+        return bool(os.environ.get(self.name))
+
+
+@dataclass(frozen=True, slots=True)
+class SignInMethod:
+    """One of the agent's ``authMethods``."""
+
+    id: str
+    name: str
+    type: str
+    """``agent``, ``terminal``, ``env_var`` or the agent's own (unknown) type."""
+    description: str | None = None
+    env_vars: tuple[EnvVar, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    """``terminal``: the arguments and environment to run the agent's command with."""
+    link: str | None = None
+
+    @property
+    def button(self) -> bool:
+        """Whether the client signs in with this method itself (``authenticate``): only ``agent`` methods."""
+        return self.type == "agent"
+
+    def terminal_command(self, argv: list[str]) -> str:
+        """The command a person runs in a terminal on the server for a ``terminal`` method."""
+        assignments = [f"{name}={shlex.quote(value)}" for name, value in self.env]
+        return " ".join([*assignments, shlex.join([*argv, *self.args])])
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _declared_vars(raw: Any) -> list[EnvVar]:
+    """``vars`` of an ``env_var`` method (the older single ``varName`` too)."""
+    found = []
+    for item in raw.get("vars") if isinstance(raw.get("vars"), list) else []:
+        if isinstance(item, dict) and _str(item.get("name")):
+            found.append(
+                EnvVar(
+                    name=item["name"],
+                    label=_str(item.get("label")),
+                    secret=item.get("secret") is not False,
+                    optional=item.get("optional") is True,
+                )
+            )
+    if not found and _str(raw.get("varName")):
+        found.append(EnvVar(name=raw["varName"]))
+    return found
+
+
+def _named_vars(description: str | None, meta: Any) -> list[EnvVar]:
+    """Variables an ``agent`` method names in its description (when it speaks of the environment) or ``_meta``."""
+    names: list[str] = []
+    if description and _ENV_WORDS.search(description):
+        names += _ENV_NAME.findall(description)
+    if isinstance(meta, Mapping):
+        for key, value in meta.items():
+            if "env" not in str(key).lower():
+                continue
+            values = value if isinstance(value, list) else [value]
+            for item in values:
+                item = item.get("name") if isinstance(item, Mapping) else item
+                if isinstance(item, str) and _ENV_NAME.fullmatch(item):
+                    names.append(item)
+    return [EnvVar(name=name) for name in dict.fromkeys(names)]
+
+
+def sign_in_method(raw: Any) -> SignInMethod | None:
+    """One ``AuthMethod``, or None when it has no id."""
+    if not isinstance(raw, dict) or not _str(raw.get("id")):
+        return None
+    kind = _str(raw.get("type")) or "agent"
+    description = _str(raw.get("description"))
+    env_vars = _declared_vars(raw) if kind == "env_var" else _named_vars(description, raw.get("_meta"))
+    args = raw.get("args")
+    env = raw.get("env")
+    return SignInMethod(
+        id=raw["id"],
+        name=_str(raw.get("name")) or raw["id"],
+        type=kind,
+        description=description,
+        env_vars=tuple(env_vars),
+        args=tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else (),
+        env=tuple((k, v) for k, v in env.items() if isinstance(v, str)) if isinstance(env, dict) else (),
+        link=_str(raw.get("link")),
+    )
+
+
+def sign_in_methods(raw: Any) -> list[SignInMethod]:
+    """The ``authMethods`` array, in the agent's order; malformed items are skipped."""
+    if not isinstance(raw, list):
+        return []
+    return [m for m in map(sign_in_method, raw) if m is not None]
