@@ -424,3 +424,14 @@ def test_beyond_the_cap_the_oldest_entries_are_dropped_and_seqs_stay() -> None:
     kept = thread.entries
     assert thread.latest(2, before=kept[2].seq) == kept[:2]  # across the gap the drop left after the kept question
     assert thread.upsert_tool_call("c1", {"title": "again"}, {}).seq == 302  # an id it forgot starts a new card
+
+
+def test_a_turn_replied_even_when_the_cap_dropped_entries_during_it() -> None:
+    thread = Thread(max_entries=10)
+    for n in range(10):
+        new_call(thread, f"old{n}", "completed")
+    thread.start_turn([TextBlock(text="go")])
+    assert not thread.turn_replied
+    for n in range(5):
+        new_call(thread, f"new{n}", "completed")
+    assert thread.dropped and thread.turn_replied
