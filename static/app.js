@@ -204,9 +204,27 @@
     });
   }
 
-  document.addEventListener("htmx:wsBeforeMessage", function () {
+  // "Show earlier" puts older entries above the page's first one: keep that entry (what the user reads) where it
+  // was. Scroll anchoring would, but Chromium does not anchor at the very top, where the sentinel fires.
+  let threadTop = null;
+
+  function rememberThreadTop(message) {
+    const first = typeof message === "string" && message.includes("afterend:#thread-start")
+      ? document.querySelector("#thread-start + *") : null;
+    threadTop = first ? { element: first, top: first.getBoundingClientRect().top } : null;
+  }
+
+  function restoreThreadTop() {
+    if (threadTop && threadTop.element.isConnected) {
+      window.scrollBy(0, threadTop.element.getBoundingClientRect().top - threadTop.top);
+    }
+    threadTop = null;
+  }
+
+  document.addEventListener("htmx:wsBeforeMessage", function (event) {
     stickToBottom = nearBottom();
     rememberTerminalScroll();
+    rememberThreadTop(event.detail.message);
   });
 
   // A "Copy" button on every code block of the agent's Markdown (absolutely placed: nothing moves).
@@ -249,6 +267,7 @@
     mirrorTurnState();
     restoreToggles();
     restoreTerminalScroll();
+    restoreThreadTop();
     if (stickToBottom) {
       scrollToBottom();
     }

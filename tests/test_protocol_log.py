@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from webclient.protocol_log import MAX_LINE_CHARS, MAX_PENDING, PREVIEW_CHARS, LogFilter, ProtocolLog
+from webclient.protocol_log import MAX_CHARS, MAX_LINE_CHARS, MAX_PENDING, PREVIEW_CHARS, LogFilter, ProtocolLog
 
 
 def line(**message: Any) -> str:
@@ -213,5 +213,19 @@ def test_full_log_of_long_lines_records_and_filters_quickly() -> None:
     found = log.filter(LogFilter(query="NEEDLE", method="tool_call_update"), limit=1000)
     searched = time.perf_counter() - started
     newest = log.line(5000)
-    assert found.matched == 0 and len(log) == 5000 and newest is not None and newest.kind == "notification"
+    assert found.matched == 0 and newest is not None and newest.kind == "notification"
+    assert len(log) == min(5000, MAX_CHARS // len(lines[0]))  # the character budget keeps fewer of such lines
     assert recorded < 5 and searched < 2, (recorded, searched)
+
+
+def test_the_log_holds_a_bounded_number_of_characters() -> None:
+    """5,000 lines of 20,000 characters would be 100 MB a session: the oldest go once MAX_CHARS is reached."""
+    log = ProtocolLog()
+    big = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"data": "a" * (MAX_LINE_CHARS * 2)}})
+    for _ in range(1000):
+        log.record("in", big)
+    assert sum(len(line.text) for line in log) <= MAX_CHARS
+    assert log.total == 1000 and len(log) >= MAX_CHARS // (MAX_LINE_CHARS + 100)
+    numbers = [line.number for line in log]
+    assert numbers == list(range(1001 - len(log), 1001))
+    assert log.line(numbers[0]) is not None and log.line(numbers[0] - 1) is None

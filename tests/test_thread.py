@@ -391,3 +391,47 @@ def test_a_stop_marks_the_unfinished_plan_stopped_and_a_turn_without_output_is_k
     thread.start_turn([TextBlock(text="again")])
     thread.add_notice("info", "nothing")
     assert not thread.turn_replied
+
+
+# -- windows and the entry cap -------------------------------------------------------------------
+
+
+def test_latest_gives_windows_of_the_newest_entries_oldest_first() -> None:
+    thread = Thread()
+    for n in range(1, 251):
+        new_call(thread, f"c{n}", "completed")
+    assert [e.seq for e in thread.latest(3)] == [248, 249, 250]
+    assert [e.seq for e in thread.latest(3, before=100)] == [97, 98, 99]
+    assert [e.seq for e in thread.latest(5, before=3)] == [1, 2]
+    assert thread.latest(5, before=1) == [] and thread.first_seq == 1
+    assert thread.get(250) is thread.entry(250) and thread.get(251) is None
+
+
+def test_beyond_the_cap_the_oldest_entries_are_dropped_and_seqs_stay() -> None:
+    keys: list[int | str] = []
+    thread = Thread(listener=keys.append, max_entries=100)
+    waiting = new_call(thread, "asks")
+    thread.ask_permission(waiting, "r1", OPTIONS)
+    for n in range(1, 301):
+        new_call(thread, f"c{n}", "completed")
+    assert 100 <= len(thread) <= 110 and thread.dropped == 301 - len(thread)
+    assert "dropped" in keys
+    assert thread.get(1) is waiting and thread.tool_call("asks") is waiting  # a question for the user stays
+    assert thread.pending_permissions == [waiting.permission]
+    assert thread.get(2) is None and thread.tool_call("c1") is None  # its lookups go too
+    newest = thread.latest(1)[0]
+    assert newest.seq == 301 and thread.tool_call("c300") is newest
+    kept = thread.entries
+    assert thread.latest(2, before=kept[2].seq) == kept[:2]  # across the gap the drop left after the kept question
+    assert thread.upsert_tool_call("c1", {"title": "again"}, {}).seq == 302  # an id it forgot starts a new card
+
+
+def test_a_turn_replied_even_when_the_cap_dropped_entries_during_it() -> None:
+    thread = Thread(max_entries=10)
+    for n in range(10):
+        new_call(thread, f"old{n}", "completed")
+    thread.start_turn([TextBlock(text="go")])
+    assert not thread.turn_replied
+    for n in range(5):
+        new_call(thread, f"new{n}", "completed")
+    assert thread.dropped and thread.turn_replied

@@ -311,6 +311,7 @@ def test_no_payload_from_any_surface_runs_script_and_all_of_them_show_as_text(
         ]
         assert answers == [{"outcome": {"outcome": "selected", "optionId": agent.FIRST_OPTION_ID}}]
         problems += audit(page, "after the turn")
+        load_whole_thread(page)
         problems += check_thread(page, agent)
         problems += check_controls(page, agent)
         problems += side_panels(page, agent)
@@ -325,6 +326,18 @@ def test_no_payload_from_any_surface_runs_script_and_all_of_them_show_as_text(
         context.close()
     problems = list(dict.fromkeys(problems))
     assert problems == [], "\n".join(problems)
+
+
+def load_whole_thread(page: Page) -> None:
+    """The page holds a window of the newest entries: "Show earlier" until it has them all."""
+    for _ in range(100):
+        button = page.locator('[data-action="show-earlier"]')
+        if not button.count():
+            return
+        held = page.locator("#thread > :not(#thread-start)").count()
+        button.click()
+        page.wait_for_function(f"document.querySelectorAll('#thread > :not(#thread-start)').length > {held}")
+    raise AssertionError("the thread never ended")
 
 
 def check_thread(page: Page, agent: ModuleType) -> list[str]:

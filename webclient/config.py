@@ -90,6 +90,16 @@ class Settings:
         default="'self'",
         metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
     )
+    max_entries: int = field(
+        default=10_000,
+        metadata={
+            "help": "WEBCLIENT_MAX_ENTRIES: thread entries a session keeps in memory; beyond it the oldest are dropped"
+        },
+    )
+    max_ended_sessions: int = field(
+        default=20,
+        metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
+    )
 
     @property
     def is_demo(self) -> bool:
@@ -124,4 +134,6 @@ class Settings:
             file_access=cast(Access, access),
             terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
+            max_entries=max(1, int(env.get("WEBCLIENT_MAX_ENTRIES", "10000"))),
+            max_ended_sessions=max(0, int(env.get("WEBCLIENT_MAX_ENDED_SESSIONS", "20"))),
         )

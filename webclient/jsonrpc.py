@@ -377,8 +377,10 @@ class Peer:
                     handle(chunk[:newline])
                 lines = chunk[newline + 1 :].split(b"\n")
                 rest = lines.pop()
-                for line in lines:
+                for index, line in enumerate(lines):
                     handle(line)
+                    if index % 64 == 63:  # a flood must not starve other sessions; only this loop reads, so order holds
+                        await asyncio.sleep(0)
                 if len(rest) > limit:
                     self._too_long(rest)
                     skipping = True

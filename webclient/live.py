@@ -3,16 +3,24 @@
 Nothing is queued per connection. The session reports *which* parts changed; this object keeps them
 in an ordered set and, when it may send (the first change after a quiet spell at once, then at most
 every ``MIN_INTERVAL``), renders those parts from the current state into one frame of out-of-band
-fragments. A slow browser therefore never makes the server hold more than the set of changed parts;
-when that set grows past ``RESYNC_AT`` the page is simply re-rendered whole. Streamed text is
-appended (only the characters the page lacks), Markdown blocks are added once they are final, and
-every other entry is re-rendered whole and swapped by id.
+fragments. Streamed text is appended (only the characters the page lacks), Markdown blocks are added
+once they are final, and every other entry is re-rendered whole and swapped by id.
+
+A page holds a *window* of the thread: a (re)sync sends the newest ``WINDOW`` entries, and a "Show
+earlier" sentinel at the top asks for the ``WINDOW`` before them when it scrolls into view. Every
+render is therefore bounded by the window, never by the thread. This object knows which entries the
+page holds: new entries are appended, entries it holds are updated, others are skipped. A slow browser
+never makes the server hold more than ``RESYNC_AT`` changed parts; past that, or when more than a
+window of new entries arrives within ``RESYNC_PAUSE``, the page gets the newest window instead (and
+the next frame waits ``RESYNC_PAUSE``). A flood therefore costs about two windows a second, however
+fast it is and however long the thread; what the page skipped is there under "Show earlier".
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -46,6 +54,13 @@ class LiveView:
 
     MIN_INTERVAL = 0.05
     RESYNC_AT = 1000
+    WINDOW = 100
+    """Entries a (re)sync sends, and that one "Show earlier" adds."""
+    RESYNC_PAUSE = 0.5
+    """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
+    newest window twice a second, not a window every frame."""
+    SLICE = 0.004
+    """Seconds of rendering after which a frame lets the event loop run (a window of cards takes ~50 ms)."""
     TERMINAL_REDRAW_AFTER = 1000
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
@@ -70,34 +85,58 @@ class LiveView:
         self.wake = asyncio.Event()
         self.needs_resync = True
         self._shown: dict[int, MessageState | None] = {}
+        """The entries the page holds (and, for messages, how much of them)."""
+        self._newest = 0
+        """The newest seq the page has or skipped: a higher one is a new entry, to append."""
+        self._earlier: int | None = None
+        """The page asked for the window of entries before this seq."""
+        self._oldest = 0
+        """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
+        request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
+        self._paused_until = 0.0
+        self._behind = False
+        """The page fell behind (too many changed parts): the resync it gets is followed by a pause."""
+        self._slice_started = 0.0
+        self._burst_started = 0.0
+        self._burst = 0
+        """New entries appended since ``_burst_started``: at most a window per ``RESYNC_PAUSE``."""
         self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
 
     def mark(self, key: ChangeKey) -> None:
         """Note that ``key`` changed (called by the session for every change: keep it trivial)."""
-        self.dirty[key] = None
+        if not self.needs_resync:
+            self.dirty[key] = None
+            if len(self.dirty) > self.RESYNC_AT:  # the page is far behind: it gets the newest window instead
+                self.needs_resync = self._behind = True
+                self.dirty.clear()
+        self.wake.set()
+
+    def earlier(self, before: int) -> None:
+        """The page scrolled to its top: send it the window of entries before ``before`` (in order with frames)."""
+        self._earlier = before
         self.wake.set()
 
     def resync(self) -> None:
-        """Re-render the whole page (after a change of how it is drawn, such as the diff layout)."""
+        """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
         self.needs_resync = True
         self.wake.set()
 
     async def run(self) -> None:
-        """Send until cancelled: a whole re-render first (so a reconnect loses nothing), then changes."""
+        """Send until cancelled: a resync first (so a reconnect loses nothing), then changes."""
         loop = asyncio.get_running_loop()
         stop_watching = self.session.watch(self.mark)
         last_sent = -1.0
         try:
             while True:
-                if not (self.needs_resync or self.dirty):
+                if not (self.needs_resync or self.dirty or self._earlier is not None):
                     await self.wake.wait()
                 self.wake.clear()
-                delay = last_sent + self.MIN_INTERVAL - loop.time()
+                delay = max(last_sent + self.MIN_INTERVAL, self._paused_until) - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                frame = self.frame(loop.time())
+                frame = await self.frame(loop.time())
                 last_sent = loop.time()
                 if frame:
                     await self.send(scrub(frame))
@@ -106,15 +145,42 @@ class LiveView:
 
     # -- frames ------------------------------------------------------------------------------------
 
-    def frame(self, now: float) -> str:
+    async def _breathe(self) -> None:
+        """Between two entries of a frame: let other sessions run once this frame has rendered for ``SLICE``.
+
+        The frame stays consistent: each entry is rendered from its state at that moment, and whatever
+        changes meanwhile is marked again for the next frame."""
+        if time.perf_counter() - self._slice_started > self.SLICE:
+            await asyncio.sleep(0)
+            self._slice_started = time.perf_counter()
+
+    async def _render(self, entries: list[Entry], now: float) -> str:
+        html = []
+        for entry in entries:
+            await self._breathe()
+            html.append(self._entry(entry, now, oob=None))
+        return "".join(html)
+
+    async def frame(self, now: float) -> str:
         """Everything the page lacks, as one string of out-of-band fragments."""
-        if self.needs_resync or len(self.dirty) > self.RESYNC_AT:
+        if now - self._burst_started >= self.RESYNC_PAUSE:
+            self._burst_started, self._burst = now, 0
+        new = sum(1 for key in self.dirty if isinstance(key, int) and key > self._newest)
+        if self._burst + new > self.WINDOW and not self.needs_resync:
+            self.needs_resync = self._behind = True  # more new entries than a page can show: the newest window
+        if self._behind:
+            self._behind = False
+            self._paused_until = now + self.RESYNC_PAUSE
+        self._burst += new
+        self._slice_started = time.perf_counter()
+        if self.needs_resync:
             self.needs_resync = False
+            self._earlier = None
             self.dirty.clear()
-            return self._resync(now)
+            return await self._resync(now)
         keys = list(self.dirty)
         self.dirty.clear()
-        parts: list[str] = []
+        parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
         appended: list[str] = []
 
         def flush_appended() -> None:
@@ -123,25 +189,60 @@ class LiveView:
                 parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
                 appended.clear()
 
+        thread = self.session.thread
         for key in keys:
-            if key not in self._shown and isinstance(key, int):
-                appended.append(self._entry(self.session.thread.entry(key), now, oob=None))
+            await self._breathe()
+            if isinstance(key, str):
+                flush_appended()
+                parts.append(self._part(key))
+                continue
+            entry = thread.get(key)
+            if entry is None or (key <= self._newest and key not in self._shown):
+                continue  # dropped, or outside what the page holds: "Show earlier" will render it as it is then
+            if key > self._newest:
+                self._newest = key
+                appended.append(self._entry(entry, now, oob=None))
                 continue
             flush_appended()
-            parts.append(self._part(key) if isinstance(key, str) else self._update(self.session.thread.entry(key), now))
+            parts.append(self._update(entry, now))
         flush_appended()
         return "".join(parts)
+
+    def _start(self, first: Entry | None, oob: str | None = "true") -> str:
+        """The top of the page's thread: "Show earlier" when older entries exist, a notice when they were dropped."""
+        first_kept = self.session.thread.first_seq
+        earlier = first.seq if first is not None and first.seq > first_kept else None
+        return self.renderer.block(PAGE, "thread_start", session=self.session, earlier=earlier, oob=oob, **self.context)
+
+    async def _earlier_window(self, now: float) -> str:
+        """The window before the page's oldest entry, put above it, and the new top of the thread."""
+        assert self._earlier is not None
+        before, self._earlier = self._earlier, None
+        if before != self._oldest:
+            return ""
+        entries = self.session.thread.latest(self.WINDOW, before=before)
+        if entries:
+            self._oldest = entries[0].seq
+        html = await self._render(entries, now)
+        older = f'<div hx-swap-oob="afterend:#thread-start">{html}</div>' if html else ""
+        return older + self._start(entries[0] if entries else None)
 
     def _regions(self, names: list[str]) -> str:
         return "".join(self._region(name) for name in dict.fromkeys(names))
 
-    def _resync(self, now: float) -> str:
+    async def _resync(self, now: float) -> str:
         self._shown.clear()
         self._terminals_shown.clear()
-        entries = "".join(self._entry(entry, now, oob=None) for entry in self.session.thread)
+        thread = self.session.thread
+        window = thread.latest(self.WINDOW)
+        last = thread.last
+        self._newest = last.seq if last is not None else 0
+        self._oldest = window[0].seq if window else 0
+        entries = await self._render(window, now)
+        start = self._start(window[0] if window else None, oob=None)
         nonce = f'<input type="hidden" name="nonce" id="prompt-nonce" value="{composer_nonce()}" hx-swap-oob="true">'
         regions = self._regions(["status", *self.SESSION_REGIONS])
-        return f'{regions}<section id="thread" hx-swap-oob="innerHTML">{entries}</section>{nonce}'
+        return f'{regions}<section id="thread" hx-swap-oob="innerHTML">{start}{entries}</section>{nonce}'
 
     def _part(self, key: str) -> str:
         """A changed part that is not an entry: a terminal, the followed location, or a page region."""
@@ -149,6 +250,11 @@ class LiveView:
             return self._terminal_updates(int(key.removeprefix("terminal:")))
         if key == "location":
             return self.follow_location() if self.follow else ""
+        if key == "dropped":  # the thread let go of its oldest entries: so does this record of the page
+            first = self.session.thread.first_seq
+            for seq in [seq for seq in self._shown if seq < first]:
+                del self._shown[seq]
+            return ""
         return self._region(key)
 
     def follow_location(self) -> str:
@@ -203,15 +309,16 @@ class LiveView:
         parts = []
         screen = term.screen
         for seq in self.session.thread.terminals.embedded_in(term.terminal_id):
-            if seq not in self._shown:
-                continue  # the page will get the card whole
+            entry = self.session.thread.get(seq)
+            if seq not in self._shown or entry is None:
+                continue  # the page will get the card whole (or does not hold it)
             shown = self._terminals_shown.get((seq, number))
             if shown is None:  # the card was shown before the terminal had any output
-                parts.append(self._entry(self.session.thread.entry(seq), 0.0, oob="true"))
+                parts.append(self._entry(entry, 0.0, oob="true"))
                 continue
             base_dropped, sent, state = shown
             total = screen.dropped + len(screen.committed)
-            tid = f"{dom_id(self.session.thread.entry(seq))}-term-{number}"
+            tid = f"{dom_id(entry)}-term-{number}"
             new = total - sent
             if (
                 state != term.state

@@ -71,9 +71,7 @@ def file_panel(session: Session, path: str, line: int | None) -> FilePanel:
 def embedded_resource(session: Session, seq: int, index: int) -> EmbeddedResource | None:
     """The ``index``-th (1-based) item of a message's attachments or of a tool call's content, if it is
     an embedded resource."""
-    if not 0 < seq <= len(session.thread):
-        return None
-    entry = session.thread.entry(seq)
+    entry = session.thread.get(seq)
     items = (
         entry.attachments if isinstance(entry, MessageEntry) else entry.content if isinstance(entry, ToolCall) else []
     )
@@ -90,9 +88,7 @@ def resource_panel(resource: EmbeddedResource) -> FilePanel:
 
 def entry_diff(session: Session, seq: int, index: int) -> DiffView | None:
     """The ``index``-th (1-based) diff of a tool call, or the diff of a file the agent wrote."""
-    if not 0 < seq <= len(session.thread):
-        return None
-    entry = session.thread.entry(seq)
+    entry = session.thread.get(seq)
     if isinstance(entry, FileChange) and index == 1:
         return build_diff(entry.old_text, entry.new_text, entry.display_path)
     if isinstance(entry, ToolCall) and 0 < index <= len(entry.content):

@@ -18,6 +18,8 @@ from webclient.acp.updates import KNOWN_SESSION_UPDATES
 
 MAX_LINES = 5000
 MAX_LINE_CHARS = 20_000
+MAX_CHARS = 8_000_000
+"""Characters the log holds in all: 5,000 lines cut at 20,000 characters would be 100 MB a session."""
 PREVIEW_CHARS = 160
 MAX_PENDING = 10_000
 """Requests remembered while they wait for their response (the oldest are forgotten beyond this)."""
@@ -165,10 +167,12 @@ def _summarise_head(text: str) -> tuple[Kind, str | None, str | None, str | None
 
 
 class ProtocolLog:
-    """The last ``maxlen`` lines of traffic, numbered from 1 in arrival order."""
+    """The last ``maxlen`` lines of traffic (and no more than ``MAX_CHARS`` characters), numbered from 1 in arrival
+    order."""
 
     def __init__(self, maxlen: int = MAX_LINES) -> None:
         self._lines: deque[LogLine] = deque(maxlen=maxlen)
+        self._chars = 0
         self._count = 0
         self._pending: dict[tuple[str, str], str] = {}
         self.methods: set[str] = set()
@@ -194,7 +198,12 @@ class ProtocolLog:
                 method = self._pending.pop((_opposite(direction), message_id), None)
         self._count += 1
         entry = LogLine(self._count, time.time(), direction, line, kind, method, message_id, update)
+        if len(self._lines) == self._lines.maxlen:
+            self._chars -= len(self._lines[0].text)  # the append below evicts it
         self._lines.append(entry)
+        self._chars += len(line)
+        while self._chars > MAX_CHARS and len(self._lines) > 1:
+            self._chars -= len(self._lines.popleft().text)
         return entry
 
     def _remember(self, direction: str, message_id: str, method: str) -> None:

@@ -289,6 +289,12 @@ class MessageDocs:
         """Per message: source characters caught up, and the unfinished rest rendered then, cut where the raw
         text goes (cut once per catch-up, not once per frame)."""
 
+    def keep(self, first_seq: int) -> None:
+        """Forget the messages numbered below ``first_seq`` (the thread dropped them to bound its memory)."""
+        for cache in (self._docs, self._updated, self._live):
+            for seq in [seq for seq in cache if seq < first_seq]:
+                del cache[seq]
+
     def blocks(self, entry: MessageEntry) -> list[str]:
         """The rendered blocks of a message seen before through :meth:`view`."""
         return self._docs[entry.seq].blocks

@@ -9,6 +9,7 @@ exactly that part. The listener is called synchronously and must be cheap: it ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice, takewhile
 from typing import Any, TypeVar
 
 from webclient.viewmodel.content import (
@@ -46,11 +47,16 @@ def _ignore(key: int | str) -> None:
 class Thread:
     """The entries of a session, in order, plus lookups by protocol id."""
 
-    def __init__(self, listener: Listener = _ignore) -> None:
+    def __init__(self, listener: Listener = _ignore, max_entries: int | None = None) -> None:
         self.listener = listener
-        self.entries: list[Entry] = []
+        self._entries: dict[int, Entry] = {}
+        """By seq, in order. Beyond ``max_entries`` the oldest are dropped (in batches: see ``_drop_oldest``)."""
+        self._last_seq = 0
+        self.max_entries = max_entries
+        self.dropped = 0
+        """How many entries were dropped to keep memory bounded."""
         self.turn = 0
-        self._turn_start = 0  # the index of the current turn's prompt in ``entries``
+        self._turn_start = 0  # the seq of the last entry before the current turn's prompt
         self._tool_calls: dict[str, ToolCall] = {}
         """The newest card of each tool-call id (agents reuse ids in later turns: ``call_1`` every turn)."""
         self._permissions: dict[str, ToolCall] = {}
@@ -64,14 +70,43 @@ class Thread:
     # -- lookups ---------------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self.entries)
+        return iter(self._entries.values())
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self._entries)
 
     def entry(self, seq: int) -> Entry:
-        """The entry numbered ``seq`` (entries are numbered from 1 in order, never removed)."""
-        return self.entries[seq - 1]
+        """The entry numbered ``seq`` (entries are numbered from 1 in order; KeyError once it was dropped)."""
+        return self._entries[seq]
+
+    def get(self, seq: int) -> Entry | None:
+        """The entry numbered ``seq``, or None when there is none (never made, or dropped)."""
+        return self._entries.get(seq)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries kept, in order, as a new list (O(thread): the page uses :meth:`latest` windows)."""
+        return list(self._entries.values())
+
+    @property
+    def last(self) -> Entry | None:
+        return next(reversed(self._entries.values()), None)
+
+    def latest(self, count: int, before: int | None = None) -> list[Entry]:
+        """Up to ``count`` of the newest entries numbered below ``before`` (or of all), oldest first.
+
+        Newest first, so the cost is the window plus the entries after it (at most the cap), and gaps left by
+        dropped entries cost nothing.
+        """
+        newest_first = reversed(self._entries.values())
+        if before is not None:
+            newest_first = (entry for entry in newest_first if entry.seq < before)
+        return list(islice(newest_first, count))[::-1]
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the oldest entry kept (one past the last when there is none)."""
+        return next(iter(self._entries), self._last_seq + 1)
 
     def tool_call(self, tool_call_id: str) -> ToolCall | None:
         return self._tool_calls.get(tool_call_id)
@@ -94,7 +129,7 @@ class Thread:
     def start_turn(self, prompt: Iterable[ContentBlock]) -> MessageEntry:
         """Begin a turn with the user's prompt, shown at once (the agent's echo of it is not shown again)."""
         self.turn += 1
-        self._turn_start = len(self.entries)
+        self._turn_start = self._last_seq
         entry = self._append(MessageEntry(seq=0, turn=self.turn, kind="user-message", local=True, streaming=False))
         for block in prompt:
             self._add_to_message(entry, block)
@@ -105,7 +140,7 @@ class Thread:
         self._close_streaming()
 
     def _close_streaming(self) -> None:
-        last = self.entries[-1] if self.entries else None
+        last = self.last
         if isinstance(last, MessageEntry) and last.streaming:
             last.streaming = False
             self.listener(last.seq)
@@ -113,9 +148,10 @@ class Thread:
     @property
     def turn_replied(self) -> bool:
         """Whether the agent has shown anything in the current turn (a message, thought, tool call, plan, file)."""
-        return any(
-            entry.role not in ("user-message", "notice") for entry in self.entries[self._turn_start + 1 :]
-        )
+        # Newest first, down to the turn's prompt (seq _turn_start + 1): entries are dropped from the front, so
+        # positions in the thread move but seqs do not.
+        turn = takewhile(lambda entry: entry.seq > self._turn_start + 1, reversed(self._entries.values()))
+        return any(entry.role not in ("user-message", "notice") for entry in turn)
 
     def cancel_unfinished(self) -> list[ToolCall]:
         """Mark every tool call that has not finished as cancelled, and an unfinished plan as stopped (the user
@@ -143,7 +179,7 @@ class Thread:
         A chunk continues the last entry when that entry is a still-streaming message of the same kind
         and the ids do not disagree; a new ``message_id`` starts a new message.
         """
-        last = self.entries[-1] if self.entries else None
+        last = self.last
         if kind == "user-message" and self._is_echo(last, block):
             return
         if (
@@ -287,7 +323,7 @@ class Thread:
     @property
     def current_plan(self) -> Plan | None:
         """The latest plan the agent made (the page keeps it in view while the agent works on it)."""
-        return next((e for e in reversed(self.entries) if isinstance(e, Plan)), None)
+        return next((e for e in reversed(self._entries.values()) if isinstance(e, Plan)), None)
 
     def add_file_change(self, display_path: str, old_text: str | None, new_text: str) -> FileChange:
         """Record a file the agent wrote through the client, so the user can open it as a diff."""
@@ -303,7 +339,32 @@ class Thread:
     def _append(self, entry: E) -> E:
         """Add an entry at the end; the message that was streaming before it is complete now."""
         self._close_streaming()
-        entry.seq = len(self.entries) + 1
-        self.entries.append(entry)
+        self._last_seq += 1
+        entry.seq = self._last_seq
+        self._entries[entry.seq] = entry
         self.listener(entry.seq)
+        if self.max_entries is not None and len(self._entries) > self.max_entries + self.max_entries // 10:
+            self._drop_oldest()
         return entry
+
+    def _drop_oldest(self) -> None:
+        """Forget the oldest entries down to ``max_entries``, in one pass (a tenth of the cap at a time, so the
+        cost per new entry stays constant). A tool call still waiting for the user's answer is kept."""
+        assert self.max_entries is not None
+        excess = len(self._entries) - self.max_entries
+        doomed: list[Entry] = []
+        for entry in self._entries.values():
+            if len(doomed) >= excess:
+                break
+            if isinstance(entry, ToolCall) and entry.permission is not None and entry.permission.state == "pending":
+                continue
+            doomed.append(entry)
+        for entry in doomed:
+            del self._entries[entry.seq]
+            if isinstance(entry, ToolCall):
+                if self._tool_calls.get(entry.tool_call_id) is entry:
+                    del self._tool_calls[entry.tool_call_id]
+                if entry.permission is not None and self._permissions.get(entry.permission.request_id) is entry:
+                    del self._permissions[entry.permission.request_id]
+        self.dropped += len(doomed)
+        self.listener("dropped")
