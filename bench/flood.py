@@ -28,6 +28,7 @@ import http.client
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import socket
@@ -43,6 +44,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 HERE = Path(__file__).resolve().parent
+TOKEN = secrets.token_urlsafe(16)
+AUTHORIZATION = {"Authorization": f"token {TOKEN}"}
+"""How the bench signs in to the server it starts (scripts send the token in a header)."""
 ROOT = HERE.parent
 AGENT = HERE / "flood_agent.py"
 RELAY = HERE / "relay.py"
@@ -231,6 +235,7 @@ def ws_options(args: argparse.Namespace) -> dict[str, Any]:
         "create_connection": CountingConnection,
         "open_timeout": 20,
         "ping_interval": None,
+        "additional_headers": AUTHORIZATION,
     }
 
 
@@ -277,7 +282,10 @@ class Probe:
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nConnection: close\r\n\r\n".encode()
+        request = (
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nAuthorization: {AUTHORIZATION['Authorization']}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode()
         while not self.stopping.is_set():
             started = time.perf_counter()
             reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -310,7 +318,7 @@ def session_status(frame: bytes) -> tuple[bytes, bytes] | None:
 def create_session(port: int) -> str:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     try:
-        conn.request("POST", "/sessions", body=b"", headers={"Content-Length": "0"})
+        conn.request("POST", "/sessions", body=b"", headers={"Content-Length": "0", **AUTHORIZATION})
         response = conn.getresponse()
         response.read()
         location = response.getheader("Location") or ""
@@ -324,7 +332,8 @@ def create_session(port: int) -> str:
 async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     port = free_port()
     report = tmp / f"server-{run}.json"
-    env = {**os.environ, "WEBCLIENT_AGENT": agent_command(args, report), "WEBCLIENT_WORKSPACE": str(tmp)}
+    env = {**os.environ, "WEBCLIENT_AGENT": agent_command(args, report), "WEBCLIENT_WORKSPACE": str(tmp),
+           "WEBCLIENT_TOKEN": TOKEN}
     env.pop("WEBCLIENT_RELOAD", None)
     if args.server_root:  # another checkout's webclient/ (and templates/, static/) ahead of the installed one
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(args.server_root), env.get("PYTHONPATH")]))

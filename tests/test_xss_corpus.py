@@ -370,6 +370,8 @@ def render_page(session: Session) -> str:
         message_view=lambda entry: docs.view(entry, 0.0) if isinstance(entry, MessageEntry) else None,
         nonce="nonce",
         oob=None,
+        window=list(session.thread),  # the whole thread: every payload on one page
+        earlier=None,
         ws_url="ws://127.0.0.1/sessions/x/ws",
         **context,
     )
