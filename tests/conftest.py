@@ -84,12 +84,11 @@ class Server:
 ServerFactory = Callable[..., Server]
 
 
-def live_members(pgid: int) -> list[int]:
-    """Pids of live processes in process group ``pgid``, read from /proc (independently of the code under test).
+def live_processes() -> Iterator[tuple[int, int, int]]:
+    """(pid, parent pid, process group) of every live process, read from /proc (independently of the code under test).
 
     Zombies are left out on purpose: orphans are reaped by PID 1, which in some containers never happens.
     """
-    members = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -97,9 +96,54 @@ def live_members(pgid: int) -> list[int]:
                     fields = stat.read().rsplit(b")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                members.append(int(entry))
-    return members
+            if fields[0] not in (b"Z", b"X"):
+                yield int(entry), int(fields[1]), int(fields[2])
+
+
+def live_members(pgid: int) -> list[int]:
+    """Pids of live processes in process group ``pgid``."""
+    return [pid for pid, _, group in live_processes() if group == pgid]
+
+
+def launch_server(
+    port: int, token: str, record: Path, workspace: Path, options: list[str], env: dict[str, str], output: int
+) -> Server:
+    """Start ``python -m webclient --port PORT OPTIONS`` and wait until it answers HTTP; stopped if it never does.
+
+    ``output`` is where its stdout and stderr go (``subprocess.PIPE`` puts them in the error of an early exit).
+    """
+    full_env = {**os.environ, "RECORD_FILE": str(record), "WEBCLIENT_TOKEN": token, **env}
+    full_env.pop("WEBCLIENT_AGENT", None)
+    args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
+    process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token)
+    deadline = time.monotonic() + 20
+    while True:
+        if process.poll() is not None:
+            said = process.stdout.read().decode() if process.stdout else ""
+            raise RuntimeError(f"the server exited early ({process.returncode}):\n{said}")
+        try:
+            httpx.get(server.url + "/", timeout=1)  # any answer (a sign-in page too) means it is up
+            return server
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                stop_server(server)
+                raise
+            time.sleep(0.1)
+
+
+def stop_server(server: Server) -> None:
+    """SIGTERM the server (SIGKILL after 10 s) and close what the test held of it."""
+    for client in server.clients:
+        client.close()
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+    if server.process.stdout:
+        server.process.stdout.close()
 
 
 @pytest.fixture
@@ -109,43 +153,20 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
 
     def start(agent: str | None = SCRIPTED_AGENT, **env: str) -> Server:
         port = free_port()
-        record = tmp_path / f"received-{port}.jsonl"
-        token = secrets.token_urlsafe(16)
         workspace = tmp_path / f"workspace-{port}"
-        full_env = {**os.environ, "RECORD_FILE": str(record), "DEMO_AGENT_SPEED": "0", "WEBCLIENT_TOKEN": token, **env}
-        full_env.pop("WEBCLIENT_AGENT", None)
-        args = [sys.executable, "-m", "webclient", "--port", str(port)]
+        options = []
         if agent is not None:
             workspace.mkdir()
-            args += ["--agent", agent, "--workspace", str(workspace)]
-        process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token)
+            options = ["--agent", agent, "--workspace", str(workspace)]
+        record = tmp_path / f"received-{port}.jsonl"
+        env = {"DEMO_AGENT_SPEED": "0", **env}
+        server = launch_server(port, secrets.token_urlsafe(16), record, workspace, options, env, subprocess.PIPE)
         started.append(server)
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read().decode() if process.stdout else ""
-                raise RuntimeError(f"the server exited early ({process.returncode}):\n{output}")
-            try:
-                httpx.get(server.url + "/", timeout=1)
-                return server
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        return server
 
     yield start
     for server in started:
-        for client in server.clients:
-            client.close()
-        server.process.terminate()
-        try:
-            server.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
-        if server.process.stdout:
-            server.process.stdout.close()
+        stop_server(server)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from starlette.routing import Route, WebSocketRoute
 
-from tests.conftest import ROOT, Server, ServerFactory, free_port
+from tests.conftest import ROOT, Server, ServerFactory, free_port, live_processes
 from webclient.app import create_app
 from webclient.config import Settings
 
@@ -101,17 +101,7 @@ def send(server: Server, method: str, path: str, headers: dict[str, str]) -> tup
 
 def children(pid: int) -> list[int]:
     """Live child processes of ``pid`` (the agents the server started), read from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] not in (b"Z", b"X"):
-                found.append(int(entry))
-    return found
+    return [child for child, parent, _ in live_processes() if parent == pid]
 
 
 def session_ids(server: Server) -> list[str]:

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from tests.conftest import AGENTS, Server, ServerFactory
 from tests.own_server import launch, stop
+from tests.test_browser import open_session, send_prompt
 
 AGENT = f"{sys.executable} {AGENTS / 'page_agent.py'}"
 SIGNED_OUT = "Signed out: open the sign-in link again"
@@ -23,17 +24,6 @@ COVERED = """(e) => {
   return hit === e || e.contains(hit) ? null : (hit ? hit.tagName + "." + hit.className : "nothing");
 }"""
 """What covers the middle of an element (None when the element itself is there to be clicked)."""
-
-
-def open_session(page: Page, server: Server) -> None:
-    page.goto(server.sign_in_url("/"))
-    page.click('[data-action="new-session"]')
-    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
-
-
-def send_prompt(page: Page, text: str) -> None:
-    page.fill('[data-role="prompt"] textarea[name="prompt"]', text)
-    page.keyboard.press("Enter")
 
 
 def permission_answers(server: Server) -> list[dict[str, Any]]:

@@ -16,8 +16,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from tests.conftest import AGENTS, Server, ServerFactory
+from tests.conftest import AGENTS, ServerFactory
 from tests.own_server import own_server
+from tests.test_browser import open_session, send_prompt
 
 AGENT = f"{sys.executable} {AGENTS / 'page_agent.py'}"
 MARKER = "⟨U+202E⟩"
@@ -29,17 +30,6 @@ PLAN_CLASSES = {"plan-item", "current"} | {
     )
     for value in values
 }
-
-
-def open_session(page: Page, server: Server) -> None:
-    page.goto(server.sign_in_url("/"))
-    page.click('[data-action="new-session"]')
-    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
-
-
-def send_prompt(page: Page, text: str) -> None:
-    page.fill('[data-role="prompt"] textarea[name="prompt"]', text)
-    page.keyboard.press("Enter")
 
 
 def test_plan_words_that_are_page_classes_change_no_layout(start_server: ServerFactory, page: Page) -> None:
