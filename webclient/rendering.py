@@ -57,6 +57,7 @@ SAFE_AUDIO_TYPES = frozenset(
 )  # fmt: skip
 SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 RAW_JSON_LIMIT = 200_000
+"""Characters of raw JSON at most (a tool call's input or output, a log line); the rest is left out, with a note."""
 
 
 def dom_id(entry: Entry) -> str:
@@ -150,8 +151,12 @@ def b64(data: bytes) -> str:
 
 
 def pretty_json(value: Any) -> str:
-    """Indented JSON for the page, cut at a size a browser shows comfortably; lone surrogates become U+FFFD."""
-    text = scrub(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+    """Indented JSON for people (the page, the export), cut at a size a browser shows comfortably; lone
+    surrogates become U+FFFD."""
+    try:
+        text = scrub(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+    except Exception:  # circular or otherwise odd: show what Python sees
+        text = scrub(repr(value))
     if len(text) > RAW_JSON_LIMIT:
         text = f"{text[:RAW_JSON_LIMIT]}\n… ({len(text):,} characters in all)"
     return text
