@@ -1,4 +1,8 @@
-// The few behaviours htmx does not give us. No state lives here: the server renders everything.
+// The behaviours htmx does not give us. The server renders everything and holds the session's state; this file
+// keeps only how this tab looks at it: the scroll position and what the user opened or closed, the tab title's
+// alert, the connection's state and reconnect attempts, when each elapsed clock was first seen, and the user's
+// choices in localStorage (notifications, following the agent in the side panel, the diff layout, which a cookie
+// also tells the server).
 (function () {
   "use strict";
 

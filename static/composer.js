@@ -284,11 +284,19 @@
     return (status && status.dataset.accepts ? status.dataset.accepts : "").split(" ");
   }
 
+  // Which media types go as images or audio is the server's to say (webclient/uploads.py): the form carries its
+  // lists, so the check here and the server's agree.
+  function mediaTypes(name) {
+    const form = document.getElementById("composer");
+    return (form && form.dataset[name] ? form.dataset[name] : "").split(" ").filter(Boolean);
+  }
+
   function needs(file) {
-    if (/^image\/(png|jpeg|gif|webp)$/.test(file.type)) {
+    const type = file.type.split(";")[0].trim().toLowerCase();
+    if (mediaTypes("imageTypes").includes(type)) {
       return "image";
     }
-    return file.type.startsWith("audio/") ? "audio" : "embeddedContext";
+    return mediaTypes("audioTypes").includes(type) ? "audio" : "embeddedContext";
   }
 
   function showError(text) {

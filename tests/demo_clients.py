@@ -12,8 +12,6 @@ A plain module rather than ``conftest.py``: the tests import what they use, by n
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -23,7 +21,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import acp
-import jsonschema
 from acp.connection import Connection
 from acp.core import ClientSideConnection
 from acp.schema import (
@@ -52,22 +49,8 @@ from acp.stdio import spawn_stdio_connection
 REPO = Path(__file__).resolve().parents[1]
 AGENT_CMD = (sys.executable, "-m", "webclient.demo_agent")
 TARGET = "src/calculator.py"
-SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
 BOOLEAN_OPTIONS: dict[str, Any] = {"session": {"configOptions": {"boolean": {}}}}
 """The ``clientCapabilities`` of a client that renders boolean config options."""
-
-
-@functools.cache
-def _validator(definition: str) -> Any:
-    schema = {"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
-    cls = jsonschema.validators.validator_for(SCHEMA)
-    cls.check_schema(schema)  # once per definition: checking the 250 KB schema on every call is slow
-    return cls(schema)
-
-
-def validate(instance: Any, definition: str) -> None:
-    """Check ``instance`` against ``definition`` of the official ACP v1 schema (``tests/schema``)."""
-    _validator(definition).validate(instance)
 
 
 def agent_env(speed: str) -> dict[str, str]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from tests.acp_schema import SCHEMA
 from webclient.acp import controls as acp
 from webclient.acp.updates import KNOWN_SESSION_UPDATES
 from webclient.rendering import Renderer
@@ -23,8 +22,6 @@ from webclient.viewmodel.controls import (
     ToggleSetting,
     Usage,
 )
-
-SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
 
 
 def recorded() -> tuple[SessionControls, list[ControlsPart]]:

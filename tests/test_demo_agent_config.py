@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
+from tests.acp_schema import validate
 from tests.demo_clients import (
     BOOLEAN_OPTIONS,
     TARGET,
@@ -21,7 +22,6 @@ from tests.demo_clients import (
     raw_agent,
     raw_prompt,
     typed_session,
-    validate,
 )
 from webclient.demo_agent import make_sample_workspace
 from webclient.demo_agent.capabilities import ClientCapabilities as DemoCapabilities

@@ -21,7 +21,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.demo_clients import TARGET, RawSession, raw_agent, raw_prompt, validate
+from tests.acp_schema import validate
+from tests.demo_clients import TARGET, RawSession, raw_agent, raw_prompt
 from webclient.demo_agent import make_sample_workspace
 from webclient.demo_agent.media_data import chime_wav, image_size, png_bytes, wav_info
 from webclient.demo_agent.prompt_content import Prompt

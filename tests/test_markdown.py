@@ -40,13 +40,15 @@ def scheme(url: str) -> str:
 
 
 def stream(source: str, size: int) -> tuple[MarkdownStream, list[tuple[list[str], int]]]:
-    """Feed ``source`` in pieces of ``size`` characters; returns the stream and (blocks, committed) per step."""
+    """Feed ``source`` in pieces of ``size`` characters; returns the stream and, per step, its blocks and how much
+    of the source fed so far they cover (``committed``: the rest is the tail, shown as plain text)."""
     doc = MarkdownStream()
     steps = []
     for end in range(size, len(source) + size, size):
-        doc.update(source[:end])
-        steps.append((list(doc.blocks), doc.committed))
-        assert doc.tail == source[: min(end, len(source))][doc.committed :]
+        fed = source[:end]
+        doc.update(fed)
+        assert fed.endswith(doc.tail)
+        steps.append((list(doc.blocks), len(fed) - len(doc.tail)))
     return doc, steps
 
 
@@ -166,7 +168,7 @@ def test_stream_in_pieces_then_final_equals_whole_render(size: int) -> None:
     doc, _ = stream(DOCUMENT, size)
     doc.update(DOCUMENT, final=True)
     assert doc.html == render_markdown(DOCUMENT)
-    assert doc.tail == "" and doc.final and doc.committed == len(DOCUMENT)
+    assert doc.tail == "" and doc.final
 
 
 @pytest.mark.parametrize("size", [1, 3, 16])
@@ -196,7 +198,7 @@ def test_stream_never_cuts_inside_unclosed_code_fence() -> None:
     for _, committed in steps:
         assert committed <= fence_start or committed >= fence_end
     assert any(committed == fence_start for _, committed in steps)
-    assert doc.committed >= fence_end
+    assert steps[-1][1] >= fence_end
     doc.update(source, final=True)
     assert doc.html == render_markdown(source)
 
@@ -204,7 +206,7 @@ def test_stream_never_cuts_inside_unclosed_code_fence() -> None:
 def test_stream_single_block_stays_tail_until_final() -> None:
     doc = MarkdownStream()
     doc.update("just one paragraph\nwith two lines")
-    assert (doc.blocks, doc.committed, doc.tail) == ([], 0, "just one paragraph\nwith two lines")
+    assert (doc.blocks, doc.tail) == ([], "just one paragraph\nwith two lines")
     doc.update("just one paragraph\nwith two lines", final=True)
     assert doc.blocks == [render_markdown("just one paragraph\nwith two lines")] and doc.generation == 0
 
@@ -226,7 +228,7 @@ def test_stream_updates_after_final_are_ignored() -> None:
     html = doc.html
     doc.update("a\n\nb\n\nc")
     doc.update("a\n\nb\n\nc", final=True)
-    assert doc.html == html and doc.tail == "" and doc.committed == 4
+    assert doc.html == html and doc.tail == ""
 
 
 def test_stream_empty_message_final_has_no_blocks() -> None:
@@ -255,7 +257,7 @@ def test_stream_bare_carriage_returns_do_not_crash() -> None:
 def test_stream_crlf_line_endings_commit_while_streaming() -> None:
     source = "para one\r\n\r\npara two\r\n\r\npara three\r\n"
     doc, steps = stream(source, 3)
-    assert doc.committed == len("para one\r\n\r\npara two\r\n\r\n")
+    assert steps[-1][1] == len("para one\r\n\r\npara two\r\n\r\n")
     doc.update(source, final=True)
     assert doc.html == render_markdown(source) and doc.generation == 0
 

@@ -84,6 +84,17 @@ def test_a_kind_the_agent_does_not_accept_is_refused_with_a_reason(start_server:
     expect(page.locator("#composer-attachments .chip")).to_have_count(0)
 
 
+def test_the_prompt_box_classifies_a_file_as_the_server_does(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=CONTROLS_AGENT)  # accepts images and embedded files, not audio
+    open_session(page, server)
+    # AAC is not one of the types sent as audio (webclient.uploads.AUDIO_TYPES): it goes as an embedded file.
+    page.set_input_files("#attach-input", [{"name": "clip.aac", "mimeType": "audio/aac", "buffer": b"\xff\xf1\x50"}])
+    chip = page.locator("#composer-attachments [data-role=attachment]")
+    expect(chip).to_have_count(1)
+    expect(chip).to_have_attribute("data-kind", "binary")
+    expect(page.locator("#composer-error")).to_be_hidden()
+
+
 def test_at_mention_attaches_a_workspace_file_as_a_resource_link(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=CONTROLS_AGENT)
     (server.workspace / "src").mkdir()

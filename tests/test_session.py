@@ -12,21 +12,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import websockets
 
+from tests.acp_schema import validate
 from tests.conftest import AGENTS, ServerFactory
 from webclient.live import LiveView
 from webclient.rendering import MessageDocs, Renderer
 from webclient.session import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
-
-SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
-
-
-def validate(instance: Any, definition: str) -> None:
-    jsonschema.validate(instance, {"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"})
 
 
 def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:

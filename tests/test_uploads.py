@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import base64
-import functools
-import json
 from pathlib import Path
-from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extras
 import pytest
 
+from tests.acp_schema import validate
 from webclient.acp.prompt import mention_block, prompt_blocks, upload_block
 from webclient.uploads import MAX_UPLOAD_BYTES, Upload, UploadRefused, Uploads
 
-SCHEMA = json.loads((Path(__file__).parent / "schema" / "acp-v1.schema.json").read_text())
 EVERYTHING = frozenset({"image", "audio", "embeddedContext"})
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 BINARY = b"\x00\x01\x02\xff"
-
-
-@functools.cache
-def validator(definition: str) -> jsonschema.protocols.Validator:
-    """A validator per definition, built once (``jsonschema.validate`` re-checks the whole schema each call)."""
-    schema = {"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{definition}"}
-    return jsonschema.validators.validator_for(SCHEMA)(schema)
-
-
-def validate(instance: Any, definition: str) -> None:
-    """Check ``instance`` against ``definition`` of the official ACP v1 schema (``tests/schema``)."""
-    validator(definition).validate(instance)
 
 
 # --- kinds -------------------------------------------------------------------------------------

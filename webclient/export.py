@@ -12,7 +12,6 @@ rest of the document. Images and audio are named, never inlined.
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import re
 import unicodedata
@@ -29,7 +28,7 @@ from pygments.lexers import get_lexer_for_mimetype
 from pygments.util import ClassNotFound
 
 from webclient.highlight import lexer_for
-from webclient.rendering import kind_label, status_label
+from webclient.rendering import kind_label, pretty_json, status_label
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,
@@ -51,8 +50,6 @@ logger = logging.getLogger(__name__)
 
 FILENAME_LIMIT = 80
 """Characters of slug at most in an export's file name (before ``.md``)."""
-JSON_LIMIT = 200_000
-"""Characters of a tool call's raw input or output at most; the rest is left out, with a note."""
 
 _MD = MarkdownIt("commonmark")  # raw HTML on, as in most places an exported file is read
 _SEAL = "export-seal-9d2c41"
@@ -241,16 +238,6 @@ def unified_diff(old_text: str | None, new_text: str, path: str) -> str:
     return "".join(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines)
 
 
-def _json(value: Any) -> str:
-    try:
-        text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
-    except Exception:  # circular or otherwise odd: show what Python sees
-        text = repr(value)
-    if len(text) > JSON_LIMIT:
-        text = f"{text[:JSON_LIMIT]}\n… ({len(text):,} characters in all)"
-    return text
-
-
 def _text_or_none(value: Any) -> str | None:
     return str(value) if isinstance(value, str | int | float) and str(value) else None
 
@@ -331,9 +318,9 @@ class _Writer:
         if call.permission is not None:
             yield self.permission(call)
         if call.raw_input is not None:
-            yield _details("Input", fence(_json(call.raw_input), "json"))
+            yield _details("Input", fence(pretty_json(call.raw_input), "json"))
         if call.raw_output is not None:
-            yield _details("Output", fence(_json(call.raw_output), "json"))
+            yield _details("Output", fence(pretty_json(call.raw_output), "json"))
 
     def permission(self, call: ToolCall) -> str:
         prompt = call.permission
@@ -381,7 +368,7 @@ class _Writer:
                 yield f"*Binary contents ({_plain(item.mime_type or 'unknown type')}), not included.*"
         else:
             yield f"*Content of type {code_span(item.kind or '') or 'unknown'}:*"
-            yield _details("Content", fence(_json(item.raw), "json"))
+            yield _details("Content", fence(pretty_json(item.raw), "json"))
 
     def reference(self, uri: str | None, name: str | None = None) -> str:
         """A link when ``uri`` is on the web, else the name and the uri as code."""

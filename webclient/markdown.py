@@ -170,11 +170,6 @@ class MarkdownStream:
     def html(self) -> str:
         return "".join(self.blocks)
 
-    @property
-    def committed(self) -> int:
-        """How much of the source the blocks cover; the rest shows as plain text."""
-        return self._committed
-
 
 def _stable_prefix(text: str) -> int:
     """Length of the longest prefix of ``text`` made of whole top-level blocks that cannot change.

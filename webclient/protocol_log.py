@@ -60,10 +60,6 @@ class LogLine:
         return self.update is not None and self.update not in KNOWN_SESSION_UPDATES
 
     @property
-    def from_agent(self) -> bool:
-        return self.direction != "out"
-
-    @property
     def preview(self) -> str:
         text = self.text
         return text if len(text) <= PREVIEW_CHARS else f"{text[:PREVIEW_CHARS]}…"

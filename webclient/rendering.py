@@ -24,6 +24,7 @@ from webclient import diffs
 from webclient.markdown import MarkdownStream, render_markdown
 from webclient.terminal_screen import Line, TerminalScreen, line_html
 from webclient.text import TITLE_LIMIT, mixed_scripts, reveal, reveal_plain, scrub, shorten
+from webclient.uploads import AUDIO_TYPES, IMAGE_TYPES
 from webclient.viewmodel.entries import Entry, MessageEntry
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -50,13 +51,13 @@ KNOWN_STATUSES = {
 KNOWN_OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
 KNOWN_PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
 KNOWN_PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
-SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
-SAFE_AUDIO_TYPES = frozenset(
-    {"audio/wav", "audio/x-wav", "audio/wave", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm", "audio/mp4",
-     "audio/aac", "audio/flac"}
-)  # fmt: skip
+SAFE_IMAGE_TYPES = IMAGE_TYPES | {"image/avif", "image/bmp"}
+"""Images the page shows: the types a prompt sends as images, and two more that browsers decode safely."""
+SAFE_AUDIO_TYPES = AUDIO_TYPES | {"audio/wave", "audio/mp3", "audio/aac"}
+"""Audio the page plays: the types a prompt sends as audio, two aliases agents use, and AAC."""
 SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 RAW_JSON_LIMIT = 200_000
+"""Characters of raw JSON at most (a tool call's input or output, a log line); the rest is left out, with a note."""
 
 
 def dom_id(entry: Entry) -> str:
@@ -150,8 +151,12 @@ def b64(data: bytes) -> str:
 
 
 def pretty_json(value: Any) -> str:
-    """Indented JSON for the page, cut at a size a browser shows comfortably; lone surrogates become U+FFFD."""
-    text = scrub(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+    """Indented JSON for people (the page, the export), cut at a size a browser shows comfortably; lone
+    surrogates become U+FFFD."""
+    try:
+        text = scrub(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+    except Exception:  # circular or otherwise odd: show what Python sees
+        text = scrub(repr(value))
     if len(text) > RAW_JSON_LIMIT:
         text = f"{text[:RAW_JSON_LIMIT]}\n… ({len(text):,} characters in all)"
     return text
@@ -248,6 +253,8 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         SAFE_AUDIO_TYPES=SAFE_AUDIO_TYPES,
         money=money,
         SAFE_IMAGE_TYPES=SAFE_IMAGE_TYPES,
+        UPLOAD_IMAGE_TYPES=IMAGE_TYPES,
+        UPLOAD_AUDIO_TYPES=AUDIO_TYPES,
     )
     env.filters.update(
         markdown=markdown_filter,

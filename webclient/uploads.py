@@ -18,6 +18,10 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 AUDIO_TYPES = frozenset(
     {"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/mp4", "audio/flac"}
 )
+"""The media types an upload is sent as an ``image`` or ``audio`` block for; any other goes as an embedded
+resource. The one classification: the prompt box's script gets these lists from the page
+(``templates/session.html``), and the types the page shows (`webclient.rendering.SAFE_IMAGE_TYPES`,
+``SAFE_AUDIO_TYPES``) are these and a few more."""
 NEEDED_CAPABILITY: dict[UploadKind, str] = {
     "image": "image",
     "audio": "audio",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -67,6 +68,15 @@ def _refused(error: Exception) -> RpcError:
     if isinstance(error, OSError):
         return InternalError(f"{error.strerror or error}: {error.filename or ''}".rstrip(": "))
     return InternalError(str(error))
+
+
+@contextmanager
+def _known_terminal() -> Iterator[None]:
+    """Turns `UnknownTerminal` (never created, or already released) into the agent's error: invalid params."""
+    try:
+        yield
+    except UnknownTerminal as error:
+        raise InvalidParams(str(error)) from None
 
 
 class ClientMethods:
@@ -196,36 +206,28 @@ class ClientMethods:
         return _string(params, "terminalId")
 
     async def terminal_output(self, params: dict[str, Any]) -> dict[str, Any]:
-        try:
+        with _known_terminal():
             text, truncated, status = self._terminals().get(self._terminal_id(params)).output()
-        except UnknownTerminal as error:
-            raise InvalidParams(str(error.args[0] if error.args else error)) from None
         result: dict[str, Any] = {"output": text, "truncated": truncated}
         if status is not None:
             result["exitStatus"] = _exit_json(status)
         return result
 
     async def wait_for_terminal_exit(self, params: dict[str, Any]) -> dict[str, Any]:
-        try:
+        with _known_terminal():
             process = self._terminals().get(self._terminal_id(params))
-        except UnknownTerminal as error:
-            raise InvalidParams(str(error.args[0] if error.args else error)) from None
         return _exit_json(await process.wait_for_exit())
 
     async def kill_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
-        try:
+        with _known_terminal():
             process = self._terminals().get(self._terminal_id(params))
-        except UnknownTerminal as error:
-            raise InvalidParams(str(error.args[0] if error.args else error)) from None
         await process.kill()
         return {}
 
     async def release_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
         terminal_id = self._terminal_id(params)
-        try:
+        with _known_terminal():
             await self._terminals().release(terminal_id)
-        except UnknownTerminal as error:
-            raise InvalidParams(str(error.args[0] if error.args else error)) from None
         self.events.terminal_released(terminal_id)
         return {}
 

@@ -287,11 +287,6 @@ def choose(prompt: Prompt) -> Scenario:
     return ATTACHMENTS if prompt.attachments else SCENARIOS["tour"]
 
 
-def pick_scenario(prompt_text: str) -> Scenario:
-    """Scenario named by the first word of the prompt (case-insensitive, optional leading ``/``), else the tour."""
-    return choose(Prompt(prompt_text))
-
-
 async def play(turn: Turn, scenario: Scenario) -> None:
     """Run ``scenario``: the prompt's attachments acknowledged first, and with *verbose* on, a closing sentence."""
     if turn.prompt.attachments and scenario is not ATTACHMENTS:
