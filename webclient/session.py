@@ -510,8 +510,8 @@ class Session:
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.permissions.answer(request_id, option_id)
 
-    def on_traffic(self, direction: str, line: str) -> None:
-        self.protocol_log.record(direction, line)
+    def on_traffic(self, direction: str, line: str, message: Any) -> None:
+        self.protocol_log.record(direction, line, message)
 
     def on_oversized_message(self, limit: int) -> None:
         size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"

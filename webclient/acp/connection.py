@@ -43,8 +43,11 @@ class ClientHandler(Protocol):
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         """An ``fs/*`` or ``terminal/*`` request, or None when the session does not serve ``method``."""
 
-    def on_traffic(self, direction: str, line: str) -> None:
-        """Every JSON-RPC line, ``in`` from the agent or ``out`` to it; ``garbage`` for what was not JSON."""
+    def on_traffic(self, direction: str, line: str, message: Any) -> None:
+        """Every JSON-RPC line, ``in`` from the agent or ``out`` to it; ``garbage`` for what was not JSON.
+
+        ``message`` is the line as the peer decoded it (None when it is not JSON, and for ``garbage``), so
+        that it need not be decoded again."""
 
     def on_oversized_message(self, limit: int) -> None:
         """The agent sent a line longer than ``limit`` bytes; it was dropped unread."""
@@ -67,7 +70,7 @@ class AgentConnection:
             process.stdin,
             on_request=self._on_request,
             on_notification=self._on_notification,
-            on_traffic=handler.on_traffic,
+            on_traffic_message=handler.on_traffic,
             on_garbage=self._on_garbage,
             on_oversized=handler.on_oversized_message,
             max_line_bytes=max_line_bytes,
@@ -105,7 +108,7 @@ class AgentConnection:
 
     def _on_garbage(self, reason: str, line: str) -> None:
         log.warning("agent %s sent a bad line (%s): %.200s", self.process.pid, reason, line)
-        self.handler.on_traffic("garbage", f"{reason}: {line[:2000]}")
+        self.handler.on_traffic("garbage", f"{reason}: {line[:2000]}", None)
 
     # -- outgoing ----------------------------------------------------------------------------------
 
