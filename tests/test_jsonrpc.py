@@ -84,7 +84,7 @@ async def connect(recorder: Recorder, **peer_options: Any) -> AsyncIterator[tupl
 @pytest.mark.asyncio
 async def test_request_round_trip_and_traffic_log() -> None:
     recorder = Recorder()
-    async with connect(recorder, on_traffic=lambda d, t: recorder.traffic.append((d, t))) as (_, peer):
+    async with connect(recorder, on_traffic=lambda d, t, _: recorder.traffic.append((d, t))) as (_, peer):
         assert await peer.request("echo", {"text": "h\u00e9llo\nworld"}) == {"text": "h\u00e9llo\nworld"}
         assert await peer.request("echo") is None
     out = [text for direction, text in recorder.traffic if direction == "out"]

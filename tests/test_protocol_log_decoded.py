@@ -112,18 +112,16 @@ class Sink:
 
 @pytest.mark.asyncio
 async def test_the_peer_hands_over_what_it_decoded_in_arrival_order() -> None:
-    """Both callbacks see the same lines in the same order; the message is the decoded line (None when it is
+    """The traffic callback sees every line in order; the message is the decoded line (None when it is
     not JSON), or the message sent; a log fed either way summarises alike."""
     reader = asyncio.StreamReader()
     texts: list[tuple[str, str]] = []
     messages: list[tuple[str, str, Any]] = []
     from_text, from_message = ProtocolLog(), ProtocolLog()
 
-    def on_traffic(direction: str, text: str) -> None:
+    def on_traffic(direction: str, text: str, message: Any) -> None:
         texts.append((direction, text))
         from_text.record(direction, text)
-
-    def on_traffic_message(direction: str, text: str, message: Any) -> None:
         messages.append((direction, text, message))
         from_message.record(direction, text, message)
 
@@ -136,7 +134,6 @@ async def test_the_peer_hands_over_what_it_decoded_in_arrival_order() -> None:
         on_request=on_request,
         on_notification=lambda method, params: None,
         on_traffic=on_traffic,
-        on_traffic_message=on_traffic_message,
         on_garbage=lambda reason, text: None,
     )
     running = asyncio.create_task(peer.run())

@@ -20,9 +20,9 @@ Choices worth knowing:
   ``"jsonrpc": "2.0"`` member is not checked: being lenient costs nothing and some agents omit it.
 * A line longer than ``max_line_bytes`` is dropped as it streams (never held beyond the limit),
   reported to ``on_garbage`` and to ``on_oversized``.
-* Every line that is read or written goes to ``on_traffic`` as text, and to ``on_traffic_message`` as text
-  plus the message decoded from it (None for a line that is not JSON), so that a protocol log need not
-  decode each line a second time; both are called before the message is handled, in arrival order.
+* Every line that is read or written goes to ``on_traffic`` as text plus the message decoded from it (None
+  for a line that is not JSON), so that a protocol log need not decode each line a second time; it is
+  called before the message is handled, in arrival order.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ __all__ = [
     "InvalidRequest",
     "JsonValue",
     "MessageWriter",
-    "MessageTrafficHandler",
     "MethodNotFound",
     "NotificationHandler",
     "ParseError",
@@ -60,11 +59,9 @@ logger = logging.getLogger(__name__)
 JsonValue = Any
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler = Callable[[str, Any], None]
-TrafficHandler = Callable[[str, str], None]
-"""``(direction, text)``: ``in`` for a line read, ``out`` for one written."""
-MessageTrafficHandler = Callable[[str, str, Any], None]
-"""``(direction, text, message)``: the same, with the message as decoded (or encoded); None when the line
-was not JSON (a line of JSON ``null`` is passed as None too)."""
+TrafficHandler = Callable[[str, str, Any], None]
+"""``(direction, text, message)``: ``in`` for a line read, ``out`` for one written, with the message as decoded
+(or encoded); None when the line was not JSON (a line of JSON ``null`` is passed as None too)."""
 
 _READ_CHUNK = 1 << 18  # the pipe transport reads at most 256 KiB at a time, so larger buys nothing
 _GARBAGE_PREVIEW = 200  # characters of a bad line passed to on_garbage
@@ -288,7 +285,6 @@ class Peer:
         on_request: RequestHandler,
         on_notification: NotificationHandler,
         on_traffic: TrafficHandler | None = None,
-        on_traffic_message: MessageTrafficHandler | None = None,
         on_garbage: Callable[[str, str], None] | None = None,
         on_oversized: Callable[[int], None] | None = None,
         max_line_bytes: int = 64 * 1024 * 1024,
@@ -298,7 +294,6 @@ class Peer:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_traffic = on_traffic
-        self._on_traffic_message = on_traffic_message
         self._on_garbage = on_garbage
         self._on_oversized = on_oversized
         self._max_line_bytes = max_line_bytes
@@ -446,18 +441,14 @@ class Peer:
             recovered = _recover(text)
             if recovered is None:
                 if self._on_traffic is not None:
-                    self._on_traffic("in", text)
-                if self._on_traffic_message is not None:
-                    self._on_traffic_message("in", text, None)
+                    self._on_traffic("in", text, None)
                 self._garbage("invalid JSON", text[:_GARBAGE_PREVIEW])
                 return
             message, junk = recovered
             self._garbage("junk before a JSON message, message kept", junk[:_GARBAGE_PREVIEW])
             text = text[len(junk) :]
         if self._on_traffic is not None:
-            self._on_traffic("in", text)
-        if self._on_traffic_message is not None:
-            self._on_traffic_message("in", text, message)
+            self._on_traffic("in", text, message)
         try:
             if type(message) is dict:
                 self._handle_message(message)
@@ -584,9 +575,7 @@ class Peer:
                 if self._stopped or self._writer.is_closing():
                     raise ConnectionClosed("connection closed")
                 if self._on_traffic is not None:
-                    self._on_traffic("out", text)
-                if self._on_traffic_message is not None:
-                    self._on_traffic_message("out", text, message)
+                    self._on_traffic("out", text, message)
                 try:
                     self._writer.write(data)
                     await self._writer.drain()

@@ -70,7 +70,7 @@ class AgentConnection:
             process.stdin,
             on_request=self._on_request,
             on_notification=self._on_notification,
-            on_traffic_message=handler.on_traffic,
+            on_traffic=handler.on_traffic,
             on_garbage=self._on_garbage,
             on_oversized=handler.on_oversized_message,
             max_line_bytes=max_line_bytes,
