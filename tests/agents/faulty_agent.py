@@ -27,7 +27,7 @@ import sys
 import threading
 from typing import Any
 
-from raw_jsonrpc import send, serve
+from raw_jsonrpc import ask, send, serve, take_response
 from raw_jsonrpc import update as session_update
 
 FAULTS = set(filter(None, os.environ.get("FAULT", "").split(",")))
@@ -39,9 +39,7 @@ if os.environ.get("FAULT_ONCE_FILE"):
         open(os.environ["FAULT_ONCE_FILE"], "w").close()  # noqa: SIM115 - a marker, closed at once
 SESSION = "faulty-1"
 _cancelled = threading.Event()
-_state = {"authenticated": False, "after_cancel": False, "model": "gemini-2.5-pro", "next_id": 0}
-_answers: dict[Any, Any] = {}
-_answered = threading.Condition()
+_state = {"authenticated": False, "after_cancel": False, "model": "gemini-2.5-pro"}
 
 AUTH_METHODS = [
     {"id": "oauth", "name": "Log in with Google", "description": "Opens **a browser** to sign in."},
@@ -86,17 +84,6 @@ def answer(message: dict[str, Any]) -> None:
 
 def say(text: str) -> None:
     session_update(SESSION, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
-
-
-def ask(method: str, params: dict[str, Any]) -> Any:
-    """Send a request to the client and wait for its answer."""
-    with _answered:
-        _state["next_id"] += 1
-        request_id = f"ask-{_state['next_id']}"
-    send({"id": request_id, "method": method, "params": params})
-    with _answered:
-        _answered.wait_for(lambda: request_id in _answers)
-        return _answers.pop(request_id)
 
 
 def run_prompt(request_id: Any, prompt: list[dict[str, Any]]) -> None:
@@ -171,11 +158,9 @@ def run_prompt(request_id: Any, prompt: list[dict[str, Any]]) -> None:
 
 def handle(message: dict[str, Any]) -> None:
     method, request_id, params = message.get("method"), message.get("id"), message.get("params") or {}
-    if method is None:
-        with _answered:
-            _answers[request_id] = message
-            _answered.notify_all()
-    elif method == "initialize":
+    if take_response(message):
+        return
+    if method == "initialize":
         if "no-initialize" in FAULTS:
             return
         junk("Loaded cached credentials.")

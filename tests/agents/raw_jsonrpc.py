@@ -6,14 +6,18 @@ set), so tests assert exactly what the client sent.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import queue
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 _out_lock = threading.Lock()
+_ids = itertools.count(1001)  # next() on a count is atomic under the GIL: safe from several threads
+_responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -26,6 +30,25 @@ def send(message: dict[str, Any]) -> None:
 
 def update(session_id: str, body: dict[str, Any]) -> None:
     send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Send a request to the client and wait for its response (the whole message: ``result`` or ``error``).
+    Call it from a thread other than the one reading stdin, which hands the response over (`take_response`)."""
+    request_id = next(_ids)
+    box: queue.Queue[dict[str, Any]] = queue.Queue()
+    _responses[request_id] = box
+    send({"id": request_id, "method": method, "params": params})
+    return box.get()
+
+
+def take_response(message: dict[str, Any]) -> bool:
+    """Hand a response to the `ask` waiting for it; False when ``message`` is not one."""
+    box = _responses.pop(message.get("id"), None) if "method" not in message else None
+    if box is None:
+        return False
+    box.put(message)
+    return True
 
 
 def serve(handle: Callable[[dict[str, Any]], None]) -> None:

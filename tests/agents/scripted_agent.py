@@ -28,20 +28,17 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import sys
 import threading
 import time
 from typing import Any
 
-from raw_jsonrpc import send, serve, update
+from raw_jsonrpc import ask, send, serve, take_response, update
 
 AUTH_REQUIRED = os.environ.get("AUTH_REQUIRED") == "1"
 
-_responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 _cancelled = threading.Event()
 _authenticated = threading.Event()
-_next_id = 1000
 _cwd = "/"
 
 
@@ -52,15 +49,6 @@ def say(session_id: str, text: str, message_id: str | None = None) -> None:
     update(session_id, body)
 
 
-def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Send a request to the client and wait for its response."""
-    global _next_id
-    _next_id += 1
-    request_id = _next_id
-    box: queue.Queue[dict[str, Any]] = queue.Queue()
-    _responses[request_id] = box
-    send({"id": request_id, "method": method, "params": params})
-    return box.get()
 
 
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
@@ -317,9 +305,9 @@ def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     request_id = message.get("id")
     params = message.get("params") or {}
-    if method is None and request_id in _responses:
-        _responses.pop(request_id).put(message)
-    elif method == "initialize":
+    if take_response(message):
+        return
+    if method == "initialize":
         methods = [{"id": "token", "name": "Use a token", "description": "Sign in with a test token"}]
         send(
             {

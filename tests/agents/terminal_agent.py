@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -28,14 +27,11 @@ import threading
 import time
 from typing import Any
 
-from raw_jsonrpc import send, serve, update
+from raw_jsonrpc import ask, send, serve, take_response, update
 
 MARK = sys.argv[1] if len(sys.argv) > 1 else "no-mark"
 STUBBORN = os.environ.get("STUBBORN") == "1"
 
-_responses: dict[int, queue.Queue[dict[str, Any]]] = {}
-_next_id = 1000
-_lock = threading.Lock()
 
 
 def _first_of_role() -> bool:
@@ -52,16 +48,6 @@ def _first_of_role() -> bool:
 NEEDS_SIGN_IN = not _first_of_role()
 
 
-def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Send a request to the client and wait for its response."""
-    global _next_id
-    with _lock:
-        _next_id += 1
-        request_id = _next_id
-    box: queue.Queue[dict[str, Any]] = queue.Queue()
-    _responses[request_id] = box
-    send({"id": request_id, "method": method, "params": params})
-    return box.get()
 
 
 def say(session_id: str, text: str) -> None:
@@ -101,9 +87,9 @@ def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     request_id = message.get("id")
     params = message.get("params") or {}
-    if method is None and request_id in _responses:
-        _responses.pop(request_id).put(message)
-    elif method == "initialize":
+    if take_response(message):
+        return
+    if method == "initialize":
         methods = [{"id": "never", "name": "Never answers", "description": "Sign-in that never ends"}]
         result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods if NEEDS_SIGN_IN else []}
         send({"id": request_id, "result": result})

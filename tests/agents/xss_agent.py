@@ -24,14 +24,13 @@ from __future__ import annotations
 import base64
 import importlib.util
 import os
-import queue
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests also import this file by its path
-from raw_jsonrpc import send, serve  # noqa: E402
+from raw_jsonrpc import ask, send, serve, take_response  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "xss_payloads", Path(__file__).resolve().parent.parent / "xss_payloads.py"
@@ -62,10 +61,8 @@ FILE_LINES = [line for line in SINGLE_LINE if "\x00" not in line]
 OPTION_COUNT = 40
 DIFF_COUNT = 40
 
-_responses: dict[int, queue.Queue[dict[str, Any]]] = {}
 _authenticated = threading.Event()
 _auth_attempts = 0
-_next_id = 1000
 _cwd = "/"
 _client_capabilities: dict[str, Any] = {}
 
@@ -92,15 +89,6 @@ def chunk(session_id: str, kind: str, text: str, message_id: str | None = None) 
     update(session_id, body)
 
 
-def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Send a request to the client and wait for its response."""
-    global _next_id
-    _next_id += 1
-    request_id = _next_id
-    box: queue.Queue[dict[str, Any]] = queue.Queue()
-    _responses[request_id] = box
-    send({"id": request_id, "method": method, "params": params})
-    return box.get()
 
 
 # -- what session/new and the out-of-turn updates carry -------------------------------------------
@@ -458,9 +446,9 @@ def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     request_id = message.get("id")
     params = message.get("params") or {}
-    if method is None and request_id in _responses:
-        _responses.pop(request_id).put(message)
-    elif method == "initialize":
+    if take_response(message):
+        return
+    if method == "initialize":
         _client_capabilities.update(params.get("clientCapabilities") or {})
         methods = [{"id": p(i), "name": p(i + 1), "description": p(i + 2)} for i in range(0, 12, 3)]
         send(
