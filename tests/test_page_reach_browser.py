@@ -111,20 +111,14 @@ def test_while_the_socket_is_down_controls_are_disabled_and_a_restart_says_the_s
             expect(control).to_be_disabled()
 
         # A new server on the same port, as after a restart: it has a new sign-in token and knows no such session.
-        # While the page is not signed in (faked here until the server asks for sign-in), it says so and keeps
-        # asking; signed in again (the new token, opened in another tab), it learns that its session is gone.
-        session_url = page.url
-        page.route(
-            session_url,
-            lambda route: route.fulfill(status=401) if route.request.method == "HEAD" else route.continue_(),
-        )
+        # The page is signed out, says so and keeps asking; signed in again (the new token, opened in another
+        # tab), it learns that its session is gone.
         port = int(server.url.rsplit(":", 1)[1])
         server = launch(workspace, AGENT, port=port)
         connection = page.locator('[data-role="connection"]')
         expect(connection).to_have_text(SIGNED_OUT, timeout=40_000)
         for control in (options.first, textarea, send):
             expect(control).to_be_disabled()
-        page.unroute(session_url)
         helper = context.new_page()
         helper.goto(server.sign_in_url("/"))
         helper.close()
