@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -331,12 +332,18 @@ def agent_traffic(cwd: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[
                 result: Any = {"outcome": {"outcome": "selected", "optionId": agent.FIRST_OPTION_ID}}
             else:
                 result = {}
-            agent._responses.pop(message["id"]).put({"id": message["id"], "result": result})
+            rpc.take_response({"id": message["id"], "result": result})
 
-    agent.send = capture  # type: ignore[attr-defined]  # the agent writes to stdout; here its lines are kept
-    agent.handle({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}})
-    agent.handle({"id": 2, "method": "session/new", "params": {"cwd": str(cwd), "mcpServers": []}})
-    agent.run_prompt(3, {"sessionId": "xss-1", "prompt": [{"type": "text", "text": "go"}]})
+    # The agent writes to stdout (itself, and through raw_jsonrpc's ask); here its lines are kept instead.
+    rpc = sys.modules["raw_jsonrpc"]
+    written = rpc.send
+    agent.send = rpc.send = capture  # type: ignore[attr-defined]
+    try:
+        agent.handle({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+        agent.handle({"id": 2, "method": "session/new", "params": {"cwd": str(cwd), "mcpServers": []}})
+        agent.run_prompt(3, {"sessionId": "xss-1", "prompt": [{"type": "text", "text": "go"}]})
+    finally:
+        rpc.send = written
     initialize = next(m["result"] for m in sent if m.get("id") == 1)
     new_session = next(m["result"] for m in sent if m.get("id") == 2)
     updates = [m["params"] for m in sent if m.get("method") == "session/update"]
