@@ -14,7 +14,7 @@ setup: $(STAMP) $(VENDOR)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[demo,test,dev]'
 	touch $@
 
 # htmx comes from the npm registry, pinned by package-lock.json, checked against its published hash.

@@ -159,7 +159,12 @@ class Server:
         self.agents: set[int] = set()
         with log.open("wb") as out:
             self.process = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                argv,
+                cwd=cwd,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
 
@@ -211,11 +216,24 @@ class Server:
 
 
 def agent_command(args: argparse.Namespace, report: Path) -> str:
-    return shlex.join([
-        sys.executable, str(AGENT), "--messages", str(args.messages), "--updates", str(args.updates),
-        "--tool-calls", str(args.tool_calls), "--seed", str(args.seed), "--rate", str(args.rate),
-        "--report", str(report),
-    ])
+    return shlex.join(
+        [
+            sys.executable,
+            str(AGENT),
+            "--messages",
+            str(args.messages),
+            "--updates",
+            str(args.updates),
+            "--tool-calls",
+            str(args.tool_calls),
+            "--seed",
+            str(args.seed),
+            "--rate",
+            str(args.rate),
+            "--report",
+            str(report),
+        ]
+    )
 
 
 async def read_report(report: Path, timeout: float = 5.0) -> dict[str, Any]:
@@ -332,15 +350,20 @@ def create_session(port: int) -> str:
 async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     port = free_port()
     report = tmp / f"server-{run}.json"
-    env = {**os.environ, "WEBCLIENT_AGENT": agent_command(args, report), "WEBCLIENT_WORKSPACE": str(tmp),
-           "WEBCLIENT_TOKEN": TOKEN}
+    env = {
+        **os.environ,
+        "WEBCLIENT_AGENT": agent_command(args, report),
+        "WEBCLIENT_WORKSPACE": str(tmp),
+        "WEBCLIENT_TOKEN": TOKEN,
+    }
     env.pop("WEBCLIENT_RELOAD", None)
     if args.server_root:  # another checkout's webclient/ (and templates/, static/) ahead of the installed one
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(args.server_root), env.get("PYTHONPATH")]))
     profile = ["-m", "cProfile", "-o", f"{args.profile}.{run}"] if args.profile else []
     argv = [sys.executable, *profile, "-m", "webclient", "--host", "127.0.0.1", "--port", str(port)]
-    server = Server(argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM,
-                    cwd=args.server_root or ROOT)
+    server = Server(
+        argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM, cwd=args.server_root or ROOT
+    )
     result = Result("server")
     try:
         await server.wait_listening(port)
@@ -507,8 +530,10 @@ def table(server: Result, relay: Result, title: str) -> str:
             x = server.rate / relay.rate if relay.rate else 0
             note = f"{x:.3f} x relay  (aim >= 0.5: {'ok' if x >= 0.5 else 'MISSED'})"
         elif ratio == "bytes":
-            note = f"{server.bytes_per_text_byte / relay.bytes_per_text_byte:.2f} x relay  (aim <= 1.5 B/B: " \
-                   f"{'ok' if server.bytes_per_text_byte <= 1.5 else 'MISSED'})"
+            note = (
+                f"{server.bytes_per_text_byte / relay.bytes_per_text_byte:.2f} x relay  (aim <= 1.5 B/B: "
+                f"{'ok' if server.bytes_per_text_byte <= 1.5 else 'MISSED'})"
+            )
         elif ratio == "mem":
             note = f"{server.hwm_kib / relay.hwm_kib:.2f} x relay" if relay.hwm_kib else ""
         lines.append(f"{label:22} {value(server):>16} {value(relay):>16}   {note}")
@@ -545,8 +570,11 @@ async def main_async(args: argparse.Namespace) -> None:
     servers: list[Result] = []
     relays: list[Result] = []
     busy = await machine_busy()
-    print(f"machine busy before the bench: {busy:.0%} of {os.cpu_count()} CPUs"
-          + ("  -- other work is running: figures will be low and noisy" if busy > 0.2 else ""), flush=True)
+    print(
+        f"machine busy before the bench: {busy:.0%} of {os.cpu_count()} CPUs"
+        + ("  -- other work is running: figures will be low and noisy" if busy > 0.2 else ""),
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="flood-bench-") as name:
         tmp = Path(name)
         for run in range(1, args.runs + 1):
@@ -556,17 +584,21 @@ async def main_async(args: argparse.Namespace) -> None:
                     continue
                 result = await bench(args, tmp, run)
                 (servers if result.name == "server" else relays).append(result)
-                print(f"run {run} {result.name:6}: {result.rate:9,.0f} notifications/s  {result.seconds:6.2f} s  "
-                      f"{result.bytes_per_text_byte:5.2f} payload B/text B  "
-                      f"{result.wire_per_text_byte:5.2f} wire B/text B  peak {mib(result.hwm_kib)}  "
-                      f"cpu {result.cpu_seconds:.2f} s  {result.frames:,} messages  "
-                      f"longest silence {result.max_gap * 1000:,.0f} ms  "
-                      f"slowest GET {result.probe_max * 1000:,.0f} ms  (+{result.trailing_bytes:,} B after the end)",
-                      flush=True)
+                print(
+                    f"run {run} {result.name:6}: {result.rate:9,.0f} notifications/s  {result.seconds:6.2f} s  "
+                    f"{result.bytes_per_text_byte:5.2f} payload B/text B  "
+                    f"{result.wire_per_text_byte:5.2f} wire B/text B  peak {mib(result.hwm_kib)}  "
+                    f"cpu {result.cpu_seconds:.2f} s  {result.frames:,} messages  "
+                    f"longest silence {result.max_gap * 1000:,.0f} ms  "
+                    f"slowest GET {result.probe_max * 1000:,.0f} ms  (+{result.trailing_bytes:,} B after the end)",
+                    flush=True,
+                )
     first = (servers or relays)[0]
-    print(f"\nflood: {first.agent['messages']:,} agent_message_chunk + {first.agent['tool_calls']} tool_call + "
-          f"{first.agent['tool_call_updates']:,} tool_call_update = {first.notifications:,} notifications, "
-          f"{first.text_bytes:,} text bytes, {first.agent['stdout_bytes']:,} bytes of JSON lines")
+    print(
+        f"\nflood: {first.agent['messages']:,} agent_message_chunk + {first.agent['tool_calls']} tool_call + "
+        f"{first.agent['tool_call_updates']:,} tool_call_update = {first.notifications:,} notifications, "
+        f"{first.text_bytes:,} text bytes, {first.agent['stdout_bytes']:,} bytes of JSON lines"
+    )
     print(f"permessage-deflate: {first.extensions or 'not negotiated'}")
     if servers:
         last = servers[-1]
@@ -575,12 +607,17 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"  {name:18} {size / last.text_bytes:6.2f}  ({size:,} B)")
     if servers and relays and len(servers) == len(relays) > 1:
         ratios = [s.rate / r.rate for s, r in zip(servers, relays)]
-        print(f"\nrate ratio server/relay per run: {', '.join(f'{x:.2f}' for x in ratios)}  "
-              f"(median {statistics.median(ratios):.2f}; runs alternate which server goes first)")
+        print(
+            f"\nrate ratio server/relay per run: {', '.join(f'{x:.2f}' for x in ratios)}  "
+            f"(median {statistics.median(ratios):.2f}; runs alternate which server goes first)"
+        )
     if servers and relays:
         print()
-        print(table(servers[-1], relays[-1], "last run") if args.runs == 1 else
-              table(median_result(servers), median_result(relays), f"median of {args.runs} runs"))
+        print(
+            table(servers[-1], relays[-1], "last run")
+            if args.runs == 1
+            else table(median_result(servers), median_result(relays), f"median of {args.runs} runs")
+        )
 
 
 def main() -> None:
@@ -595,8 +632,12 @@ def main() -> None:
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
     parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
-    parser.add_argument("--server-root", type=Path, metavar="DIR",
-                        help="run the real server from this checkout (e.g. `git archive REV | tar -x -C DIR`)")
+    parser.add_argument(
+        "--server-root",
+        type=Path,
+        metavar="DIR",
+        help="run the real server from this checkout (e.g. `git archive REV | tar -x -C DIR`)",
+    )
     parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE.<run>")
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()

@@ -132,14 +132,16 @@ def build(messages: int, updates: int, tool_calls: int, seed: int) -> tuple[list
             if call == created:  # this call's first update: create it first
                 created += 1
                 output = []
-                emit({
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": call_id,
-                    "title": f"Step {created}: {rng.choice(WORDS)} {rng.choice(WORDS)}",
-                    "kind": kinds[call % len(kinds)],
-                    "status": "pending",
-                    "rawInput": {"command": f"run --step {created}", "path": f"src/module_{created}.py"},
-                })
+                emit(
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": call_id,
+                        "title": f"Step {created}: {rng.choice(WORDS)} {rng.choice(WORDS)}",
+                        "kind": kinds[call % len(kinds)],
+                        "status": "pending",
+                        "rawInput": {"command": f"run --step {created}", "path": f"src/module_{created}.py"},
+                    }
+                )
             n = done_updates - int(call * per_call)
             last = done_updates + 1 >= int((call + 1) * per_call) or done_updates + 1 == updates
             update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
@@ -197,12 +199,18 @@ def main() -> None:
         if request_id is None:
             continue  # notifications (session/cancel) and stray responses
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1,
-                "agentCapabilities": {"loadSession": False},
-                "agentInfo": {"name": "flood-agent", "title": "Flood agent", "version": "1.0"},
-                "authMethods": [],
-            }})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "result": {
+                        "protocolVersion": 1,
+                        "agentCapabilities": {"loadSession": False},
+                        "agentInfo": {"name": "flood-agent", "title": "Flood agent", "version": "1.0"},
+                        "authMethods": [],
+                    },
+                }
+            )
         elif method == "session/new":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": "flood-1"}})
         elif method == "session/prompt":

@@ -218,17 +218,25 @@ def main() -> None:
     args = parser.parse_args()
     figures = asyncio.run(run(args))
     sent = figures.get("sent", {})
-    print(f"A's agent wrote {sent.get('sent', '?'):,} of {args.count:,} tool calls"
-          f" ({'all' if sent.get('done') else 'not all'}); A's turn ended after {figures['flood_seconds'] or '-'} s")
-    print(f"B prompt round trip: {figures['b_trips']} prompts, p50 {figures['b_p50_ms']:.0f} ms,"
-          f" p99 {figures['b_p99_ms']:.0f} ms, max {figures['b_max_ms']:.0f} ms")
+    print(
+        f"A's agent wrote {sent.get('sent', '?'):,} of {args.count:,} tool calls"
+        f" ({'all' if sent.get('done') else 'not all'}); A's turn ended after {figures['flood_seconds'] or '-'} s"
+    )
+    print(
+        f"B prompt round trip: {figures['b_trips']} prompts, p50 {figures['b_p50_ms']:.0f} ms,"
+        f" p99 {figures['b_p99_ms']:.0f} ms, max {figures['b_max_ms']:.0f} ms"
+    )
     print(f"GET /: p50 {figures['get_p50_ms']:.0f} ms, max {figures['get_max_ms']:.0f} ms")
     print(f"A's socket ({args.reader} reader): {figures['a_bytes'] / 2**20:,.1f} MiB in {figures['a_frames']} frames")
-    print(f"server RSS: {figures['rss_before_mib']:.0f} MiB before, peak {figures['peak_rss_mib']:.0f} MiB,"
-          f" {figures['rss_flooded_mib']:.0f} MiB after the flood, {figures['rss_after_end_mib']:.0f} MiB 3 s after"
-          f" ending A (end took {figures['end_ms']:.0f} ms)")
-    print(f"GET A's page after the flood: {figures['a_page_ms']:.0f} ms;"
-          f" B's page after A ended: {figures['b_page_ms']:.0f} ms")
+    print(
+        f"server RSS: {figures['rss_before_mib']:.0f} MiB before, peak {figures['peak_rss_mib']:.0f} MiB,"
+        f" {figures['rss_flooded_mib']:.0f} MiB after the flood, {figures['rss_after_end_mib']:.0f} MiB 3 s after"
+        f" ending A (end took {figures['end_ms']:.0f} ms)"
+    )
+    print(
+        f"GET A's page after the flood: {figures['a_page_ms']:.0f} ms;"
+        f" B's page after A ended: {figures['b_page_ms']:.0f} ms"
+    )
     print(json.dumps(figures))
 
 

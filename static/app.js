@@ -41,7 +41,7 @@
     }
   }
 
-  // The tab shows at most TITLE_LIMIT characters of the title (as the server renders it: webclient/text.py).
+  // The tab shows at most TITLE_LIMIT characters of the title (as the server renders it: webclient/render/text.py).
   const TITLE_LIMIT = 80;
 
   function shortTitle(text) {

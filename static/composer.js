@@ -284,7 +284,7 @@
     return (status && status.dataset.accepts ? status.dataset.accepts : "").split(" ");
   }
 
-  // Which media types go as images or audio is the server's to say (webclient/uploads.py): the form carries its
+  // Which media types go as images or audio is the server's to say (webclient/session/uploads.py): the form carries its
   // lists, so the check here and the server's agree.
   function mediaTypes(name) {
     const form = document.getElementById("composer");
@@ -324,7 +324,7 @@
       headers: {
         "X-Filename": encodeURIComponent(file.name || "pasted"),
         "Content-Type": file.type || "application/octet-stream",
-        "X-CSRF-Token": csrfToken(), // for browsers that send no Origin (webclient/access.py)
+        "X-CSRF-Token": csrfToken(), // for browsers that send no Origin (webclient/web/access.py)
       },
     }).then(function (response) {
       return response.text().then(function (text) {

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import uvicorn
 
-from webclient.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.config import Settings
-from webclient.reaper import GRACEFUL_SECONDS
+from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
+from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         print(f"ACP web client: open {url} to sign in", flush=True)
     uvicorn.run(
-        "webclient.app:create_app",
+        "webclient.web.app:create_app",
         factory=True,
         host=args.host,
         port=args.port,

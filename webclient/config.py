@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -11,7 +12,15 @@ from typing import cast, get_args
 
 from webclient.workspace.paths import Access
 
-DEMO_AGENT = f"{sys.executable} -m webclient.demo_agent"
+DEMO_AGENT = f"{sys.executable} -m demo_agent"
+"""The default agent: the demo (its own top-level package, installed with the ``demo`` extra)."""
+
+
+def demo_sample() -> Path | None:
+    """The demo's sample project, which each demo session works in a fresh copy of (found, not imported)."""
+    spec = importlib.util.find_spec("demo_agent")
+    folders = spec.submodule_search_locations if spec is not None else None
+    return Path(next(iter(folders))) / "sample_workspace" if folders else None
 
 
 def _bool(value: str | None) -> bool:
@@ -108,6 +117,11 @@ class Settings:
     @property
     def agent_command(self) -> str:
         return self.agent or DEMO_AGENT
+
+    @property
+    def workspace_template(self) -> Path | None:
+        """A folder each session gets a fresh copy of, when no workspace is set: the demo's sample project."""
+        return demo_sample() if self.is_demo and self.workspace is None else None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:

@@ -49,8 +49,6 @@ def say(session_id: str, text: str, message_id: str | None = None) -> None:
     update(session_id, body)
 
 
-
-
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
     session_id = params["sessionId"]
     text = " ".join(block.get("text", "") for block in params.get("prompt", []) if isinstance(block, dict))

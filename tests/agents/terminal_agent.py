@@ -33,7 +33,6 @@ MARK = sys.argv[1] if len(sys.argv) > 1 else "no-mark"
 STUBBORN = os.environ.get("STUBBORN") == "1"
 
 
-
 def _first_of_role() -> bool:
     path = os.environ.get("ROLE_FILE")
     if not path:
@@ -46,8 +45,6 @@ def _first_of_role() -> bool:
 
 
 NEEDS_SIGN_IN = not _first_of_role()
-
-
 
 
 def say(session_id: str, text: str) -> None:

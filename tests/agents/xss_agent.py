@@ -1,4 +1,4 @@
-"""A hostile raw-JSON ACP agent: every string it controls is an XSS payload from ``tests/xss_payloads.py``.
+"""A hostile raw-JSON ACP agent: every string it controls is an XSS payload from ``tests/support/xss_payloads.py``.
 
 It fills every surface an agent reaches: ``agentInfo``, auth methods, the ``session/new`` result (modes and
 config options), commands, the session title, usage, and on ``session/prompt`` messages, thoughts, user
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests also impor
 from raw_jsonrpc import ask, send, serve, take_response  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
-    "xss_payloads", Path(__file__).resolve().parent.parent / "xss_payloads.py"
+    "xss_payloads", Path(__file__).resolve().parent.parent / "support" / "xss_payloads.py"
 )
 assert _spec is not None and _spec.loader is not None
 _payloads = importlib.util.module_from_spec(_spec)
@@ -87,8 +87,6 @@ def chunk(session_id: str, kind: str, text: str, message_id: str | None = None) 
     if message_id:
         body["messageId"] = message_id
     update(session_id, body)
-
-
 
 
 # -- what session/new and the out-of-turn updates carry -------------------------------------------

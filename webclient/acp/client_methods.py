@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from webclient.jsonrpc import InternalError, InvalidParams, ResourceNotFound, RpcError
+from webclient.acp.jsonrpc import InternalError, InvalidParams, ResourceNotFound, RpcError
 from webclient.workspace.files import NotText, WriteResult, read_text_file, write_text_file
 from webclient.workspace.paths import FileTooLarge, PathRefused, Workspace
 from webclient.workspace.terminals import ExitStatus, Terminals, UnknownTerminal

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from webclient import __version__
+from webclient.acp.jsonrpc import MethodNotFound, Peer
 from webclient.acp.process import AgentProcess, StderrLog
-from webclient.jsonrpc import MethodNotFound, Peer
 
 log = logging.getLogger(__name__)
 

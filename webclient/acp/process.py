@@ -1,8 +1,8 @@
 """Spawning and owning an agent subprocess: argv without a shell, stderr always drained, clean kills.
 
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
-process group that `AgentProcess.shutdown` stops as a whole (with `webclient.process_group`). The group is
-owned from its start until it has ended, so the watchdog (`webclient.reaper`) stops it if the server dies.
+process group that `AgentProcess.shutdown` stops as a whole (with `webclient.workspace.process_group`). The group is
+owned from its start until it has ended, so the watchdog (`webclient.workspace.reaper`) stops it if the server dies.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from webclient import process_group
+from webclient.workspace import process_group
 
 __all__ = ["AgentProcess", "AgentStartError", "StderrLog", "split_command"]
 
@@ -264,7 +264,7 @@ class AgentProcess:
 
     def _signal(self, sig: signal.Signals) -> None:
         # The pgid is the agent's pid: start_new_session made it the leader. Not self._process.send_signal,
-        # which can reap the agent behind asyncio's back (see webclient.process_group).
+        # which can reap the agent behind asyncio's back (see webclient.workspace.process_group).
         process_group.send(self.pid, sig, leader_running=self._running())
 
     async def _drain_stderr(self, reader: asyncio.StreamReader) -> None:

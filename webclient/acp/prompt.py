@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from webclient.uploads import Upload
+from webclient.session.uploads import Upload
 from webclient.workspace.paths import PathRefused, Workspace
 
 

@@ -228,9 +228,7 @@ def apply_update(thread: Thread, update: Any) -> bool:
         return True
     tool_call_id = update.get("toolCallId")
     if kind in ("tool_call", "tool_call_update") and isinstance(tool_call_id, str):
-        thread.upsert_tool_call(
-            tool_call_id, tool_call_patch(update), _raw_fields(update), create=kind == "tool_call"
-        )
+        thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update), create=kind == "tool_call")
         meta = update.get("_meta")
         if isinstance(meta, dict):
             apply_terminal_meta(thread, tool_call_id, meta)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from webclient.terminal_screen import TerminalScreen
+from webclient.viewmodel.terminal_screen import TerminalScreen
 
 TerminalState = Literal["running", "exited", "released"]
 

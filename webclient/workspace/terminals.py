@@ -4,9 +4,9 @@ A command runs without a shell, in its own session and process group, with stdou
 of a pty (so it colours and draws progress bars as in a terminal) and stdin on /dev/null (so nothing waits for
 input that will never come). The pty is not made the controlling terminal either: a program that opens
 ``/dev/tty`` to ask for a password fails at once instead of hanging. Output is kept, bounded, for
-``terminal/output`` and handed on raw to the session, which shows it through `webclient.terminal_screen`.
+``terminal/output`` and handed on raw to the session, which shows it through `webclient.viewmodel.terminal_screen`.
 Killing or releasing a terminal stops its whole process group, including background children; the group
-is owned (`webclient.process_group.own`) until it has ended, so the watchdog stops it if the server dies.
+is owned (`webclient.workspace.process_group.own`) until it has ended, so the watchdog stops it if the server dies.
 The command starts in the directory that was checked, held open by descriptor (``fchdir``), never by a path
 that could be swapped for a symlink between the check and the start.
 Spec: https://agentclientprotocol.com/protocol/terminals
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from webclient import process_group
+from webclient.workspace import process_group
 from webclient.workspace.paths import PathRefused, open_directory
 
 __all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooManyTerminals", "UnknownTerminal"]
@@ -41,7 +41,7 @@ __all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooMan
 logger = logging.getLogger(__name__)
 
 COLUMNS, ROWS = 120, 40
-"""Window size of every pty; `webclient.terminal_screen.TerminalScreen` defaults to the same."""
+"""Window size of every pty; `webclient.viewmodel.terminal_screen.TerminalScreen` defaults to the same."""
 
 _READ_CHUNK = 1 << 16
 _KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL, and the most we wait for a killed group to go

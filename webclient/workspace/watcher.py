@@ -170,9 +170,7 @@ class WorkspaceWatcher:
                     watch.ready = True
                     self._in_place(watch)
                 if batch:
-                    self._route(
-                        Path(path) for change, path in batch if change != Change.added or os.path.isfile(path)
-                    )
+                    self._route(Path(path) for change, path in batch if change != Change.added or os.path.isfile(path))
         except Exception as error:
             if watch.stop_event.is_set():
                 return

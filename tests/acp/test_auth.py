@@ -1,0 +1,83 @@
+"""Sign-in methods (webclient.acp.auth) and how errors read (webclient.acp.jsonrpc.error_text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from webclient.acp.auth import EnvVar, sign_in_methods
+from webclient.acp.jsonrpc import RpcError, error_text
+
+
+def test_each_auth_method_type_is_read_and_only_agent_methods_are_buttons(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SET_KEY", "x")
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    raw: list[Any] = [
+        {"id": "oauth", "name": "Log in with Google"},
+        {
+            "id": "key",
+            "name": "Use Gemini API key",
+            "description": "Requires setting the `GEMINI_API_KEY` environment variable",
+        },
+        {"id": "meta", "name": "Meta", "_meta": {"envVars": ["META_TOKEN_X"], "other": "NOT_THIS_ONE"}},
+        {
+            "id": "env",
+            "type": "env_var",
+            "name": "Env",
+            "vars": [{"name": "SET_KEY", "label": "Key", "secret": False}, {"name": "NO_KEY", "optional": True}],
+        },
+        {"id": "term", "type": "terminal", "name": "Terminal", "args": ["--login", 3], "env": {"A": "b c"}},
+        {"id": "qr", "type": "qr-code", "name": "QR"},
+        {"name": "no id"},
+        "junk",
+    ]
+    methods = sign_in_methods(raw)
+    assert [(m.id, m.type, m.button) for m in methods] == [
+        ("oauth", "agent", True),
+        ("key", "agent", True),
+        ("meta", "agent", True),
+        ("env", "env_var", False),
+        ("term", "terminal", False),
+        ("qr", "qr-code", False),
+    ]
+    assert methods[0].env_vars == ()
+    assert methods[1].env_vars == (EnvVar("GEMINI_API_KEY"),) and not methods[1].env_vars[0].is_set
+    assert [v.name for v in methods[2].env_vars] == ["META_TOKEN_X"]
+    assert methods[3].env_vars == (EnvVar("SET_KEY", "Key", False, False), EnvVar("NO_KEY", None, True, True))
+    assert [v.is_set for v in methods[3].env_vars] == [True, False]
+    assert methods[4].terminal_command(["/bin/agent", "--acp"]) == "A='b c' /bin/agent --acp --login"
+
+
+def test_a_description_without_environment_words_names_no_variable() -> None:
+    (method,) = sign_in_methods([{"id": "x", "name": "X", "description": "Uses the HTTP_API of MY_SERVICE"}])
+    assert method.env_vars == ()
+
+
+@pytest.mark.parametrize(
+    ("message", "data", "text"),
+    [
+        ("Internal error", {"message": "OPENAI_API_KEY is not set"}, "Internal error: OPENAI_API_KEY is not set"),
+        (
+            "Internal error",
+            {"details": "Cannot enable privileged approval modes in an untrusted folder."},
+            "Internal error: Cannot enable privileged approval modes in an untrusted folder.",
+        ),
+        ("Authentication required", "Gemini API key is missing", "Authentication required: Gemini API key is missing"),
+        ("Internal error", None, "Internal error"),
+        ("Same", "Same", "Same"),
+        ("Odd", {"code": 7}, 'Odd: {"code": 7}'),
+    ],
+)
+def test_error_text_shows_what_data_holds(message: str, data: Any, text: str) -> None:
+    assert error_text(message, data) == text
+    assert RpcError.from_json({"code": -32603, "message": message, "data": data}).text == text
+
+
+def test_error_text_without_a_message() -> None:
+    assert error_text(" ", None) == "Error"
+
+
+def test_error_text_bounds_big_data() -> None:
+    text = error_text("Internal error", {"stack": "x" * 10_000})
+    assert len(text) < 600 and text.endswith("…")

@@ -1,0 +1,175 @@
+"""Tests for webclient.acp.process: real agent subprocesses (tests/agents/rawjson_*.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.servers import AGENTS, ROOT, live_members
+from webclient.acp.jsonrpc import MethodNotFound, Peer
+from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, split_command
+
+SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]
+
+
+async def no_requests(method: str, params: Any) -> Any:
+    raise MethodNotFound()
+
+
+@pytest.mark.asyncio
+async def test_stderr_flood_does_not_block_and_log_stays_bounded() -> None:
+    log = StderrLog(max_bytes=100_000)
+    process = await AgentProcess.spawn(SCRIPT, cwd=Path.cwd(), stderr_log=log)
+    peer = Peer(process.stdout, process.stdin, on_request=no_requests, on_notification=lambda m, p: None)
+    reading = asyncio.create_task(peer.run())
+    assert await asyncio.wait_for(peer.request("stderr", {"bytes": 20_000_000}), 10) == {"ok": True}
+    await peer.close()
+    assert await process.shutdown() == 0
+    await reading
+    assert len(log.text()) == 100_000
+    assert log.dropped_bytes == 20_000_000 - 100_000
+    assert log.tail(2) == "e" * 1023 + "\n" + "e" * (20_000_000 % 1024)
+
+
+@pytest.mark.asyncio
+async def test_shutdown_of_cooperative_agent_is_quick_and_idempotent() -> None:
+    process = await AgentProcess.spawn(SCRIPT, cwd=Path.cwd())
+    started = time.monotonic()
+    results = await asyncio.gather(process.shutdown(grace=5), process.shutdown(grace=5))
+    assert list(results) == [0, 0]
+    assert time.monotonic() - started < 2  # left on stdin EOF: no signals needed
+    assert await process.shutdown() == 0 and process.returncode == 0
+
+
+@pytest.mark.asyncio
+async def test_shutdown_kills_agent_that_ignores_eof_and_sigterm_together_with_its_child() -> None:
+    process = await AgentProcess.spawn([sys.executable, str(AGENTS / "rawjson_stubborn.py")], cwd=Path.cwd())
+    announcement = json.loads(await asyncio.wait_for(process.stdout.readline(), 10))
+    child = announcement["params"]["child"]
+    assert announcement["params"]["pid"] == process.pid
+    assert sorted(live_members(process.pid)) == sorted([process.pid, child])
+    code = await asyncio.wait_for(process.shutdown(grace=0.3), 5)
+    assert code == -signal.SIGKILL  # the real status: nothing reaped the agent behind asyncio's back
+    assert live_members(process.pid) == []
+
+
+@pytest.mark.asyncio
+async def test_returncode_is_visible_after_the_agent_exits() -> None:
+    process = await AgentProcess.spawn(SCRIPT, cwd=Path.cwd())
+    assert process.returncode is None
+    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"exit","params":{"code":7}}\n')
+    assert await asyncio.wait_for(process.wait(), 5) == 7
+    assert process.returncode == 7
+    assert await process.shutdown() == 7
+
+
+@pytest.mark.asyncio
+async def test_environment_passes_through_and_is_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBCLIENT_TEST_INHERITED", "from-parent")
+    names = ["WEBCLIENT_TEST_INHERITED", "WEBCLIENT_TEST_EXTRA"]
+    for env, expected in [
+        (None, {"WEBCLIENT_TEST_INHERITED": "from-parent", "WEBCLIENT_TEST_EXTRA": None}),
+        ({"WEBCLIENT_TEST_EXTRA": "x"}, {"WEBCLIENT_TEST_INHERITED": "from-parent", "WEBCLIENT_TEST_EXTRA": "x"}),
+    ]:
+        async with await AgentProcess.spawn(SCRIPT, cwd=tmp_path, env=env) as process:
+            peer = Peer(process.stdout, process.stdin, on_request=no_requests, on_notification=lambda m, p: None)
+            reading = asyncio.create_task(peer.run())
+            result = await peer.request("env", {"names": names})
+            await peer.close()
+        await reading
+        assert result == {"cwd": str(tmp_path), "vars": expected}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["/nonexistent/dir/agent-x", "--flag"], "executable '/nonexistent/dir/agent-x' not found"),
+        (["no-such-agent-webclient-test"], "executable 'no-such-agent-webclient-test' not found on PATH"),
+        ([], "empty command"),
+    ],
+)
+async def test_spawn_failure_raises_agent_start_error(argv: list[str], expected: str) -> None:
+    with pytest.raises(AgentStartError) as caught:
+        await AgentProcess.spawn(argv, cwd=Path.cwd())
+    assert expected in str(caught.value)
+    assert caught.value.argv == argv
+
+
+@pytest.mark.asyncio
+async def test_spawn_of_non_executable_file_raises_agent_start_error(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    with pytest.raises(AgentStartError, match="agent.sh' is not executable"):
+        await AgentProcess.spawn([str(script)], cwd=tmp_path)
+
+
+@pytest.mark.asyncio
+async def test_spawn_in_missing_directory_raises_agent_start_error(tmp_path: Path) -> None:
+    with pytest.raises(AgentStartError, match="working directory .* does not exist"):
+        await AgentProcess.spawn(SCRIPT, cwd=tmp_path / "missing")
+
+
+def test_split_command_uses_shell_quoting() -> None:
+    assert split_command("npx -y 'my agent' --model \"gpt x\"") == ["npx", "-y", "my agent", "--model", "gpt x"]
+    with pytest.raises(ValueError):
+        split_command("   ")
+    with pytest.raises(ValueError):
+        split_command("agent 'unbalanced")
+
+
+def test_stderr_log_keeps_the_last_bytes_and_counts_the_rest() -> None:
+    log = StderrLog(max_bytes=10)
+    pieces: list[str] = []
+    remove = log.add_listener(pieces.append)
+    log.append("one\n")
+    log.append("two\n")
+    log.append("three\n")
+    assert (log.text(), log.dropped_bytes) == ("two\nthree\n", 4)
+    assert log.tail(1) == "three"
+    remove()
+    log.append("x" * 25)
+    assert (log.text(), log.dropped_bytes) == ("x" * 10, 4 + 10 + 15)
+    assert pieces == ["one\n", "two\n", "three\n"]
+
+
+def test_an_agent_dies_with_the_process_that_started_it_even_without_the_watchdog() -> None:
+    """PR_SET_PDEATHSIG, the second line of defence: it reaches the agent itself (not its children, which is
+    what the watchdog is for)."""
+    stubborn = str(AGENTS / "rawjson_stubborn.py")
+    owner = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "from webclient.acp.process import AgentProcess\n"
+        "async def main():\n"
+        f"    agent = await AgentProcess.spawn([sys.executable, {stubborn!r}], cwd=Path.cwd())\n"
+        "    await agent.stdout.readline()  # started: it no longer writes, so no SIGPIPE can stop it\n"
+        "    print(agent.pid, flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", owner], cwd=ROOT, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    agent = int(process.stdout.readline())
+    try:
+        assert live_members(agent) != []
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 5
+        while agent in live_members(agent):
+            assert time.monotonic() < deadline, "the agent outlived the process that started it"
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(agent, signal.SIGKILL)  # its child, which only the watchdog would stop
+        process.stdout.close()

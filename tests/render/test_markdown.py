@@ -1,0 +1,342 @@
+"""Tests for webclient.render.markdown (safe rendering, incremental streaming) and rendering.MessageDocs.view."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from webclient.render.markdown import MarkdownStream, _sanitize, render_markdown
+from webclient.render.rendering import MessageDocs
+from webclient.viewmodel.entries import MessageEntry
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs.extend((tag, name, value or "") for name, value in attrs)
+
+
+def parse(markup: str) -> _Collector:
+    collector = _Collector()
+    collector.feed(markup)
+    collector.close()
+    return collector
+
+
+def scheme(url: str) -> str:
+    """The scheme a browser would see: control characters and whitespace dropped, lower case."""
+    cleaned = re.sub(r"[\x00-\x20\x7f]", "", url).lower()
+    match = re.match(r"([a-z][a-z0-9+.\-]*):", cleaned)
+    return match.group(1) if match else ""
+
+
+def stream(source: str, size: int) -> tuple[MarkdownStream, list[tuple[list[str], int]]]:
+    """Feed ``source`` in pieces of ``size`` characters; returns the stream and, per step, its blocks and how much
+    of the source fed so far they cover (``committed``: the rest is the tail, shown as plain text)."""
+    doc = MarkdownStream()
+    steps = []
+    for end in range(size, len(source) + size, size):
+        fed = source[:end]
+        doc.update(fed)
+        assert fed.endswith(doc.tail)
+        steps.append((list(doc.blocks), len(fed) - len(doc.tail)))
+    return doc, steps
+
+
+DOCUMENT = (
+    "# Plan\n\nI will *read* the code first,\nthen fix it.\n\n"
+    "```python\ndef f(x):\n\n    return x + 1\n```\n\n"
+    "- one\n- two\n\n- three\n\n"
+    "> quoted\n> lines\n\n"
+    "| file | lines |\n|:-----|------:|\n| a.py | 10 |\n\n"
+    "---\n\n    indented\n\n    code\n\n"
+    "Done: see [docs](https://example.com/docs).\n"
+)
+
+# -- render_markdown: safety ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "<script>alert(1)</script>",
+        "hello <script src=//evil.example/x.js></script>",
+        '<img src=x onerror="alert(1)">',
+        "<iframe src='https://evil.example'></iframe>",
+        "<svg onload=alert(1)>",
+        '<a href="javascript:alert(1)">click</a>',
+        "<div>\n<script>alert(1)</script>\n</div>",
+        "- item <b onmouseover=alert(1)>x</b>",
+    ],
+)
+def test_render_markdown_escapes_raw_html(source: str) -> None:
+    out = render_markdown(source)
+    found = parse(out)
+    assert not {"script", "img", "iframe", "svg", "div", "b"} & set(found.tags)
+    assert not [a for a in found.attrs if a[1].startswith("on")]
+    assert "&lt;" in out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[x](javascript:alert(1))",
+        "[x](JaVaScRiPt:alert(1))",
+        "[x](  javascript:alert(1)  )",
+        "[x](<javascript:alert(1)>)",
+        "[x](&#106;avascript:alert(1))",
+        "[x](&#x6A;avascript&#x3A;alert(1))",
+        "[x](javascript&colon;alert(1))",
+        "[x](java%0ascript:alert(1))",
+        "[x](\\javascript:alert(1))",
+        "<javascript:alert(1)>",
+        "<JAVASCRIPT:alert(1)>",
+        "[x](vbscript:msgbox(1))",
+        "[x](VBScript:msgbox(1))",
+        "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+        "[x](DATA:text/html,<script>alert(1)</script>)",
+        "![x](data:text/html,x)",
+        "![x](javascript:alert(1))",
+        "[x][ref]\n\n[ref]: javascript:alert(1)",
+        "[x][ref]\n\n[ref]: &#x64;ata:text/html,x",
+        '[x](https://ok.example "title") [y](javascript:alert(1) "t")',
+    ],
+)
+def test_render_markdown_never_produces_script_links(source: str) -> None:
+    found = parse(render_markdown(source))
+    for tag, name, value in found.attrs:
+        if name in ("href", "src"):
+            assert scheme(value) not in ("javascript", "vbscript", "data", "file"), (tag, name, value)
+
+
+def test_render_markdown_keeps_safe_links_with_rel() -> None:
+    found = parse(render_markdown("[docs](https://example.com/a?b=1) and <mailto:me@example.com>"))
+    hrefs = [value for _, name, value in found.attrs if name == "href"]
+    assert hrefs == ["https://example.com/a?b=1", "mailto:me@example.com"]
+    assert ("a", "rel", "noopener noreferrer nofollow") in found.attrs
+
+
+def test_render_markdown_highlights_fenced_code() -> None:
+    out = render_markdown("```python\ndef f(x):\n    return x + 1\n```\n")
+    found = parse(out)
+    classes = [value for tag, name, value in found.attrs if tag == "span" and name == "class"]
+    assert classes and all(c.startswith("hl-") for c in classes)
+    assert ("code", "class", "language-python") in found.attrs
+    assert "<pre><code" in out
+
+
+def test_render_markdown_unknown_language_and_html_in_code_are_escaped() -> None:
+    out = render_markdown("```nosuchlang\n<script>alert(1)</script>\n```\n\n```html\n<b onclick=x>\n```\n")
+    found = parse(out)
+    assert "script" not in found.tags and "b" not in found.tags
+    assert "&lt;script&gt;" in out
+
+
+def test_render_markdown_renders_tables_with_alignment() -> None:
+    found = parse(render_markdown("| a | b |\n|:--|:-:|\n| 1 | 2 |\n"))
+    assert {"table", "thead", "tbody", "tr", "th", "td"} <= set(found.tags)
+    assert ("td", "class", "md-align-center") in found.attrs
+    assert ("th", "class", "md-align-left") in found.attrs
+    assert not [attr for attr in found.attrs if attr[1] == "style"]  # the page's CSP allows no inline style
+
+
+def test_render_markdown_keeps_only_alignment_classes_on_table_cells() -> None:
+    cells = '<td class="md-align-right">1</td><td class="plan-item x" style="position:fixed">2</td>'
+    out = _sanitize(f"<table><tr>{cells}</tr></table>")
+    assert 'class="md-align-right"' in out and "plan-item" not in out and "style" not in out
+
+
+def test_render_markdown_basic_inline_and_block_elements() -> None:
+    found = parse(render_markdown("# T\n\n**b** *i* ~~s~~ `c`\n\n1. x\n\n> q\n"))
+    assert {"h1", "strong", "em", "s", "code", "ol", "li", "blockquote", "p"} <= set(found.tags)
+
+
+# -- MarkdownStream ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 16, 50])
+def test_stream_in_pieces_then_final_equals_whole_render(size: int) -> None:
+    doc, _ = stream(DOCUMENT, size)
+    doc.update(DOCUMENT, final=True)
+    assert doc.html == render_markdown(DOCUMENT)
+    assert doc.tail == "" and doc.final
+
+
+@pytest.mark.parametrize("size", [1, 3, 16])
+def test_stream_blocks_only_appended_and_committed_grows(size: int) -> None:
+    doc, steps = stream(DOCUMENT, size)
+    for (before, committed_before), (after, committed_after) in zip(steps, steps[1:], strict=False):
+        assert after[: len(before)] == before
+        assert committed_after >= committed_before
+    assert len(doc.blocks) > 3
+    assert doc.generation == 0
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_stream_blocks_render_the_committed_source(size: int) -> None:
+    doc, steps = stream(DOCUMENT, size)
+    for blocks, committed in steps:
+        assert "".join(blocks) == render_markdown(DOCUMENT[:committed])
+        assert committed == 0 or DOCUMENT[:committed].endswith("\n\n")
+
+
+def test_stream_never_cuts_inside_unclosed_code_fence() -> None:
+    head = "Intro.\n\n"
+    fence = "```python\nimport os\n\n\nprint(os.getcwd())\n\n# more\n\n"
+    source = head + fence + "```\n\nAfter.\n"
+    fence_start, fence_end = len(head), len(head) + len(fence) + len("```\n")
+    doc, steps = stream(source, 1)
+    for _, committed in steps:
+        assert committed <= fence_start or committed >= fence_end
+    assert any(committed == fence_start for _, committed in steps)
+    assert steps[-1][1] >= fence_end
+    doc.update(source, final=True)
+    assert doc.html == render_markdown(source)
+
+
+def test_stream_single_block_stays_tail_until_final() -> None:
+    doc = MarkdownStream()
+    doc.update("just one paragraph\nwith two lines")
+    assert (doc.blocks, doc.tail) == ([], "just one paragraph\nwith two lines")
+    doc.update("just one paragraph\nwith two lines", final=True)
+    assert doc.blocks == [render_markdown("just one paragraph\nwith two lines")] and doc.generation == 0
+
+
+def test_stream_late_reference_definition_bumps_generation() -> None:
+    source = "See [the docs][d].\n\nMore text.\n\n[d]: https://example.com/docs\n"
+    doc, _ = stream(source, 4)
+    assert 'href="https://example.com/docs"' not in doc.html
+    assert doc.generation == 0
+    doc.update(source, final=True)
+    assert doc.generation == 1
+    assert doc.blocks == [render_markdown(source)]
+    assert 'href="https://example.com/docs"' in doc.html
+
+
+def test_stream_updates_after_final_are_ignored() -> None:
+    doc = MarkdownStream()
+    doc.update("a\n\nb", final=True)
+    html = doc.html
+    doc.update("a\n\nb\n\nc")
+    doc.update("a\n\nb\n\nc", final=True)
+    assert doc.html == html and doc.tail == ""
+
+
+def test_stream_empty_message_final_has_no_blocks() -> None:
+    doc = MarkdownStream()
+    doc.update("", final=True)
+    assert doc.blocks == [] and doc.html == "" and doc.final
+
+
+def test_stream_loose_ordered_list_is_not_committed_before_next_marker() -> None:
+    source = "1. first\n\n2. second\n\n3. third\n"
+    doc, steps = stream(source, 1)
+    for blocks, committed in steps:
+        assert "".join(blocks) == render_markdown(source[:committed]) if committed else blocks == []
+    doc.update(source, final=True)
+    assert doc.generation == 0
+
+
+def test_stream_bare_carriage_returns_do_not_crash() -> None:
+    source = "progress 50%\r\rprogress 100%\n\ndone"
+    doc = MarkdownStream()
+    doc.update(source)
+    doc.update(source, final=True)
+    assert doc.html == render_markdown(source)
+
+
+def test_stream_crlf_line_endings_commit_while_streaming() -> None:
+    source = "para one\r\n\r\npara two\r\n\r\npara three\r\n"
+    doc, steps = stream(source, 3)
+    assert steps[-1][1] == len("para one\r\n\r\npara two\r\n\r\n")
+    doc.update(source, final=True)
+    assert doc.html == render_markdown(source) and doc.generation == 0
+
+
+# -- MessageDocs.view ----------------------------------------------------------------------------
+
+
+def message(text: str, streaming: bool = True) -> MessageEntry:
+    return MessageEntry(seq=1, turn=1, parts=[text], streaming=streaming)
+
+
+def test_message_view_renders_the_unfinished_rest_and_keeps_no_raw_text_at_a_catch_up() -> None:
+    docs = MessageDocs()
+    entry = message("First paragraph.\n\nSecond,\nstill being wri")
+    view = docs.view(entry, now=100.0)
+    assert str(view.html) == render_markdown("First paragraph.\n\n")
+    # The rest is rendered too (so it looks as it will), with an empty raw tail inside its paragraph.
+    assert str(view.live) == '<p>Second,\nstill being wri<span class="md-tail" id="entry-1-tail"></span></p>\n'
+    assert view.raw == ""
+    assert view.state == (0, 1, len(entry.text), len(entry.text))
+    assert docs.blocks(entry) == [render_markdown("First paragraph.\n\n")]
+
+
+def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None:
+    docs = MessageDocs()
+    entry = message("One.\n\nTwo\n")
+    first = docs.view(entry, now=100.0)
+    entry.parts.append("2\n\nThree <b>\n")
+    soon = docs.view(entry, now=100.0 + MessageDocs.RENDER_INTERVAL / 2)
+    assert soon.html == first.html
+    assert soon.raw == "\n2\n\nThree <b>\n"  # the newline Markdown dropped from "Two\n" comes first
+    assert "Three &lt;b&gt;" in str(soon.live)  # raw text is escaped
+    assert soon.state == (0, 1, len("One.\n\nTwo"), len(entry.text))
+    later = docs.view(entry, now=101.0)
+    assert str(later.html) == render_markdown("One.\n\n") + render_markdown("Two\n2\n\n")
+    assert later.raw == "\n" and "Three &lt;b&gt;" in str(later.live)
+    assert later.state == (0, 2, len(entry.text) - 1, len(entry.text))
+
+
+def test_message_view_keeps_raw_text_out_of_tables() -> None:
+    docs = MessageDocs()
+    entry = message("| a | b |\n|---|---|\n| 1 | 2 |\n")
+    docs.view(entry, now=100.0)
+    entry.parts.append("| 3 ")
+    view = docs.view(entry, now=100.1)
+    assert str(view.live).endswith('</table>\n<span class="md-tail" id="entry-1-tail">\n| 3 </span>')
+
+
+def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
+    docs = MessageDocs()
+    text = "Intro with [a link][l].\n\n```sh\nls\n```\n\nEnd\n\n[l]: https://example.com\n"
+    entry = message(text[:30])
+    docs.view(entry, now=100.0)
+    entry.parts.append(text[30:])
+    docs.view(entry, now=101.0)
+    entry.streaming = False
+    view = docs.view(entry, now=101.1)
+    assert str(view.html) == render_markdown(text)
+    assert view.raw == ""
+    assert view.state[0] == 1  # the late reference definition made the page re-render the message
+    again = docs.view(entry, now=200.0)
+    assert (again.html, again.live, again.state) == (view.html, view.live, view.state)
+
+
+def test_message_view_of_finished_message_seen_first_time() -> None:
+    docs = MessageDocs()
+    entry = message("<script>x</script> **done**", streaming=False)
+    view = docs.view(entry, now=0.0)
+    assert str(view.html) == render_markdown(entry.text)
+    assert "<script>" not in str(view.html)
+    assert view.raw == "" and view.state == (0, 1, len(entry.text), len(entry.text))
+
+
+def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() -> None:
+    docs = MessageDocs()
+    entry = message("A test would ")
+    first = docs.view(entry, now=100.0)
+    assert first.raw == " "
+    assert str(first.live) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
+    entry.parts.append("call it")
+    soon = docs.view(entry, now=100.1)
+    assert "would<span" in str(soon.live) and soon.raw == " call it"

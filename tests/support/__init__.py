@@ -1,0 +1,1 @@
+"""What tests share: servers, browsers, test clients, probes of processes and pages."""

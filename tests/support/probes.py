@@ -1,0 +1,68 @@
+"""Probing a running server from outside: its sessions, its child processes, refusals counted."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.support.servers import Server, live_processes
+
+TALLY: dict[str, list[int]] = {}
+"""Attempts and refusals per area, printed at the end of the module (``pytest -s``) for the closing note."""
+
+
+def count(area: str, refused: bool) -> None:
+    attempts = TALLY.setdefault(area, [0, 0])
+    attempts[0] += 1
+    attempts[1] += int(refused)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_tally() -> Iterator[None]:
+    yield
+    for area, (attempts, refused) in sorted(TALLY.items()):
+        print(f"\n{area}: {attempts} attempts, {refused} refused")
+
+
+def port_of(server: Server) -> int:
+    port = urlsplit(server.url).port
+    assert port is not None
+    return port
+
+
+def children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (the agents the server started), read from /proc."""
+    return [child for child, parent, _ in live_processes() if parent == pid]
+
+
+def session_ids(server: Server) -> list[str]:
+    return re.findall(r'data-session-id="([^"]+)"', server.http().get("/").text)
+
+
+def new_session(server: Server) -> str:
+    response = server.http().post("/sessions")
+    assert response.status_code == 303, response.text
+    session_id = response.headers["location"].rsplit("/", 1)[1]
+    server.wait_received(lambda m: m.get("method") == "session/new")
+    return session_id
+
+
+def processes_with(mark: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains ``mark``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if mark.encode() in cmdline and state != "Z" and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found

@@ -1,0 +1,150 @@
+"""One file watch for the whole server: many sessions, several workspaces, and watching that fails visibly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import ServerFactory
+from tests.support.waiting import until
+from webclient.workspace.changes import ChangeTracker
+from webclient.workspace.watcher import WorkspaceWatcher
+
+
+def inotify_instances(pid: int) -> int:
+    """How many inotify instances process `pid` holds (each is one ``anon_inode:inotify`` descriptor)."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            continue
+    return count
+
+
+def test_130_sessions_share_one_watch_and_the_last_one_still_sees_changes(start_server: ServerFactory) -> None:
+    """A user may hold 128 inotify instances in all: one per session stopped watching at about 125 sessions."""
+    server = start_server()
+    sessions = 130
+    with server.http() as http:
+        locations = [http.post("/sessions").headers["location"] for _ in range(sessions)]
+        deadline = time.monotonic() + 60
+        while sum(m.get("method") == "session/new" for m in server.received()) < sessions:
+            assert time.monotonic() < deadline, "not every agent started"
+            time.sleep(0.2)
+        time.sleep(1.5)  # every session's baseline is taken before its agent starts; let the watch settle
+        (server.workspace / "made-on-disk.txt").write_text("hello\n")
+        deadline = time.monotonic() + 10
+        while 'data-path="made-on-disk.txt"' not in http.get(f"{locations[-1]}/changes").text:
+            assert time.monotonic() < deadline, "the last session never saw the change"
+            time.sleep(0.1)
+        held = inotify_instances(server.process.pid)
+        print(f"{sessions} sessions: the server holds {held} inotify instances")
+        assert held <= 2
+
+
+@pytest.mark.asyncio
+async def test_changes_are_routed_to_the_sessions_whose_folders_hold_them_and_survive_a_rewatch(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    watcher = WorkspaceWatcher()
+    a = ChangeTracker([first], lambda: None, watcher)
+    b = ChangeTracker([second], lambda: None, watcher)
+    nested = ChangeTracker([first / "sub"], lambda: None, watcher)
+    try:
+        await a.start()
+        await until(lambda: watcher.watched == (first,))
+        await b.start()  # a second folder: the watch is replaced, the old one runs until the new one is in place
+        (first / "during.txt").write_text("written while the watch is replaced\n")
+        await until(lambda: [c.path.name for c in a.files()] == ["during.txt"])
+        await until(lambda: watcher.watched == (first, second))
+        (first / "sub").mkdir()
+        await nested.start()  # inside a watched folder: nothing to replace
+        assert watcher.watched == (first, second)
+        (second / "b.txt").write_text("b\n")
+        (first / "sub" / "deep.txt").write_text("deep\n")
+        await until(lambda: [c.path.name for c in b.files()] == ["b.txt"])
+        await until(lambda: [c.path.name for c in nested.files()] == ["deep.txt"])
+        await until(lambda: sorted(c.path.name for c in a.files()) == ["deep.txt", "during.txt"])
+        assert [c.path.name for c in b.files()] == ["b.txt"]
+        assert a.not_watching is None and b.not_watching is None
+    finally:
+        for tracker in (a, b, nested):
+            await tracker.close()
+    assert watcher.watched == ()
+    await watcher.close()
+
+
+@pytest.mark.asyncio
+async def test_a_tracker_that_cannot_watch_says_why_and_looks_at_the_disk_when_asked(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    watcher = WorkspaceWatcher()
+    tracker = ChangeTracker([gone], lambda: None, watcher)
+    try:
+        await tracker.start()
+        assert tracker.not_watching == "its folder does not exist"
+        gone.mkdir()
+        (gone / "new.txt").write_text("new\n")
+        await tracker.look_if_not_watching()
+        assert [(c.path.name, c.status) for c in tracker.files()] == [("new.txt", "added")]
+        # The next change of subscribers tries again, and now the folder is there to watch.
+        other = ChangeTracker([gone], lambda: None, watcher)
+        await other.start()
+        await until(lambda: tracker.not_watching is None)
+        (gone / "later.txt").write_text("later\n")
+        await until(lambda: sorted(c.path.name for c in tracker.files()) == ["later.txt", "new.txt"])
+        await other.close()
+    finally:
+        await tracker.close()
+        await watcher.close()
+
+
+def test_the_changes_view_says_when_it_is_not_watching_and_looks_when_opened(start_server: ServerFactory) -> None:
+    server = start_server()
+    server.workspace.rmdir()  # a workspace folder that is gone cannot be watched
+    with server.http() as http:
+        location = http.post("/sessions").headers["location"]
+        deadline = time.monotonic() + 10
+        while 'data-role="not-watching"' not in (page := http.get(f"{location}/changes").text):
+            assert time.monotonic() < deadline, "the Changes view never said it is not watching"
+            time.sleep(0.1)
+        assert "Not watching the workspace (its folder does not exist)" in page
+        server.workspace.mkdir()
+        (server.workspace / "back.txt").write_text("back\n")
+        assert 'data-path="back.txt"' in http.get(f"{location}/changes").text
+
+
+@pytest.mark.asyncio
+async def test_a_file_name_that_is_not_utf8_does_not_stop_watching_for_other_sessions(tmp_path: Path) -> None:
+    """watchfiles cannot report such a name and ends its watch: the shared watch must come back by itself."""
+    hostile, other = tmp_path / "hostile", tmp_path / "other"
+    hostile.mkdir()
+    other.mkdir()
+    watcher = WorkspaceWatcher()
+    a = ChangeTracker([hostile], lambda: None, watcher)
+    b = ChangeTracker([other], lambda: None, watcher)
+    try:
+        await a.start()
+        await b.start()
+        await until(lambda: watcher.watched == (hostile, other))
+        (hostile / "ready.txt").write_text("in place\n")
+        await until(lambda: [c.path.name for c in a.files()] == ["ready.txt"])
+        with open(os.path.join(os.fsencode(hostile), b"bad-\xff-name.txt"), "w") as bad:
+            bad.write("odd name\n")
+        await asyncio.sleep(0.5)
+        (other / "after.txt").write_text("written after the odd name\n")
+        await until(lambda: [c.path.name for c in b.files()] == ["after.txt"], timeout=10)
+        (other / "later.txt").write_text("and later\n")
+        await until(lambda: sorted(c.path.name for c in b.files()) == ["after.txt", "later.txt"], timeout=10)
+        await until(lambda: b.not_watching is None, timeout=10)
+    finally:
+        for tracker in (a, b):
+            await tracker.close()
+        await watcher.close()

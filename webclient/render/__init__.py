@@ -1,0 +1,1 @@
+"""State to HTML or Markdown: templates, Markdown, diffs, highlighting, terminal output, the export. No Starlette."""

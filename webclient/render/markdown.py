@@ -1,0 +1,194 @@
+"""Agent Markdown → safe HTML, in one go or incrementally while it streams.
+
+CommonMark via markdown-it-py with raw HTML off (agent HTML shows as text) and its link validation
+(no ``javascript:``/``vbscript:``/``file:`` links); code highlighted with Pygments; the result passes
+through nh3 (Ammonia) as a second line of defence, so a bug in the first never reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from webclient.render.text import scrub
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
+
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
+
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+
+_ALLOWED_TAGS = {
+    "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "img", "li",
+    "ol", "p", "pre", "span", "strong", "s", "table", "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "span": {"class"},
+    "code": {"class"},
+    "ol": {"start"},
+    "td": {"class"},
+    "th": {"class"},
+}
+_ALIGN_CLASSES = frozenset({"md-align-left", "md-align-center", "md-align-right"})
+"""A table column's alignment is a class, never a ``style`` attribute (the page's CSP allows none)."""
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    try:
+        lexer = get_lexer_by_name(lang) if lang else None
+    except ClassNotFound:
+        lexer = None
+    if lexer is None:
+        return html.escape(code)
+    return str(highlight(code, lexer, _FORMATTER))
+
+
+_MD = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
+    .enable("table")
+    .enable("strikethrough")
+)
+
+
+_INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z")
+
+
+def _image(_renderer: Any, tokens: Any, index: int, _options: Any, _env: Any) -> str:
+    """An image the page may show (inline data) as an image; any other as a link to it, so that merely
+    showing a message never makes the browser fetch from a host the agent chose (a tracking pixel)."""
+    token = tokens[index]
+    src = str(token.attrGet("src") or "")
+    alt = html.escape(token.content or "image")
+    if _INLINE_IMAGE.match(src):
+        return f'<img src="{html.escape(src)}" alt="{alt}">'
+    return f'<a href="{html.escape(src)}">🖼 {alt}</a>'
+
+
+_MD.add_render_rule("image", _image)
+
+
+def _align_classes(state: Any) -> None:
+    """Table cells that markdown-it aligns with ``style="text-align:…"`` get an ``md-align-…`` class instead."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and token.attrs:
+            align = str(token.attrs.pop("style", "")).removeprefix("text-align:")
+            if f"md-align-{align}" in _ALIGN_CLASSES:
+                token.attrSet("class", f"md-align-{align}")
+
+
+_MD.core.ruler.push("align_classes", _align_classes)
+
+
+def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """The sanitiser's last word on URLs: an ``img`` loads only inline image data, whatever produced it, and
+    a ``data:`` link is an image too."""
+    if attribute == "class" and tag in ("td", "th"):
+        return value if value in _ALIGN_CLASSES else None
+    inline = _INLINE_IMAGE.match(value) is not None
+    if tag == "img" and attribute == "src" and not inline:
+        return None
+    if attribute == "href" and value.strip().lower().startswith("data:") and not inline:
+        return None
+    return value
+
+
+def _sanitize(markup: str) -> str:
+    return nh3.clean(
+        markup,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto", "data"},
+        attribute_filter=_keep_attribute,
+        link_rel="noopener noreferrer nofollow",
+    )
+
+
+def render_markdown(text: str) -> str:
+    """Safe HTML for ``text``."""
+    return _sanitize(_MD.render(scrub(text)))
+
+
+class MarkdownStream:
+    """Markdown that grows: finished blocks are rendered once, the block still being written stays text.
+
+    While a message streams, ``blocks`` holds the HTML of every top-level block that can no longer
+    change (a later block has started after a blank line) and ``tail`` the source after them. The page
+    appends new blocks and shows the tail as plain text, so no byte is rendered or sent twice except
+    the short tail. ``generation`` changes when already-sent blocks had to be replaced (a final render
+    that differs from the pieces, e.g. a reference link defined late): the page then re-renders the
+    message whole.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self.tail = ""
+        self.generation = 0
+        self.final = False
+        self._committed = 0  # source offset up to which blocks are rendered
+
+    def update(self, source: str, *, final: bool = False) -> None:
+        """Catch up with ``source`` (which only grows); ``final`` renders the rest once and for all."""
+        if self.final:
+            return
+        rest = source[self._committed :]
+        if final:
+            self._finish(source, rest)
+            return
+        cut = _stable_prefix(rest)
+        if cut:
+            self.blocks.append(render_markdown(rest[:cut]))
+            self._committed += cut
+            rest = rest[cut:]
+        self.tail = rest
+
+    def _finish(self, source: str, rest: str) -> None:
+        self.final = True
+        self.tail = ""
+        self._committed = len(source)
+        if rest:
+            self.blocks.append(render_markdown(rest))
+        # Blocks rendered apart equal the whole except when a late reference definition (``[x]: url``)
+        # reaches back into earlier blocks: only then is the (costly) whole render worth making.
+        if len(self.blocks) > 1 and _REFERENCE_DEFINITION.search(source):
+            whole = render_markdown(source)
+            if whole != "".join(self.blocks):
+                self.blocks = [whole]
+                self.generation += 1
+
+    @property
+    def html(self) -> str:
+        return "".join(self.blocks)
+
+
+def _stable_prefix(text: str) -> int:
+    """Length of the longest prefix of ``text`` made of whole top-level blocks that cannot change.
+
+    A block is stable when a later top-level block has begun after a blank line: nothing appended
+    afterwards can reach back into it (lazy continuation needs no blank line; a list that continues
+    stays one block in the parse and is not cut). A last block whose first line is still being
+    written does not count: ``2`` may yet become ``2. item`` of the list before it.
+    """
+    lines = _LINES.findall(text)
+    if len(lines) < 3:
+        return 0
+    tokens = _MD.parse(text)
+    starts = [t.map[0] for t in tokens if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
+    if starts and starts[-1] < len(lines) and not lines[starts[-1]].endswith(("\n", "\r")):
+        starts.pop()
+    if len(starts) < 2:
+        return 0
+    last_start = starts[-1]
+    if last_start == 0 or last_start > len(lines) or lines[last_start - 1].strip():
+        return 0
+    return sum(len(line) for line in lines[:last_start])

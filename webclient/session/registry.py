@@ -1,0 +1,126 @@
+"""The sessions this server runs, and how a new one gets its agent and workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import gc
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+from webclient.acp.process import split_command
+from webclient.config import Settings
+from webclient.render.rendering import MessageDocs
+from webclient.session.core import AgentSpec, ChangeKey, Session
+from webclient.workspace.scratch import fresh_copy
+
+log = logging.getLogger(__name__)
+
+
+def _malloc_trim() -> None:
+    """Hand freed heap pages back to the OS (glibc keeps them otherwise: RSS would not drop after a big session)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+class SessionManager:
+    """Creates sessions, finds them by id, and stops them all when the server stops.
+
+    Memory is bounded per session (a thread keeps ``max_entries``) and across sessions: of the sessions that
+    ended, the ``max_ended_sessions`` most recent are kept (their pages still show them); older ones are
+    forgotten and their pages answer 404.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sessions: dict[str, Session] = {}
+        self.docs: dict[str, MessageDocs] = {}
+        self._ended_at: dict[str, float] = {}
+        self._reclaiming: asyncio.Task[None] | None = None
+        self._scratch: list[Path] = []
+
+    def create(self) -> Session:
+        """A new session with its agent starting in the background."""
+        workspace, template = self.settings.workspace, self.settings.workspace_template
+        if workspace is None and template is not None:
+            # The demo never works in the user's own folder: it gets a fresh copy of the sample.
+            workspace = fresh_copy(template)
+            self._scratch.append(workspace)
+        elif workspace is None:
+            workspace = Path(os.getcwd())
+        spec = AgentSpec(
+            argv=split_command(self.settings.agent_command),
+            cwd=workspace,
+            extra_roots=self.settings.extra_roots,
+            file_access=self.settings.file_access,
+            terminals=self.settings.terminals,
+            start_timeout=self.settings.start_timeout,
+            max_line_bytes=self.settings.max_line_mb * 1024 * 1024,
+        )
+        session = Session(spec)
+        session.thread.max_entries = self.settings.max_entries
+        self.docs[session.id] = MessageDocs()
+        session.watch(lambda key: self._dropped(key, session))
+        self.sessions[session.id] = session
+        self._forget_ended()
+        session.start()
+        return session
+
+    def _dropped(self, key: ChangeKey, session: Session) -> None:
+        docs = self.docs.get(session.id)
+        if key == "dropped" and docs is not None:
+            docs.keep(session.thread.first_seq)  # the rendered Markdown of messages the thread let go of
+
+    def get(self, session_id: str) -> Session | None:
+        return self.sessions.get(session_id)
+
+    async def end(self, session: Session) -> None:
+        """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
+        await session.close()
+        self._ended_at.setdefault(session.id, time.monotonic())
+        if session.id in self.docs:
+            self.docs[session.id] = MessageDocs()  # rendered Markdown: made again if the page is opened
+        if self._forget_ended() and self._reclaiming is None:
+            self._reclaiming = asyncio.create_task(self._reclaim())
+        else:
+            await asyncio.to_thread(_malloc_trim)
+
+    async def _reclaim(self) -> None:
+        """Free forgotten sessions now: a session and its watchers form cycles, which only the collector frees, and
+        only once the request that ended it has let go of it (hence the pause)."""
+        try:
+            await asyncio.sleep(1)
+            gc.collect()
+            await asyncio.to_thread(_malloc_trim)
+        finally:
+            self._reclaiming = None
+
+    def _forget_ended(self) -> int:
+        """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended);
+        returns how many were forgotten."""
+        now = time.monotonic()
+        ended = [s.id for s in self.sessions.values() if s.turn_state == "ended"]
+        for session_id in ended:
+            self._ended_at.setdefault(session_id, now)
+        ended.sort(key=lambda session_id: self._ended_at[session_id], reverse=True)
+        forgotten = ended[self.settings.max_ended_sessions :]
+        for session_id in forgotten:
+            log.info("forgetting ended session %s (more than %d ended)", session_id, self.settings.max_ended_sessions)
+            del self.sessions[session_id]
+            self.docs.pop(session_id, None)
+            self._ended_at.pop(session_id, None)
+        return len(forgotten)
+
+    async def close_all(self) -> None:
+        await asyncio.gather(*(s.close() for s in self.sessions.values()), return_exceptions=True)
+        for path in self._scratch:
+            shutil.rmtree(path, ignore_errors=True)

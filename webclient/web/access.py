@@ -1,0 +1,382 @@
+"""Who may reach the server, and what the browser may do with its pages.
+
+One ASGI middleware, :class:`AccessGuard`, sees every HTTP request and every web socket handshake before
+routing, so a route added later gets every check without doing anything:
+
+1. **Host.** The ``Host`` header must name this server (a loopback name, the listen address, the address
+   the connection arrived on, or ``WEBCLIENT_ALLOWED_HOSTS``). A page on a name the attacker controls that
+   resolves to us (DNS rebinding) is refused before it learns anything.
+2. **Sign-in.** The sign-in token (random each start, or ``WEBCLIENT_TOKEN``) comes as ``?token=`` once
+   (which sets a cookie and redirects without it), as the cookie, or as ``Authorization: token T``
+   (scripts). Without it: a sign-in page for a browser, 401 otherwise. Static files stay public: they
+   are the same for everyone and hold nothing secret.
+3. **Cross-site.** A request the browser makes on its own (signed in by the cookie, or every request when
+   sign-in is off) that changes something (any method but GET, HEAD, OPTIONS, and every web socket) must
+   come from one of our origins: ``Origin`` equal to an allowed origin, else ``Sec-Fetch-Site:
+   same-origin``, else (a browser that sends neither) the page's CSRF token in the form field ``csrf`` or
+   the header ``X-CSRF-Token``. ``Origin`` is never compared with the request's own ``Host``.
+
+:mod:`webclient.web.security_headers` adds Content-Security-Policy and friends to every response, the guard's included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from webclient.config import Settings
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+SIGN_IN_PATH = "/signin"
+PUBLIC_PREFIX = "/static/"
+MAX_FORM_BYTES = 4 * 1024 * 1024
+"""A form body read to find its ``csrf`` field (only from browsers that send neither Origin nor Sec-Fetch-Site)."""
+WS_POLICY_VIOLATION = 1008
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or address to listen on) reaches this machine only."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(host: str) -> str:
+    """The name in a ``Host`` header, lower-cased, without port or IPv6 brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[1:end] if end > 0 else ""
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _url_host(name: str) -> str:
+    return f"[{name}]" if ":" in name else name
+
+
+def sign_in_url(host: str, port: int, token: str | None) -> str:
+    """The URL to open to sign in (for a server on every address: its loopback URL)."""
+    name = host.strip("[]")
+    if name in WILDCARD_ADDRESSES:
+        name = "::1" if name == "::" else "127.0.0.1"
+    url = f"http://{_url_host(name)}:{port}/"
+    return f"{url}?{urlencode({'token': token})}" if token else url
+
+
+def _derive(secret: bytes, purpose: bytes) -> str:
+    return hmac.new(secret, purpose, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class Access:
+    """The sign-in token and what is derived from it, and the names this server answers to."""
+
+    token: str | None
+    """None when sign-in is off (``--no-token``)."""
+    secret: bytes
+    host: str
+    port: int
+    allowed_hosts: frozenset[str]
+    allowed_origins: frozenset[str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Access:
+        """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set."""
+        if settings.no_token and settings.token:
+            raise ValueError("WEBCLIENT_NO_TOKEN and WEBCLIENT_TOKEN are both set: choose one")
+        if settings.no_token and not is_loopback(settings.host):
+            raise ValueError(
+                f"--no-token (WEBCLIENT_NO_TOKEN) is refused on {settings.host}: without sign-in, anyone who can "
+                "reach that address could run commands as you; listen on 127.0.0.1 or keep the token"
+            )
+        token = None if settings.no_token else settings.token or secrets.token_urlsafe(32)
+        if token is not None and not settings.token:
+            # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
+            log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
+        listen = settings.host.strip("[]").lower()
+        names = LOOPBACK_NAMES | {h.strip("[]").lower() for h in settings.allowed_hosts}
+        if listen not in WILDCARD_ADDRESSES:
+            names |= {listen}
+        return cls(
+            token=token,
+            secret=token.encode() if token else secrets.token_bytes(32),
+            host=settings.host,
+            port=settings.port,
+            allowed_hosts=frozenset(names),
+            allowed_origins=frozenset(settings.allowed_origins),
+        )
+
+    @property
+    def csrf(self) -> str:
+        """The token our pages put in every form they post (for browsers that send no Origin)."""
+        return _derive(self.secret, b"webclient csrf")
+
+    @property
+    def cookie_value(self) -> str:
+        """The sign-in cookie's value: derived from the token, so the cookie never holds the token itself."""
+        return _derive(self.secret, b"webclient sign-in cookie")
+
+    def cookie_name(self, scope: Scope) -> str:
+        """One cookie per port: cookies ignore ports, and two servers on one host must not sign each other out."""
+        return f"webclient-{_port(scope, self.port)}"
+
+    def host_allowed(self, scope: Scope, name: str) -> bool:
+        return name in self.allowed_hosts or name == _local_address(scope)
+
+    def origin_allowed(self, scope: Scope, origin: str) -> bool:
+        """``origin`` (scheme included) is one of ours: an allowed host on the port and scheme we answer on,
+        or a configured origin."""
+        if origin in self.allowed_origins:
+            return True
+        parts = urlsplit(origin)
+        scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+        try:
+            origin_port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return False
+        name = (parts.hostname or "").lower()
+        return (
+            parts.scheme == scheme
+            and origin_port == _port(scope, self.port)
+            and self.host_allowed(scope, name)
+            and origin == f"{scheme}://{parts.netloc.lower()}"
+        )
+
+
+def _port(scope: Scope, default: int) -> int:
+    """The port this connection arrived on (right however the server was started), else the configured one."""
+    server = scope.get("server")
+    return int(server[1]) if server and server[1] is not None else default
+
+
+def _local_address(scope: Scope) -> str | None:
+    """The address this connection arrived on (a literal address can never be a rebinding name)."""
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return None
+    address = str(server[0]).lower()
+    return None if address in WILDCARD_ADDRESSES else address
+
+
+def _route_path(scope: Scope) -> str:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _browser_url(scope: Scope) -> str:
+    """The path and query the browser asked for (prefix included), without a ``token`` parameter."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else quote(scope.get("path", "/"))
+    query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True) if k != "token"]
+    return path + (f"?{urlencode(query)}" if query else "")
+
+
+def _local_path(value: str, fallback: str) -> str:
+    """``value`` if it is a path of this site (never another host: no open redirect), else ``fallback``."""
+    parts = urlsplit(value)
+    if (
+        not value.startswith("/")
+        or value.startswith("//")
+        or "\\" in value
+        or parts.scheme
+        or parts.netloc
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+    ):
+        return fallback
+    return value
+
+
+class AccessGuard:
+    """Host allowlist, sign-in and cross-site checks in front of every route and web socket."""
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        websocket = scope["type"] == "websocket"
+        method = "WEBSOCKET" if websocket else scope["method"]
+        path = _route_path(scope)
+        name = host_name(headers.get("host", ""))
+        if not self.access.host_allowed(scope, name):
+            reason = f"This server does not answer to the name {name!r}; add it to WEBCLIENT_ALLOWED_HOSTS."
+            await self._refuse(scope, receive, send, 400, reason)
+            return
+        if self.access.token is None and not is_loopback(_local_address(scope) or ""):
+            await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
+            return
+        if path == SIGN_IN_PATH and not websocket:
+            await self._sign_in_form(scope, receive, send, method)
+            return
+        if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        if "token" in query and method in ("GET", "HEAD") and self.access.token is not None:
+            await self._token_in_url(scope, receive, send, query)
+            return
+        signed_in = self._signed_in(scope, headers)
+        if signed_in is None:
+            await self._refuse(scope, receive, send, 401, "Sign in first.")
+            return
+        if signed_in == "ambient" and (websocket or method not in SAFE_METHODS):
+            receive, refusal = await self._cross_site(scope, receive, headers)
+            if refusal is not None:
+                await self._refuse(scope, receive, send, 403, f"Refused: {refusal}.")
+                return
+        await self.app(scope, receive, send)
+
+    def _signed_in(self, scope: Scope, headers: Headers) -> str | None:
+        """``"header"`` (a script sent the token: nothing a foreign page can do), ``"ambient"`` (the browser's
+        cookie, or sign-in is off: any page could make the browser send it), or None."""
+        access = self.access
+        if access.token is None:
+            return "ambient"
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "token":  # other schemes (a proxy's Basic sign-in) are not ours: look at the cookie
+            return "header" if hmac.compare_digest(value.strip().encode(), access.token.encode()) else None
+        # Starlette's lenient parser: other programs on localhost set cookies SimpleCookie would choke on.
+        cookie = cookie_parser(headers.get("cookie", "")).get(access.cookie_name(scope))
+        if cookie is not None and hmac.compare_digest(cookie.encode(), access.cookie_value.encode()):
+            return "ambient"
+        return None
+
+    async def _cross_site(self, scope: Scope, receive: Receive, headers: Headers) -> tuple[Receive, str | None]:
+        """Why this request is not from one of our pages (None: it is), and the ``receive`` to go on with."""
+        site = headers.get("sec-fetch-site")
+        origin = headers.get("origin")
+        if site in ("cross-site", "same-site"):
+            return receive, f"this request comes from another site (Sec-Fetch-Site: {site})"
+        if origin is not None:
+            if self.access.origin_allowed(scope, origin) or site == "same-origin":
+                return receive, None
+            return receive, f"this request comes from {origin}, which is not one of this server's origins"
+        if site == "same-origin":
+            return receive, None
+        token = headers.get("x-csrf-token")
+        content_type = headers.get("content-type", "")
+        if token is None and scope["type"] == "http" and content_type.startswith("application/x-www-form-urlencoded"):
+            body, receive = await _buffer_body(receive)
+            if body is not None:
+                token = dict(parse_qsl(body.decode("latin-1"), keep_blank_values=True)).get("csrf")
+        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf.encode()):
+            return receive, None
+        return receive, "the browser said neither where this request comes from (Origin) nor sent the page's token"
+
+    async def _token_in_url(self, scope: Scope, receive: Receive, send: Send, query: dict[str, str]) -> None:
+        """``?token=T``: the right token sets the cookie and redirects to the same URL without it."""
+        assert self.access.token is not None
+        if not hmac.compare_digest(query["token"].encode(), self.access.token.encode()):
+            await self._refuse(scope, receive, send, 401, "That sign-in token is not right.")
+            return
+        root = scope.get("root_path", "")
+        await self._signed_in_redirect(scope, receive, send, _local_path(_browser_url(scope), root + "/"))
+
+    async def _sign_in_form(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
+        """``/signin``: the page where a person pastes the token, and its form's POST."""
+        root = scope.get("root_path", "")
+        if method in ("GET", "HEAD"):
+            await self._sign_in_page(scope, receive, send, 200, None, root + "/")
+            return
+        if method != "POST" or self.access.token is None:
+            await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
+            return
+        body, receive = await _buffer_body(receive)
+        form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
+        target = _local_path(form.get("next", ""), root + "/")
+        if not hmac.compare_digest(form.get("token", "").strip().encode(), self.access.token.encode()):
+            await self._sign_in_page(scope, receive, send, 401, "That token is not right.", target)
+            return
+        await self._signed_in_redirect(scope, receive, send, target)
+
+    async def _signed_in_redirect(self, scope: Scope, receive: Receive, send: Send, target: str) -> None:
+        response = RedirectResponse(target, status_code=303, headers={"cache-control": "no-store"})
+        secure = scope.get("scheme") in ("https", "wss")
+        response.set_cookie(
+            self.access.cookie_name(scope),
+            self.access.cookie_value,
+            path=scope.get("root_path", "") or "/",
+            httponly=True,
+            samesite="lax",
+            secure=secure,
+        )
+        await response(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
+        """A refusal: a closed handshake for a web socket, the sign-in page for a browser's navigation,
+        a sentence in plain text otherwise."""
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": reason[:120]})
+            return
+        headers = Headers(scope=scope)
+        navigation = scope["method"] in ("GET", "HEAD") and "text/html" in headers.get("accept", "")
+        if status == 401 and navigation:
+            error = reason if reason != "Sign in first." else None
+            await self._sign_in_page(scope, receive, send, 401, error, _browser_url(scope))
+            return
+        if status == 401:
+            reason += " Open the sign-in URL the server printed at start, or send 'Authorization: token TOKEN'."
+        response = PlainTextResponse(reason, status_code=status)
+        if status == 401:
+            response.headers["www-authenticate"] = "token"
+        await response(scope, receive, send)
+
+    async def _sign_in_page(
+        self, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
+    ) -> None:
+        root = scope.get("root_path", "").rstrip("/")
+        context: dict[str, Any] = {
+            "root": root,
+            "static": lambda path: f"{root}/static/{path}",
+            "csrf": "",  # nobody signed in: no page token
+            "error": error,
+            "next_path": next_path,
+            "sign_in_off": self.access.token is None,
+        }
+        html = scope["app"].state.renderer.page("signin.html", **context)
+        response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
+        await response(scope, receive, send)
+
+
+async def _buffer_body(receive: Receive) -> tuple[bytes | None, Receive]:
+    """The whole request body (None when over :data:`MAX_FORM_BYTES`), and a ``receive`` that replays it."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > MAX_FORM_BYTES or not message.get("more_body", False):
+            break
+    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+
+    async def replay() -> Message:
+        return messages.pop(0) if messages else await receive()
+
+    return (body if size <= MAX_FORM_BYTES else None), replay

@@ -1,0 +1,48 @@
+"""What every route module needs from a request: the session it names, the template context, a page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import HTMLResponse
+
+from webclient.render.rendering import Renderer
+from webclient.session.core import Session
+from webclient.session.registry import SessionManager
+
+
+def manager(conn: HTTPConnection) -> SessionManager:
+    sessions: SessionManager = conn.app.state.sessions
+    return sessions
+
+
+def session_of(conn: HTTPConnection) -> Session:
+    """The session named in the URL, or 404."""
+    session = manager(conn).get(conn.path_params["session_id"])
+    if session is None:
+        raise HTTPException(404, "No such session")
+    return session
+
+
+def base_context(conn: HTTPConnection) -> dict[str, Any]:
+    """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
+    root = conn.scope.get("root_path", "").rstrip("/")
+    diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
+    csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.web.access)
+    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode, "csrf": csrf}
+
+
+def renderer(conn: HTTPConnection) -> Renderer:
+    shared: Renderer = conn.app.state.renderer
+    return shared
+
+
+def page(conn: Request, template: str, **context: Any) -> HTMLResponse:
+    return HTMLResponse(renderer(conn).page(template, **base_context(conn), **context))
+
+
+def small_int(value: str | None) -> int | None:
+    """A non-negative integer from a query parameter, or None."""
+    return int(value) if value and value.isdigit() and len(value) < 10 else None

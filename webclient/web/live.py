@@ -1,0 +1,363 @@
+"""One browser connection to a session: it knows what the page holds and sends only what changed.
+
+Nothing is queued per connection. The session reports *which* parts changed; this object keeps them
+in an ordered set and, when it may send (the first change after a quiet spell at once, then at most
+every ``MIN_INTERVAL``), renders those parts from the current state into one frame of out-of-band
+fragments. Streamed text is appended (only the characters the page lacks), Markdown blocks are added
+once they are final, and every other entry is re-rendered whole and swapped by id.
+
+A page holds a *window* of the thread: a (re)sync sends the newest ``WINDOW`` entries, and a "Show
+earlier" sentinel at the top asks for the ``WINDOW`` before them when it scrolls into view. Every
+render is therefore bounded by the window, never by the thread. This object knows which entries the
+page holds: new entries are appended, entries it holds are updated, others are skipped. A slow browser
+never makes the server hold more than ``RESYNC_AT`` changed parts; past that, or when more than a
+window of new entries arrives within ``RESYNC_PAUSE``, the page gets the newest window instead (and
+the next frame waits ``RESYNC_PAUSE``). A flood therefore costs about two windows a second, however
+fast it is and however long the thread; what the page skipped is there under "Show earlier".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from markupsafe import escape
+
+from webclient.render.panels import file_panel
+from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id, terminal_lines, terminal_screen
+from webclient.render.text import scrub
+from webclient.session.core import ChangeKey, Session
+from webclient.viewmodel.content import TerminalRef
+from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
+from webclient.viewmodel.terminals import TerminalView
+
+PAGE = "session.html"
+
+MessageState = tuple[int, int, int, int, bool, int]
+"""(markdown generation, blocks, characters caught up, characters, streaming, attachments) of a message as
+the page has it."""
+
+TerminalState = tuple[int, int, str]
+"""(lines dropped when it was last rendered whole, lines sent in all, state) of a terminal in one card."""
+
+
+def composer_nonce() -> str:
+    """A fresh token for the prompt form: a send replayed after a reconnect is recognised by it."""
+    return secrets.token_urlsafe(12)
+
+
+class LiveView:
+    """Pushes a session's changes to one web socket, in order, coalesced, with bounded memory."""
+
+    MIN_INTERVAL = 0.05
+    RESYNC_AT = 1000
+    WINDOW = 100
+    """Entries a (re)sync sends, and that one "Show earlier" adds."""
+    RESYNC_PAUSE = 0.5
+    """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
+    newest window twice a second, not a window every frame."""
+    SLICE = 0.004
+    """Seconds of rendering after which a frame lets the event loop run (a window of cards takes ~50 ms)."""
+    TERMINAL_REDRAW_AFTER = 1000
+    """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
+    them: re-sending thousands of lines for every dropped one would cost far more)."""
+
+    SESSION_REGIONS = ("plan", "queue", "commands", "controls", "changes")
+    """Page parts besides the header and the thread that a reconnecting page must get again."""
+
+    def __init__(
+        self,
+        session: Session,
+        renderer: Renderer,
+        docs: MessageDocs,
+        send: Callable[[str], Awaitable[None]],
+        context: dict[str, Any],
+    ) -> None:
+        self.session = session
+        self.renderer = renderer
+        self.docs = docs
+        self.send = send
+        self.context = context
+        self.dirty: dict[ChangeKey, None] = {}
+        self.wake = asyncio.Event()
+        self.needs_resync = True
+        self._shown: dict[int, MessageState | None] = {}
+        """The entries the page holds (and, for messages, how much of them)."""
+        self._newest = 0
+        """The newest seq the page has or skipped: a higher one is a new entry, to append."""
+        self._earlier: int | None = None
+        """The page asked for the window of entries before this seq."""
+        self._oldest = 0
+        """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
+        request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
+        self._paused_until = 0.0
+        self._behind = False
+        """The page fell behind (too many changed parts): the resync it gets is followed by a pause."""
+        self._slice_started = 0.0
+        self._burst_started = 0.0
+        self._burst = 0
+        """New entries appended since ``_burst_started``: at most a window per ``RESYNC_PAUSE``."""
+        self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
+        self.follow = False
+        """Whether this page's side panel follows the agent's latest location."""
+
+    def mark(self, key: ChangeKey) -> None:
+        """Note that ``key`` changed (called by the session for every change: keep it trivial)."""
+        if not self.needs_resync:
+            self.dirty[key] = None
+            if len(self.dirty) > self.RESYNC_AT:  # the page is far behind: it gets the newest window instead
+                self.needs_resync = self._behind = True
+                self.dirty.clear()
+        self.wake.set()
+
+    def earlier(self, before: int) -> None:
+        """The page scrolled to its top: send it the window of entries before ``before`` (in order with frames)."""
+        self._earlier = before
+        self.wake.set()
+
+    def resync(self) -> None:
+        """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
+        self.needs_resync = True
+        self.wake.set()
+
+    async def run(self) -> None:
+        """Send until cancelled: a resync first (so a reconnect loses nothing), then changes."""
+        loop = asyncio.get_running_loop()
+        stop_watching = self.session.watch(self.mark)
+        last_sent = -1.0
+        try:
+            while True:
+                if not (self.needs_resync or self.dirty or self._earlier is not None):
+                    await self.wake.wait()
+                self.wake.clear()
+                delay = max(last_sent + self.MIN_INTERVAL, self._paused_until) - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                frame = await self.frame(loop.time())
+                last_sent = loop.time()
+                if frame:
+                    await self.send(scrub(frame))
+        finally:
+            stop_watching()
+
+    # -- frames ------------------------------------------------------------------------------------
+
+    async def _breathe(self) -> None:
+        """Between two entries of a frame: let other sessions run once this frame has rendered for ``SLICE``.
+
+        The frame stays consistent: each entry is rendered from its state at that moment, and whatever
+        changes meanwhile is marked again for the next frame."""
+        if time.perf_counter() - self._slice_started > self.SLICE:
+            await asyncio.sleep(0)
+            self._slice_started = time.perf_counter()
+
+    async def _render(self, entries: list[Entry], now: float) -> str:
+        html = []
+        for entry in entries:
+            await self._breathe()
+            html.append(self._entry(entry, now, oob=None))
+        return "".join(html)
+
+    async def frame(self, now: float) -> str:
+        """Everything the page lacks, as one string of out-of-band fragments."""
+        if now - self._burst_started >= self.RESYNC_PAUSE:
+            self._burst_started, self._burst = now, 0
+        new = sum(1 for key in self.dirty if isinstance(key, int) and key > self._newest)
+        if self._burst + new > self.WINDOW and not self.needs_resync:
+            self.needs_resync = self._behind = True  # more new entries than a page can show: the newest window
+        if self._behind:
+            self._behind = False
+            self._paused_until = now + self.RESYNC_PAUSE
+        self._burst += new
+        self._slice_started = time.perf_counter()
+        if self.needs_resync:
+            self.needs_resync = False
+            self._earlier = None
+            self.dirty.clear()
+            return await self._resync(now)
+        keys = list(self.dirty)
+        self.dirty.clear()
+        parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
+        appended: list[str] = []
+
+        def flush_appended() -> None:
+            # New entries go out before any later part, which may target something inside them.
+            if appended:
+                parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
+                appended.clear()
+
+        thread = self.session.thread
+        for key in keys:
+            await self._breathe()
+            if isinstance(key, str):
+                flush_appended()
+                parts.append(self._part(key))
+                continue
+            entry = thread.get(key)
+            if entry is None or (key <= self._newest and key not in self._shown):
+                continue  # dropped, or outside what the page holds: "Show earlier" will render it as it is then
+            if key > self._newest:
+                self._newest = key
+                appended.append(self._entry(entry, now, oob=None))
+                continue
+            flush_appended()
+            parts.append(self._update(entry, now))
+        flush_appended()
+        return "".join(parts)
+
+    def _start(self, first: Entry | None, oob: str | None = "true") -> str:
+        """The top of the page's thread: "Show earlier" when older entries exist, a notice when they were dropped."""
+        first_kept = self.session.thread.first_seq
+        earlier = first.seq if first is not None and first.seq > first_kept else None
+        return self.renderer.block(PAGE, "thread_start", session=self.session, earlier=earlier, oob=oob, **self.context)
+
+    async def _earlier_window(self, now: float) -> str:
+        """The window before the page's oldest entry, put above it, and the new top of the thread."""
+        assert self._earlier is not None
+        before, self._earlier = self._earlier, None
+        if before != self._oldest:
+            return ""
+        entries = self.session.thread.latest(self.WINDOW, before=before)
+        if entries:
+            self._oldest = entries[0].seq
+        html = await self._render(entries, now)
+        older = f'<div hx-swap-oob="afterend:#thread-start">{html}</div>' if html else ""
+        return older + self._start(entries[0] if entries else None)
+
+    def _regions(self, names: list[str]) -> str:
+        return "".join(self._region(name) for name in dict.fromkeys(names))
+
+    async def _resync(self, now: float) -> str:
+        self._shown.clear()
+        self._terminals_shown.clear()
+        thread = self.session.thread
+        window = thread.latest(self.WINDOW)
+        last = thread.last
+        self._newest = last.seq if last is not None else 0
+        self._oldest = window[0].seq if window else 0
+        entries = await self._render(window, now)
+        start = self._start(window[0] if window else None, oob=None)
+        nonce = f'<input type="hidden" name="nonce" id="prompt-nonce" value="{composer_nonce()}" hx-swap-oob="true">'
+        regions = self._regions(["status", *self.SESSION_REGIONS])
+        return f'{regions}<section id="thread" hx-swap-oob="innerHTML">{start}{entries}</section>{nonce}'
+
+    def _part(self, key: str) -> str:
+        """A changed part that is not an entry: a terminal, the followed location, or a page region."""
+        if key.startswith("terminal:"):
+            return self._terminal_updates(int(key.removeprefix("terminal:")))
+        if key == "location":
+            return self.follow_location() if self.follow else ""
+        if key == "dropped":  # the thread let go of its oldest entries: so does this record of the page
+            first = self.session.thread.first_seq
+            for seq in [seq for seq in self._shown if seq < first]:
+                del self._shown[seq]
+            return ""
+        return self._region(key)
+
+    def follow_location(self) -> str:
+        """The side panel showing the agent's latest location (empty when it has none)."""
+        location = self.session.thread.latest_location
+        if location is None:
+            return ""
+        panel = file_panel(self.session, location.path, location.line)
+        return self.renderer.page(
+            "_follow.html",
+            session=self.session,
+            display=panel.display,
+            line=panel.line,
+            view=panel.view,
+            error=panel.error,
+            lines_url=None,
+            following=True,
+            **self.context,
+        )
+
+    def _region(self, name: str) -> str:
+        return self.renderer.block(PAGE, name, session=self.session, oob="true", **self.context)
+
+    def _entry(self, entry: Entry, now: float, oob: str | None) -> str:
+        message: MessageView | None = None
+        if isinstance(entry, MessageEntry):
+            message = self.docs.view(entry, now)
+            self._shown[entry.seq] = (*message.state, entry.streaming, len(entry.attachments))
+        else:
+            self._shown[entry.seq] = None
+        html = self.renderer.block(
+            PAGE, "entry", entry=entry, message=message, session=self.session, oob=oob, **self.context
+        )
+        if isinstance(entry, ToolCall):
+            for item in entry.content:
+                term = self.session.thread.terminals.get(item.terminal_id) if isinstance(item, TerminalRef) else None
+                if term is not None:
+                    self._terminals_shown[(entry.seq, term.number)] = self._terminal_state(term)
+        return html
+
+    @staticmethod
+    def _terminal_state(term: TerminalView) -> TerminalState:
+        screen = term.screen
+        return (screen.dropped, screen.dropped + len(screen.committed), term.state)
+
+    def _terminal_updates(self, number: int) -> str:
+        """New output of a terminal for every card of this page that shows it: new lines appended, the
+        screen replaced; the whole terminal when it ended or dropped many lines."""
+        term = self.session.thread.terminals.by_number(number)
+        if term is None:
+            return ""
+        parts = []
+        screen = term.screen
+        for seq in self.session.thread.terminals.embedded_in(term.terminal_id):
+            entry = self.session.thread.get(seq)
+            if seq not in self._shown or entry is None:
+                continue  # the page will get the card whole (or does not hold it)
+            shown = self._terminals_shown.get((seq, number))
+            if shown is None:  # the card was shown before the terminal had any output
+                parts.append(self._entry(entry, 0.0, oob="true"))
+                continue
+            base_dropped, sent, state = shown
+            total = screen.dropped + len(screen.committed)
+            tid = f"{dom_id(entry)}-term-{number}"
+            new = total - sent
+            if (
+                state != term.state
+                or new > len(screen.committed)
+                or screen.dropped - base_dropped > self.TERMINAL_REDRAW_AFTER
+            ):
+                parts.append(self.renderer.page("_terminal.html", term=term, tid=tid, oob="true", **self.context))
+                self._terminals_shown[(seq, number)] = self._terminal_state(term)
+                continue
+            if new > 0:
+                lines = terminal_lines(screen.committed[len(screen.committed) - new :])
+                parts.append(f'<span hx-swap-oob="beforeend:#{tid}-lines">{lines}</span>')
+            parts.append(f'<span id="{tid}-screen" hx-swap-oob="innerHTML">{terminal_screen(screen)}</span>')
+            self._terminals_shown[(seq, number)] = (base_dropped, total, state)
+        return "".join(parts)
+
+    def _update(self, entry: Entry, now: float) -> str:
+        shown = self._shown.get(entry.seq)
+        if not isinstance(entry, MessageEntry) or shown is None or entry.kind == "user-message":
+            return self._entry(entry, now, oob="true")  # a user message is plain text: shown whole
+        view = self.docs.view(entry, now)
+        generation, blocks, caught_up, chars = view.state
+        old_generation, old_blocks, old_caught_up, old_chars, old_streaming, old_attachments = shown
+        if (
+            generation != old_generation
+            or blocks < old_blocks
+            or chars < old_chars
+            or len(entry.attachments) != old_attachments
+            or (entry.streaming != old_streaming and entry.kind == "thought")
+        ):
+            return self._entry(entry, now, oob="true")
+        self._shown[entry.seq] = (*view.state, entry.streaming, old_attachments)
+        target = dom_id(entry)
+        if blocks > old_blocks or caught_up != old_caught_up:
+            # New nodes replace the rendered rest (and new blocks go after the old ones), so nothing that was
+            # on the page moves: the browser counts no layout shift.
+            new_blocks = "".join(self.docs.blocks(entry)[old_blocks:])
+            appended = f'<div hx-swap-oob="beforeend:#{target}-md">{new_blocks}</div>' if new_blocks else ""
+            return f'{appended}<div class="md md-live" id="{target}-live" hx-swap-oob="true">{view.live}</div>'
+        if chars > old_chars:
+            return f'<span hx-swap-oob="beforeend:#{target}-tail">{escape(entry.text[old_chars:])}</span>'
+        return ""

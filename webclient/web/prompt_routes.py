@@ -1,0 +1,59 @@
+"""What the prompt box asks the server while the user writes: file uploads and ``@`` mentions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from urllib.parse import unquote
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+
+from webclient.session.uploads import MAX_UPLOAD_BYTES, UploadRefused
+from webclient.web.context import renderer as web_renderer
+from webclient.web.context import session_of
+from webclient.workspace.listing import list_files, match
+
+LISTING_TTL = 10.0
+"""Seconds a workspace listing is reused while the user types after ``@``."""
+
+LISTINGS_KEPT = 32
+"""Sessions whose listing is kept (the ones people are typing in); older ones are listed again when needed."""
+
+_listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
+
+
+async def upload_attachment(request: Request) -> Response:
+    """A file pasted or dropped into the prompt box: held for the next prompt, shown as a chip."""
+    session = session_of(request)
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_UPLOAD_BYTES:
+            return PlainTextResponse(f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes).", status_code=413)
+    name = unquote(request.headers.get("x-filename", "")) or "pasted"
+    try:
+        upload = session.uploads.add(
+            name, request.headers.get("content-type", ""), bytes(data), session.prompt_capabilities
+        )
+    except UploadRefused as refused:
+        return PlainTextResponse(str(refused), status_code=415)
+    renderer = web_renderer(request)
+    return HTMLResponse(renderer.page("_attachment.html", upload=upload))
+
+
+async def mention_options(request: Request) -> Response:
+    """Workspace files matching what follows ``@`` in the prompt box, as menu items."""
+    session = session_of(request)
+    query = request.query_params.get("q", "")[:200]
+    now = time.monotonic()
+    cached = _listings.get(session.id)
+    if cached is None or now - cached[0] > LISTING_TTL:
+        cached = (now, await asyncio.to_thread(list_files, session.workspace.roots))
+        _listings[session.id] = cached
+        _listings.move_to_end(session.id)
+        while len(_listings) > LISTINGS_KEPT:
+            _listings.popitem(last=False)
+    renderer = web_renderer(request)
+    return HTMLResponse(renderer.page("_mentions.html", paths=match(cached[1], query), query=query))

@@ -1,0 +1,16 @@
+"""Throw-away workspaces: a fresh copy of a template folder for one session (the demo's sample project)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def fresh_copy(template: Path) -> Path:
+    """Copy ``template`` into a new temporary folder and return its resolved path (the caller deletes it)."""
+    target = Path(tempfile.mkdtemp(prefix="acp-workspace-"))
+    shutil.copytree(
+        template, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    )
+    return target.resolve()
