@@ -25,6 +25,7 @@ from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.render import rendering
 from webclient.render.markdown import MarkdownStream, render_markdown
 from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id
+from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 
@@ -312,7 +313,7 @@ def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
 
 def render_page(session: Session) -> str:
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda p: f"/static/{p}", "diff_mode": "unified", "csrf": "t"}
+    context: dict[str, Any] = {"urls": Urls(), "static": Urls().static, "diff_mode": "unified", "csrf": "t"}
     return Renderer().page(
         "session.html",
         session=session,
@@ -370,7 +371,7 @@ async def test_every_live_fragment_of_the_hostile_session_is_inert(
     session.on_request_permission(permissions[0])
     renderer = Renderer()
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda path: f"/static/{path}", "diff_mode": "split"}
+    context: dict[str, Any] = {"urls": Urls(), "static": Urls().static, "diff_mode": "split"}
     for entry in session.thread:
         message = docs.view(entry, 0.0) if isinstance(entry, MessageEntry) else None
         html = renderer.block(
@@ -388,7 +389,7 @@ def test_the_index_page_lists_a_hostile_session_as_text(
 ) -> None:
     session, _ = hostile_session
     page = Renderer().page(
-        "index.html", sessions=[session], agent_command="agent", root="", static=lambda p: f"/static/{p}", csrf="t"
+        "index.html", sessions=[session], agent_command="agent", urls=Urls(), static=Urls().static, csrf="t"
     )
     assert page_problems(page) == []
     assert squash(str(session.title)) in squash(parse(page).text)

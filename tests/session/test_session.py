@@ -18,6 +18,7 @@ from tests.support.acp_schema import validate
 from tests.support.servers import AGENTS, ServerFactory
 from tests.support.waiting import received, until
 from webclient.render.rendering import MessageDocs, Renderer
+from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.live import LiveView
@@ -126,7 +127,7 @@ async def test_a_page_that_reads_slowly_never_makes_the_server_buffer(tmp_path: 
         frames.append(frame)
         await stuck.wait()  # the browser stops reading
 
-    live = LiveView(session, Renderer(), MessageDocs(), send, {"root": "", "static": str})
+    live = LiveView(session, Renderer(), MessageDocs(), send, {"urls": Urls(), "static": str})
     sender = asyncio.create_task(live.run())
     try:
         await until(lambda: session.ready)

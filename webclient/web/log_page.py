@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -27,7 +26,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from webclient.acp.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
 from webclient.render.rendering import pretty_json
 from webclient.session.core import Session
-from webclient.web.context import base_context, page, session_of, small_int
+from webclient.web.context import base_context, page, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
 
 TEMPLATE = "protocol_log.html"
@@ -103,7 +102,7 @@ class LogPageContext:
 
 def _context(request: Request, session: Session, spec: LogFilter, selection: Selection, stderr: str) -> LogPageContext:
     log = session.protocol_log
-    log_url = f"{base_context(request)['root']}/sessions/{session.id}/log"
+    log_url = urls(request).for_("protocol_log", session_id=session.id)
     methods = sorted(log.methods | ({spec.method} if spec.method and spec.method not in log.update_types else set()))
     return LogPageContext(
         session=session,
@@ -111,7 +110,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
         lines=selection.lines,
         omitted=selection.omitted,
         log_url=log_url,
-        tail_url=f"{log_url}?{urlencode({**filter_query(spec), 'after': selection.last})}",
+        tail_url=urls(request).for_("protocol_log", session_id=session.id, **filter_query(spec), after=selection.last),
         methods=methods,
         update_types=sorted(log.update_types),
         kept=len(log),
