@@ -9,7 +9,6 @@ proxy that mounts the app under a prefix (``location /agents/`` and ``uvicorn --
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from webclient.render.text import scrub
@@ -40,14 +39,11 @@ SIGN_IN_PATH = "/signin"
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 
 
-@dataclass(frozen=True)
 class Urls:
     """The app's URLs under ``root``, the path prefix it is served at (``""`` at the top of its host)."""
 
-    root: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "root", self.root.rstrip("/"))
+    def __init__(self, root: str = "") -> None:
+        self.root = root.rstrip("/")
 
     def for_(self, name: str, /, **params: object) -> str:
         """The route ``name`` with its path parameters filled in; the other parameters (but None) make the query.

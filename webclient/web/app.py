@@ -17,7 +17,7 @@ from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.registry import SessionManager
-from webclient.web import log_page, pages, panels, prompt_routes
+from webclient.web import log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.socket import session_socket
@@ -32,14 +32,14 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
     "session": (pages.session_page, "GET"),
-    "prompt": (prompt_routes.prompt_without_script, "POST"),
+    "prompt": (prompt_box.prompt_without_script, "POST"),
     "end_session": (pages.end_session, "POST"),
     "export": (pages.export_session, "GET"),
     "protocol_log": (log_page.protocol_log_page, "GET"),
     "file": (panels.file_page, "GET"),
     "changes": (panels.changes_page, "GET"),
-    "attachments": (prompt_routes.upload_attachment, "POST"),
-    "mentions": (prompt_routes.mention_options, "GET"),
+    "attachments": (prompt_box.upload_attachment, "POST"),
+    "mentions": (prompt_box.mention_options, "GET"),
     "change_diff": (panels.change_diff_page, "GET"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
