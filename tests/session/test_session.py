@@ -17,6 +17,7 @@ import websockets
 from tests.support.acp_schema import validate
 from tests.support.servers import AGENTS, ServerFactory
 from tests.support.waiting import received, until
+from webclient.acp.agent import AcpAgent
 from webclient.render.rendering import MessageDocs, Renderer
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
@@ -30,7 +31,7 @@ def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:
         cwd=tmp_path,
         env={"RECORD_FILE": str(record), **env},
     )
-    return Session(spec), record
+    return Session(spec, AcpAgent), record
 
 
 @contextlib.asynccontextmanager
@@ -107,7 +108,7 @@ async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -
 
 @pytest.mark.asyncio
 async def test_missing_agent_executable_is_reported(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path))
+    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path), AcpAgent)
     session.start()
     await until(lambda: session.agent_state == "failed")
     assert session.error is not None and "/nonexistent/agent-binary" in session.error

@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient.acp.agent import AcpAgent
 from webclient.config import Settings
 from webclient.render.diffs import DiffView, parse_gap
 from webclient.render.export import export_filename, session_markdown
@@ -37,6 +38,7 @@ from webclient.web.context import base_context, manager, page, session_of, small
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView, composer_nonce
 from webclient.web.log_page import protocol_log_page
+from webclient.web.message_docs import SessionDocs, session_docs
 from webclient.web.prompt_routes import mention_options, upload_attachment
 from webclient.web.security_headers import SecurityHeaders
 from webclient.workspace import process_group
@@ -62,7 +64,7 @@ async def create_session(request: Request) -> Response:
 
 async def session_page(request: Request) -> Response:
     session = session_of(request)
-    docs = manager(request).docs[session.id]
+    docs = session_docs(request).of(session)
     now = time.monotonic()
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
@@ -245,7 +247,7 @@ async def session_socket(websocket: WebSocket) -> None:
     live = LiveView(
         session,
         web_renderer(websocket),
-        manager(websocket).docs[session.id],
+        session_docs(websocket).of(session),
         websocket.send_text,
         base_context(websocket),
     )
@@ -340,7 +342,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.settings = settings
         app.state.renderer = Renderer()
-        app.state.sessions = SessionManager(settings)
+        app.state.docs = SessionDocs()
+        app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
