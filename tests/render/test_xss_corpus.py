@@ -21,6 +21,7 @@ from markupsafe import escape
 
 from tests.support.html import Parsed, parse, squash
 from tests.support.servers import AGENTS
+from tests.support.sessions import acp
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.acp.agent import AcpAgent
 from webclient.render import rendering
@@ -292,12 +293,6 @@ def agent_traffic(cwd: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[
     new_session = next(m["result"] for m in sent if m.get("id") == 2)
     updates = [m["params"] for m in sent if m.get("method") == "session/update"]
     return initialize, new_session, updates, permissions
-
-
-def acp(session: Session) -> AcpAgent:
-    """The session's ACP adapter, which hears what the agent sends."""
-    assert isinstance(session.agent, AcpAgent)
-    return session.agent
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import contextlib
 import functools
 import json
 import re
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +14,8 @@ import pytest
 import websockets
 
 from tests.support.acp_schema import validate
-from tests.support.servers import AGENTS, ServerFactory
+from tests.support.servers import ServerFactory
+from tests.support.sessions import agent_session, started
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
 from webclient.render.rendering import MessageDocs, Renderer
@@ -25,25 +25,16 @@ from webclient.web.live import LiveView
 
 
 def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:
-    record = tmp_path / "received.jsonl"
-    spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "scripted_agent.py")],
-        cwd=tmp_path,
-        env={"RECORD_FILE": str(record), **env},
-    )
-    return Session(spec, AcpAgent), record
+    return agent_session(tmp_path, "scripted_agent.py", **env)
 
 
 @contextlib.asynccontextmanager
 async def running_session(tmp_path: Path, **env: str) -> AsyncIterator[tuple[Session, Path]]:
     """A session on the scripted agent, ready for prompts; closed afterwards."""
     session, record = scripted_session(tmp_path, **env)
-    session.start()
-    try:
+    async with started(session):
         await until(lambda: session.ready)
         yield session, record
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
