@@ -55,6 +55,7 @@ class Session:
         self.terminals = Terminals() if spec.terminals else None
         self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed("changes"))
         self._tasks = BackgroundTasks(self.id)
+        # The lifecycle needs the agent, so it is made after it: the host reaches it when the agent reports.
         self.agent = agent(
             AgentHost(
                 spec=spec,
