@@ -13,12 +13,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from webclient.acp.agent import AcpAgent
 from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.registry import SessionManager
 from webclient.web import log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
+from webclient.web.message_docs import SessionDocs
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.socket import session_socket
 from webclient.workspace import process_group
@@ -70,7 +72,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.settings = settings
         app.state.renderer = Renderer()
-        app.state.sessions = SessionManager(settings)
+        app.state.docs = SessionDocs()
+        app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one

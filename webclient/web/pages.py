@@ -12,6 +12,7 @@ from webclient.render.export import export_filename, session_markdown
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.context import manager, page, session_of, urls
 from webclient.web.live import LiveView, composer_nonce
+from webclient.web.message_docs import session_docs
 
 
 async def index(request: Request) -> Response:
@@ -27,7 +28,7 @@ async def create_session(request: Request) -> Response:
 
 async def session_page(request: Request) -> Response:
     session = session_of(request)
-    docs = manager(request).docs[session.id]
+    docs = session_docs(request).of(session)
     now = time.monotonic()
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"

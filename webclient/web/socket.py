@@ -19,6 +19,7 @@ from webclient.session.core import Session
 from webclient.web.context import base_context, manager, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
+from webclient.web.message_docs import session_docs
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ async def session_socket(websocket: WebSocket) -> None:
     live = LiveView(
         session,
         web_renderer(websocket),
-        manager(websocket).docs[session.id],
+        session_docs(websocket).of(session),
         websocket.send_text,
         base_context(websocket),
     )
