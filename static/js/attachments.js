@@ -1,8 +1,10 @@
-// Files pasted into the prompt box, dropped on it or picked with "+" become attachments: each is sent to
-// the server (the URL is the file input's data-url), which holds it for the next prompt and answers with its
-// chip; a chip's × removes it. Which files go as images or audio, and whether the agent accepts them, is the
-// server's to say (the composer's data-image-types and data-audio-types, the header's data-accepts), so a
-// file the agent would refuse is not sent at all. Keeps no state: the chips are the attachments.
+// Files pasted into the prompt box, dropped on it or picked with "+" become attachments. The file input
+// carries the request (templates/session.html: hx-post, multipart, one file per request, queued): this file
+// hands it the files one at a time, and the server holds each for the next prompt and answers with its chip
+// (swapped into #composer-attachments) or says why not (shown in #composer-error). Which files go as images
+// or audio, and whether the agent accepts them, is the server's to say (the composer's data-image-types and
+// data-audio-types, the header's data-accepts), so a file the agent would refuse is not sent at all. State
+// kept here: the files waiting for their turn to be sent; the chips are the attachments.
 
 const composer = document.getElementById("composer");
 const input = document.getElementById("prompt-input");
@@ -37,10 +39,7 @@ function showError(text) {
   }
 }
 
-function csrfToken() {
-  const meta = document.querySelector('meta[name="csrf-token"]');
-  return meta ? meta.content : "";
-}
+const waiting = [];
 
 function upload(file) {
   const capability = needs(file);
@@ -48,26 +47,8 @@ function upload(file) {
     showError("This agent does not accept " + NAMES[capability] + " in prompts.");
     return;
   }
-  fetch(picker.dataset.url, {
-    method: "POST",
-    body: file,
-    headers: {
-      "X-Filename": encodeURIComponent(file.name || "pasted"),
-      "Content-Type": file.type || "application/octet-stream",
-      "X-CSRF-Token": csrfToken(), // for browsers that send no Origin (webclient/web/access.py)
-    },
-  }).then(function (response) {
-    return response.text().then(function (text) {
-      if (!response.ok) {
-        showError(text || "The file could not be attached.");
-        return;
-      }
-      showError("");
-      chips.insertAdjacentHTML("beforeend", text); // rendered and escaped by the server
-    });
-  }).catch(function () {
-    showError("The file could not be sent to the server.");
-  });
+  waiting.push(file);
+  htmx.trigger(picker, "upload"); // each trigger sends one waiting file (hx-sync queues them)
 }
 
 function uploadAll(files) {
@@ -110,6 +91,30 @@ if (composer && input && picker && chips) {
   picker.addEventListener("change", function () {
     uploadAll(picker.files);
     picker.value = "";
+  });
+
+  // The request's only field is the next waiting file (hx-params="none" leaves out the prompt box's own).
+  picker.addEventListener("htmx:configRequest", function (event) {
+    const file = waiting.shift();
+    if (!file) {
+      event.preventDefault();
+      return;
+    }
+    event.detail.parameters.file = file;
+  });
+
+  picker.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.successful) {
+      showError("");
+    }
+  });
+
+  picker.addEventListener("htmx:responseError", function (event) {
+    showError(event.detail.xhr.responseText || "The file could not be attached.");
+  });
+
+  picker.addEventListener("htmx:sendError", function () {
+    showError("The file could not be sent to the server.");
   });
 
   // Chips of uploads (from the server) and of "@" files (mentions.js): the × removes one.
