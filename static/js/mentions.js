@@ -1,8 +1,8 @@
 // "@" in the prompt box looks up the workspace's files: the box's hx-get (templates/session.html, fired by
 // hx-trigger a moment after typing) asks the server, which renders the matching files into #mention-menu;
 // this file says what to ask for (the word after "@" before the caret), shows the answer, and on a pick
-// writes "@path" into the box and adds the file's chip, which the server rendered with the option. State
-// kept here: the word last asked for, so an answer to an older question is not shown.
+// writes "@path" into the box and adds the file's chip. State kept here: the word last asked for, so an
+// answer to an older question is not shown.
 
 import { hideMenu, onPick, select, showMenu } from "./prompt-menus.js";
 
@@ -17,6 +17,33 @@ function typedMention() {
   return match ? match[2] : null;
 }
 
+// The picked file's chip: it sends the file with the prompt (a resource link). Built here, with textContent only.
+function addChip(path) {
+  const list = document.getElementById("composer-attachments");
+  if (!list || list.querySelector('input[name="mention"][value="' + CSS.escape(path) + '"]')) {
+    return;
+  }
+  const label = "@" + path;
+  const chip = document.createElement("span");
+  chip.className = "chip mention";
+  chip.dataset.role = "mention";
+  const hidden = document.createElement("input");
+  hidden.type = "hidden";
+  hidden.name = "mention";
+  hidden.value = path;
+  const text = document.createElement("span");
+  text.className = "chip-name";
+  text.textContent = label;
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.className = "link chip-remove";
+  remove.dataset.action = "remove-chip";
+  remove.setAttribute("aria-label", "Remove " + label);
+  remove.textContent = "×";
+  chip.append(hidden, text, remove);
+  list.append(chip);
+}
+
 function pickMention(li) {
   const before = input.value.slice(0, input.selectionEnd);
   const after = input.value.slice(input.selectionEnd);
@@ -25,11 +52,7 @@ function pickMention(li) {
   input.value = start + "@" + path + " " + after.replace(/^\s+/, "");
   const caret = start.length + path.length + 2;
   input.setSelectionRange(caret, caret);
-  const list = document.getElementById("composer-attachments");
-  const chip = li.querySelector("template");
-  if (list && chip && !list.querySelector('input[name="mention"][value="' + CSS.escape(path) + '"]')) {
-    list.append(chip.content.cloneNode(true));
-  }
+  addChip(path);
   asked = null;
   hideMenu(menu);
   input.focus();
