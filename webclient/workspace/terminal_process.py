@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from webclient.workspace import process_group
+from webclient.workspace.no_follow import open_directory
 from webclient.workspace.output_buffer import OutputBuffer
-from webclient.workspace.paths import PathRefused, open_directory
+from webclient.workspace.path_errors import PathRefused
 
 logger = logging.getLogger(__name__)
 
