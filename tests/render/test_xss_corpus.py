@@ -23,8 +23,10 @@ from tests.support.html import Parsed, parse, squash
 from tests.support.servers import AGENTS
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.render import rendering
+from webclient.render.dom import live_id, tail_id
 from webclient.render.markdown import MarkdownStream, render_markdown
-from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id
+from webclient.render.message_docs import MessageDocs, MessageView
+from webclient.render.rendering import Renderer
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 
@@ -216,11 +218,12 @@ def test_the_whole_corpus_streamed_as_one_message_is_inert(size: int) -> None:
 
 def _view_problems(view: MessageView, entry: MessageEntry) -> list[str]:
     """A message's rendered blocks and its live rest; the raw tail may only sit, escaped, in its own span."""
-    span = f'<span class="md-tail" id="{dom_id(entry)}-tail">{escape(view.raw)}</span>'
-    live = str(view.live)
-    if live.count(span) != 1:
+    span = f'<span class="md-tail" id="{tail_id(entry)}">{escape(view.raw)}</span>'
+    opening, closing = f'<div class="md md-live" id="{live_id(entry)}">', "</div>"
+    live = Renderer().page("_message_live.html", entry=entry, view=view, oob=None)
+    if not (live.startswith(opening) and live.endswith(closing)) or live.count(span) != 1:
         return [f"the raw tail is not in its span: {live!r}"]
-    return markdown_problems(str(view.html)) + markdown_problems(live.replace(span, ""))
+    return markdown_problems(str(view.html)) + markdown_problems(live[len(opening) : -len(closing)].replace(span, ""))
 
 
 def test_message_views_of_every_payload_are_inert_while_streaming_and_after() -> None:
