@@ -292,7 +292,7 @@ def test_message_view_renders_the_unfinished_rest_and_keeps_no_raw_text_at_a_cat
     assert live(view, entry) == '<p>Second,\nstill being wri<span class="md-tail" id="entry-1-tail"></span></p>\n'
     assert view.raw == ""
     assert view.progress == progress(0, 1, len(entry.text), len(entry.text))
-    assert docs.blocks(entry) == [render_markdown("First paragraph.\n\n")]
+    assert view.blocks == [render_markdown("First paragraph.\n\n")]
 
 
 def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None:

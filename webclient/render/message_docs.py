@@ -48,8 +48,8 @@ class MessageView:
     """What a message looks like now: finished blocks, the rest rendered as of the last catch-up, and the
     text that arrived since (shown as it is, at the end of the rendered rest, until the next catch-up)."""
 
-    html: Markup
-    """The finished blocks."""
+    blocks: list[str]
+    """The HTML of the finished blocks (the stream's own list, growing with it: read it before the next view)."""
     before: Markup
     """The unfinished rest as Markdown, up to where the raw text goes (inside its last element)."""
     raw: str
@@ -57,6 +57,12 @@ class MessageView:
     after: Markup
     """The closing tags of the rest's last element."""
     progress: Progress
+
+    @property
+    def html(self) -> Markup:
+        """The finished blocks as one piece, made only when asked: a streamed update sends only the new ones, and
+        joining a long message on every frame would cost more than the rest of the frame."""
+        return Markup("".join(self.blocks))
 
 
 _CLOSING_TAGS = re.compile(r"(?:</[a-z0-9]+>\s*)+$")
@@ -103,7 +109,7 @@ class MessageDoc:
             stream.generation, len(stream.blocks), self.caught_up, len(text), entry.streaming, len(entry.attachments)
         )
         raw = text[self.caught_up :]
-        return MessageView(Markup(stream.html), Markup(self.before), raw, Markup(self.after), progress)
+        return MessageView(stream.blocks, Markup(self.before), raw, Markup(self.after), progress)
 
 
 class MessageDocs:
@@ -122,10 +128,6 @@ class MessageDocs:
         """Forget the messages numbered below ``first_seq`` (the thread dropped them to bound its memory)."""
         for seq in [seq for seq in self._docs if seq < first_seq]:
             del self._docs[seq]
-
-    def blocks(self, entry: MessageEntry) -> list[str]:
-        """The rendered blocks of a message seen before through :meth:`view`."""
-        return self._docs[entry.seq].stream.blocks
 
     def view(self, entry: MessageEntry, now: float) -> MessageView:
         doc = self._docs.get(entry.seq)

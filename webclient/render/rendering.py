@@ -6,6 +6,7 @@ markup we trust is what :mod:`webclient.render.markdown` produced (sanitised).
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,19 @@ def markdown_filter(text: str) -> Markup:
     return Markup(render_markdown(text))
 
 
+class _Environment(Environment):
+    """Templates see the globals as one dict, copied when a template loads (so set them all before).
+
+    Jinja chains each template's globals to the environment's; every render then copies that chain key by key,
+    about 20 µs for our forty globals, and the live view renders a fragment for nearly every change it sends.
+    """
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
+
+
 def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
-    env = Environment(
+    env = _Environment(
         loader=FileSystemLoader(templates_dir),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,

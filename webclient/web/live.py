@@ -353,7 +353,7 @@ class LiveView:
         if progress.blocks > shown.blocks or progress.caught_up != shown.caught_up:
             # New nodes replace the rendered rest (and new blocks go after the old ones), so nothing that was
             # on the page moves: the browser counts no layout shift.
-            new_blocks = "".join(self.docs.blocks(entry)[shown.blocks :])
+            new_blocks = "".join(view.blocks[shown.blocks :])
             appended = self._wrap("markdown_blocks", entry=entry, blocks=Markup(new_blocks)) if new_blocks else ""
             return appended + self.renderer.page("_message_live.html", entry=entry, view=view, oob="true")
         if progress.chars > shown.chars:
