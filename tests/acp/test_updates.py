@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from webclient.acp.updates import apply_update, content_block
+from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,
@@ -202,24 +203,25 @@ def test_user_message_chunks_replayed_without_local_prompt_are_shown() -> None:
 
 
 def test_listener_receives_seq_of_changed_entry_for_every_update() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
+    e1, e2, e3, e4 = (EntryChanged(seq) for seq in (1, 2, 3, 4))
     feed(thread, chunk("a"))
-    assert calls == [1]
+    assert calls == [e1]
     feed(thread, chunk("b"))
-    assert calls == [1, 1]
+    assert calls == [e1, e1]
     feed(thread, tool("c1", "tool_call", title="Read"))  # closes message 1, adds call 2
-    assert calls == [1, 1, 1, 2]
+    assert calls == [e1, e1, e1, e2]
     feed(thread, chunk("c"))
-    assert calls == [1, 1, 1, 2, 3]
+    assert calls == [e1, e1, e1, e2, e3]
     feed(thread, tool("c1", status="completed"))
-    assert calls[-1] == 2
+    assert calls[-1] == e2
     feed(thread, content_chunk("c1", item("x")))
-    assert calls[-1] == 2
+    assert calls[-1] == e2
     feed(thread, {"sessionUpdate": "plan", "entries": []})  # closes message 3, adds plan 4
-    assert calls[-3:] == [3, 4, "plan"]
+    assert calls[-3:] == [e3, e4, Region.PLAN]
     feed(thread, {"sessionUpdate": "plan", "entries": []})
-    assert calls[-2:] == [4, "plan"]
+    assert calls[-2:] == [e4, Region.PLAN]
     assert len(calls) == 12
 
 
@@ -709,7 +711,7 @@ def test_plan_malformed_items_get_defaults_or_are_skipped() -> None:
     ],
 )
 def test_apply_update_returns_false_for_non_thread_updates(update: dict[str, Any]) -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     assert apply_update(thread, update) is False
     assert len(thread) == 0 and calls == []

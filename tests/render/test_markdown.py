@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 import pytest
 
 from webclient.render.markdown import MarkdownStream, _sanitize, render_markdown
-from webclient.render.rendering import MessageDocs
+from webclient.render.message_docs import MessageDocs, MessageView, Progress
+from webclient.render.rendering import Renderer
 from webclient.viewmodel.entries import MessageEntry
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -269,16 +270,29 @@ def message(text: str, streaming: bool = True) -> MessageEntry:
     return MessageEntry(seq=1, turn=1, parts=[text], streaming=streaming)
 
 
+def live(view: MessageView, entry: MessageEntry) -> str:
+    """The unfinished rest of a message as the page gets it (``_message_live.html``), without its wrapper."""
+    html = Renderer().page("_message_live.html", entry=entry, view=view, oob=None)
+    opening = f'<div class="md md-live" id="entry-{entry.seq}-live">'
+    assert html.startswith(opening) and html.endswith("</div>"), html
+    return html[len(opening) : -len("</div>")]
+
+
+def progress(generation: int, blocks: int, caught_up: int, chars: int) -> Progress:
+    """A streaming message's progress, without attachments."""
+    return Progress(generation, blocks, caught_up, chars, streaming=True, attachments=0)
+
+
 def test_message_view_renders_the_unfinished_rest_and_keeps_no_raw_text_at_a_catch_up() -> None:
     docs = MessageDocs()
     entry = message("First paragraph.\n\nSecond,\nstill being wri")
     view = docs.view(entry, now=100.0)
     assert str(view.html) == render_markdown("First paragraph.\n\n")
     # The rest is rendered too (so it looks as it will), with an empty raw tail inside its paragraph.
-    assert str(view.live) == '<p>Second,\nstill being wri<span class="md-tail" id="entry-1-tail"></span></p>\n'
+    assert live(view, entry) == '<p>Second,\nstill being wri<span class="md-tail" id="entry-1-tail"></span></p>\n'
     assert view.raw == ""
-    assert view.state == (0, 1, len(entry.text), len(entry.text))
-    assert docs.blocks(entry) == [render_markdown("First paragraph.\n\n")]
+    assert view.progress == progress(0, 1, len(entry.text), len(entry.text))
+    assert view.blocks == [render_markdown("First paragraph.\n\n")]
 
 
 def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None:
@@ -289,12 +303,12 @@ def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None
     soon = docs.view(entry, now=100.0 + MessageDocs.RENDER_INTERVAL / 2)
     assert soon.html == first.html
     assert soon.raw == "\n2\n\nThree <b>\n"  # the newline Markdown dropped from "Two\n" comes first
-    assert "Three &lt;b&gt;" in str(soon.live)  # raw text is escaped
-    assert soon.state == (0, 1, len("One.\n\nTwo"), len(entry.text))
+    assert "Three &lt;b&gt;" in live(soon, entry)  # raw text is escaped
+    assert soon.progress == progress(0, 1, len("One.\n\nTwo"), len(entry.text))
     later = docs.view(entry, now=101.0)
     assert str(later.html) == render_markdown("One.\n\n") + render_markdown("Two\n2\n\n")
-    assert later.raw == "\n" and "Three &lt;b&gt;" in str(later.live)
-    assert later.state == (0, 2, len(entry.text) - 1, len(entry.text))
+    assert later.raw == "\n" and "Three &lt;b&gt;" in live(later, entry)
+    assert later.progress == progress(0, 2, len(entry.text) - 1, len(entry.text))
 
 
 def test_message_view_keeps_raw_text_out_of_tables() -> None:
@@ -303,7 +317,7 @@ def test_message_view_keeps_raw_text_out_of_tables() -> None:
     docs.view(entry, now=100.0)
     entry.parts.append("| 3 ")
     view = docs.view(entry, now=100.1)
-    assert str(view.live).endswith('</table>\n<span class="md-tail" id="entry-1-tail">\n| 3 </span>')
+    assert live(view, entry).endswith('</table>\n<span class="md-tail" id="entry-1-tail">\n| 3 </span>')
 
 
 def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
@@ -317,9 +331,9 @@ def test_message_view_after_streaming_is_whole_html_and_empty_tail() -> None:
     view = docs.view(entry, now=101.1)
     assert str(view.html) == render_markdown(text)
     assert view.raw == ""
-    assert view.state[0] == 1  # the late reference definition made the page re-render the message
+    assert view.progress.generation == 1  # the late reference definition made the page re-render the message
     again = docs.view(entry, now=200.0)
-    assert (again.html, again.live, again.state) == (view.html, view.live, view.state)
+    assert again == view
 
 
 def test_message_view_of_finished_message_seen_first_time() -> None:
@@ -328,7 +342,7 @@ def test_message_view_of_finished_message_seen_first_time() -> None:
     view = docs.view(entry, now=0.0)
     assert str(view.html) == render_markdown(entry.text)
     assert "<script>" not in str(view.html)
-    assert view.raw == "" and view.state == (0, 1, len(entry.text), len(entry.text))
+    assert view.raw == "" and view.progress == Progress(0, 1, len(entry.text), len(entry.text), False, 0)
 
 
 def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() -> None:
@@ -336,7 +350,7 @@ def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() 
     entry = message("A test would ")
     first = docs.view(entry, now=100.0)
     assert first.raw == " "
-    assert str(first.live) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
+    assert live(first, entry) == '<p>A test would<span class="md-tail" id="entry-1-tail"> </span></p>\n'
     entry.parts.append("call it")
     soon = docs.view(entry, now=100.1)
-    assert "would<span" in str(soon.live) and soon.raw == " call it"
+    assert "would<span" in live(soon, entry) and soon.raw == " call it"

@@ -1,10 +1,24 @@
-"""Small formatting helpers of ``webclient.render.rendering`` used by the templates."""
+"""The helpers templates use: formats (``webclient.render.formats``) and DOM ids (``webclient.render.dom``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from webclient.render.rendering import file_uri_path, money, size, tokens
+from webclient.render.dom import (
+    dom_id,
+    live_id,
+    markdown_id,
+    tail_id,
+    terminal_id,
+    terminal_lines_id,
+    terminal_screen_id,
+)
+from webclient.render.formats import file_uri_path, money, size, tokens
+from webclient.render.message_docs import MessageDocs
+from webclient.render.rendering import Renderer
+from webclient.viewmodel.changes import Region
+from webclient.viewmodel.entries import MessageEntry, ToolCall
+from webclient.viewmodel.terminals import TerminalView
 
 
 @pytest.mark.parametrize(
@@ -100,3 +114,20 @@ def test_file_uri_path_is_always_absolute() -> None:
 )
 def test_size(count: int, shown: str) -> None:
     assert size(count) == shown
+
+
+def test_the_ids_python_targets_are_the_ids_templates_give() -> None:
+    renderer = Renderer()
+    entry = MessageEntry(seq=7, turn=1, parts=["Hello"])
+    message = renderer.page("_message.html", entry=entry, message=MessageDocs().view(entry, 0.0), oob=None)
+    for element in (dom_id(entry), markdown_id(entry), live_id(entry), tail_id(entry)):
+        assert message.count(f'id="{element}"') == 1, element
+    tid = terminal_id(ToolCall(seq=3, turn=1), 2)
+    terminal = renderer.page("_terminal.html", term=TerminalView("t", 2), tid=tid, oob=None)
+    for element in (tid, terminal_lines_id(tid), terminal_screen_id(tid)):
+        assert terminal.count(f'id="{element}"') == 1, element
+
+
+@pytest.mark.parametrize("region", [r for r in Region if r not in (Region.LOCATION, Region.DROPPED)])
+def test_every_region_the_page_shows_is_a_block_of_the_page(region: Region) -> None:
+    assert str(region) in Renderer().env.get_template("session.html").blocks

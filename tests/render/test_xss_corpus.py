@@ -25,8 +25,10 @@ from tests.support.sessions import acp
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.acp.agent import AcpAgent
 from webclient.render import rendering
+from webclient.render.dom import live_id, tail_id
 from webclient.render.markdown import MarkdownStream, render_markdown
-from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id
+from webclient.render.message_docs import MessageDocs, MessageView
+from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
@@ -57,7 +59,8 @@ SAFE_IMAGE_TYPES = rendering.SAFE_IMAGE_TYPES
 SAFE_AUDIO_TYPES: frozenset[str] = getattr(rendering, "SAFE_AUDIO_TYPES", frozenset())
 REGIONS = ("session", "thread", "composer", "session-status")
 HTMX_ATTRIBUTES = frozenset(
-    {"hx-get", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob", "ws-connect", "ws-send"}
+    {"hx-get", "hx-post", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob", "hx-sync"}
+    | {"hx-params", "hx-encoding", "hx-headers", "ws-connect", "ws-send"}
 )
 """Every htmx attribute our templates write; an agent must not be able to add any (``hx-on*`` least of all)."""
 
@@ -138,8 +141,12 @@ def page_problems(markup: str) -> list[str]:
             elif name.startswith(("hx-", "data-hx-", "ws-", "data-ws-")):
                 if name not in HTMX_ATTRIBUTES:
                     problems.append(f"htmx attribute {name}={value!r} on {element!r}")
-                elif name == "hx-get" and not value.startswith("/sessions/"):
-                    problems.append(f"hx-get to {value!r}")
+                elif name in ("hx-get", "hx-post") and not value.startswith("/sessions/"):
+                    problems.append(f"{name} to {value!r}")
+                elif name == "hx-headers" and (
+                    element.attrs.get("id") != "attach-input" or not re.fullmatch(r'\{"X-CSRF-Token": "[0-9A-Za-z_-]+"\}', value)
+                ):
+                    problems.append(f"hx-headers {value!r}")
                 elif name == "hx-vals" and not _our_vals(value):
                     problems.append(f"hx-vals {value!r}")
             elif name in URL_ATTRIBUTES and scheme(value) not in SAFE_SCHEMES | {"ws", "wss"}:
@@ -219,11 +226,12 @@ def test_the_whole_corpus_streamed_as_one_message_is_inert(size: int) -> None:
 
 def _view_problems(view: MessageView, entry: MessageEntry) -> list[str]:
     """A message's rendered blocks and its live rest; the raw tail may only sit, escaped, in its own span."""
-    span = f'<span class="md-tail" id="{dom_id(entry)}-tail">{escape(view.raw)}</span>'
-    live = str(view.live)
-    if live.count(span) != 1:
+    span = f'<span class="md-tail" id="{tail_id(entry)}">{escape(view.raw)}</span>'
+    opening, closing = f'<div class="md md-live" id="{live_id(entry)}">', "</div>"
+    live = Renderer().page("_message_live.html", entry=entry, view=view, oob=None)
+    if not (live.startswith(opening) and live.endswith(closing)) or live.count(span) != 1:
         return [f"the raw tail is not in its span: {live!r}"]
-    return markdown_problems(str(view.html)) + markdown_problems(live.replace(span, ""))
+    return markdown_problems(str(view.html)) + markdown_problems(live[len(opening) : -len(closing)].replace(span, ""))
 
 
 def test_message_views_of_every_payload_are_inert_while_streaming_and_after() -> None:

@@ -6,9 +6,12 @@ layer calls directly, with every listener call recorded.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from webclient.acp.updates import apply_update
+from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import ImageBlock, PermissionOption, PlanItem, TextBlock
 from webclient.viewmodel.entries import MessageEntry, Notice, Plan, ToolCall
 from webclient.viewmodel.thread import Thread
@@ -17,6 +20,11 @@ OPTIONS = [
     PermissionOption(option_id="allow-once", name="Allow once", kind="allow_once"),
     PermissionOption(option_id="reject-once", name="Reject", kind="reject_once"),
 ]
+
+
+def entries(*seqs: int) -> list[Change]:
+    """What the listener is told when the entries numbered ``seqs`` change, in that order."""
+    return [EntryChanged(seq) for seq in seqs]
 
 
 def new_call(thread: Thread, call_id: str = "c1", status: str | None = None) -> ToolCall:
@@ -28,18 +36,18 @@ def new_call(thread: Thread, call_id: str = "c1", status: str | None = None) -> 
 
 
 def test_start_turn_shows_local_prompt_at_once() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     image = ImageBlock(mime_type="image/png", data="AAAA")
     entry = thread.start_turn([TextBlock(text="fix "), TextBlock(text="it"), image])
     assert thread.turn == 1 and entry.turn == 1
     assert (entry.kind, entry.text, entry.attachments) == ("user-message", "fix it", [image])
     assert entry.local is True and entry.streaming is False
-    assert calls == [1] and thread.entry(1) is entry
+    assert calls == entries(1) and thread.entry(1) is entry
 
 
 def test_start_turn_closes_streaming_message_and_counts_turns() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     thread.append_message("agent-message", TextBlock(text="still going"))
     thread.start_turn([TextBlock(text="one")])
@@ -47,28 +55,28 @@ def test_start_turn_closes_streaming_message_and_counts_turns() -> None:
     first = thread.entry(1)
     assert isinstance(first, MessageEntry) and first.streaming is False
     assert [e.turn for e in thread] == [0, 1, 2]
-    assert calls == [1, 1, 2, 3]
+    assert calls == entries(1, 1, 2, 3)
 
 
 def test_end_turn_closes_streaming_message_and_notifies() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     thread.append_message("thought", TextBlock(text="hmm"))
     thread.end_turn()
     entry = thread.entry(1)
     assert isinstance(entry, MessageEntry) and entry.streaming is False
-    assert calls == [1, 1]
+    assert calls == entries(1, 1)
     thread.end_turn()
-    assert calls == [1, 1]
+    assert calls == entries(1, 1)
 
 
 def test_end_turn_without_streaming_message_changes_nothing() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     thread.end_turn()
     new_call(thread)
     thread.end_turn()
-    assert calls == [1]
+    assert calls == entries(1)
 
 
 def test_append_message_same_kind_continues_only_while_streaming() -> None:
@@ -134,21 +142,21 @@ def test_upsert_tool_call_rejects_unknown_patch_fields() -> None:
 
 
 def test_upsert_tool_call_notifies_created_then_changed() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     thread.append_message("agent-message", TextBlock(text="x"))
     call = thread.upsert_tool_call("c1", {"title": "T"}, {"title": "T"})
     thread.upsert_tool_call("c1", {"status": "completed"}, {"status": "completed"})
     thread.append_tool_content("c1", TextBlock(text="out"), {"type": "content", "content": {"type": "text"}})
     assert call.seq == 2
-    assert calls == [1, 1, 2, 2, 2]
+    assert calls == entries(1, 1, 2, 2, 2)
 
 
 # -- permissions ---------------------------------------------------------------------------------
 
 
 def test_ask_permission_puts_call_in_waiting_state() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     call = new_call(thread)
     prompt = thread.ask_permission(call, "r1", OPTIONS)
@@ -156,11 +164,11 @@ def test_ask_permission_puts_call_in_waiting_state() -> None:
     assert (prompt.request_id, prompt.state, prompt.chosen, prompt.chosen_option) == ("r1", "pending", None, None)
     assert thread.pending_permissions == [prompt]
     assert thread.tool_call_for_permission("r1") is call
-    assert calls == [1, 1]
+    assert calls == entries(1, 1)
 
 
 def test_answer_permission_selects_offered_option() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     call = new_call(thread)
     thread.ask_permission(call, "r1", OPTIONS)
@@ -169,11 +177,11 @@ def test_answer_permission_selects_offered_option() -> None:
     assert (prompt.state, prompt.chosen) == ("selected", "reject-once")
     assert prompt.chosen_option == OPTIONS[1]
     assert thread.pending_permissions == []
-    assert calls == [1, 1, 1]
+    assert calls == entries(1, 1, 1)
 
 
 def test_answer_permission_first_answer_wins() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     call = new_call(thread)
     thread.ask_permission(call, "r1", OPTIONS)
@@ -187,7 +195,7 @@ def test_answer_permission_first_answer_wins() -> None:
 
 
 def test_answer_permission_refuses_option_not_offered() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     call = new_call(thread)
     prompt = thread.ask_permission(call, "r1", OPTIONS)
@@ -195,7 +203,7 @@ def test_answer_permission_refuses_option_not_offered() -> None:
     assert thread.answer_permission("r1", "") is None
     assert (prompt.state, prompt.chosen) == ("pending", None)
     assert thread.pending_permissions == [prompt]
-    assert calls == [1, 1]
+    assert calls == entries(1, 1)
 
 
 def test_answer_permission_cancelled() -> None:
@@ -209,7 +217,7 @@ def test_answer_permission_cancelled() -> None:
 
 
 def test_answer_permission_unknown_request_is_ignored() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     assert thread.answer_permission("nope", "allow-once") is None
     assert thread.answer_permission("nope", None) is None
@@ -244,7 +252,7 @@ def test_permission_asked_twice_on_same_call_keeps_requests_apart() -> None:
 
 
 def test_cancel_unfinished_marks_only_unfinished_calls_cancelled() -> None:
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     statuses = {"p": "pending", "r": "in_progress", "n": None, "x": "_awaiting", "c": "completed", "f": "failed"}
     for call_id, status in statuses.items():
@@ -256,7 +264,7 @@ def test_cancel_unfinished_marks_only_unfinished_calls_cancelled() -> None:
     result = {e.tool_call_id: e.status for e in thread if isinstance(e, ToolCall)}
     assert result == {"p": "cancelled", "r": "cancelled", "n": "cancelled", "x": "cancelled",
                       "c": "completed", "f": "failed", "k": "cancelled"}  # fmt: skip
-    assert sorted(calls) == sorted(c.seq for c in cancelled)
+    assert Counter(calls) == Counter(c.change for c in cancelled)
     assert thread.cancel_unfinished() == []
 
 
@@ -276,7 +284,7 @@ def test_cancel_unfinished_leaves_messages_and_permissions_alone() -> None:
 
 
 def test_set_plan_replaces_current_turn_plan_and_keeps_old_turns() -> None:
-    calls: list[int | str] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     first = thread.set_plan([PlanItem("a", "high", "pending")])
     same = thread.set_plan([PlanItem("a", "high", "completed"), PlanItem("b", "low", "pending")])
@@ -285,7 +293,8 @@ def test_set_plan_replaces_current_turn_plan_and_keeps_old_turns() -> None:
     second = thread.set_plan([])
     assert second is not first and isinstance(second, Plan) and second.turn == 1
     assert [p.items for p in thread if isinstance(p, Plan)] == [first.items, []]
-    assert calls == [1, "plan", 1, "plan", 2, 3, "plan"]  # every change also redraws the plan kept in view
+    # every change also redraws the plan kept in view
+    assert calls == [EntryChanged(1), Region.PLAN, EntryChanged(1), Region.PLAN, *entries(2, 3), Region.PLAN]
     assert thread.current_plan is second
 
 
@@ -311,7 +320,7 @@ def test_plan_does_not_split_streaming_message_when_updated() -> None:
 
 def test_session_shaped_permission_flow_via_updates() -> None:
     """A tool call reported over the wire, asked about, answered, finished: one entry throughout."""
-    calls: list[int] = []
+    calls: list[Change] = []
     thread = Thread(listener=calls.append)
     apply_update(thread, {"sessionUpdate": "tool_call", "toolCallId": "call_001", "title": "Edit", "kind": "edit"})
     call = thread.tool_call("call_001")
@@ -321,7 +330,7 @@ def test_session_shaped_permission_flow_via_updates() -> None:
     apply_update(thread, {"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "completed"})
     assert len(thread) == 1 and call.finished
     assert call.permission is not None and call.permission.chosen_option == OPTIONS[0]
-    assert calls == [1, 1, 1, 1]
+    assert calls == entries(1, 1, 1, 1)
 
 
 # -- tool-call ids reused in a later turn -------------------------------------------------------
@@ -408,14 +417,14 @@ def test_latest_gives_windows_of_the_newest_entries_oldest_first() -> None:
 
 
 def test_beyond_the_cap_the_oldest_entries_are_dropped_and_seqs_stay() -> None:
-    keys: list[int | str] = []
+    keys: list[Change] = []
     thread = Thread(listener=keys.append, max_entries=100)
     waiting = new_call(thread, "asks")
     thread.ask_permission(waiting, "r1", OPTIONS)
     for n in range(1, 301):
         new_call(thread, f"c{n}", "completed")
     assert 100 <= len(thread) <= 110 and thread.dropped == 301 - len(thread)
-    assert "dropped" in keys
+    assert Region.DROPPED in keys
     assert thread.get(1) is waiting and thread.tool_call("asks") is waiting  # a question for the user stays
     assert thread.pending_permissions == [waiting.permission]
     assert thread.get(2) is None and thread.tool_call("c1") is None  # its lookups go too

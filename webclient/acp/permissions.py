@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from webclient.acp.updates import permission_options, tool_call_patch
+from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 
 Outcome = dict[str, Any]
@@ -18,7 +19,7 @@ Outcome = dict[str, Any]
 class Permissions:
     """Open questions by request id; the thread shows them on their tool call cards."""
 
-    def __init__(self, thread: Thread, changed: Callable[[int | str], None]) -> None:
+    def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
         self.thread = thread
         self.changed = changed
         self._answers: dict[str, asyncio.Future[Outcome]] = {}
@@ -47,7 +48,7 @@ class Permissions:
             return future
         self.thread.ask_permission(call, request_id, options)
         self._answers[request_id] = future
-        self.changed("status")
+        self.changed(Region.STATUS)
         return future
 
     def answer(self, request_id: str, option_id: str) -> None:
@@ -56,9 +57,9 @@ class Permissions:
         future = self._answers.pop(request_id, None) if prompt is not None else None
         if future is not None and not future.done():
             future.set_result({"outcome": {"outcome": "selected", "optionId": option_id}})
-            self.changed("status")
+            self.changed(Region.STATUS)
         elif (call := self.thread.tool_call_for_permission(request_id)) is not None:
-            self.changed(call.seq)  # re-show the settled card to whoever clicked late
+            self.changed(call.change)  # re-show the settled card to whoever clicked late
 
     def settle(self) -> None:
         """Answer every open question ``cancelled`` (the turn was stopped, or it is over)."""

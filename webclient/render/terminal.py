@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 from pyte.graphics import FG_BG_256
 
-from webclient.viewmodel.terminal_screen import COLOUR_NAMES, Line, Style
+from webclient.viewmodel.terminal_screen import COLOUR_NAMES, Line, Style, TerminalScreen
 
 _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{6}")
 
@@ -77,3 +78,13 @@ def _opening_tag(style: Style) -> str:
         return ""
     # The classes come only from the fixed names above and palette numbers: nothing to escape.
     return f'<span class="{" ".join(classes)}">'
+
+
+def terminal_lines(lines: Iterable[Line]) -> Markup:
+    """Finished terminal lines as HTML, each ending with a newline (they sit in a ``<pre>``)."""
+    return Markup("".join(f"{line_html(line)}\n" for line in lines))
+
+
+def terminal_screen(screen: TerminalScreen) -> Markup:
+    """The part of a terminal that may still change: its visible screen."""
+    return Markup("\n".join(line_html(line) for line in screen.screen()))

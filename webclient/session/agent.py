@@ -27,14 +27,11 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.sign_in import SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
+from webclient.viewmodel.changes import Change
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
-
-ChangeKey = int | str
-"""An entry's ``seq``, or the name of a page part (``"status"``, ``"controls"``, ``"commands"``, ``"queue"``,
-``"plan"``, ``"changes"``, ``"location"``, ``"terminal:<n>"``)."""
 
 STARTING = "its start"
 """The first step of every start, before the agent can answer anything (a process starting, a server reached)."""
@@ -113,7 +110,7 @@ class AgentHost:
     """Where the agent's commands run; None when it may run none."""
     events: WorkspaceEvents
     """Tell it what the agent did in the workspace (a file written, a terminal's output), to show it."""
-    changed: Callable[[ChangeKey], None]
+    changed: Callable[[Change], None]
     """Tell the session's watchers that a part changed which the view model does not report itself."""
     step: Callable[[str], None]
     """Say what the start waits for now (the page shows it): a step of the protocol's own, by name."""

@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.tasks import BackgroundTasks
+from webclient.viewmodel.changes import Region
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.thread import Thread
 
@@ -52,6 +53,6 @@ class ControlChanges:
             await change
         except AgentRefused as error:
             self.thread.add_notice("error", f"The agent did not change {what}", str(error))
-            self.controls.refresh("controls")
+            self.controls.refresh(Region.CONTROLS)
         except AgentGone:
             pass  # the adapter reports it

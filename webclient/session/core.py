@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from webclient.session.agent import AgentFactory, AgentHost
-from webclient.session.agent import ChangeKey as ChangeKey  # the web layer imports it from here
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
@@ -30,6 +29,7 @@ from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns, TurnState
 from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
+from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
@@ -47,13 +47,13 @@ class Session:
         self.id = session_id or secrets.token_urlsafe(9)
         self.spec = spec
         self.created = time.time()
-        self._watchers: set[Callable[[ChangeKey], None]] = set()
+        self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
         self.uploads = Uploads()
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
         self.terminals = Terminals() if spec.terminals else None
-        self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed("changes"))
+        self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed(Region.CHANGES))
         self._tasks = BackgroundTasks(self.id)
         # The lifecycle needs the agent, so it is made after it: the host reaches it when the agent reports.
         self.agent = agent(
@@ -77,12 +77,12 @@ class Session:
 
     # -- watching ----------------------------------------------------------------------------------
 
-    def watch(self, callback: Callable[[ChangeKey], None]) -> Callable[[], None]:
+    def watch(self, callback: Callable[[Change], None]) -> Callable[[], None]:
         """Call ``callback`` with every change from now on; returns the function that stops it."""
         self._watchers.add(callback)
         return lambda: self._watchers.discard(callback)
 
-    def _changed(self, key: ChangeKey) -> None:
+    def _changed(self, key: Change) -> None:
         for watcher in self._watchers:
             watcher(key)
 
@@ -203,7 +203,7 @@ class Session:
         await self._tasks.cancel_all()
         if self.lifecycle.agent_state != "failed":
             self.lifecycle.agent_state = "exited"
-        self._changed("status")
+        self._changed(Region.STATUS)
 
     # -- the user's actions ------------------------------------------------------------------------
 

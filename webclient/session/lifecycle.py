@@ -13,13 +13,13 @@ from webclient.session.agent import (
     AgentFailed,
     AgentGone,
     AgentRefused,
-    ChangeKey,
     Diagnosis,
     SignInRequired,
 )
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
+from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 
 AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed"]
@@ -33,7 +33,7 @@ class AgentLifecycle:
         agent: AgentDriver,
         spec: AgentSpec,
         thread: Thread,
-        changed: Callable[[ChangeKey], None],
+        changed: Callable[[Change], None],
         tasks: BackgroundTasks,
         on_ready: Callable[[], None],
     ) -> None:
@@ -75,14 +75,14 @@ class AgentLifecycle:
 
     def step(self, step: str) -> None:
         self.start_step = step
-        self.changed("status")
+        self.changed(Region.STATUS)
 
     def gone(self, title: str, detail: str) -> None:
         if self.closing:
             return
         self.agent_state = "exited"
         self.thread.add_notice("error", title, detail)
-        self.changed("status")
+        self.changed(Region.STATUS)
 
     # -- start -------------------------------------------------------------------------------------
 
@@ -127,18 +127,18 @@ class AgentLifecycle:
             self.agent_state = "auth-required"
             self.auth_reason = request.reason
             self.start_step = None
-            self.changed("status")
+            self.changed(Region.STATUS)
             return
         self.agent_state = "ready"
         self.start_step = None
-        self.changed("status")
+        self.changed(Region.STATUS)
         self.on_ready()
 
     def _fail(self, message: str, diagnosis: Diagnosis | None = None) -> None:
         self.agent_state = "failed"
         self.error = message
         self.thread.add_notice("error", message, (diagnosis or self.agent.diagnose()).detail)
-        self.changed("status")
+        self.changed(Region.STATUS)
 
     # -- sign-in -----------------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ class AgentLifecycle:
         self.signing_in = method
         self.since = time.time()
         self.error = None
-        self.changed("status")
+        self.changed(Region.STATUS)
         self._sign_in = self.tasks.spawn(self._authenticate(method), "sign-in")
 
     async def _authenticate(self, method: SignInMethod) -> None:
@@ -167,7 +167,7 @@ class AgentLifecycle:
         finally:
             self.signing_in = None
             self._sign_in = None
-            self.changed("status")
+            self.changed(Region.STATUS)
         self.agent_state = "starting"
         self.since = time.time()
         await self._within_timeout(self._open_session())
@@ -183,7 +183,7 @@ class AgentLifecycle:
         self.signing_in = None
         self.agent_state = "auth-required"
         self.error = "Sign-in cancelled."
-        self.changed("status")
+        self.changed(Region.STATUS)
 
     # -- Retry -------------------------------------------------------------------------------------
 

@@ -6,12 +6,13 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, ChangeKey
+from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
 from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
+from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
 
@@ -35,7 +36,7 @@ class Turns:
         thread: Thread,
         workspace: Workspace,
         uploads: Uploads,
-        changed: Callable[[ChangeKey], None],
+        changed: Callable[[Change], None],
         tasks: BackgroundTasks,
     ) -> None:
         self.agent = agent
@@ -45,7 +46,7 @@ class Turns:
         self.uploads = uploads
         self.changed = changed
         self.tasks = tasks
-        self.queue = PromptQueue(lambda: changed("queue"))
+        self.queue = PromptQueue(lambda: changed(Region.QUEUE))
         self.queue_paused = False
         """True after the user stopped a turn: queued prompts then wait for "Send now"."""
         self.turn_running = False
@@ -106,7 +107,7 @@ class Turns:
         prompt = prompt_content(text, blocks)
         self.thread.start_turn(prompt)
         self.turn_running = True
-        self.changed("status")
+        self.changed(Region.STATUS)
         self.tasks.spawn(self._run_turn(prompt), "turn")
 
     async def _run_turn(self, prompt: list[PromptBlock]) -> None:
@@ -132,9 +133,9 @@ class Turns:
             self.turn_running = False
             self.cancelling = False
             self.thread.end_turn()
-            self.changed("status")
-            self.changed("plan")
-            self.changed("queue")
+            self.changed(Region.STATUS)
+            self.changed(Region.PLAN)
+            self.changed(Region.QUEUE)
             self.send_queued()
 
     def cancel(self) -> None:
@@ -145,8 +146,8 @@ class Turns:
             return
         self.cancelling = True
         self.queue_paused = bool(self.queue)
-        self.changed("status")
-        self.changed("queue")
+        self.changed(Region.STATUS)
+        self.changed(Region.QUEUE)
         self.tasks.spawn(_told(self.agent.cancel()), "cancel")
         self.thread.cancel_unfinished()
 

@@ -2,7 +2,7 @@
 
 Protocol-neutral, like the thread: the ACP adapter (:mod:`webclient.acp.controls`) builds these from
 wire shapes; the page shows them in the header, in selectors beside the prompt box and in the slash
-menu. Every change is reported to ``listener`` with the name of the page part that shows it.
+menu. Every change is reported to ``listener`` with the region of the session's state that changed.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-ControlsPart = Literal["status", "controls", "commands"]
-"""The page parts that show controls: the header (title, usage), the selectors, the slash menu."""
+from webclient.viewmodel.changes import Region
+
+ControlsPart = Literal[Region.STATUS, Region.CONTROLS, Region.COMMANDS]
+"""The regions controls change: the status (title, usage), the controls (modes, models, settings), the commands."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,37 +162,37 @@ class SessionControls:
 
     def set_title(self, title: str | None) -> None:
         self.title = title
-        self.listener("status")
+        self.listener(Region.STATUS)
 
     def set_usage(self, usage: Usage) -> None:
         self.usage = usage
-        self.listener("status")
+        self.listener(Region.STATUS)
 
     def set_modes(self, modes: list[Mode], current: str | None) -> None:
         self.modes = modes
         self.current_mode = current
-        self.listener("controls")
+        self.listener(Region.CONTROLS)
 
     def set_models(self, models: list[Model], current: str | None) -> None:
         self.models = models
         self.current_model = current
-        self.listener("controls")
+        self.listener(Region.CONTROLS)
 
     def set_current_model(self, model_id: str) -> None:
         self.current_model = model_id
-        self.listener("controls")
+        self.listener(Region.CONTROLS)
 
     def set_current_mode(self, mode_id: str) -> None:
         self.current_mode = mode_id
-        self.listener("controls")
+        self.listener(Region.CONTROLS)
 
     def set_settings(self, settings: list[Setting]) -> None:
         self.settings = settings
-        self.listener("controls")
+        self.listener(Region.CONTROLS)
 
     def set_commands(self, commands: list[Command]) -> None:
         self.commands = commands
-        self.listener("commands")
+        self.listener(Region.COMMANDS)
 
     def refresh(self, part: ControlsPart) -> None:
         """Show ``part`` again as it is (a selector the user moved must return to the agent's value)."""

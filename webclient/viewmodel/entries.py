@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from webclient.viewmodel.changes import EntryChanged
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -30,6 +31,9 @@ class Entry:
     ROLE: ClassVar[str] = "entry"
     seq: int
     turn: int
+    change: EntryChanged = field(init=False, repr=False)
+    """What the thread tells its listener when this entry changes: set once it is numbered, so a streamed chunk
+    makes no new event."""
 
     @property
     def role(self) -> str:

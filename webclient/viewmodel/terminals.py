@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from webclient.viewmodel.changes import TerminalChanged
 from webclient.viewmodel.terminal_screen import TerminalScreen
 
 TerminalState = Literal["running", "exited", "released"]
@@ -23,6 +24,8 @@ class TerminalView:
 
     terminal_id: str
     number: int
+    change: TerminalChanged = field(init=False, repr=False)
+    """What the thread's listener is told when this terminal changes (one event, not one per output chunk)."""
     screen: TerminalScreen = field(default_factory=TerminalScreen)
     command: str | None = None
     cwd: str | None = None
@@ -30,6 +33,9 @@ class TerminalView:
     signal: str | None = None
     exited: bool = False
     released: bool = False
+
+    def __post_init__(self) -> None:
+        self.change = TerminalChanged(self.number)
 
     @property
     def state(self) -> TerminalState:
@@ -41,7 +47,7 @@ class TerminalView:
 class TerminalSet:
     """The terminals of one thread, and which tool calls embed each of them."""
 
-    def __init__(self, listener: Callable[[str], None]) -> None:
+    def __init__(self, listener: Callable[[TerminalChanged], None]) -> None:
         self._listener = listener
         self._by_id: dict[str, TerminalView] = {}
         self._in_order: list[TerminalView] = []
@@ -92,7 +98,7 @@ class TerminalSet:
         self._changed(view)
 
     def _changed(self, view: TerminalView) -> None:
-        self._listener(f"terminal:{view.number}")
+        self._listener(view.change)
 
     def by_number(self, number: int) -> TerminalView | None:
         return self._in_order[number - 1] if 0 < number <= len(self._in_order) else None

@@ -1,9 +1,9 @@
 """A conversation thread: the ordered entries of one session, and the rules that fold updates into them.
 
 Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
-below; every change is reported to ``listener`` with the ``seq`` of the entry that changed (or the name
-of a part that is not an entry: ``"terminal:<number>"``, ``"location"``, ``"plan"``), so the web layer can re-render
-exactly that part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
+below; every change is reported to ``listener`` as a :data:`~webclient.viewmodel.changes.Change` (the entry, the
+terminal, or another part such as the plan or the latest location), so the web layer can re-render exactly that
+part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, takewhile
 from typing import Any, TypeVar
 
+from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -33,14 +34,14 @@ from webclient.viewmodel.entries import (
 )
 from webclient.viewmodel.terminals import TerminalSet
 
-Listener = Callable[[int | str], None]
+Listener = Callable[[Change], None]
 E = TypeVar("E", bound=Entry)
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
 TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
 
 
-def _ignore(key: int | str) -> None:
+def _ignore(change: Change) -> None:
     pass
 
 
@@ -64,8 +65,8 @@ class Thread:
         self.latest_location: Location | None = None
         """Where the agent last said it was working (the last location of the last tool call that had any)."""
 
-    def _notify(self, key: int | str) -> None:
-        self.listener(key)
+    def _notify(self, change: Change) -> None:
+        self.listener(change)
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -143,7 +144,7 @@ class Thread:
         last = self.last
         if isinstance(last, MessageEntry) and last.streaming:
             last.streaming = False
-            self.listener(last.seq)
+            self.listener(last.change)
 
     @property
     def turn_replied(self) -> bool:
@@ -159,7 +160,7 @@ class Thread:
         cancelled = [call for call in self._tool_calls.values() if not call.finished]
         for call in cancelled:
             call.status = "cancelled"
-            self.listener(call.seq)
+            self.listener(call.change)
         self.stop_plan()
         return cancelled
 
@@ -168,8 +169,8 @@ class Thread:
         plan = self.current_plan
         if plan is not None and not plan.finished and not plan.stopped:
             plan.stopped = True
-            self.listener(plan.seq)
-            self.listener("plan")
+            self.listener(plan.change)
+            self.listener(Region.PLAN)
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -191,7 +192,7 @@ class Thread:
             if message_id is not None:
                 last.message_id = message_id
             self._add_to_message(last, block)
-            self.listener(last.seq)
+            self.listener(last.change)
             return
         entry = self._append(MessageEntry(seq=0, turn=self.turn, kind=kind, message_id=message_id))
         self._add_to_message(entry, block)
@@ -245,11 +246,11 @@ class Thread:
         if created:
             self._append(call)
         else:
-            self.listener(call.seq)
+            self.listener(call.change)
         self._note_terminals(call)
         if patch.get("locations"):
             self.latest_location = call.locations[-1]
-            self.listener("location")
+            self.listener(Region.LOCATION)
         return call
 
     def append_tool_content(self, tool_call_id: str, item: ToolContent, raw_item: dict[str, Any]) -> ToolCall:
@@ -257,7 +258,7 @@ class Thread:
         call = self._current_card(tool_call_id, create=False) or self.upsert_tool_call(tool_call_id, {}, {})
         call.content.append(item)
         call.raw["content"] = [*call.raw.get("content", ()), raw_item]
-        self.listener(call.seq)
+        self.listener(call.change)
         self._note_terminals(call)
         return call
 
@@ -285,7 +286,7 @@ class Thread:
         """Put a tool call into "waiting for you" with the agent's options."""
         call.permission = PermissionPrompt(request_id=request_id, options=options)
         self._permissions[request_id] = call
-        self.listener(call.seq)
+        self.listener(call.change)
         return call.permission
 
     def answer_permission(self, request_id: str, option_id: str | None) -> PermissionPrompt | None:
@@ -304,7 +305,7 @@ class Thread:
             prompt.state, prompt.chosen = "selected", option_id
         else:
             return None
-        self.listener(call.seq)
+        self.listener(call.change)
         return prompt
 
     # -- plans and notices -----------------------------------------------------------------------
@@ -316,8 +317,8 @@ class Thread:
             plan = self._append(Plan(seq=0, turn=self.turn, items=items))
         else:
             plan.items = items
-            self.listener(plan.seq)
-        self.listener("plan")
+            self.listener(plan.change)
+        self.listener(Region.PLAN)
         return plan
 
     @property
@@ -341,8 +342,9 @@ class Thread:
         self._close_streaming()
         self._last_seq += 1
         entry.seq = self._last_seq
+        entry.change = EntryChanged(entry.seq)
         self._entries[entry.seq] = entry
-        self.listener(entry.seq)
+        self.listener(entry.change)
         if self.max_entries is not None and len(self._entries) > self.max_entries + self.max_entries // 10:
             self._drop_oldest()
         return entry
@@ -367,4 +369,4 @@ class Thread:
                 if entry.permission is not None and self._permissions.get(entry.permission.request_id) is entry:
                     del self._permissions[entry.permission.request_id]
         self.dropped += len(doomed)
-        self.listener("dropped")
+        self.listener(Region.DROPPED)

@@ -24,21 +24,22 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from markupsafe import escape
+from markupsafe import Markup
 
+from webclient.render.dom import terminal_id
+from webclient.render.message_docs import MessageDocs, MessageView, Progress
 from webclient.render.panels import file_panel
-from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id, terminal_lines, terminal_screen
+from webclient.render.rendering import Renderer
 from webclient.render.text import scrub
-from webclient.session.core import ChangeKey, Session
+from webclient.session.core import Session
+from webclient.viewmodel.changes import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.terminals import TerminalView
 
 PAGE = "session.html"
-
-MessageState = tuple[int, int, int, int, bool, int]
-"""(markdown generation, blocks, characters caught up, characters, streaming, attachments) of a message as
-the page has it."""
+FRAGMENTS = "_live.html"
+"""The wrappers of the fragments below (appends, Markdown blocks, raw text, terminal output, the thread)."""
 
 TerminalState = tuple[int, int, str]
 """(lines dropped when it was last rendered whole, lines sent in all, state) of a terminal in one card."""
@@ -65,7 +66,7 @@ class LiveView:
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
 
-    SESSION_REGIONS = ("plan", "queue", "commands", "controls", "changes")
+    SESSION_REGIONS = (Region.PLAN, Region.QUEUE, Region.COMMANDS, Region.CONTROLS, Region.CHANGES)
     """Page parts besides the header and the thread that a reconnecting page must get again."""
 
     def __init__(
@@ -81,10 +82,10 @@ class LiveView:
         self.docs = docs
         self.send = send
         self.context = context
-        self.dirty: dict[ChangeKey, None] = {}
+        self.dirty: dict[Change, None] = {}
         self.wake = asyncio.Event()
         self.needs_resync = True
-        self._shown: dict[int, MessageState | None] = {}
+        self._shown: dict[int, Progress | None] = {}
         """The entries the page holds (and, for messages, how much of them)."""
         self._newest = 0
         """The newest seq the page has or skipped: a higher one is a new entry, to append."""
@@ -104,10 +105,10 @@ class LiveView:
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
 
-    def mark(self, key: ChangeKey) -> None:
-        """Note that ``key`` changed (called by the session for every change: keep it trivial)."""
+    def mark(self, change: Change) -> None:
+        """Note a change (called by the session for every change: keep it trivial)."""
         if not self.needs_resync:
-            self.dirty[key] = None
+            self.dirty[change] = None
             if len(self.dirty) > self.RESYNC_AT:  # the page is far behind: it gets the newest window instead
                 self.needs_resync = self._behind = True
                 self.dirty.clear()
@@ -165,7 +166,7 @@ class LiveView:
         """Everything the page lacks, as one string of out-of-band fragments."""
         if now - self._burst_started >= self.RESYNC_PAUSE:
             self._burst_started, self._burst = now, 0
-        new = sum(1 for key in self.dirty if isinstance(key, int) and key > self._newest)
+        new = sum(1 for change in self.dirty if isinstance(change, EntryChanged) and change.seq > self._newest)
         if self._burst + new > self.WINDOW and not self.needs_resync:
             self.needs_resync = self._behind = True  # more new entries than a page can show: the newest window
         if self._behind:
@@ -178,7 +179,7 @@ class LiveView:
             self._earlier = None
             self.dirty.clear()
             return await self._resync(now)
-        keys = list(self.dirty)
+        changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
         appended: list[str] = []
@@ -186,21 +187,22 @@ class LiveView:
         def flush_appended() -> None:
             # New entries go out before any later part, which may target something inside them.
             if appended:
-                parts.append(f'<div hx-swap-oob="beforeend:#thread">{"".join(appended)}</div>')
+                parts.append(self._wrap("appended", entries=Markup("".join(appended))))
                 appended.clear()
 
         thread = self.session.thread
-        for key in keys:
+        for change in changes:
             await self._breathe()
-            if isinstance(key, str):
+            if not isinstance(change, EntryChanged):
                 flush_appended()
-                parts.append(self._part(key))
+                parts.append(self._part(change))
                 continue
-            entry = thread.get(key)
-            if entry is None or (key <= self._newest and key not in self._shown):
+            seq = change.seq
+            entry = thread.get(seq)
+            if entry is None or (seq <= self._newest and seq not in self._shown):
                 continue  # dropped, or outside what the page holds: "Show earlier" will render it as it is then
-            if key > self._newest:
-                self._newest = key
+            if seq > self._newest:
+                self._newest = seq
                 appended.append(self._entry(entry, now, oob=None))
                 continue
             flush_appended()
@@ -224,11 +226,12 @@ class LiveView:
         if entries:
             self._oldest = entries[0].seq
         html = await self._render(entries, now)
-        older = f'<div hx-swap-oob="afterend:#thread-start">{html}</div>' if html else ""
+        older = self._wrap("earlier", entries=Markup(html)) if html else ""
         return older + self._start(entries[0] if entries else None)
 
-    def _regions(self, names: list[str]) -> str:
-        return "".join(self._region(name) for name in dict.fromkeys(names))
+    def _wrap(self, block: str, **context: Any) -> str:
+        """One of the fragment wrappers of ``FRAGMENTS`` around what it is given (markup, or text to escape)."""
+        return self.renderer.block(FRAGMENTS, block, **context)
 
     async def _resync(self, now: float) -> str:
         self._shown.clear()
@@ -238,24 +241,26 @@ class LiveView:
         last = thread.last
         self._newest = last.seq if last is not None else 0
         self._oldest = window[0].seq if window else 0
-        entries = await self._render(window, now)
-        start = self._start(window[0] if window else None, oob=None)
-        nonce = f'<input type="hidden" name="nonce" id="prompt-nonce" value="{composer_nonce()}" hx-swap-oob="true">'
-        regions = self._regions(["status", *self.SESSION_REGIONS])
-        return f'{regions}<section id="thread" hx-swap-oob="innerHTML">{start}{entries}</section>{nonce}'
+        entries = Markup(await self._render(window, now))
+        start = Markup(self._start(window[0] if window else None, oob=None))
+        regions = "".join(self._region(region) for region in (Region.STATUS, *self.SESSION_REGIONS))
+        thread_html = self._wrap("thread", start=start, entries=entries)
+        return regions + thread_html + self._wrap("nonce", nonce=composer_nonce())
 
-    def _part(self, key: str) -> str:
+    def _part(self, change: TerminalChanged | Region) -> str:
         """A changed part that is not an entry: a terminal, the followed location, or a page region."""
-        if key.startswith("terminal:"):
-            return self._terminal_updates(int(key.removeprefix("terminal:")))
-        if key == "location":
-            return self.follow_location() if self.follow else ""
-        if key == "dropped":  # the thread let go of its oldest entries: so does this record of the page
-            first = self.session.thread.first_seq
-            for seq in [seq for seq in self._shown if seq < first]:
-                del self._shown[seq]
-            return ""
-        return self._region(key)
+        match change:
+            case TerminalChanged(number=number):
+                return self._terminal_updates(number)
+            case Region.LOCATION:
+                return self.follow_location() if self.follow else ""
+            case Region.DROPPED:  # the thread let go of its oldest entries: so does this record of the page
+                first = self.session.thread.first_seq
+                for seq in [seq for seq in self._shown if seq < first]:
+                    del self._shown[seq]
+                return ""
+            case _:
+                return self._region(change)
 
     def follow_location(self) -> str:
         """The side panel showing the agent's latest location (empty when it has none)."""
@@ -275,14 +280,15 @@ class LiveView:
             **self.context,
         )
 
-    def _region(self, name: str) -> str:
-        return self.renderer.block(PAGE, name, session=self.session, oob="true", **self.context)
+    def _region(self, region: Region) -> str:
+        """The page's block of the same name as the region, swapped whole."""
+        return self.renderer.block(PAGE, str(region), session=self.session, oob="true", **self.context)
 
     def _entry(self, entry: Entry, now: float, oob: str | None) -> str:
         message: MessageView | None = None
         if isinstance(entry, MessageEntry):
             message = self.docs.view(entry, now)
-            self._shown[entry.seq] = (*message.state, entry.streaming, len(entry.attachments))
+            self._shown[entry.seq] = message.progress
         else:
             self._shown[entry.seq] = None
         html = self.renderer.block(
@@ -318,7 +324,7 @@ class LiveView:
                 continue
             base_dropped, sent, state = shown
             total = screen.dropped + len(screen.committed)
-            tid = f"{dom_id(entry)}-term-{number}"
+            tid = terminal_id(entry, number)
             new = total - sent
             if (
                 state != term.state
@@ -329,9 +335,9 @@ class LiveView:
                 self._terminals_shown[(seq, number)] = self._terminal_state(term)
                 continue
             if new > 0:
-                lines = terminal_lines(screen.committed[len(screen.committed) - new :])
-                parts.append(f'<span hx-swap-oob="beforeend:#{tid}-lines">{lines}</span>')
-            parts.append(f'<span id="{tid}-screen" hx-swap-oob="innerHTML">{terminal_screen(screen)}</span>')
+                lines = screen.committed[len(screen.committed) - new :]
+                parts.append(self._wrap("terminal_lines", tid=tid, lines=lines))
+            parts.append(self._wrap("terminal_screen", tid=tid, screen=screen))
             self._terminals_shown[(seq, number)] = (base_dropped, total, state)
         return "".join(parts)
 
@@ -340,24 +346,16 @@ class LiveView:
         if not isinstance(entry, MessageEntry) or shown is None or entry.kind == "user-message":
             return self._entry(entry, now, oob="true")  # a user message is plain text: shown whole
         view = self.docs.view(entry, now)
-        generation, blocks, caught_up, chars = view.state
-        old_generation, old_blocks, old_caught_up, old_chars, old_streaming, old_attachments = shown
-        if (
-            generation != old_generation
-            or blocks < old_blocks
-            or chars < old_chars
-            or len(entry.attachments) != old_attachments
-            or (entry.streaming != old_streaming and entry.kind == "thought")
-        ):
+        progress = view.progress
+        if not progress.continues(shown, thought=entry.kind == "thought"):
             return self._entry(entry, now, oob="true")
-        self._shown[entry.seq] = (*view.state, entry.streaming, old_attachments)
-        target = dom_id(entry)
-        if blocks > old_blocks or caught_up != old_caught_up:
+        self._shown[entry.seq] = progress
+        if progress.blocks > shown.blocks or progress.caught_up != shown.caught_up:
             # New nodes replace the rendered rest (and new blocks go after the old ones), so nothing that was
             # on the page moves: the browser counts no layout shift.
-            new_blocks = "".join(self.docs.blocks(entry)[old_blocks:])
-            appended = f'<div hx-swap-oob="beforeend:#{target}-md">{new_blocks}</div>' if new_blocks else ""
-            return f'{appended}<div class="md md-live" id="{target}-live" hx-swap-oob="true">{view.live}</div>'
-        if chars > old_chars:
-            return f'<span hx-swap-oob="beforeend:#{target}-tail">{escape(entry.text[old_chars:])}</span>'
+            new_blocks = "".join(view.blocks[shown.blocks :])
+            appended = self._wrap("markdown_blocks", entry=entry, blocks=Markup(new_blocks)) if new_blocks else ""
+            return appended + self.renderer.page("_message_live.html", entry=entry, view=view, oob="true")
+        if progress.chars > shown.chars:
+            return self._wrap("raw_text", entry=entry, text=entry.text[shown.chars :])
         return ""

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from starlette.requests import HTTPConnection
 
 from webclient.render.rendering import MessageDocs
-from webclient.session.core import ChangeKey, Session
+from webclient.session.core import Session
+from webclient.viewmodel.changes import Change, Region
 
 
 class SessionDocs:
@@ -26,8 +27,8 @@ class SessionDocs:
         if kept is None:
             docs = MessageDocs()
 
-            def dropped(key: ChangeKey) -> None:
-                if key == "dropped":
+            def dropped(key: Change) -> None:
+                if key is Region.DROPPED:
                     docs.keep(session.thread.first_seq)  # the rendered Markdown of messages the thread let go of
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))

@@ -17,6 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
+from webclient.viewmodel.changes import Region
 from webclient.web.context import base_context, manager, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
@@ -102,7 +103,7 @@ def _prompt(session: Session, live: LiveView, message: Message) -> None:
 def _follow(session: Session, live: LiveView, message: Message) -> None:
     live.follow = message.get("follow") == "on"
     if live.follow:
-        live.mark("location")
+        live.mark(Region.LOCATION)
 
 
 def _diff_mode(session: Session, live: LiveView, message: Message) -> None:
