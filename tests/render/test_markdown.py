@@ -1,4 +1,4 @@
-"""Tests for webclient.render.markdown (safe rendering, incremental streaming) and rendering.MessageDocs.view."""
+"""Tests for webclient.render.markdown (safe rendering, incremental streaming) and message_docs.MessageDocs.view."""
 
 from __future__ import annotations
 

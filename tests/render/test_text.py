@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webclient.render.rendering import make_environment, plan_priority_class, plan_status_class, tab_title
+from webclient.render.formats import plan_priority_class, plan_status_class, tab_title
+from webclient.render.rendering import make_environment
 from webclient.render.text import mixed_scripts, reveal, reveal_plain, scrub, shorten
 
 

@@ -24,7 +24,7 @@ from tests.support.servers import AGENTS
 from tests.support.sessions import acp
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.acp.agent import AcpAgent
-from webclient.render import rendering
+from webclient.render import formats
 from webclient.render.dom import live_id, tail_id
 from webclient.render.markdown import MarkdownStream, render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView
@@ -55,9 +55,11 @@ FORBIDDEN_TAGS = frozenset(
 NEVER_IN_PAGE = frozenset("iframe object embed frame frameset base style portal svg math template noscript".split())
 URL_ATTRIBUTES = frozenset({"href", "src", "action", "formaction", "xlink:href", "data", "srcset", "poster"})
 SAFE_SCHEMES = frozenset({"", "http", "https", "mailto"})
-SAFE_IMAGE_TYPES = rendering.SAFE_IMAGE_TYPES
-SAFE_AUDIO_TYPES: frozenset[str] = getattr(rendering, "SAFE_AUDIO_TYPES", frozenset())
+SAFE_IMAGE_TYPES = formats.SAFE_IMAGE_TYPES
+SAFE_AUDIO_TYPES = formats.SAFE_AUDIO_TYPES
 REGIONS = ("session", "thread", "composer", "session-status")
+CSRF_HEADER = r'\{"X-CSRF-Token": "[0-9A-Za-z_-]+"\}'
+"""The one ``hx-headers`` our templates write (on the file input): the page's CSRF token."""
 HTMX_ATTRIBUTES = frozenset(
     {"hx-get", "hx-post", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob", "hx-sync"}
     | {"hx-params", "hx-encoding", "hx-headers", "ws-connect", "ws-send"}
@@ -144,7 +146,7 @@ def page_problems(markup: str) -> list[str]:
                 elif name in ("hx-get", "hx-post") and not value.startswith("/sessions/"):
                     problems.append(f"{name} to {value!r}")
                 elif name == "hx-headers" and (
-                    element.attrs.get("id") != "attach-input" or not re.fullmatch(r'\{"X-CSRF-Token": "[0-9A-Za-z_-]+"\}', value)
+                    element.attrs.get("id") != "attach-input" or not re.fullmatch(CSRF_HEADER, value)
                 ):
                     problems.append(f"hx-headers {value!r}")
                 elif name == "hx-vals" and not _our_vals(value):

@@ -18,7 +18,8 @@ from tests.support.servers import ServerFactory
 from tests.support.sessions import agent_session, started
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
-from webclient.render.rendering import MessageDocs, Renderer
+from webclient.render.message_docs import MessageDocs
+from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry

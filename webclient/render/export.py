@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from webclient.render.formats import kind_label, pretty_json, status_label
 from webclient.render.markdown_blocks import (
     code_span,
     details,
@@ -32,7 +33,6 @@ from webclient.render.markdown_blocks import (
     seal,
     unified_diff,
 )
-from webclient.render.rendering import kind_label, pretty_json, status_label
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,

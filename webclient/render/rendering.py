@@ -15,44 +15,10 @@ from jinja2_fragments import render_block
 from markupsafe import Markup
 
 from webclient.render import diffs, dom, formats
-from webclient.render.dom import dom_id
-from webclient.render.formats import (
-    SAFE_IMAGE_TYPES,
-    file_uri_path,
-    kind_label,
-    money,
-    plan_priority_class,
-    plan_status_class,
-    pretty_json,
-    size,
-    status_label,
-    tab_title,
-    tokens,
-)
 from webclient.render.markdown import render_markdown
-from webclient.render.message_docs import MessageDocs, MessageView
 from webclient.render.terminal import terminal_lines, terminal_screen
 from webclient.render.text import mixed_scripts, reveal, reveal_plain, scrub
 from webclient.session.uploads import AUDIO_TYPES, IMAGE_TYPES
-
-__all__ = [  # what other modules still import from here: their homes are now render.dom, formats and message_docs
-    "SAFE_IMAGE_TYPES",
-    "MessageDocs",
-    "MessageView",
-    "Renderer",
-    "dom_id",
-    "file_uri_path",
-    "kind_label",
-    "make_environment",
-    "money",
-    "plan_priority_class",
-    "plan_status_class",
-    "pretty_json",
-    "size",
-    "status_label",
-    "tab_title",
-    "tokens",
-]
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 

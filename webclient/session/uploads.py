@@ -20,7 +20,7 @@ AUDIO_TYPES = frozenset(
 )
 """The media types an upload is sent as an ``image`` or ``audio`` block for; any other goes as an embedded
 resource. The one classification: the prompt box's script gets these lists from the page
-(``templates/session.html``), and the types the page shows (`webclient.render.rendering.SAFE_IMAGE_TYPES`,
+(``templates/session.html``), and the types the page shows (`webclient.render.formats.SAFE_IMAGE_TYPES`,
 ``SAFE_AUDIO_TYPES``) are these and a few more."""
 NEEDED_CAPABILITY: dict[UploadKind, str] = {
     "image": "image",

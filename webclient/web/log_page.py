@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from webclient.acp.agent import AcpAgent
 from webclient.acp.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
-from webclient.render.rendering import pretty_json
+from webclient.render.formats import pretty_json
 from webclient.session.core import Session
 from webclient.web.context import base_context, page, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from starlette.requests import HTTPConnection
 
-from webclient.render.rendering import MessageDocs
+from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Change, Region
 

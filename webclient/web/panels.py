@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from webclient.render.diffs import DiffView, parse_gap
+from webclient.render.dom import dom_id
 from webclient.render.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
-from webclient.render.rendering import dom_id
 from webclient.render.text import scrub
 from webclient.session.core import Session
 from webclient.web.context import base_context, page, session_of, small_int, urls
