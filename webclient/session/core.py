@@ -20,13 +20,13 @@ from typing import Any, Literal
 from webclient.acp.auth import SignInMethod, sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
-from webclient.acp.controls import apply_control_update, apply_session_result, settings
+from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.jsonrpc import ConnectionClosed, RpcError
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import mention_blocks, prompt_blocks, upload_block
 from webclient.acp.protocol_log import ProtocolLog
-from webclient.acp.updates import apply_update, content_block
+from webclient.acp.updates import SessionUpdates, content_block
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the sessions module and tests import it from here
 from webclient.session.agent_spec import command_display
 from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
@@ -66,6 +66,7 @@ class Session:
         self.created = time.time()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
+        self._updates = SessionUpdates(self.thread, self.controls)
         self.permissions = Permissions(self.thread, self._changed)
         self.queue = PromptQueue(lambda: self._changed("queue"))
         self.queue_paused = False
@@ -499,10 +500,8 @@ class Session:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
-        update = params.get("update")
-        if isinstance(update, dict) and not apply_update(self.thread, update):
-            # Types this client does not know stay, as sent, in the protocol log (which marks them).
-            apply_control_update(self.controls, update)
+        # Types this client does not know stay, as sent, in the protocol log (which marks them).
+        self._updates.apply(params.get("update"))
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self.cancelling or self._closing)
