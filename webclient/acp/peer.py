@@ -208,9 +208,9 @@ class Peer:
     def _handle_line(self, line: bytes | bytearray) -> None:
         if self._stopped:
             return
-        if line[-1:] == b"\r":
+        if line.endswith(b"\r"):
             line = line[:-1]
-        if not line or line.isspace():
+        if not line or (line[0] != 0x7B and line.isspace()):  # 0x7B: "{", how nearly every line starts
             return
         if len(line) > self._max_line_bytes:
             self._too_long(line)

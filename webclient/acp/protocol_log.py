@@ -202,9 +202,11 @@ class ProtocolLog:
         """Add ``line``; ``message`` is what the line decodes to (None if it is not JSON), when the caller
         has decoded it already. A line too long to keep whole is summarised from its start either way, as
         the cut line is what the viewer shows and searches."""
-        if len(line) > MAX_LINE_CHARS:
+        length = len(line)
+        if length > MAX_LINE_CHARS:
             summary = _UNPARSEABLE if direction == "garbage" else _summarise_head(line)
-            line = f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
+            line = f"{line[:MAX_LINE_CHARS]}… ({length:,} characters)"
+            length = len(line)
         elif direction == "garbage":
             summary = _UNPARSEABLE
         elif message is _UNDECODED:
@@ -224,12 +226,13 @@ class ProtocolLog:
         self._count += 1
         entry = LogLine(self._count, time.time(), direction, line, kind, method, message_id, update)
         lines = self._lines
+        chars = self._chars + length
         if len(lines) == lines.maxlen:
-            self._chars -= len(lines[0].text)  # the append below evicts it
+            chars -= len(lines[0].text)  # the append below evicts it
         lines.append(entry)
-        self._chars += len(line)
-        while self._chars > MAX_CHARS and len(lines) > 1:
-            self._chars -= len(lines.popleft().text)
+        while chars > MAX_CHARS and len(lines) > 1:
+            chars -= len(lines.popleft().text)
+        self._chars = chars
         return entry
 
     def _remember(self, direction: str, message_id: str, method: str) -> None:

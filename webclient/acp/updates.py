@@ -56,8 +56,8 @@ def content_block(raw: Any) -> ContentBlock:
     if not isinstance(raw, dict):
         return Unknown(kind=type(raw).__name__, raw={"value": raw})
     kind = raw.get("type")
-    if kind == "text" and isinstance(raw.get("text"), str):
-        return TextBlock(text=raw["text"], raw=raw)
+    if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk
+        return TextBlock(text, raw)
     if kind == "image" and isinstance(raw.get("mimeType"), str):
         return ImageBlock(mime_type=raw["mimeType"], data=_str(raw.get("data")), uri=_str(raw.get("uri")), raw=raw)
     if kind == "audio" and isinstance(raw.get("mimeType"), str) and isinstance(raw.get("data"), str):
