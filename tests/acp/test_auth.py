@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from webclient.acp.auth import EnvVar, sign_in_methods
+from webclient.acp.auth import sign_in_methods
 from webclient.acp.jsonrpc import RpcError, error_text
+from webclient.session.sign_in import EnvVar
 
 
 def test_each_auth_method_type_is_read_and_only_agent_methods_are_buttons(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ import pytest
 from tests.support.servers import AGENTS, ROOT, live_members
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
-from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, split_command
+from webclient.acp.process import AgentProcess, AgentStartError, StderrLog
 
 SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]
 
@@ -119,14 +119,6 @@ async def test_spawn_of_non_executable_file_raises_agent_start_error(tmp_path: P
 async def test_spawn_in_missing_directory_raises_agent_start_error(tmp_path: Path) -> None:
     with pytest.raises(AgentStartError, match="working directory .* does not exist"):
         await AgentProcess.spawn(SCRIPT, cwd=tmp_path / "missing")
-
-
-def test_split_command_uses_shell_quoting() -> None:
-    assert split_command("npx -y 'my agent' --model \"gpt x\"") == ["npx", "-y", "my agent", "--model", "gpt x"]
-    with pytest.raises(ValueError):
-        split_command("   ")
-    with pytest.raises(ValueError):
-        split_command("agent 'unbalanced")
 
 
 def test_stderr_log_keeps_the_last_bytes_and_counts_the_rest() -> None:

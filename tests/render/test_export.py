@@ -13,6 +13,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from webclient.acp.agent import AcpAgent
 from webclient.render.export import (
     ExportHeader,
     code_span,
@@ -455,8 +456,8 @@ def test_unicode_survives() -> None:
 
 
 def test_session_markdown_uses_the_session_header(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=[sys.executable, "-c", "pass"], cwd=tmp_path))
-    session.agent_info = {"name": "demo-agent", "title": "Demo agent", "version": "0.3"}
+    session = Session(AgentSpec(argv=[sys.executable, "-c", "pass"], cwd=tmp_path), AcpAgent)
+    session.lifecycle.agent_info = {"name": "demo-agent", "title": "Demo agent", "version": "0.3"}
     text_call(
         session.thread, "c1", title="Read", kind="read", locations=[Location(path=str(tmp_path / "src" / "a.py"))]
     )

@@ -21,10 +21,13 @@ from markupsafe import escape
 
 from tests.support.html import Parsed, parse, squash
 from tests.support.servers import AGENTS
+from tests.support.sessions import acp
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
+from webclient.acp.agent import AcpAgent
 from webclient.render import rendering
 from webclient.render.markdown import MarkdownStream, render_markdown
 from webclient.render.rendering import MessageDocs, MessageView, Renderer, dom_id
+from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 
@@ -296,9 +299,9 @@ def agent_traffic(cwd: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[
 @pytest.fixture
 def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
     initialize, new_session, updates, permissions = agent_traffic(tmp_path)
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path))
-    session.agent_info = initialize["agentInfo"]
-    session.agent_state = "ready"
+    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    session.lifecycle.agent_info = initialize["agentInfo"]
+    session.lifecycle.agent_state = "ready"
     try:  # modes and config options (being built: fed through the adapter when it exists)
         from webclient.acp.controls import apply_session_result
 
@@ -306,13 +309,13 @@ def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
     except ImportError:
         pass
     for params in updates:
-        session.on_session_update(params)
+        acp(session).on_session_update(params)
     return session, permissions
 
 
 def render_page(session: Session) -> str:
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda p: f"/static/{p}", "diff_mode": "unified", "csrf": "t"}
+    context: dict[str, Any] = {"urls": Urls(), "static": Urls().static, "diff_mode": "unified", "csrf": "t"}
     return Renderer().page(
         "session.html",
         session=session,
@@ -337,7 +340,7 @@ async def test_the_session_page_holds_every_payload_as_text_only(
 ) -> None:
     session, permissions = hostile_session
     assert len(permissions) == 1
-    session.on_request_permission(permissions[0])
+    acp(session).on_request_permission(permissions[0])
     for state in ("pending", "answered"):
         page = render_page(session)
         assert page_problems(page) == [], state
@@ -367,10 +370,10 @@ async def test_every_live_fragment_of_the_hostile_session_is_inert(
 ) -> None:
     """What the web socket pushes: each entry alone as an out-of-band swap, and the status region."""
     session, permissions = hostile_session
-    session.on_request_permission(permissions[0])
+    acp(session).on_request_permission(permissions[0])
     renderer = Renderer()
     docs = MessageDocs()
-    context: dict[str, Any] = {"root": "", "static": lambda path: f"/static/{path}", "diff_mode": "split"}
+    context: dict[str, Any] = {"urls": Urls(), "static": Urls().static, "diff_mode": "split"}
     for entry in session.thread:
         message = docs.view(entry, 0.0) if isinstance(entry, MessageEntry) else None
         html = renderer.block(
@@ -388,7 +391,7 @@ def test_the_index_page_lists_a_hostile_session_as_text(
 ) -> None:
     session, _ = hostile_session
     page = Renderer().page(
-        "index.html", sessions=[session], agent_command="agent", root="", static=lambda p: f"/static/{p}", csrf="t"
+        "index.html", sessions=[session], agent_command="agent", urls=Urls(), static=Urls().static, csrf="t"
     )
     assert page_problems(page) == []
     assert squash(str(session.title)) in squash(parse(page).text)
@@ -406,11 +409,13 @@ def test_a_lone_surrogate_renders_as_markdown_that_can_be_sent() -> None:
 
 @pytest.mark.asyncio
 async def test_a_lone_surrogate_in_any_text_leaves_the_page_sendable(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path))
-    session.on_session_update(
+    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    acp(session).on_session_update(
         {"update": {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "user \udcff"}}}
     )
-    session.on_session_update({"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "title \udcff"}})
+    acp(session).on_session_update(
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "title \udcff"}}
+    )
     render_page(session).encode("utf-8")
 
 
@@ -429,6 +434,8 @@ async def test_a_lone_surrogate_in_any_text_leaves_the_page_sendable(tmp_path: P
 )
 @pytest.mark.asyncio
 async def test_a_nul_in_a_path_leaves_the_page_renderable(tmp_path: Path, update: dict[str, Any]) -> None:
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path))
-    session.on_session_update({"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "nul", **update}})
+    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    acp(session).on_session_update(
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "nul", **update}}
+    )
     assert page_problems(render_page(session)) == []

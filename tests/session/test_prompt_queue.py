@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from webclient.session.prompt_queue import PromptQueue
+from webclient.viewmodel.content import ResourceLink
 
-LINK: dict[str, Any] = {"type": "resource_link", "uri": "file:///w/a.py", "name": "a.py"}
+LINK = ResourceLink(uri="file:///w/a.py", name="a.py")
 
 
 def counted() -> tuple[PromptQueue, list[None]]:

@@ -7,7 +7,6 @@ import contextlib
 import functools
 import json
 import re
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,34 +14,28 @@ import pytest
 import websockets
 
 from tests.support.acp_schema import validate
-from tests.support.servers import AGENTS, ServerFactory
+from tests.support.servers import ServerFactory
+from tests.support.sessions import agent_session, started
 from tests.support.waiting import received, until
+from webclient.acp.agent import AcpAgent
 from webclient.render.rendering import MessageDocs, Renderer
+from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.live import LiveView
 
 
 def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:
-    record = tmp_path / "received.jsonl"
-    spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "scripted_agent.py")],
-        cwd=tmp_path,
-        env={"RECORD_FILE": str(record), **env},
-    )
-    return Session(spec), record
+    return agent_session(tmp_path, "scripted_agent.py", **env)
 
 
 @contextlib.asynccontextmanager
 async def running_session(tmp_path: Path, **env: str) -> AsyncIterator[tuple[Session, Path]]:
     """A session on the scripted agent, ready for prompts; closed afterwards."""
     session, record = scripted_session(tmp_path, **env)
-    session.start()
-    try:
+    async with started(session):
         await until(lambda: session.ready)
         yield session, record
-    finally:
-        await session.close()
 
 
 @pytest.mark.asyncio
@@ -107,7 +100,7 @@ async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -
 
 @pytest.mark.asyncio
 async def test_missing_agent_executable_is_reported(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path))
+    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path), AcpAgent)
     session.start()
     await until(lambda: session.agent_state == "failed")
     assert session.error is not None and "/nonexistent/agent-binary" in session.error
@@ -126,7 +119,7 @@ async def test_a_page_that_reads_slowly_never_makes_the_server_buffer(tmp_path: 
         frames.append(frame)
         await stuck.wait()  # the browser stops reading
 
-    live = LiveView(session, Renderer(), MessageDocs(), send, {"root": "", "static": str})
+    live = LiveView(session, Renderer(), MessageDocs(), send, {"urls": Urls(), "static": str})
     sender = asyncio.create_task(live.run())
     try:
         await until(lambda: session.ready)

@@ -1,15 +1,9 @@
-"""Uploads held until sent (``webclient.session.uploads``) and the prompt's blocks (``webclient.acp.prompt``)."""
+"""Uploads held until sent (``webclient.session.uploads``)."""
 
 from __future__ import annotations
 
-import base64
-from pathlib import Path
-
-import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extras
 import pytest
 
-from tests.support.acp_schema import validate
-from webclient.acp.prompt import mention_block, prompt_blocks, upload_block
 from webclient.session.uploads import MAX_UPLOAD_BYTES, Upload, UploadRefused, Uploads
 
 EVERYTHING = frozenset({"image", "audio", "embeddedContext"})
@@ -171,86 +165,3 @@ def test_take_returns_in_the_order_asked_skips_unknown_ids_and_removes() -> None
     assert uploads.get(b.id) is b
     assert uploads.take([a.id, c.id]) == []
     assert uploads.take([]) == []
-
-
-# --- prompt blocks -----------------------------------------------------------------------------
-
-
-def test_prompt_blocks_text_first_then_uploads_then_mentions(tmp_path: Path) -> None:
-    uploads = Uploads()
-    image = uploads.add("shot.png", "image/png", PNG, EVERYTHING)
-    target = tmp_path / "src" / "main.py"
-    blocks = prompt_blocks("Look at this", [upload_block(image), mention_block(target, "src/main.py")])
-    assert [b["type"] for b in blocks] == ["text", "image", "resource_link"]
-    assert blocks[0] == {"type": "text", "text": "Look at this"}
-    for block in blocks:
-        validate(block, "ContentBlock")
-
-
-def test_prompt_blocks_without_text_has_no_text_block(tmp_path: Path) -> None:
-    assert prompt_blocks("", []) == []
-    assert [b["type"] for b in prompt_blocks("", [mention_block(tmp_path / "a", "a")])] == ["resource_link"]
-
-
-@pytest.mark.parametrize(
-    ("name", "declared", "data"), [("shot.png", "image/png", PNG), ("clip.wav", "audio/wav", b"RIFF\x00\xff")]
-)
-def test_prompt_blocks_image_and_audio_are_base64(name: str, declared: str, data: bytes) -> None:
-    upload = Uploads().add(name, declared, data, EVERYTHING)
-    block = upload_block(upload)
-    assert block == {"type": upload.kind, "mimeType": declared, "data": base64.b64encode(data).decode("ascii")}
-    validate(block, "ContentBlock")
-    validate(block, "ImageContent" if upload.kind == "image" else "AudioContent")
-
-
-def test_prompt_blocks_text_file_is_an_embedded_resource_with_text() -> None:
-    upload = Uploads().add("my notes.md", "text/markdown", "# Hi\nthere ✓\n".encode(), EVERYTHING)
-    block = upload_block(upload)
-    assert block["type"] == "resource"
-    resource = block["resource"]
-    assert resource["text"] == "# Hi\nthere ✓\n"
-    assert "blob" not in resource
-    assert resource["mimeType"] == "text/markdown"
-    assert resource["uri"].endswith("/my%20notes.md")
-    assert not resource["uri"].startswith("file:")
-    validate(block, "ContentBlock")
-    validate(resource, "TextResourceContents")
-
-
-def test_prompt_blocks_binary_file_is_an_embedded_resource_with_a_blob() -> None:
-    upload = Uploads().add("data.bin", "", BINARY, EVERYTHING)
-    block = upload_block(upload)
-    resource = block["resource"]
-    assert base64.b64decode(resource["blob"]) == BINARY
-    assert "text" not in resource
-    assert resource["mimeType"] == "application/octet-stream"
-    validate(block, "ContentBlock")
-    validate(resource, "BlobResourceContents")
-
-
-def test_prompt_blocks_mention_is_a_resource_link_with_a_file_uri(tmp_path: Path) -> None:
-    target = tmp_path / "dir with space" / "ünï.py"
-    block = mention_block(target, "dir with space/ünï.py")
-    assert block == {"type": "resource_link", "uri": target.as_uri(), "name": "dir with space/ünï.py"}
-    assert block["uri"].startswith("file:///")
-    assert "%20" in block["uri"]
-    validate(block, "ContentBlock")
-    validate(block, "ResourceLink")
-
-
-def test_prompt_blocks_keep_the_order_of_uploads_and_mentions(tmp_path: Path) -> None:
-    uploads = Uploads()
-    first = uploads.add("b.txt", "text/plain", b"b", EVERYTHING)
-    second = uploads.add("a.png", "image/png", PNG, EVERYTHING)
-    attachments = [upload_block(first), upload_block(second), mention_block(tmp_path / "z", "z")]
-    blocks = prompt_blocks("x", [*attachments, mention_block(tmp_path / "y", "y")])
-    assert [b["type"] for b in blocks] == ["text", "resource", "image", "resource_link", "resource_link"]
-    assert [b["name"] for b in blocks[3:]] == ["z", "y"]
-    validate({"sessionId": "s1", "prompt": blocks}, "PromptRequest")
-
-
-def test_schema_check_rejects_a_malformed_block() -> None:
-    with pytest.raises(jsonschema.ValidationError):
-        validate({"type": "image", "data": "AA=="}, "ContentBlock")  # no mimeType
-    with pytest.raises(jsonschema.ValidationError):
-        validate({"type": "resource", "resource": {"uri": "attachment:///x"}}, "ContentBlock")  # neither text nor blob

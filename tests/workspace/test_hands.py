@@ -20,6 +20,7 @@ from tests.support.acp_schema import validate
 from tests.support.probes import processes_with
 from tests.support.servers import AGENTS, ServerFactory
 from tests.support.waiting import received, until
+from webclient.acp.agent import AcpAgent
 from webclient.render.panels import change_diff
 from webclient.render.rendering import Renderer
 from webclient.session.core import AgentSpec, Session
@@ -43,7 +44,7 @@ async def hands_session(
         file_access=access,
         terminals=terminals,
     )
-    session = Session(spec)
+    session = Session(spec, AcpAgent)
     session.start()
     try:
         await until(lambda: session.ready)
@@ -131,7 +132,7 @@ async def test_changes_made_directly_on_disk_are_listed_and_restored_files_drop_
     (workspace_files / "keep.py").write_text("x = 1\n")
     (workspace_files / "gone.py").write_text("y = 2\n")
     spec = AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace_files)
-    session = Session(spec)
+    session = Session(spec, AcpAgent)
     session.start()
     try:
         await until(lambda: session.ready)
@@ -234,7 +235,7 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
     workspace.mkdir()
     (workspace / "latin.txt").write_bytes("café crème\r\nà bientôt\r\n".encode("cp1252"))
     (workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
-    session = Session(AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace))
+    session = Session(AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace), AcpAgent)
     session.start()
     try:
         await until(lambda: session.ready)
@@ -277,7 +278,7 @@ async def test_a_terminal_runs_in_the_folder_that_was_checked_even_if_it_becomes
             time.sleep(0.0005)
 
     spec = AgentSpec(argv=[sys.executable, str(AGENTS / "terminal_agent.py")], cwd=workspace)
-    session = Session(spec)
+    session = Session(spec, AcpAgent)
     session.start()
     swapper = threading.Thread(target=swap, daemon=True)
     try:

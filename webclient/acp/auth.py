@@ -15,60 +15,18 @@ API key": "Requires setting the `GEMINI_API_KEY` environment variable") shows th
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EnvVar", "SignInMethod", "sign_in_methods"]
+from webclient.session.sign_in import EnvVar, SignInMethod
+
+__all__ = ["sign_in_method", "sign_in_methods"]
 
 # An environment variable's name as agents write it: upper case with at least one underscore (API_KEY).
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 # Words that say a name in a description is an environment variable.
 _ENV_WORDS = re.compile(r"environment|env var|variable|export ", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class EnvVar:
-    """An environment variable a sign-in method needs. Its value is never read, only whether it is set."""
-
-    name: str
-    label: str | None = None
-    secret: bool = True
-    optional: bool = False
-
-    @property
-    def is_set(self) -> bool:
-        """Whether the server's environment (which the agent inherits) has it, non-empty."""
-        return bool(os.environ.get(self.name))
-
-
-@dataclass(frozen=True, slots=True)
-class SignInMethod:
-    """One of the agent's ``authMethods``."""
-
-    id: str
-    name: str
-    type: str
-    """``agent``, ``terminal``, ``env_var`` or the agent's own (unknown) type."""
-    description: str | None = None
-    env_vars: tuple[EnvVar, ...] = ()
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    """``terminal``: the arguments and environment to run the agent's command with."""
-    link: str | None = None
-
-    @property
-    def button(self) -> bool:
-        """Whether the client signs in with this method itself (``authenticate``): only ``agent`` methods."""
-        return self.type == "agent"
-
-    def terminal_command(self, argv: list[str]) -> str:
-        """The command a person runs in a terminal on the server for a ``terminal`` method."""
-        assignments = [f"{name}={shlex.quote(value)}" for name, value in self.env]
-        return " ".join([*assignments, shlex.join([*argv, *self.args])])
 
 
 def _str(value: Any) -> str | None:

@@ -2,7 +2,7 @@
 
 This module checks the parameters, turns them into calls on the session's workspace and terminals, and
 turns every refusal into a JSON-RPC error whose message says why. It knows nothing of HTML: what the user
-should see (a write, a terminal's output) is reported to :class:`ClientEvents`, the session.
+should see (a write, a terminal's output) is reported to :class:`ClientEvents` (the session's `WorkspaceEvents`).
 Spec: https://agentclientprotocol.com/protocol/file-system and .../protocol/terminals
 """
 
@@ -30,7 +30,7 @@ _PRIVATE_ENV_PREFIX = "WEBCLIENT_"
 
 
 class ClientEvents(Protocol):
-    """What the session hears of the agent's work, to show it."""
+    """What the session hears of the agent's work, to show it (`webclient.session.workspace_events.WorkspaceEvents`)."""
 
     def file_written(self, result: WriteResult) -> None: ...
 

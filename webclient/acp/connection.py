@@ -1,7 +1,7 @@
 """One ACP agent process and the JSON-RPC connection to it, from the client's side.
 
 Knows ACP methods, nothing of HTML or web sockets: what the agent sends is handed to a
-:class:`ClientHandler` (the session), which decides what it means for the user.
+:class:`ClientHandler` (the session's adapter, `webclient.acp.agent.AcpAgent`), which decides what it means.
 Spec: https://agentclientprotocol.com/protocol/overview
 """
 

@@ -20,7 +20,7 @@ from types import TracebackType
 
 from webclient.workspace import process_group
 
-__all__ = ["AgentProcess", "AgentStartError", "StderrLog", "split_command"]
+__all__ = ["AgentProcess", "AgentStartError", "StderrLog"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,18 +35,6 @@ class AgentStartError(Exception):
         super().__init__(f"cannot start agent `{shlex.join(argv)}`: {reason}")
         self.argv = argv
         self.reason = reason
-
-
-def split_command(command: str) -> list[str]:
-    """Split a shell-like command line (``--agent "COMMAND ARGS"``) into argv, POSIX quoting rules.
-
-    Raises:
-        ValueError: unbalanced quotes, or nothing but whitespace.
-    """
-    argv = shlex.split(command)
-    if not argv:
-        raise ValueError("empty agent command")
-    return argv
 
 
 class StderrLog:

@@ -27,6 +27,18 @@ class AgentSpec:
     """A longer message from the agent is dropped as it streams."""
 
 
+def split_command(command: str) -> list[str]:
+    """Split a shell-like command line (``--agent "COMMAND ARGS"``) into argv, POSIX quoting rules.
+
+    Raises:
+        ValueError: unbalanced quotes, or nothing but whitespace.
+    """
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("empty agent command")
+    return argv
+
+
 def command_display(command: str, args: list[str]) -> str:
     """A command line as a person reads it: a long inline script (``python -c ...``) is summarised."""
     shown = []

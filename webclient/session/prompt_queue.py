@@ -5,15 +5,16 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+
+from webclient.session.prompt_content import PromptBlock
 
 
 @dataclass(eq=False)
 class QueuedPrompt:
     id: str
     text: str
-    blocks: list[dict[str, Any]]
-    """The prompt's ACP content blocks besides its text (attachments, mentions)."""
+    blocks: list[PromptBlock]
+    """What the prompt carries besides its text (attachments, mentions)."""
 
 
 @dataclass(eq=False)
@@ -27,7 +28,7 @@ class PromptQueue:
     def __len__(self) -> int:
         return len(self.items)
 
-    def add(self, text: str, blocks: list[dict[str, Any]]) -> QueuedPrompt:
+    def add(self, text: str, blocks: list[PromptBlock]) -> QueuedPrompt:
         item = QueuedPrompt(secrets.token_urlsafe(6), text, blocks)
         self.items.append(item)
         self.listener()

@@ -10,12 +10,13 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from webclient.acp.process import split_command
 from webclient.config import Settings
-from webclient.render.rendering import MessageDocs
-from webclient.session.core import AgentSpec, ChangeKey, Session
+from webclient.session.agent import AgentFactory
+from webclient.session.agent_spec import AgentSpec, split_command
+from webclient.session.core import Session
 from webclient.workspace.scratch import fresh_copy
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,16 @@ class SessionManager:
     Memory is bounded per session (a thread keeps ``max_entries``) and across sessions: of the sessions that
     ended, the ``max_ended_sessions`` most recent are kept (their pages still show them); older ones are
     forgotten and their pages answer 404.
+
+    ``agent`` makes each session's agent adapter (the protocol it speaks); ``on_release`` is told the id of a
+    session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, agent: AgentFactory, on_release: Callable[[str], None]) -> None:
         self.settings = settings
+        self.agent = agent
+        self.on_release = on_release
         self.sessions: dict[str, Session] = {}
-        self.docs: dict[str, MessageDocs] = {}
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
@@ -66,19 +71,12 @@ class SessionManager:
             start_timeout=self.settings.start_timeout,
             max_line_bytes=self.settings.max_line_mb * 1024 * 1024,
         )
-        session = Session(spec)
+        session = Session(spec, self.agent)
         session.thread.max_entries = self.settings.max_entries
-        self.docs[session.id] = MessageDocs()
-        session.watch(lambda key: self._dropped(key, session))
         self.sessions[session.id] = session
         self._forget_ended()
         session.start()
         return session
-
-    def _dropped(self, key: ChangeKey, session: Session) -> None:
-        docs = self.docs.get(session.id)
-        if key == "dropped" and docs is not None:
-            docs.keep(session.thread.first_seq)  # the rendered Markdown of messages the thread let go of
 
     def get(self, session_id: str) -> Session | None:
         return self.sessions.get(session_id)
@@ -87,8 +85,7 @@ class SessionManager:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
         await session.close()
         self._ended_at.setdefault(session.id, time.monotonic())
-        if session.id in self.docs:
-            self.docs[session.id] = MessageDocs()  # rendered Markdown: made again if the page is opened
+        self.on_release(session.id)
         if self._forget_ended() and self._reclaiming is None:
             self._reclaiming = asyncio.create_task(self._reclaim())
         else:
@@ -116,8 +113,8 @@ class SessionManager:
         for session_id in forgotten:
             log.info("forgetting ended session %s (more than %d ended)", session_id, self.settings.max_ended_sessions)
             del self.sessions[session_id]
-            self.docs.pop(session_id, None)
             self._ended_at.pop(session_id, None)
+            self.on_release(session_id)
         return len(forgotten)
 
     async def close_all(self) -> None:

@@ -36,14 +36,14 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webclient.config import Settings
+from webclient.render.urls import ROUTES, SIGN_IN_PATH, Urls
 
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-SIGN_IN_PATH = "/signin"
-PUBLIC_PREFIX = "/static/"
+PUBLIC_PREFIX = ROUTES["static"] + "/"
 MAX_FORM_BYTES = 4 * 1024 * 1024
 """A form body read to find its ``csrf`` field (only from browsers that send neither Origin nor Sec-Fetch-Site)."""
 WS_POLICY_VIOLATION = 1008
@@ -293,21 +293,21 @@ class AccessGuard:
         if not hmac.compare_digest(query["token"].encode(), self.access.token.encode()):
             await self._refuse(scope, receive, send, 401, "That sign-in token is not right.")
             return
-        root = scope.get("root_path", "")
-        await self._signed_in_redirect(scope, receive, send, _local_path(_browser_url(scope), root + "/"))
+        index = Urls(scope.get("root_path", "")).for_("index")
+        await self._signed_in_redirect(scope, receive, send, _local_path(_browser_url(scope), index))
 
     async def _sign_in_form(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
         """``/signin``: the page where a person pastes the token, and its form's POST."""
-        root = scope.get("root_path", "")
+        index = Urls(scope.get("root_path", "")).for_("index")
         if method in ("GET", "HEAD"):
-            await self._sign_in_page(scope, receive, send, 200, None, root + "/")
+            await self._sign_in_page(scope, receive, send, 200, None, index)
             return
         if method != "POST" or self.access.token is None:
             await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
             return
         body, receive = await _buffer_body(receive)
         form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
-        target = _local_path(form.get("next", ""), root + "/")
+        target = _local_path(form.get("next", ""), index)
         if not hmac.compare_digest(form.get("token", "").strip().encode(), self.access.token.encode()):
             await self._sign_in_page(scope, receive, send, 401, "That token is not right.", target)
             return
@@ -348,10 +348,10 @@ class AccessGuard:
     async def _sign_in_page(
         self, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
     ) -> None:
-        root = scope.get("root_path", "").rstrip("/")
+        urls = Urls(scope.get("root_path", ""))
         context: dict[str, Any] = {
-            "root": root,
-            "static": lambda path: f"{root}/static/{path}",
+            "urls": urls,
+            "static": urls.static,
             "csrf": "",  # nobody signed in: no page token
             "error": error,
             "next_path": next_path,

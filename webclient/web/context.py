@@ -9,6 +9,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
 from webclient.render.rendering import Renderer
+from webclient.render.urls import Urls
 from webclient.session.core import Session
 from webclient.session.registry import SessionManager
 
@@ -26,12 +27,17 @@ def session_of(conn: HTTPConnection) -> Session:
     return session
 
 
+def urls(conn: HTTPConnection) -> Urls:
+    """The app's URLs under the path prefix this connection came through (``root_path``, set by a reverse proxy)."""
+    return Urls(conn.scope.get("root_path", ""))
+
+
 def base_context(conn: HTTPConnection) -> dict[str, Any]:
     """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
-    root = conn.scope.get("root_path", "").rstrip("/")
+    builder = urls(conn)
     diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
     csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.web.access)
-    return {"root": root, "static": lambda path: f"{root}/static/{path}", "diff_mode": diff_mode, "csrf": csrf}
+    return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf}
 
 
 def renderer(conn: HTTPConnection) -> Renderer:

@@ -18,16 +18,17 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
+from webclient.acp.agent import AcpAgent
 from webclient.acp.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
 from webclient.render.rendering import pretty_json
 from webclient.session.core import Session
-from webclient.web.context import base_context, page, session_of, small_int
+from webclient.web.context import base_context, page, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
 
 TEMPLATE = "protocol_log.html"
@@ -101,9 +102,16 @@ class LogPageContext:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def _acp(session: Session) -> AcpAgent:
+    """The session's ACP adapter, which keeps its JSON-RPC lines and the agent's stderr."""
+    if not isinstance(session.agent, AcpAgent):
+        raise HTTPException(404, "This session's agent speaks no JSON-RPC")
+    return session.agent
+
+
 def _context(request: Request, session: Session, spec: LogFilter, selection: Selection, stderr: str) -> LogPageContext:
-    log = session.protocol_log
-    log_url = f"{base_context(request)['root']}/sessions/{session.id}/log"
+    log = _acp(session).protocol_log
+    log_url = urls(request).for_("protocol_log", session_id=session.id)
     methods = sorted(log.methods | ({spec.method} if spec.method and spec.method not in log.update_types else set()))
     return LogPageContext(
         session=session,
@@ -111,7 +119,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
         lines=selection.lines,
         omitted=selection.omitted,
         log_url=log_url,
-        tail_url=f"{log_url}?{urlencode({**filter_query(spec), 'after': selection.last})}",
+        tail_url=urls(request).for_("protocol_log", session_id=session.id, **filter_query(spec), after=selection.last),
         methods=methods,
         update_types=sorted(log.update_types),
         kept=len(log),
@@ -134,8 +142,8 @@ def _is_htmx(request: Request) -> bool:
 
 def log_text(session: Session) -> str:
     """The whole log as plain text: time, arrow (→ to the agent, ← from it, ! unreadable), line; then stderr."""
-    lines = [f"{clock(line.when)} {ARROWS.get(line.direction, '!')} {line.text}" for line in session.protocol_log]
-    stderr = session.stderr.text()
+    lines = [f"{clock(line.when)} {ARROWS.get(line.direction, '!')} {line.text}" for line in _acp(session).protocol_log]
+    stderr = _acp(session).stderr.text()
     return "\n".join(lines) + f"\n\n── agent stderr ({len(stderr):,} characters) ──\n{stderr}"
 
 
@@ -153,7 +161,7 @@ async def protocol_log_page(request: Request) -> Response:
     """``/sessions/{session_id}/log``: the page, one of its fragments, one line, or ``?format=text``."""
     session = session_of(request)
     params = request.query_params
-    log = session.protocol_log
+    log = _acp(session).protocol_log
     if params.get("format") == "text":
         return PlainTextResponse(log_text(session))
     spec = log_filter(params)
@@ -173,5 +181,5 @@ async def protocol_log_page(request: Request) -> Response:
     selection = await asyncio.to_thread(log.filter, spec, limit=SHOW_LIMIT)
     if _is_htmx(request):
         return _block(request, "log_list", _context(request, session, spec, selection, ""))
-    context = _context(request, session, spec, selection, session.stderr.text())
+    context = _context(request, session, spec, selection, _acp(session).stderr.text())
     return page(request, TEMPLATE, **context.as_dict())

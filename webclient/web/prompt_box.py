@@ -1,4 +1,5 @@
-"""What the prompt box asks the server while the user writes: file uploads and ``@`` mentions."""
+"""What the prompt box asks the server: file uploads and ``@`` mentions while the user writes, and the prompt
+itself when the page runs no script."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from collections import OrderedDict
 from urllib.parse import unquote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from webclient.session.uploads import MAX_UPLOAD_BYTES, UploadRefused
 from webclient.web.context import renderer as web_renderer
-from webclient.web.context import session_of
+from webclient.web.context import session_of, urls
 from webclient.workspace.listing import list_files, match
 
 LISTING_TTL = 10.0
@@ -22,6 +23,14 @@ LISTINGS_KEPT = 32
 """Sessions whose listing is kept (the ones people are typing in); older ones are listed again when needed."""
 
 _listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
+
+
+async def prompt_without_script(request: Request) -> Response:
+    """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
+    session = session_of(request)
+    form = await request.form()
+    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")))
+    return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
 async def upload_attachment(request: Request) -> Response:

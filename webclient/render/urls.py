@@ -1,0 +1,70 @@
+"""Every URL of the app, built from one table of named routes under the path prefix the app is served at.
+
+The web layer makes its routes from :data:`ROUTES`, so a name and its path cannot drift apart; templates, Python
+and the ``data-*-url`` attributes the page's scripts read build every URL through :class:`Urls`. Behind a reverse
+proxy that mounts the app under a prefix (``location /agents/`` and ``uvicorn --root-path /agents``, see
+``docs/deployment.md``) the prefix arrives as the ASGI ``root_path``, and every URL carries it.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlencode
+
+from webclient.render.text import scrub
+
+ROUTES: dict[str, str] = {
+    "index": "/",
+    "new_session": "/sessions",
+    "session": "/sessions/{session_id}",
+    "prompt": "/sessions/{session_id}/prompt",
+    "end_session": "/sessions/{session_id}/end",
+    "export": "/sessions/{session_id}/export.md",
+    "protocol_log": "/sessions/{session_id}/log",
+    "file": "/sessions/{session_id}/file",
+    "changes": "/sessions/{session_id}/changes",
+    "attachments": "/sessions/{session_id}/attachments",
+    "mentions": "/sessions/{session_id}/mentions",
+    "change_diff": "/sessions/{session_id}/changes/diff",
+    "diff_body": "/sessions/{session_id}/diffs/{seq:int}/{index:int}",
+    "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
+    "socket": "/sessions/{session_id}/ws",
+    "static": "/static",
+}
+"""Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""
+
+SIGN_IN_PATH = "/signin"
+"""The sign-in page: answered by the access guard before routing (``webclient.web.access``), so not a route."""
+
+_PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
+
+
+class Urls:
+    """The app's URLs under ``root``, the path prefix it is served at (``""`` at the top of its host)."""
+
+    def __init__(self, root: str = "") -> None:
+        self.root = root.rstrip("/")
+
+    def for_(self, name: str, /, **params: object) -> str:
+        """The route ``name`` with its path parameters filled in; the other parameters (but None) make the query.
+
+        ``urls.for_("file", session_id="ab12", path="a b.py", line=3)`` → ``/sessions/ab12/file?path=a+b.py&line=3``
+        """
+        query = {key: value for key, value in params.items() if value is not None}
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key not in query:
+                raise KeyError(f"the URL of {name!r} needs {key!r}; given: {sorted(params)}")
+            return quote(scrub(str(query.pop(key))), safe="")
+
+        path = self.root + _PARAM.sub(fill, ROUTES[name])
+        # Agent text may hold lone surrogates (valid JSON, not UTF-8): they become U+FFFD, not an error.
+        return f"{path}?{urlencode({key: scrub(str(value)) for key, value in query.items()})}" if query else path
+
+    def static(self, path: str) -> str:
+        """A file of ``static/``."""
+        return f"{self.root}{ROUTES['static']}/{path}"
+
+    def sign_in(self) -> str:
+        return self.root + SIGN_IN_PATH

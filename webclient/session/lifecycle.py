@@ -1,0 +1,203 @@
+"""The agent's life in a session: its start, a sign-in, Retry, and the notices when it fails or ends."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from webclient.session.agent import (
+    STARTING,
+    AgentDriver,
+    AgentFailed,
+    AgentGone,
+    AgentRefused,
+    ChangeKey,
+    Diagnosis,
+    SignInRequired,
+)
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.sign_in import SignInMethod
+from webclient.session.tasks import BackgroundTasks
+from webclient.viewmodel.thread import Thread
+
+AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed"]
+
+
+class AgentLifecycle:
+    """Where the agent is in its life, and the moves between: start, sign in, fail, exit, Retry, close."""
+
+    def __init__(
+        self,
+        agent: AgentDriver,
+        spec: AgentSpec,
+        thread: Thread,
+        changed: Callable[[ChangeKey], None],
+        tasks: BackgroundTasks,
+        on_ready: Callable[[], None],
+    ) -> None:
+        self.agent = agent
+        self.spec = spec
+        self.thread = thread
+        self.changed = changed
+        self.tasks = tasks
+        self.on_ready = on_ready
+        self.agent_state: AgentState = "starting"
+        self.agent_info: dict[str, Any] = {}
+        self.prompt_capabilities: frozenset[str] = frozenset()
+        """What a prompt may carry besides text and links (``image``, ``audio``, ``embeddedContext``)."""
+        self.error: str | None = None
+        """Why the agent could not start, or why the last sign-in failed."""
+        self.start_step: str | None = None
+        """What the start waits for, as the adapter names it: ``its start``, ``initialize``, ``session/new``..."""
+        self.since = time.time()
+        """When the agent began starting, or signing in (the header counts up from it)."""
+        self.auth_methods: list[SignInMethod] = []
+        self.auth_reason: str | None = None
+        """What the agent said when it asked for a sign-in."""
+        self.signing_in: SignInMethod | None = None
+        self.closing = False
+        """The user ended the session: nothing starts again."""
+        self._sign_in: asyncio.Task[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.agent_state == "ready"
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether Retry (a fresh agent process in this session) is offered: the agent failed to start or
+        exited, or waits for a sign-in the browser cannot do; never after the user ended the session."""
+        return not self.closing and self.agent_state in ("failed", "exited", "auth-required")
+
+    # -- what the adapter reports (AgentHost) ------------------------------------------------------
+
+    def step(self, step: str) -> None:
+        self.start_step = step
+        self.changed("status")
+
+    def gone(self, title: str, detail: str) -> None:
+        if self.closing:
+            return
+        self.agent_state = "exited"
+        self.thread.add_notice("error", title, detail)
+        self.changed("status")
+
+    # -- start -------------------------------------------------------------------------------------
+
+    async def start_agent(self) -> None:
+        """Start the agent and open its session: all within ``spec.start_timeout`` seconds. An agent that never
+        answers fails the start, naming the step."""
+        self.since = time.time()
+        await self._within_timeout(self._start_and_open())
+
+    async def _start_and_open(self) -> None:
+        hello = await self.agent.start()
+        self.agent_info = hello.info
+        self.prompt_capabilities = hello.prompt_capabilities
+        self.auth_methods = hello.sign_in_methods
+        await self._open_session()
+
+    async def _within_timeout(self, start: Awaitable[None]) -> None:
+        try:
+            async with asyncio.timeout(self.spec.start_timeout):
+                await start
+        except TimeoutError:
+            await self._timed_out()
+        except AgentFailed as error:
+            self._fail(str(error))
+        except AgentRefused as error:
+            self._fail(f"The agent refused to start a session: {error}")
+        except AgentGone:
+            pass  # the adapter reports it
+
+    async def _timed_out(self) -> None:
+        """The start took too long: say which step, stop the agent (what it wrote stays), offer Retry."""
+        diagnosis = self.agent.diagnose()
+        because = f" ({diagnosis.unanswered})" if diagnosis.unanswered else ""
+        step = self.start_step or STARTING
+        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}", diagnosis)
+        await self.agent.close()
+
+    async def _open_session(self) -> None:
+        try:
+            await self.agent.open_session()
+        except SignInRequired as request:
+            self.agent_state = "auth-required"
+            self.auth_reason = request.reason
+            self.start_step = None
+            self.changed("status")
+            return
+        self.agent_state = "ready"
+        self.start_step = None
+        self.changed("status")
+        self.on_ready()
+
+    def _fail(self, message: str, diagnosis: Diagnosis | None = None) -> None:
+        self.agent_state = "failed"
+        self.error = message
+        self.thread.add_notice("error", message, (diagnosis or self.agent.diagnose()).detail)
+        self.changed("status")
+
+    # -- sign-in -----------------------------------------------------------------------------------
+
+    def authenticate(self, method_id: str) -> None:
+        """Sign in with one of the agent's ``agent`` methods, then open the session: in the background, since
+        an agent may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
+        method = next((m for m in self.auth_methods if m.id == method_id and m.button), None)
+        if self.agent_state != "auth-required" or method is None:
+            return
+        self.agent_state = "signing-in"
+        self.signing_in = method
+        self.since = time.time()
+        self.error = None
+        self.changed("status")
+        self._sign_in = self.tasks.spawn(self._authenticate(method), "sign-in")
+
+    async def _authenticate(self, method: SignInMethod) -> None:
+        try:
+            await self.agent.sign_in(method.id)
+        except AgentRefused as error:
+            self.agent_state = "auth-required"
+            self.error = f"Signing in with “{method.name}” failed: {error.text}"
+            return
+        except AgentGone:
+            return  # the adapter reports it
+        finally:
+            self.signing_in = None
+            self._sign_in = None
+            self.changed("status")
+        self.agent_state = "starting"
+        self.since = time.time()
+        await self._within_timeout(self._open_session())
+
+    def cancel_sign_in(self) -> None:
+        """Give up waiting for the sign-in: the request is forgotten (a late answer is ignored) and the
+        session asks for a sign-in again."""
+        task = self._sign_in
+        if self.agent_state != "signing-in" or task is None:
+            return
+        task.cancel()
+        self._sign_in = None
+        self.signing_in = None
+        self.agent_state = "auth-required"
+        self.error = "Sign-in cancelled."
+        self.changed("status")
+
+    # -- Retry -------------------------------------------------------------------------------------
+
+    def retry(self) -> None:
+        """Stop the agent and start a fresh one in this session (the thread stays)."""
+        if self.can_retry:
+            self.agent_state = "starting"
+            self.tasks.spawn(self._restart(), "restart")
+
+    async def _restart(self) -> None:
+        self.error = self.auth_reason = None
+        self.auth_methods = []
+        self.since = time.time()
+        self.step(STARTING)
+        self.thread.add_notice("info", "Restarting the agent")
+        await self.agent.close()
+        await self.start_agent()

@@ -1,0 +1,156 @@
+"""The user's prompts: each a turn of the agent's, one at a time; queued while it is busy; stopped on request."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, ChangeKey
+from webclient.session.lifecycle import AgentLifecycle
+from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
+from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
+from webclient.session.tasks import BackgroundTasks
+from webclient.session.uploads import Uploads
+from webclient.viewmodel.thread import Thread
+from webclient.workspace.paths import Workspace
+
+TurnState = Literal["idle", "running", "awaiting-permission", "auth-required", "ended"]
+
+_STOP_NOTICES: dict[str, tuple[str, str]] = {
+    "cancelled": ("info", "Stopped"),
+    "max_tokens": ("warning", "The agent reached its token limit"),
+    "max_turn_requests": ("warning", "The agent reached its limit of requests for one turn"),
+    "refusal": ("warning", "The agent refused to continue"),
+}
+
+
+class Turns:
+    """Sends prompts as turns, queues them while the agent is busy, and stops a turn when the user asks."""
+
+    def __init__(
+        self,
+        agent: AgentDriver,
+        lifecycle: AgentLifecycle,
+        thread: Thread,
+        workspace: Workspace,
+        uploads: Uploads,
+        changed: Callable[[ChangeKey], None],
+        tasks: BackgroundTasks,
+    ) -> None:
+        self.agent = agent
+        self.lifecycle = lifecycle
+        self.thread = thread
+        self.workspace = workspace
+        self.uploads = uploads
+        self.changed = changed
+        self.tasks = tasks
+        self.queue = PromptQueue(lambda: changed("queue"))
+        self.queue_paused = False
+        """True after the user stopped a turn: queued prompts then wait for "Send now"."""
+        self.turn_running = False
+        self.cancelling = False
+        self._prompt_nonces: set[str] = set()
+
+    @property
+    def turn_state(self) -> TurnState:
+        agent_state = self.lifecycle.agent_state
+        if agent_state in ("exited", "failed"):
+            return "ended"
+        if agent_state in ("auth-required", "signing-in"):
+            return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
+        if self.thread.pending_permissions:
+            return "awaiting-permission"
+        # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.
+        return "running" if self.turn_running or agent_state == "starting" else "idle"
+
+    def submit_prompt(self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = ()) -> bool:
+        """Send a prompt, or queue it while the agent is busy. A nonce already seen (a replayed send) changes nothing.
+
+        ``uploads`` are ids of files the user attached; ``mentions`` workspace paths typed as ``@path``.
+        """
+        text = text.strip()
+        if nonce in self._prompt_nonces or self.turn_state == "ended":
+            return False
+        if self.turn_state == "auth-required":
+            # Not queued: a sign-in may never come. Said where the user looks, with the text to copy back.
+            self._prompt_nonces.add(nonce)
+            self.thread.add_notice("warning", "Not sent: sign in first (at the top of the page)", text)
+            return False
+        blocks: list[PromptBlock] = [upload_content(upload) for upload in self.uploads.take(list(uploads))]
+        blocks += mentioned_files(self.workspace, mentions)
+        if not text and not blocks:
+            return False
+        self._prompt_nonces.add(nonce)
+        if self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue):
+            self._start_turn(text, blocks)
+        else:
+            self.queue.add(text, blocks)
+        return True
+
+    def send_queued(self, item_id: str | None = None) -> None:
+        """Start the next queued prompt, or the one the user asked to send now, if the agent is free."""
+        if not self.lifecycle.ready or self.turn_running or self.lifecycle.closing:
+            return
+        item: QueuedPrompt | None
+        if item_id is None:
+            item = None if self.queue_paused else self.queue.pop()
+        else:
+            item = next((i for i in self.queue if i.id == item_id), None)
+            if item is not None:
+                self.queue.remove(item_id)
+        if item is not None:
+            self._start_turn(item.text, item.blocks)
+
+    def _start_turn(self, text: str, blocks: list[PromptBlock]) -> None:
+        prompt = prompt_content(text, blocks)
+        self.thread.start_turn(prompt)
+        self.turn_running = True
+        self.changed("status")
+        self.tasks.spawn(self._run_turn(prompt), "turn")
+
+    async def _run_turn(self, prompt: list[PromptBlock]) -> None:
+        try:
+            reason = await self.agent.prompt(prompt)
+            stopped = self.cancelling or reason == "cancelled"
+            if stopped:
+                self.thread.stop_plan()
+            if not self.thread.turn_replied and not self.cancelling:
+                # claude-agent-acp, after a Stop, ends the next turn at once: say so rather than show nothing.
+                detail = f"Stop reason: {reason}" if reason is not None and reason != "end_turn" else ""
+                self.thread.add_notice("warning", "The agent ended the turn without replying", detail)
+            elif reason is not None and reason != "end_turn":
+                level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
+                self.thread.add_notice(level, title)
+        except AgentRefused as error:
+            self.thread.add_notice("error", "The agent reported an error", str(error))
+        except AgentGone:
+            pass  # the adapter reports it
+        finally:
+            # A stop pauses what is queued until the user sends it ("Send now"), or until nothing is left.
+            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
+            self.turn_running = False
+            self.cancelling = False
+            self.thread.end_turn()
+            self.changed("status")
+            self.changed("plan")
+            self.changed("queue")
+            self.send_queued()
+
+    def cancel(self) -> None:
+        """Stop the turn: the agent is told, its open questions answered ``cancelled``, unfinished calls marked.
+        Returns at once: the agent is told in the background, so an agent that does not read its input cannot
+        hold up the page."""
+        if not self.turn_running or self.cancelling:
+            return
+        self.cancelling = True
+        self.queue_paused = bool(self.queue)
+        self.changed("status")
+        self.changed("queue")
+        self.tasks.spawn(_told(self.agent.cancel()), "cancel")
+        self.thread.cancel_unfinished()
+
+
+async def _told(notice: Awaitable[None]) -> None:
+    with contextlib.suppress(AgentGone):  # the adapter reports it
+        await notice

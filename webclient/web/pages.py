@@ -1,0 +1,60 @@
+"""The pages people open: the list of sessions, a session, and what a session's page links to as a whole."""
+
+from __future__ import annotations
+
+import time
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from webclient.config import Settings
+from webclient.render.export import export_filename, session_markdown
+from webclient.viewmodel.entries import MessageEntry
+from webclient.web.context import manager, page, session_of, urls
+from webclient.web.live import LiveView, composer_nonce
+from webclient.web.message_docs import session_docs
+
+
+async def index(request: Request) -> Response:
+    settings: Settings = request.app.state.settings
+    sessions = sorted(manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
+    return page(request, "index.html", sessions=sessions, agent_command=settings.agent_command)
+
+
+async def create_session(request: Request) -> Response:
+    session = manager(request).create()
+    return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
+
+
+async def session_page(request: Request) -> Response:
+    session = session_of(request)
+    docs = session_docs(request).of(session)
+    now = time.monotonic()
+    window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
+    ws_scheme = "wss" if request.url.scheme == "https" else "ws"
+    socket_path = urls(request).for_("socket", session_id=session.id)
+    return page(
+        request,
+        "session.html",
+        session=session,
+        message=None,
+        message_view=lambda entry: docs.view(entry, now) if isinstance(entry, MessageEntry) else None,
+        nonce=composer_nonce(),
+        oob=None,
+        window=window,
+        earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
+        ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
+    )
+
+
+async def end_session(request: Request) -> Response:
+    session = session_of(request)
+    await manager(request).end(session)
+    return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
+
+
+async def export_session(request: Request) -> Response:
+    """The whole session as a Markdown file."""
+    session = session_of(request)
+    headers = {"content-disposition": f'attachment; filename="{export_filename(session.title)}"'}
+    return Response(session_markdown(session), media_type="text/markdown; charset=utf-8", headers=headers)

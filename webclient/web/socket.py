@@ -1,0 +1,139 @@
+"""The session page's web socket: the live view's fragments go out, the page's forms and buttons come in.
+
+htmx's ws extension sends a form or button as JSON of its values; its ``action`` field names one of
+:data:`ACTIONS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from starlette import status
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from webclient.session.core import Session
+from webclient.web.context import base_context, manager, small_int
+from webclient.web.context import renderer as web_renderer
+from webclient.web.live import LiveView
+from webclient.web.message_docs import session_docs
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+Action = Callable[[Session, LiveView, Message], object]
+"""What a message of the page does (what it returns is not used)."""
+
+
+async def session_socket(websocket: WebSocket) -> None:
+    session = manager(websocket).get(websocket.path_params["session_id"])
+    if session is None:  # who may open it at all is settled before routing (webclient.web.access)
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+        return
+    await websocket.accept()
+    live = LiveView(
+        session,
+        web_renderer(websocket),
+        session_docs(websocket).of(session),
+        websocket.send_text,
+        base_context(websocket),
+    )
+    sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
+    sender.add_done_callback(lambda task: _sender_done(task, websocket))
+    try:
+        while True:
+            text = await websocket.receive_text()
+            _handle_client_message(session, live, text)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+
+
+def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:
+    """A sender that failed leaves the page stale: log it and close, so the page reconnects and resyncs."""
+    if task.cancelled() or task.exception() is None:
+        return
+    log.error("web socket sender failed", exc_info=task.exception())
+    asyncio.ensure_future(websocket.close(code=status.WS_1011_INTERNAL_ERROR))
+
+
+def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
+    """Run the action a message of the page names.
+
+    Every action returns at once (what waits for the agent runs in the session's background tasks): this
+    runs inside the socket's receive loop, which must stay free to see the page leave and the server stop.
+    """
+    try:
+        message = json.loads(text)
+    except json.JSONDecodeError:
+        log.warning("session %s: unreadable message from the page", session.id)
+        return
+    if not isinstance(message, dict):
+        return
+    action = ACTIONS.get(str(message.get("action")))
+    if action is None:
+        log.warning("session %s: unknown action %r from the page", session.id, message.get("action"))
+        return
+    action(session, live, message)
+
+
+def _text(message: Message, field: str) -> str:
+    return str(message.get(field, ""))
+
+
+def _strings(value: Any) -> list[str]:
+    """A form field htmx sent once (a string), several times (a list) or not at all."""
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _prompt(session: Session, live: LiveView, message: Message) -> None:
+    uploads, mentions = _strings(message.get("attachment")), _strings(message.get("mention"))
+    session.submit_prompt(_text(message, "prompt"), _text(message, "nonce"), uploads, mentions)
+
+
+def _follow(session: Session, live: LiveView, message: Message) -> None:
+    live.follow = message.get("follow") == "on"
+    if live.follow:
+        live.mark("location")
+
+
+def _diff_mode(session: Session, live: LiveView, message: Message) -> None:
+    live.context["diff_mode"] = "split" if message.get("mode") == "split" else "unified"
+    live.resync()
+
+
+def _earlier(session: Session, live: LiveView, message: Message) -> None:
+    before = small_int(_text(message, "before"))
+    if before:
+        live.earlier(before)
+
+
+ACTIONS: dict[str, Action] = {
+    "prompt": _prompt,
+    "queue_edit": lambda session, live, message: session.queue.edit(_text(message, "item_id"), _text(message, "text")),
+    "queue_remove": lambda session, live, message: session.queue.remove(_text(message, "item_id")),
+    "queue_send": lambda session, live, message: session.send_queued(_text(message, "item_id")),
+    "set_mode": lambda session, live, message: session.set_mode(_text(message, "mode_id")),
+    "set_setting": lambda session, live, message: session.set_setting(
+        _text(message, "setting_id"), _text(message, "value")
+    ),
+    "set_model": lambda session, live, message: session.set_model(_text(message, "model_id")),
+    "permission": lambda session, live, message: session.answer_permission(
+        _text(message, "request_id"), _text(message, "option_id")
+    ),
+    "cancel": lambda session, live, message: session.cancel(),
+    "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
+    "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
+    "retry": lambda session, live, message: session.retry(),
+    "follow": _follow,
+    "diff_mode": _diff_mode,
+    "earlier": _earlier,
+}
+"""The page's actions by name: what each form or button of the page sends as its ``action`` field."""
