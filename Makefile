@@ -1,13 +1,14 @@
 # Two commands do everything on a fresh machine (Python 3.11+, Node and make):
 #   make run    set up, then serve the built-in demo agent on 127.0.0.1:8000 (click the sign-in URL it prints)
 #   make test   set up (Debian's chromium included), then run every test
+#   make test-fast   set up, then run the tests without a browser and without the slow sweeps (under a minute)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js
 
-.PHONY: setup run test bench lint clean
+.PHONY: setup run test test-fast bench lint clean
 
 setup: $(STAMP) $(VENDOR)
 
@@ -28,6 +29,10 @@ run: setup
 test: setup
 	scripts/ensure-chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
+test-fast: setup
+	$(BIN)/python -m pytest -m "not browser and not slow" $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python bench/flood.py

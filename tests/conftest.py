@@ -21,6 +21,15 @@ from tests.support.servers import (
     stop_server,
 )
 
+BROWSER_TESTS = Path(__file__).parent / "browser"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under tests/browser/ ``browser``, so that ``make test-fast`` can leave Chromium out."""
+    for item in items:
+        if item.path.is_relative_to(BROWSER_TESTS):
+            item.add_marker(pytest.mark.browser)
+
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[ServerFactory]:

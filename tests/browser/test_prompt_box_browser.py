@@ -4,15 +4,18 @@ notifications while the tab is hidden, the Markdown export, copying a code block
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import sys
 import zlib
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
+from webclient.session.uploads import MAX_UPLOAD_BYTES
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
 
@@ -122,6 +125,98 @@ def test_at_mention_attaches_a_workspace_file_as_a_resource_link(start_server: S
     expect(link).to_have_text("@src/calc.py")
     link.click()
     expect(page.locator("#side-panel-body")).to_contain_text("return a + b")
+
+
+def test_the_mention_list_comes_from_the_server_as_you_type(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=CONTROLS_AGENT)
+    (server.workspace / "src").mkdir()
+    (server.workspace / "src" / "calc.py").write_text("x\n")
+    (server.workspace / "src" / "cache.py").write_text("x\n")
+    (server.workspace / "README.md").write_text("# readme\n")
+    open_session(page, server)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if "/mentions" in request.url else None)
+    box = page.locator("#prompt-input")
+    menu = page.locator("#mention-menu")
+    options = menu.locator("li[role=option]")
+
+    box.press_sequentially("look at @ca")
+    expect(options).to_have_count(2)
+    expect(menu.locator("li[aria-selected=true]")).to_have_attribute("data-path", "src/calc.py")
+    expect(box).to_have_attribute("aria-expanded", "true")
+    expect(box).to_have_attribute("aria-activedescendant", "mention-1")
+    box.press("ArrowDown")
+    expect(box).to_have_attribute("aria-activedescendant", "mention-2")
+    box.press_sequentially("l")
+    expect(options).to_have_count(1)
+    expect(options).to_have_attribute("data-path", "src/calc.py")
+    box.press_sequentially("zzz")  # nothing matches: the menu goes
+    expect(menu).to_be_hidden()
+    expect(box).to_have_attribute("aria-expanded", "false")
+    box.press_sequentially(" and @rdm")  # the server's own matching: the letters in order anywhere in the path
+    expect(options).to_have_count(1)
+    expect(options).to_have_attribute("data-path", "README.md")
+    box.press_sequentially(" ")
+    expect(menu).to_be_hidden()
+
+    # Only the word after "@" goes to the server, never the rest of the prompt.
+    queries = [parse_qs(urlsplit(url).query) for url in asked]
+    assert queries and all(set(query) == {"q"} for query in queries), asked
+    assert queries[-1] == {"q": ["rdm"]}
+    assert {"q": ["cal"]} in queries and {"q": ["calzzz"]} in queries
+
+
+DROP_FILES = """([selector, files]) => {
+  const transfer = new DataTransfer();
+  for (const [name, type, text] of files) transfer.items.add(new File([text], name, { type: type }));
+  const target = document.querySelector(selector);
+  if (selector === "#prompt-input") {
+    target.dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+  } else {
+    target.dispatchEvent(new DragEvent("dragover", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  }
+}"""
+
+
+def test_dropped_and_pasted_files_become_chips_in_order(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=CONTROLS_AGENT)  # accepts images and embedded files, not audio
+    open_session(page, server)
+    page.evaluate(DROP_FILES, ["#composer", [["hello.wav", "audio/wav", "RIFF"]]])
+    expect(page.locator("#composer-error")).to_have_text("This agent does not accept audio in prompts.")
+    files = [["a.txt", "text/plain", "first"], ["b.txt", "text/plain", "second"]]
+    page.evaluate(DROP_FILES, ["#composer", files])
+    chips = page.locator("#composer-attachments [data-role=attachment]")
+    expect(chips).to_have_count(2)
+    expect(chips.nth(0)).to_contain_text("a.txt")
+    expect(chips.nth(1)).to_contain_text("b.txt")
+    expect(page.locator("#composer-error")).to_be_hidden()  # a file that went through clears the complaint
+    expect(page.locator("#composer")).not_to_have_class(re.compile(r"\bdragging\b"))
+    page.evaluate(DROP_FILES, ["#prompt-input", [["c.txt", "text/plain", "third"]]])
+    expect(chips).to_have_count(3)
+    expect(chips.nth(2)).to_contain_text("c.txt")
+    chips.nth(1).locator("[data-action=remove-chip]").click()
+    expect(chips).to_have_count(2)
+    page.fill("#prompt-input", "files")
+    page.press("#prompt-input", "Enter")
+    expect(chips).to_have_count(0)
+    expect(page.locator('[data-role="agent-message"]')).to_contain_text("got:")
+    prompt = last_prompt(server.received())
+    assert [block["resource"]["text"] for block in prompt[1:]] == ["first", "third"]
+
+
+def test_a_file_over_the_limit_is_refused_with_a_reason(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=CONTROLS_AGENT)
+    open_session(page, server)
+    just_over, far_over = MAX_UPLOAD_BYTES + 1, MAX_UPLOAD_BYTES + 1024 * 1024
+    refusals = [
+        (just_over, f"The file is too large ({just_over:,} bytes; at most {MAX_UPLOAD_BYTES:,})."),  # refused whole
+        (far_over, f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes)."),  # stopped while it comes
+    ]
+    for size, reason in refusals:
+        page.set_input_files("#attach-input", [{"name": "big.txt", "mimeType": "text/plain", "buffer": b"x" * size}])
+        expect(page.locator("#composer-error")).to_have_text(reason)
+        expect(page.locator("#composer-attachments .chip")).to_have_count(0)
 
 
 HIDDEN_TAB = """

@@ -78,8 +78,9 @@ AUDIT = r"""
 () => {
   const problems = [];
   const origin = location.origin;
-  const HTMX = ["hx-get", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob",
-                "hx-push-url", "hx-sync", "hx-history", "ws-connect", "ws-send"];
+  const HTMX = ["hx-get", "hx-post", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob",
+                "hx-push-url", "hx-sync", "hx-history", "hx-params", "hx-encoding", "hx-headers", "ws-connect",
+                "ws-send"];
   const URL_ATTRS = ["href", "src", "action", "formaction", "xlink:href", "poster", "data", "srcset", "background"];
   const INLINE = /^data:(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[a-z0-9.+-]+);base64,/;
   const NEVER = ["iframe", "object", "embed", "frame", "frameset", "base", "portal", "svg", "math", "template",
@@ -102,7 +103,10 @@ AUDIT = r"""
       if (name.startsWith("on")) say("handler " + name);
       if (/^(data-)?(hx|ws)-/.test(name)) {
         if (!HTMX.includes(name)) say("htmx attribute " + name);
-        if (name === "hx-get" && !a.value.startsWith("/sessions/")) say("hx-get " + value);
+        if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/")) say(name + " " + value);
+        if (name === "hx-headers" && (el.id !== "attach-input" || !/^\{"X-CSRF-Token": "[0-9a-f]+"\}$/.test(a.value))) {
+          say("hx-headers " + value);
+        }
         if (name === "ws-connect" && new URL(a.value).host !== location.host) say("ws-connect " + value);
         if (name === "hx-vals") {
           let vals = null;

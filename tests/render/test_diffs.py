@@ -15,6 +15,7 @@ from webclient.render.diffs import (
     GapBlock,
     HunkBlock,
     build_diff,
+    diff_layout,
     expand_file,
     expand_gap,
     file_view,
@@ -182,6 +183,17 @@ def test_split_view_pairs_a_replaced_block_line_by_line(env: Environment) -> Non
     assert all(len(tr.select("td")) == 4 for tr in table.select("tbody.d-hunk tr"))
     assert len(table.select("td.d-code.d-none")) == 1
     assert page.select_one("button[data-action=diff-mode]")["data-mode"] == "unified"
+
+
+@pytest.mark.parametrize("choice", [None, "", "unified", "Split", "split ", "<b>", 1])
+def test_any_layout_but_split_draws_one_column(env: Environment, choice: object) -> None:
+    assert diff_layout(choice) == "unified"
+    diff = build_diff("keep\nold\nkeep\n", "keep\nnew\nkeep\n", "f.txt")
+    chosen = {} if choice is None else {"diff_mode": choice}
+    page = soup(render(env, diff, **chosen))
+    assert page.select_one("details.diff")["data-mode"] == "unified" and page.select_one("table.d-unified")
+    assert page.select_one("button[data-action=diff-mode]")["data-mode"] == "split"
+    assert diff_layout("split") == "split"
 
 
 def test_changed_words_are_emphasised_within_a_line() -> None:

@@ -13,6 +13,7 @@ import sys
 import time
 
 import httpx
+import pytest
 from starlette.routing import Route, WebSocketRoute
 
 from tests.support.probes import children, count, new_session, port_of, session_ids
@@ -92,6 +93,7 @@ def settled(server: Server, agents: int, sessions: int, session_id: str) -> None
     assert 'data-turn-state="ended"' not in server.http().get(f"/sessions/{session_id}").text
 
 
+@pytest.mark.slow
 def test_every_route_refuses_a_rebinding_host_and_leaks_nothing(start_server: ServerFactory) -> None:
     server = start_server()
     session_id = new_session(server)
@@ -126,6 +128,7 @@ FOREIGN = [
 ]
 
 
+@pytest.mark.slow
 def test_every_state_changing_route_refuses_a_signed_in_browser_from_elsewhere(start_server: ServerFactory) -> None:
     server = start_server()
     session_id = new_session(server)
@@ -143,6 +146,7 @@ def test_every_state_changing_route_refuses_a_signed_in_browser_from_elsewhere(s
     settled(server, agents, sessions, session_id)
 
 
+@pytest.mark.slow
 def test_every_state_changing_route_works_from_our_own_page(start_server: ServerFactory) -> None:
     server = start_server()
     session_id = new_session(server)
@@ -174,6 +178,7 @@ def test_every_state_changing_route_works_from_our_own_page(start_server: Server
     assert 'data-turn-state="ended"' in server.http().get(f"/sessions/{session_id}").text
 
 
+@pytest.mark.slow
 def test_every_route_and_the_socket_refuse_someone_not_signed_in(start_server: ServerFactory) -> None:
     server = start_server()
     session_id = new_session(server)
@@ -236,6 +241,7 @@ def test_the_sign_in_form_accepts_the_token_and_redirects_only_within_the_site(s
         assert response.headers["set-cookie"].startswith(f"webclient-{port_of(server)}=")
 
 
+@pytest.mark.slow
 def test_headers_forbid_inline_styles_and_foreign_forms_and_frames(start_server: ServerFactory) -> None:
     for ancestors, frame_options in [("'self'", "SAMEORIGIN"), ("'none'", "DENY"), ("https://portal.example", None)]:
         server = start_server(WEBCLIENT_FRAME_ANCESTORS=ancestors)

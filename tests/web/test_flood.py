@@ -14,9 +14,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 import websockets
 
 from tests.support.servers import AGENTS, Server, ServerFactory
+
+pytestmark = pytest.mark.slow  # floods: thousands of updates through the real server
 
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
 READY = re.compile(r'<header id="session-status"[^>]*data-turn-state="idle"[^>]*data-agent-state="ready"')

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+import pytest
 from websockets.sync.client import connect
 
 from tests.support.servers import AGENTS, Server, ServerFactory
@@ -75,6 +76,7 @@ def wait_for(http: httpx.Client, url: str, pattern: str, timeout: float = 30) ->
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: ServerFactory, tmp_path: Path) -> None:
     fields_file = tmp_path / "fields.txt"
     server = start_server(agent=AGENT, FUZZ_FIELDS=str(fields_file))

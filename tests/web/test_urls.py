@@ -129,4 +129,4 @@ def test_every_url_of_a_session_carries_the_path_prefix(tmp_path: Path) -> None:
     for expected in ("/file", "/log", "/export.md", "/changes", "/changes/diff", "/resources", "/diffs", "/ws"):
         assert expected in kinds, f"no {expected} URL was found: {sorted(kinds)}"
     attributes = {name for _, name, _ in found}
-    assert {"data-attachments-url", "data-mentions-url", "ws-connect", "action", "src"} <= attributes
+    assert {"hx-get", "hx-post", "ws-connect", "action", "src"} <= attributes

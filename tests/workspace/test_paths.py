@@ -1,4 +1,5 @@
-"""Tests for webclient.workspace.paths: real files, real symlinks, FIFOs and sockets in tmp_path; no mocks.
+"""Tests for webclient.workspace.paths and the open in webclient.workspace.no_follow: real files, real symlinks,
+FIFOs and sockets in tmp_path; no mocks.
 
 The escape corpus tries every way out of the workspace we know of, reading and writing, and proves after each
 attempt that nothing outside changed (the tree beside the workspace is snapshotted before and after).
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from webclient.workspace.no_follow import read_file, write_file_atomic
 from webclient.workspace.paths import FileTooLarge, PathRefused, Workspace, show
 
 SECRET = b"SECRET outside the workspace\n"
@@ -423,8 +425,8 @@ def test_no_file_descriptor_leaks(layout: Layout) -> None:
 
 
 # -- the open itself: a swap between check and open ----------------------------------------------------
-# The race cannot be timed in a test, so the check runs first and the swap happens before the private
-# open; this is the order of events an attacker would have to win.
+# The race cannot be timed in a test, so the check runs first and the swap happens before the open
+# (webclient.workspace.no_follow); this is the order of events an attacker would have to win.
 
 
 def swap_for_symlink(path: Path, target: Path) -> None:
@@ -438,7 +440,7 @@ def test_read_refuses_folder_swapped_for_symlink(layout: Layout) -> None:
     resolved = ws.check(path)
     swap_for_symlink(layout.ws / "sub", layout.out / "sub")
     with pytest.raises(PathRefused, match="changed while it was being opened"):
-        ws._read_checked(resolved, path, max_bytes=100)
+        read_file(ws.roots, resolved, path, max_bytes=100)
 
 
 @pytest.mark.parametrize("name", ["b.txt", "newdir/new.txt"])
@@ -449,7 +451,7 @@ def test_write_refuses_folder_swapped_for_symlink(layout: Layout, name: str) -> 
     swap_for_symlink(layout.ws / "sub", layout.out / "sub")
     before = snapshot(layout)
     with pytest.raises(PathRefused, match="changed while it was being opened"):
-        ws._write_checked(resolved, path, b"PWNED")
+        write_file_atomic(ws.roots, resolved, path, b"PWNED")
     assert snapshot(layout) == before
 
 
@@ -460,7 +462,7 @@ def test_write_refuses_missing_folder_that_appears_as_symlink(layout: Layout) ->
     (layout.ws / "later").symlink_to(layout.out)
     before = snapshot(layout)
     with pytest.raises(PathRefused):
-        ws._write_checked(resolved, path, b"PWNED")
+        write_file_atomic(ws.roots, resolved, path, b"PWNED")
     assert snapshot(layout) == before
 
 
@@ -471,9 +473,9 @@ def test_file_swapped_for_symlink_is_neither_read_nor_written_through(layout: La
     swap_for_symlink(layout.ws / "a.txt", layout.out / "secret.txt")
     before = snapshot(layout)
     with pytest.raises(PathRefused):
-        ws._read_checked(resolved, path, max_bytes=100)
+        read_file(ws.roots, resolved, path, max_bytes=100)
     with pytest.raises(PathRefused):
-        ws._write_checked(resolved, path, b"PWNED")
+        write_file_atomic(ws.roots, resolved, path, b"PWNED")
     assert snapshot(layout) == before
     assert (layout.ws / "a.txt").is_symlink()
 
@@ -486,7 +488,7 @@ def test_file_swapped_for_fifo_does_not_block(layout: Layout) -> None:
     (layout.ws / "a.txt").unlink()
     os.mkfifo(layout.ws / "a.txt")
     with pytest.raises(PathRefused, match="named pipe"):
-        ws._read_checked(resolved, path, max_bytes=100)
+        read_file(ws.roots, resolved, path, max_bytes=100)
 
 
 def test_root_swapped_for_symlink(layout: Layout) -> None:
@@ -495,7 +497,7 @@ def test_root_swapped_for_symlink(layout: Layout) -> None:
     resolved = ws.check(path, write=True)
     swap_for_symlink(layout.ws, layout.out)
     with pytest.raises(PathRefused):
-        ws._read_checked(resolved, path, max_bytes=100)
+        read_file(ws.roots, resolved, path, max_bytes=100)
     with pytest.raises(PathRefused):
-        ws._write_checked(resolved, path, b"PWNED")
+        write_file_atomic(ws.roots, resolved, path, b"PWNED")
     assert (layout.out / "sub" / "b.txt").read_bytes() == SECRET

@@ -20,10 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.sync.client import connect
 
 from tests.support.probes import processes_with
 from tests.support.servers import AGENTS, Server, ServerFactory, live_members
+
+pytestmark = pytest.mark.slow  # each test starts a server, stubborn agents and commands, then kills the server
 
 
 def _stat(pid: int) -> list[bytes] | None:

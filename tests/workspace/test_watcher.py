@@ -26,6 +26,7 @@ def inotify_instances(pid: int) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_130_sessions_share_one_watch_and_the_last_one_still_sees_changes(start_server: ServerFactory) -> None:
     """A user may hold 128 inotify instances in all: one per session stopped watching at about 125 sessions."""
     server = start_server()

@@ -7,8 +7,9 @@ the unchanged runs in between become gaps that the page opens on request. Lines 
 was built and lexed is kept with the last few texts (a small LRU keyed by a hash), so the request that
 opens a gap does not diff or lex again.
 
-This module makes no HTML of its own: rows carry the highlighted lines that :mod:`webclient.render.highlight`
-made, and the templates ``_diff.html`` and ``_file_view.html`` lay them out.
+This module is the model: hunks, gaps, views and what opening a gap shows, and which layout (unified or split)
+a diff is drawn in. The highlighted rows are built by :mod:`webclient.render.diff_rows`; this module makes no HTML
+of its own, the templates ``_diff.html`` and ``_file_view.html`` lay the rows out.
 """
 
 from __future__ import annotations
@@ -20,15 +21,46 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import zip_longest
 from typing import Generic, Literal, TypeVar
 
-from markupsafe import Markup
-
-from webclient.render.highlight import Lines, emphasis, lexer_for, paired
+from webclient.render.diff_rows import (
+    Cell,
+    FileLine,
+    SplitRow,
+    TextPair,
+    UnifiedRow,
+    context_rows,
+    file_lines,
+    split_rows,
+    unified_rows,
+)
+from webclient.render.highlight import Lines, lexer_for
 from webclient.render.patience import Op, opcodes
 
-Kind = Literal["add", "del", "ctx"]
+__all__ = [
+    "CHUNK",
+    "CONTEXT",
+    "FILE_WINDOW",
+    "Cell",
+    "DiffLayout",
+    "DiffView",
+    "Expansion",
+    "FileLine",
+    "FileView",
+    "GapBlock",
+    "HunkBlock",
+    "SplitRow",
+    "UnifiedRow",
+    "build_diff",
+    "diff_layout",
+    "expand_file",
+    "expand_gap",
+    "file_view",
+    "gap_rows",
+    "parse_gap",
+]
+
+DiffLayout = Literal["unified", "split"]
 Status = Literal["added", "deleted", "modified", "unchanged"]
 T = TypeVar("T")
 
@@ -40,30 +72,6 @@ FILE_WINDOW = 1000  # lines a file view shows at first; the rest loads on reques
 LARGE_ROWS = 400
 LARGE_CHARS = 200_000
 CACHE_SIZE = 8
-
-
-@dataclass(frozen=True, slots=True)
-class UnifiedRow:
-    kind: Kind
-    old_no: int | None
-    new_no: int | None
-    html: Markup
-    no_newline: bool = False
-    """This is the last line of its file and has no newline at its end."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cell:
-    kind: Kind
-    no: int
-    html: Markup
-    no_newline: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SplitRow:
-    left: Cell | None
-    right: Cell | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,35 +94,6 @@ class GapBlock:
         return self.count <= SMALL_GAP
 
 
-class _Pair:
-    """The two texts of a diff and how their unchanged lines line up; shared by its hunks and gaps."""
-
-    def __init__(self, old: Lines, new: Lines, ops: list[Op]) -> None:
-        self.old, self.new = old, new
-        self.equal = [(j1, j2, i1) for tag, i1, _, j1, j2 in ops if tag == "equal"]
-        self.hunks: list[tuple[Op, ...]] = []
-        self.small_gaps: list[tuple[int, int]] = []  # shown with the page: lexed with the hunks
-        self._prepared = False
-        for i1, i2, j1, j2 in (op[1:] for op in ops if op[0] == "replace"):
-            old.keep_tokens.update(range(i1, i1 + paired(i2 - i1, j2 - j1)))
-            new.keep_tokens.update(range(j1, j1 + paired(i2 - i1, j2 - j1)))
-
-    def prepare(self) -> None:
-        """Lex what every hunk shows, both texts at once (windows shared between nearby hunks)."""
-        if not self._prepared:
-            self._prepared = True
-            changed = [[op for op in ops if op[0] in ("delete", "replace")] for ops in self.hunks]
-            self.old.prepare((ops[0][1], ops[-1][2]) for ops in changed if ops)
-            self.new.prepare([*((ops[0][3], ops[-1][4]) for ops in self.hunks), *self.small_gaps])
-
-    def old_no(self, new_no: int) -> int:
-        """The old line number of an unchanged new line (the same number if it is not unchanged)."""
-        for j1, j2, i1 in self.equal:
-            if j1 < new_no <= j2:
-                return i1 + new_no - j1
-        return new_no
-
-
 @dataclass(frozen=True, eq=False)
 class HunkBlock:
     """Changed lines with their context; the rows of both views are built when first asked for."""
@@ -124,7 +103,7 @@ class HunkBlock:
     new_start: int
     new_count: int
     ops: tuple[Op, ...] = field(repr=False)
-    pair: _Pair = field(repr=False)
+    pair: TextPair = field(repr=False)
     is_gap = False
 
     @property
@@ -133,44 +112,12 @@ class HunkBlock:
 
     @cached_property
     def unified_rows(self) -> list[UnifiedRow]:
-        self.pair.prepare()
-        old, new = self.pair.old, self.pair.new
-        rows: list[UnifiedRow] = []
-        for tag, i1, i2, j1, j2 in self.ops:
-            if tag == "equal":
-                rows += [
-                    UnifiedRow("ctx", i1 + k + 1, j + 1, new.html(j), new.last(j)) for k, j in enumerate(range(j1, j2))
-                ]
-                continue
-            pairs = [emphasis(old.lines[i1 + k], new.lines[j1 + k]) for k in range(paired(i2 - i1, j2 - j1))]
-            for k, i in enumerate(range(i1, i2)):
-                rows.append(
-                    UnifiedRow("del", i + 1, None, old.html(i, pairs[k][0] if k < len(pairs) else ()), old.last(i))
-                )
-            for k, j in enumerate(range(j1, j2)):
-                rows.append(
-                    UnifiedRow("add", None, j + 1, new.html(j, pairs[k][1] if k < len(pairs) else ()), new.last(j))
-                )
-        return rows
+        return unified_rows(self.pair, self.ops)
 
     @cached_property
     def split_rows(self) -> list[SplitRow]:
         """Old left, new right; a replaced block pairs its deleted and added lines one by one."""
-        rows: list[SplitRow] = []
-        dels: list[Cell] = []
-        adds: list[Cell] = []
-        for row in [*self.unified_rows, None]:
-            if row is not None and row.kind == "del":
-                dels.append(Cell("del", row.old_no or 0, row.html, row.no_newline))
-            elif row is not None and row.kind == "add":
-                adds.append(Cell("add", row.new_no or 0, row.html, row.no_newline))
-            else:
-                rows += [SplitRow(left, right) for left, right in zip_longest(dels, adds)]
-                dels, adds = [], []
-                if row is not None:
-                    left = Cell("ctx", row.old_no or 0, row.html, row.no_newline)
-                    rows.append(SplitRow(left, Cell("ctx", row.new_no or 0, row.html, row.no_newline)))
-        return rows
+        return split_rows(self.unified_rows)
 
     @property
     def row_count(self) -> int:
@@ -178,14 +125,6 @@ class HunkBlock:
             (i2 - i1 if tag != "insert" else 0) + (j2 - j1 if tag in ("insert", "replace") else 0)
             for tag, i1, i2, j1, j2 in self.ops
         )
-
-
-@dataclass(frozen=True, slots=True)
-class FileLine:
-    no: int
-    html: Markup
-    target: bool = False
-    no_newline: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,7 +164,7 @@ class DiffView:
     no_newline_at_end_old: bool
     no_newline_at_end_new: bool
     rendered_chars: int = field(repr=False)
-    pair: _Pair = field(repr=False)
+    pair: TextPair = field(repr=False)
 
     @property
     def rendered_rows(self) -> int:
@@ -290,7 +229,7 @@ def _key(*parts: str | None) -> bytes:
     return digest.digest()
 
 
-def _group(ops: list[Op], pair: _Pair, context: int) -> list[HunkBlock | GapBlock]:
+def _group(ops: list[Op], pair: TextPair, context: int) -> list[HunkBlock | GapBlock]:
     """Hunks of changes with ``context`` lines around, and gaps for the unchanged runs between."""
     blocks: list[HunkBlock | GapBlock] = []
     hunk: list[Op] = []
@@ -350,7 +289,7 @@ def _build(old: str | None, new: str | None, path: str, context: int) -> DiffVie
         ops = opcodes(_keys(a), _keys(b))
     changed = [op for op in ops if op[0] != "equal"]
     status: Status = "added" if old is None else "deleted" if new is None else "modified" if changed else "unchanged"
-    pair = _Pair(a, b, ops)
+    pair = TextPair(a, b, ops)
     blocks = _group(ops, pair, context)
     chars = 0
     for block in blocks:
@@ -375,15 +314,7 @@ def gap_rows(diff: DiffView, start: int, end: int) -> list[UnifiedRow]:
     """The unchanged lines ``start``..``end`` (new-file numbers) as context rows, highlighted now."""
     if diff.status in ("added", "deleted"):  # no unchanged lines: these show as files (see ``expand_file``)
         return []
-    start, end = max(start, 1), min(end, len(diff.pair.new))
-    new = diff.pair.new
-    diff.pair.prepare()  # lexes hunks and small gaps together, the way the page shows them
-    new.prepare([(start - 1, end)])
-    rows = []
-    for j1, j2, i1 in diff.pair.equal:
-        for j in range(max(j1, start - 1), min(j2, end)):
-            rows.append(UnifiedRow("ctx", i1 + j - j1 + 1, j + 1, new.html(j), new.last(j)))
-    return rows
+    return context_rows(diff.pair, max(start, 1), min(end, len(diff.pair.new)))
 
 
 def _chunk(
@@ -406,12 +337,6 @@ def expand_gap(diff: DiffView, start: int, end: int) -> Expansion[UnifiedRow]:
     return Expansion(gap_rows(diff, lo, hi), before, after)
 
 
-def _file_lines(source: Lines, start: int, end: int, target: int | None) -> list[FileLine]:
-    start, end = max(start, 1), min(end, len(source))
-    source.prepare([(start - 1, end)])
-    return [FileLine(no, source.html(no - 1), no == target, source.last(no - 1)) for no in range(start, end + 1)]
-
-
 def _file_view(source: Lines, path: str, language: str | None, target: int | None) -> FileView:
     total = len(source)
     target = target if target is not None and 1 <= target <= total else None
@@ -420,7 +345,7 @@ def _file_view(source: Lines, path: str, language: str | None, target: int | Non
     lo = max(1, hi - FILE_WINDOW + 1)
     before = GapBlock(1, lo - 1, 1, lo - 1) if lo > 1 else None
     after = GapBlock(hi + 1, total, hi + 1, total) if hi < total else None
-    lines = _file_lines(source, lo, hi, target)
+    lines = file_lines(source, lo, hi, target)
     return FileView(path, language, total, target, lines, before, after, source.no_newline, source)
 
 
@@ -434,7 +359,7 @@ def file_view(text: str, path: str, target_line: int | None = None) -> FileView:
 def expand_file(view: FileView, start: int, end: int) -> Expansion[FileLine]:
     """The lines that opening the hidden part ``start``..``end`` of a file view shows."""
     lo, hi, before, after = _chunk(start, end, view.total_lines, lambda no: no)
-    return Expansion(_file_lines(view.source, lo, hi, view.target_line), before, after)
+    return Expansion(file_lines(view.source, lo, hi, view.target_line), before, after)
 
 
 def parse_gap(value: str) -> tuple[int, int]:
@@ -443,3 +368,9 @@ def parse_gap(value: str) -> tuple[int, int]:
     if not match or int(match[1]) < 1 or int(match[2]) < int(match[1]):
         raise ValueError(f"expected a line range like '12-40', got {value[:40]!r}")
     return int(match[1]), int(match[2])
+
+
+def diff_layout(choice: object) -> DiffLayout:
+    """The layout diffs are drawn in, from what the user chose (the ``diff_mode`` cookie, the page's message,
+    a template's ``diff_mode``): side by side only when that is ``"split"``, one column otherwise."""
+    return "split" if choice == "split" else "unified"

@@ -242,6 +242,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         mixed_scripts=mixed_scripts,
         safe_url=safe_url,
         build_diff=diffs.build_diff,
+        diff_layout=diffs.diff_layout,
         gap_rows=diffs.gap_rows,
         expand_gap=diffs.expand_gap,
         expand_file=diffs.expand_file,

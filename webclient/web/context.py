@@ -8,6 +8,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
+from webclient.render.diffs import diff_layout
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
@@ -35,7 +36,7 @@ def urls(conn: HTTPConnection) -> Urls:
 def base_context(conn: HTTPConnection) -> dict[str, Any]:
     """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
     builder = urls(conn)
-    diff_mode = "split" if conn.cookies.get("diff_mode") == "split" else "unified"
+    diff_mode = diff_layout(conn.cookies.get("diff_mode"))
     csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.web.access)
     return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf}
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from urllib.parse import unquote
 
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.types import Message, Receive
 
 from webclient.session.uploads import MAX_UPLOAD_BYTES, UploadRefused
 from webclient.web.context import renderer as web_renderer
@@ -33,19 +34,44 @@ async def prompt_without_script(request: Request) -> Response:
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
+MULTIPART_OVERHEAD = 64 * 1024
+"""Bytes a multipart body may hold beyond its file (boundaries, part headers, the file's name)."""
+
+
+class _TooLarge(Exception):
+    """The request's body grew past what one upload may be."""
+
+
+def _capped(receive: Receive, limit: int) -> Receive:
+    """``receive`` that stops a body once it is over ``limit`` bytes, before the rest is read or stored."""
+    seen = 0
+
+    async def capped() -> Message:
+        nonlocal seen
+        message = await receive()
+        seen += len(message.get("body", b""))
+        if seen > limit:
+            raise _TooLarge
+        return message
+
+    return capped
+
+
 async def upload_attachment(request: Request) -> Response:
-    """A file pasted or dropped into the prompt box: held for the next prompt, shown as a chip."""
+    """A file pasted, dropped or picked in the prompt box, posted by htmx as the multipart field ``file``:
+    held for the next prompt, shown as a chip."""
     session = session_of(request)
-    data = bytearray()
-    async for chunk in request.stream():
-        data += chunk
-        if len(data) > MAX_UPLOAD_BYTES:
-            return PlainTextResponse(f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes).", status_code=413)
-    name = unquote(request.headers.get("x-filename", "")) or "pasted"
+    capped = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD))
     try:
-        upload = session.uploads.add(
-            name, request.headers.get("content-type", ""), bytes(data), session.prompt_capabilities
-        )
+        async with capped.form(max_files=1) as form:
+            file = form.get("file")
+            if not isinstance(file, UploadFile):
+                return PlainTextResponse("No file came with the request.", status_code=415)
+            name, content_type, data = file.filename or "pasted", file.content_type or "", await file.read()
+    except _TooLarge:
+        return PlainTextResponse(f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes).", status_code=413)
+    try:
+        upload = session.uploads.add(name, content_type, data, session.prompt_capabilities)
     except UploadRefused as refused:
         return PlainTextResponse(str(refused), status_code=415)
     renderer = web_renderer(request)

@@ -15,6 +15,7 @@ from typing import Any
 from starlette import status
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.web.context import base_context, manager, small_int
 from webclient.web.context import renderer as web_renderer
@@ -105,7 +106,7 @@ def _follow(session: Session, live: LiveView, message: Message) -> None:
 
 
 def _diff_mode(session: Session, live: LiveView, message: Message) -> None:
-    live.context["diff_mode"] = "split" if message.get("mode") == "split" else "unified"
+    live.context["diff_mode"] = diff_layout(message.get("mode"))
     live.resync()
 
 

@@ -1,0 +1,14 @@
+// The list of the session's changes, when shown, stays current: when the server pushes a new count of
+// changed files, the event "changes-updated" goes to the body, where the list (templates/_changes.html)
+// listens for it and loads itself again. Keeps no state.
+
+const link = document.querySelector("[data-action=show-changes]");
+
+if (link) {
+  // The count is swapped inside the link; the event bubbles from the new count.
+  link.addEventListener("htmx:oobAfterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "changes-count") {
+      htmx.trigger(document.body, "changes-updated");
+    }
+  });
+}

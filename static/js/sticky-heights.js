@@ -1,0 +1,17 @@
+// The sticky top bar and the dock cover the top and the bottom of the window: their heights go to CSS
+// (--topbar-height, --dock-height, used by scroll-padding) so nothing is scrolled into view beneath them.
+// A constructed stylesheet, not a style attribute: the page's CSP allows none. State kept here: that
+// stylesheet, rewritten whenever either bar changes size.
+
+const topbar = document.querySelector(".topbar");
+const dock = document.querySelector(".dock");
+
+if (topbar && dock && "adoptedStyleSheets" in document) {
+  const sheet = new CSSStyleSheet();
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  const observer = new ResizeObserver(function () {
+    sheet.replaceSync(":root { --topbar-height: " + topbar.offsetHeight + "px; --dock-height: " + dock.offsetHeight + "px; }");
+  });
+  observer.observe(topbar);
+  observer.observe(dock);
+}

@@ -1,0 +1,54 @@
+"""The page's scripts: every one a template loads exists, every behaviour file is loaded, and none builds a URL
+(URLs come from the templates' attributes: ``hx-*``, ``data-url``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.support.servers import ROOT
+
+TEMPLATES = ROOT / "templates"
+STATIC = ROOT / "static"
+SCRIPT = re.compile(r"""<script\b[^>]*\bsrc="\{\{ static\('([^']+)'\) \}\}\"""")
+COMMENT = re.compile(r"(?:^|\s)//.*$", re.MULTILINE)
+URL_PATH = re.compile(r"""["'`](?:https?:/)?/[A-Za-z{$]|\}/[A-Za-z]|/sessions\b""")
+"""A string that starts with a path (``"/x``, ``'http://x``), a path after a template literal's ``${...}``, or
+``/sessions`` anywhere."""
+
+
+def loaded_scripts() -> set[str]:
+    """Every script path (under ``static/``) a template loads."""
+    return {path for template in TEMPLATES.glob("*.html") for path in SCRIPT.findall(template.read_text())}
+
+
+def behaviour_files() -> list[Path]:
+    return sorted((STATIC / "js").glob("*.js"))
+
+
+def test_every_script_a_template_loads_exists() -> None:
+    scripts = loaded_scripts()
+    assert {"vendor/htmx.min.js", "vendor/ws.min.js", "js/socket-status.js"} <= scripts
+    assert sorted(path for path in scripts if not (STATIC / path).is_file()) == []
+
+
+def test_every_behaviour_file_is_loaded_and_imports_only_files_that_exist() -> None:
+    files = behaviour_files()
+    assert len(files) > 10
+    assert sorted(f"js/{file.name}" for file in files if f"js/{file.name}" not in loaded_scripts()) == []
+    for file in files:
+        for imported in re.findall(r"""^import .* from "(\./[\w-]+\.js)";$""", file.read_text(), re.MULTILINE):
+            assert (file.parent / imported).is_file(), f"{file.name} imports {imported}"
+
+
+def test_no_script_builds_a_url() -> None:
+    for file in behaviour_files():
+        code = COMMENT.sub("", file.read_text())
+        assert URL_PATH.findall(code) == [], f"{file.name} spells a URL: take it from an attribute the template renders"
+
+
+def test_the_url_check_catches_what_composer_js_once_did() -> None:
+    for spelled in ['.replace(/\\/prompt$/, "/mentions")', "fetch('/sessions/' + id)", "`${root}/x`", '"http://x/"']:
+        assert URL_PATH.findall(COMMENT.sub("", spelled)), spelled
+    for fine in ['"/" + command', '"diff_mode=" + mode + "; path=/"', "// see /sessions/{id}/log", 'import "./a.js"']:
+        assert URL_PATH.findall(COMMENT.sub("", fine)) == [], fine
