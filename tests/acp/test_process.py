@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from tests.support.servers import AGENTS, ROOT, live_members
-from webclient.acp.jsonrpc import MethodNotFound, Peer
+from webclient.acp.jsonrpc import MethodNotFound
+from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, AgentStartError, StderrLog
 
 SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]

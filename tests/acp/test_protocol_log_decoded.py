@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from webclient.acp.jsonrpc import Peer
+from webclient.acp.peer import Peer
 from webclient.acp.protocol_log import MAX_LINE_CHARS, LogLine, ProtocolLog
 
 

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
-from webclient.acp.controls import apply_control_update, apply_session_result, settings
+from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
-from webclient.acp.updates import apply_update
+from webclient.acp.updates import SessionUpdates
 from webclient.session.agent import (
     STARTING,
     AgentFailed,
@@ -55,6 +55,7 @@ class AcpAgent:
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
         self.permissions = Permissions(host.thread, host.changed)
+        self.updates = SessionUpdates(host.thread, host.controls)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
@@ -195,10 +196,8 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
-        update = params.get("update")
-        if isinstance(update, dict) and not apply_update(self.host.thread, update):
-            # Types this client does not know stay, as sent, in the protocol log (which marks them).
-            apply_control_update(self.host.controls, update)
+        # Types this client does not know stay, as sent, in the protocol log (which marks them).
+        self.updates.apply(params.get("update"))
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self._cancelling or self._stopping)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from webclient import __version__
-from webclient.acp.jsonrpc import MethodNotFound, Peer
+from webclient.acp.jsonrpc import MethodNotFound
+from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
 
 log = logging.getLogger(__name__)

@@ -8,6 +8,7 @@ unknown ``type`` is ignored, as the spec asks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from webclient.viewmodel.controls import (
@@ -21,10 +22,6 @@ from webclient.viewmodel.controls import (
     Setting,
     ToggleSetting,
     Usage,
-)
-
-CONTROL_UPDATES = frozenset(
-    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update"}
 )
 
 
@@ -153,27 +150,56 @@ def apply_session_result(controls: SessionControls, result: dict[str, Any]) -> N
         controls.set_settings(settings(result["configOptions"]))
 
 
+def _commands_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    controls.set_commands(commands(update.get("availableCommands")))
+    return True
+
+
+def _current_mode_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    # The schema says currentModeId; the prose example of the modes page says modeId.
+    mode_id = _str(update.get("currentModeId")) or _str(update.get("modeId"))
+    if mode_id is None:
+        return False
+    controls.set_current_mode(mode_id)
+    return True
+
+
+def _config_option_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    controls.set_settings(settings(update.get("configOptions")))
+    return True
+
+
+def _session_info_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    if "title" in update:  # omitted: unchanged; null: cleared
+        controls.set_title(_str(update["title"]))
+    return True
+
+
+def _usage_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    found = usage(update)
+    if found is None:
+        return False
+    controls.set_usage(found)
+    return True
+
+
+ControlFold = Callable[[SessionControls, dict[str, Any]], bool]
+"""Folds one ``session/update`` into the controls; False when it is malformed (and so not applied)."""
+
+CONTROL_FOLDS: dict[str, ControlFold] = {
+    "available_commands_update": _commands_update,
+    "current_mode_update": _current_mode_update,
+    "config_option_update": _config_option_update,
+    "session_info_update": _session_info_update,
+    "usage_update": _usage_update,
+}
+"""The controls' part of the dispatch table of every ``sessionUpdate`` (`webclient.acp.updates.SessionUpdates`)."""
+
+CONTROL_UPDATES = frozenset(CONTROL_FOLDS)
+
+
 def apply_control_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     """Fold a ``session/update`` about the controls; False when it is about something else."""
     kind = update.get("sessionUpdate")
-    if kind == "available_commands_update":
-        controls.set_commands(commands(update.get("availableCommands")))
-    elif kind == "current_mode_update":
-        # The schema says currentModeId; the prose example of the modes page says modeId.
-        mode_id = _str(update.get("currentModeId")) or _str(update.get("modeId"))
-        if mode_id is None:
-            return False
-        controls.set_current_mode(mode_id)
-    elif kind == "config_option_update":
-        controls.set_settings(settings(update.get("configOptions")))
-    elif kind == "session_info_update":
-        if "title" in update:  # omitted: unchanged; null: cleared
-            controls.set_title(_str(update["title"]))
-    elif kind == "usage_update":
-        found = usage(update)
-        if found is None:
-            return False
-        controls.set_usage(found)
-    else:
-        return False
-    return True
+    fold = CONTROL_FOLDS.get(kind) if isinstance(kind, str) else None
+    return fold is not None and fold(controls, update)

@@ -17,12 +17,12 @@ Outcome = dict[str, Any]
 
 
 class Permissions:
-    """Open questions by request id; the thread shows them on their tool call cards."""
+    """Asks the agent's questions on their tool call cards and answers the agent. Which questions are open is
+    the thread's to say (its permission prompts): the future of each is settled when its prompt is."""
 
     def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
         self.thread = thread
         self.changed = changed
-        self._answers: dict[str, asyncio.Future[Outcome]] = {}
 
     def ask(self, params: dict[str, Any], *, refuse: bool) -> Awaitable[Outcome]:
         """Show the question on its tool call (creating a card if it is about none) and return the answer
@@ -44,27 +44,31 @@ class Permissions:
             call = self.thread.upsert_tool_call(f"permission-{request_id}", patch, raw)
         options = permission_options(params.get("options"))
         if refuse or not options:
-            future.set_result({"outcome": {"outcome": "cancelled"}})
+            future.set_result(_outcome(None))
             return future
-        self.thread.ask_permission(call, request_id, options)
-        self._answers[request_id] = future
+
+        def answered(option_id: str | None) -> None:
+            if not future.done():  # done: the agent's request was cancelled meanwhile (its connection closed)
+                future.set_result(_outcome(option_id))
+
+        self.thread.ask_permission(call, request_id, options, answered)
         self.changed(Region.STATUS)
         return future
 
     def answer(self, request_id: str, option_id: str) -> None:
         """The user chose ``option_id``: answer the agent once; a repeated or late click changes nothing."""
-        prompt = self.thread.answer_permission(request_id, option_id)
-        future = self._answers.pop(request_id, None) if prompt is not None else None
-        if future is not None and not future.done():
-            future.set_result({"outcome": {"outcome": "selected", "optionId": option_id}})
+        if self.thread.answer_permission(request_id, option_id) is not None:
             self.changed(Region.STATUS)
         elif (call := self.thread.tool_call_for_permission(request_id)) is not None:
             self.changed(call.change)  # re-show the settled card to whoever clicked late
 
     def settle(self) -> None:
         """Answer every open question ``cancelled`` (the turn was stopped, or it is over)."""
-        for request_id, future in list(self._answers.items()):
-            self.thread.answer_permission(request_id, None)
-            if not future.done():
-                future.set_result({"outcome": {"outcome": "cancelled"}})
-        self._answers.clear()
+        self.thread.settle_permissions()
+
+
+def _outcome(option_id: str | None) -> Outcome:
+    """The ``RequestPermissionOutcome``: the option chosen, or cancelled."""
+    if option_id is None:
+        return {"outcome": {"outcome": "cancelled"}}
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from webclient.acp.updates import KNOWN_SESSION_UPDATES
 
@@ -43,14 +43,16 @@ _UNDECODED: Any = object()
 """``record``'s default message: the caller has not decoded the line, so the log decodes it itself."""
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
+class LogLine(NamedTuple):
     """One line of traffic and what it is.
 
     ``direction`` is ``in`` (from the agent), ``out`` (to it) or ``garbage`` (a line from the agent that
     could not be read; ``text`` starts with the reason). ``id`` is the JSON text of the message id
     (``3``, ``"abc"``); ``method`` of a response is that of the request it answers, when that was seen;
     ``update`` is the ``sessionUpdate`` type of a ``session/update`` notification.
+
+    A named tuple, not a frozen dataclass: one is made for every line the agent writes, and a frozen
+    dataclass sets each of its eight fields through ``object.__setattr__`` (a third of the log's cost).
     """
 
     number: int
@@ -135,18 +137,25 @@ def _summarise(text: str) -> Summary:
 
 
 def _summarise_message(message: Any) -> Summary:
-    """The summary of a decoded line (None for one that was not JSON; a batch is not summarised)."""
-    if not isinstance(message, dict):
+    """The summary of a decoded line (None for one that was not JSON; a batch is not summarised).
+
+    Called for every line: the usual one, a ``session/update`` notification, costs three lookups."""
+    if type(message) is not dict:
         return _UNPARSEABLE
     method = message.get("method")
-    message_id = _id_text(message.get("id"))
-    if isinstance(method, str):
+    if type(method) is str:
         update = None
-        params = message.get("params")
-        if method == "session/update" and isinstance(params, dict) and isinstance(params.get("update"), dict):
-            kind = params["update"].get("sessionUpdate")
-            update = kind if isinstance(kind, str) else None
-        return ("request" if "id" in message else "notification"), method, message_id, update
+        if method == "session/update":
+            try:
+                update = message["params"]["update"]["sessionUpdate"]
+            except (KeyError, TypeError):  # no params or update, or not objects
+                pass
+            if type(update) is not str:
+                update = None
+        if "id" in message:
+            return "request", method, _id_text(message["id"]), update
+        return "notification", method, None, update
+    message_id = _id_text(message.get("id"))
     if "error" in message:
         return "error", None, message_id, None
     if "result" in message:
@@ -193,21 +202,22 @@ class ProtocolLog:
         """Add ``line``; ``message`` is what the line decodes to (None if it is not JSON), when the caller
         has decoded it already. A line too long to keep whole is summarised from its start either way, as
         the cut line is what the viewer shows and searches."""
-        summary = _UNPARSEABLE
-        if direction != "garbage":
-            if len(line) > MAX_LINE_CHARS:
-                summary = _summarise_head(line)
-            elif message is _UNDECODED:
-                summary = _summarise(line)
-            else:
-                summary = _summarise_message(message)
+        length = len(line)
+        if length > MAX_LINE_CHARS:
+            summary = _UNPARSEABLE if direction == "garbage" else _summarise_head(line)
+            line = f"{line[:MAX_LINE_CHARS]}… ({length:,} characters)"
+            length = len(line)
+        elif direction == "garbage":
+            summary = _UNPARSEABLE
+        elif message is _UNDECODED:
+            summary = _summarise(line)
+        else:
+            summary = _summarise_message(message)
         kind, method, message_id, update = summary
-        if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
         if method is not None:
             self.methods.add(method)
-        if update is not None:
-            self.update_types.add(update)
+            if update is not None:
+                self.update_types.add(update)
         if message_id is not None:
             if kind == "request" and method is not None:
                 self._remember(direction, message_id, method)
@@ -215,12 +225,14 @@ class ProtocolLog:
                 method = self._pending.pop((_opposite(direction), message_id), None)
         self._count += 1
         entry = LogLine(self._count, time.time(), direction, line, kind, method, message_id, update)
-        if len(self._lines) == self._lines.maxlen:
-            self._chars -= len(self._lines[0].text)  # the append below evicts it
-        self._lines.append(entry)
-        self._chars += len(line)
-        while self._chars > MAX_CHARS and len(self._lines) > 1:
-            self._chars -= len(self._lines.popleft().text)
+        lines = self._lines
+        chars = self._chars + length
+        if len(lines) == lines.maxlen:
+            chars -= len(lines[0].text)  # the append below evicts it
+        lines.append(entry)
+        while chars > MAX_CHARS and len(lines) > 1:
+            chars -= len(lines.popleft().text)
+        self._chars = chars
         return entry
 
     def _remember(self, direction: str, message_id: str, method: str) -> None:

@@ -9,9 +9,11 @@ Spec: https://agentclientprotocol.com/protocol/tool-calls and ../shared/seeds/.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from webclient.acp.controls import CONTROL_UPDATES
+from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
 from webclient.viewmodel.content import (
     AudioBlock,
     ContentBlock,
@@ -27,6 +29,7 @@ from webclient.viewmodel.content import (
     ToolContent,
     Unknown,
 )
+from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.entries import MessageRole
 from webclient.viewmodel.thread import Thread
 
@@ -43,19 +46,6 @@ _TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
     "rawOutput": ("raw_output", None),
 }
 
-_MESSAGE_KINDS: dict[str, MessageRole] = {
-    "agent_message_chunk": "agent-message",
-    "agent_thought_chunk": "thought",
-    "user_message_chunk": "user-message",
-}
-
-
-THREAD_UPDATES = frozenset(
-    {*_MESSAGE_KINDS, "tool_call", "tool_call_update", "tool_call_content_chunk", "plan", "plan_update"}
-)
-KNOWN_SESSION_UPDATES = THREAD_UPDATES | CONTROL_UPDATES
-"""Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
-
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -66,8 +56,8 @@ def content_block(raw: Any) -> ContentBlock:
     if not isinstance(raw, dict):
         return Unknown(kind=type(raw).__name__, raw={"value": raw})
     kind = raw.get("type")
-    if kind == "text" and isinstance(raw.get("text"), str):
-        return TextBlock(text=raw["text"], raw=raw)
+    if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk
+        return TextBlock(text, raw)
     if kind == "image" and isinstance(raw.get("mimeType"), str):
         return ImageBlock(mime_type=raw["mimeType"], data=_str(raw.get("data")), uri=_str(raw.get("uri")), raw=raw)
     if kind == "audio" and isinstance(raw.get("mimeType"), str) and isinstance(raw.get("data"), str):
@@ -210,6 +200,99 @@ def apply_terminal_meta(thread: Thread, tool_call_id: str, meta: dict[str, Any])
         )
 
 
+def _message_fold(role: MessageRole) -> ThreadFold:
+    """The fold of a message chunk: the hot path (a flood is nearly all ``agent_message_chunk``)."""
+
+    def fold(thread: Thread, update: dict[str, Any]) -> bool:
+        message_id = update.get("messageId")
+        thread.append_message(
+            role, content_block(update.get("content")), message_id if type(message_id) is str else None
+        )
+        return True
+
+    return fold
+
+
+def _tool_call_fold(create: bool) -> ThreadFold:
+    """``tool_call`` (``create``: a new card) and ``tool_call_update`` (an upsert, as v2 has it)."""
+
+    def fold(thread: Thread, update: dict[str, Any]) -> bool:
+        tool_call_id = update.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            return False
+        thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update), create=create)
+        meta = update.get("_meta")
+        if isinstance(meta, dict):
+            apply_terminal_meta(thread, tool_call_id, meta)
+        return True
+
+    return fold
+
+
+def _tool_call_content_chunk(thread: Thread, update: dict[str, Any]) -> bool:
+    tool_call_id = update.get("toolCallId")
+    if not isinstance(tool_call_id, str) or "content" not in update:
+        return False
+    thread.append_tool_content(tool_call_id, tool_content(update["content"]), update["content"])
+    return True
+
+
+def _plan(thread: Thread, update: dict[str, Any]) -> bool:
+    thread.set_plan(plan_items(update.get("entries")))
+    return True
+
+
+def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
+    """The v2 draft's plan: only its ``items`` kind is known (others stay in the protocol log)."""
+    plan = update.get("plan")
+    if not isinstance(plan, dict) or plan.get("type") != "items":
+        return False
+    thread.set_plan(plan_items(plan.get("entries")))
+    return True
+
+
+ThreadFold = Callable[[Thread, dict[str, Any]], bool]
+"""Folds one ``session/update`` into the thread; False when it is malformed (and so not applied)."""
+
+THREAD_FOLDS: dict[str, ThreadFold] = {
+    "agent_message_chunk": _message_fold("agent-message"),
+    "agent_thought_chunk": _message_fold("thought"),
+    "user_message_chunk": _message_fold("user-message"),
+    "tool_call": _tool_call_fold(create=True),
+    "tool_call_update": _tool_call_fold(create=False),
+    "tool_call_content_chunk": _tool_call_content_chunk,
+    "plan": _plan,
+    "plan_update": _plan_update,
+}
+"""The thread's part of the dispatch table of every ``sessionUpdate``; the controls' is `CONTROL_FOLDS`."""
+
+KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES
+"""Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
+
+
+class SessionUpdates:
+    """The dispatch table of one session: every ``sessionUpdate`` type this client knows, to its fold bound to
+    the thread or the controls it changes. One lookup and one call per notification."""
+
+    def __init__(self, thread: Thread, controls: SessionControls) -> None:
+        folds: dict[str, Callable[[dict[str, Any]], bool]] = {
+            kind: partial(fold, thread) for kind, fold in THREAD_FOLDS.items()
+        }
+        folds.update({kind: partial(fold, controls) for kind, fold in CONTROL_FOLDS.items()})
+        self._folds = folds
+
+    def apply(self, update: Any) -> bool:
+        """Fold one ``session/update`` ``update`` object into the thread or the controls.
+
+        False when it was not applied: a type this client does not know (the protocol log shows it, marked),
+        or a malformed update."""
+        if type(update) is not dict:
+            return False
+        kind = update.get("sessionUpdate")
+        fold = self._folds.get(kind) if type(kind) is str else None
+        return fold is not None and fold(update)
+
+
 def apply_update(thread: Thread, update: Any) -> bool:
     """Fold one ``session/update`` ``update`` object into the thread.
 
@@ -219,28 +302,5 @@ def apply_update(thread: Thread, update: Any) -> bool:
     if not isinstance(update, dict):
         return False
     kind = update.get("sessionUpdate")
-    if kind in _MESSAGE_KINDS:
-        thread.append_message(
-            _MESSAGE_KINDS[kind],
-            content_block(update.get("content")),
-            _str(update.get("messageId")),
-        )
-        return True
-    tool_call_id = update.get("toolCallId")
-    if kind in ("tool_call", "tool_call_update") and isinstance(tool_call_id, str):
-        thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update), create=kind == "tool_call")
-        meta = update.get("_meta")
-        if isinstance(meta, dict):
-            apply_terminal_meta(thread, tool_call_id, meta)
-        return True
-    if kind == "tool_call_content_chunk" and isinstance(tool_call_id, str) and "content" in update:
-        thread.append_tool_content(tool_call_id, tool_content(update["content"]), update["content"])
-        return True
-    if kind == "plan":
-        thread.set_plan(plan_items(update.get("entries")))
-        return True
-    plan = update.get("plan")
-    if kind == "plan_update" and isinstance(plan, dict) and plan.get("type") == "items":
-        thread.set_plan(plan_items(plan.get("entries")))
-        return True
-    return False
+    fold = THREAD_FOLDS.get(kind) if isinstance(kind, str) else None
+    return fold is not None and fold(thread, update)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, takewhile
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
@@ -35,6 +35,8 @@ from webclient.viewmodel.entries import (
 from webclient.viewmodel.terminals import TerminalSet
 
 Listener = Callable[[Change], None]
+Answered = Callable[[str | None], None]
+"""Told the answer to a question: the chosen option's id, or None when it was cancelled."""
 E = TypeVar("E", bound=Entry)
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
@@ -43,6 +45,14 @@ TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations",
 
 def _ignore(change: Change) -> None:
     pass
+
+
+class _Asked(NamedTuple):
+    """A question the agent asked: the card it is shown on, its prompt, and whom to tell the answer."""
+
+    call: ToolCall
+    prompt: PermissionPrompt
+    answered: Answered | None
 
 
 class Thread:
@@ -60,7 +70,8 @@ class Thread:
         self._turn_start = 0  # the seq of the last entry before the current turn's prompt
         self._tool_calls: dict[str, ToolCall] = {}
         """The newest card of each tool-call id (agents reuse ids in later turns: ``call_1`` every turn)."""
-        self._permissions: dict[str, ToolCall] = {}
+        self._permissions: dict[str, _Asked] = {}
+        """Every question asked, by request id. The one record of which are open: their prompt's ``state``."""
         self.terminals = TerminalSet(self._notify)
         self.latest_location: Location | None = None
         """Where the agent last said it was working (the last location of the last tool call that had any)."""
@@ -113,16 +124,16 @@ class Thread:
         return self._tool_calls.get(tool_call_id)
 
     def tool_call_for_permission(self, request_id: str) -> ToolCall | None:
-        return self._permissions.get(request_id)
+        asked = self._permissions.get(request_id)
+        return asked.call if asked is not None else None
 
     @property
     def pending_permissions(self) -> list[PermissionPrompt]:
+        """The open questions shown on their cards (not one that a newer question on the same card replaced)."""
         return [
-            call.permission
-            for request_id, call in self._permissions.items()
-            if call.permission is not None
-            and call.permission.request_id == request_id
-            and call.permission.state == "pending"
+            asked.prompt
+            for asked in self._permissions.values()
+            if asked.prompt.state == "pending" and asked.call.permission is asked.prompt
         ]
 
     # -- turns -----------------------------------------------------------------------------------
@@ -282,10 +293,12 @@ class Thread:
 
     # -- permissions -----------------------------------------------------------------------------
 
-    def ask_permission(self, call: ToolCall, request_id: str, options: list[PermissionOption]) -> PermissionPrompt:
-        """Put a tool call into "waiting for you" with the agent's options."""
+    def ask_permission(
+        self, call: ToolCall, request_id: str, options: list[PermissionOption], answered: Answered | None = None
+    ) -> PermissionPrompt:
+        """Put a tool call into "waiting for you" with the agent's options; ``answered`` is told the answer, once."""
         call.permission = PermissionPrompt(request_id=request_id, options=options)
-        self._permissions[request_id] = call
+        self._permissions[request_id] = _Asked(call, call.permission, answered)
         self.listener(call.change)
         return call.permission
 
@@ -295,10 +308,10 @@ class Thread:
         Returns the prompt if this call settled it, or None when it was unknown, already answered, or
         the option is not one of those offered: the first answer wins and later ones change nothing.
         """
-        call = self._permissions.get(request_id)
-        prompt = call.permission if call is not None else None
-        if call is None or prompt is None or prompt.request_id != request_id or prompt.state != "pending":
+        asked = self._permissions.get(request_id)
+        if asked is None or asked.call.permission is not asked.prompt or asked.prompt.state != "pending":
             return None  # unknown, superseded by a newer question on the same call, or already settled
+        call, prompt = asked.call, asked.prompt
         if option_id is None:
             prompt.state = "cancelled"
         elif any(option.option_id == option_id for option in prompt.options):
@@ -306,7 +319,22 @@ class Thread:
         else:
             return None
         self.listener(call.change)
+        if asked.answered is not None:
+            asked.answered(prompt.chosen)
         return prompt
+
+    def settle_permissions(self) -> None:
+        """Answer every open question cancelled (the turn was stopped, or it is over), also one that a newer
+        question on the same card replaced: the agent still waits for its answer."""
+        for request_id, asked in list(self._permissions.items()):
+            if asked.prompt.state != "pending":
+                continue
+            if asked.call.permission is asked.prompt:
+                self.answer_permission(request_id, None)
+            else:
+                asked.prompt.state = "cancelled"
+                if asked.answered is not None:
+                    asked.answered(None)
 
     # -- plans and notices -----------------------------------------------------------------------
 
@@ -366,7 +394,8 @@ class Thread:
             if isinstance(entry, ToolCall):
                 if self._tool_calls.get(entry.tool_call_id) is entry:
                     del self._tool_calls[entry.tool_call_id]
-                if entry.permission is not None and self._permissions.get(entry.permission.request_id) is entry:
-                    del self._permissions[entry.permission.request_id]
+                asked = self._permissions.get(entry.permission.request_id) if entry.permission is not None else None
+                if asked is not None and asked.call is entry:
+                    del self._permissions[asked.prompt.request_id]
         self.dropped += len(doomed)
         self.listener(Region.DROPPED)

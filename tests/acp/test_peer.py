@@ -1,4 +1,5 @@
-"""Tests for webclient.acp.jsonrpc: a real agent subprocess (tests/agents/rawjson_script.py) on the other end."""
+"""Tests for webclient.acp.peer (and the messages of webclient.acp.jsonrpc), a real agent subprocess on the other end
+(tests/agents/rawjson_script.py)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from webclient.acp.jsonrpc import (
     ConnectionClosed,
     InvalidParams,
     MethodNotFound,
-    Peer,
     RpcError,
 )
+from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess
 
 AGENT = AGENTS / "rawjson_script.py"
