@@ -354,3 +354,29 @@ def test_message_view_keeps_the_space_markdown_would_drop_before_the_raw_tail() 
     entry.parts.append("call it")
     soon = docs.view(entry, now=100.1)
     assert "would<span" in live(soon, entry) and soon.raw == " call it"
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 19, 64])
+@pytest.mark.parametrize(
+    "source",
+    [
+        DOCUMENT,
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\nafter the table\n\n1. one\n2. two\n\n   indented\n\n    code\n\ntext ",
+        "```\nunclosed fence\n\n\nstill code  \n",
+        "para with [a link][x]\n\nmore\n\n[x]: https://example.com\n\nlast",
+        "surrogates \ud83d\ude00 paired and \ud800 lone\n\nnext block\n\nlast",
+    ],
+)
+def test_one_parse_a_catch_up_renders_what_separate_renders_would(source: str, size: int) -> None:
+    """A catch-up parses the rest once and renders both sides of the cut from that parse: each new block and the
+    tail must be exactly what rendering their text alone gives (else the page would change when it re-renders)."""
+    doc, committed = MarkdownStream(), 0
+    for end in range(size, len(source) + size, size):
+        fed = source[:end]
+        blocks = len(doc.blocks)
+        doc.update(fed)
+        newly = len(fed) - len(doc.tail)
+        assert doc.blocks[blocks:] == ([render_markdown(fed[committed:newly])] if newly > committed else [])
+        committed = newly
+        tail = doc.tail.rstrip()
+        assert doc.render_tail(tail) == render_markdown(tail)

@@ -13,6 +13,7 @@ from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -136,21 +137,35 @@ class MarkdownStream:
         self.generation = 0
         self.final = False
         self._committed = 0  # source offset up to which blocks are rendered
+        self._tail_parse: tuple[str, _Parse, int] | None = None
+        """The tail as the last catch-up parsed it, with that parse and the index of its first token."""
 
     def update(self, source: str, *, final: bool = False) -> None:
         """Catch up with ``source`` (which only grows); ``final`` renders the rest once and for all."""
         if self.final:
             return
         rest = source[self._committed :]
+        self._tail_parse = None
         if final:
             self._finish(source, rest)
             return
-        cut = _stable_prefix(rest)
+        parse = _parse_blocks(rest)
+        cut, first_kept = _stable_cut(rest, parse)
         if cut:
-            self.blocks.append(render_markdown(rest[:cut]))
+            self.blocks.append(render_markdown(rest[:cut]) if parse is None else parse.render(0, first_kept))
             self._committed += cut
             rest = rest[cut:]
         self.tail = rest
+        if parse is not None:
+            self._tail_parse = (rest, parse, first_kept)
+
+    def render_tail(self, text: str) -> str:
+        """Safe HTML for ``text``, a prefix of ``tail`` (its whitespace stripped): from the parse this catch-up
+        made when ``text`` is exactly what it parsed past the cut, which is the usual case; else parsed anew."""
+        kept = self._tail_parse
+        if kept is not None and kept[0] == text:
+            return kept[1].render(kept[2], None)
+        return render_markdown(text)
 
     def _finish(self, source: str, rest: str) -> None:
         self.final = True
@@ -171,8 +186,32 @@ class MarkdownStream:
         return "".join(self.blocks)
 
 
-def _stable_prefix(text: str) -> int:
-    """Length of the longest prefix of ``text`` made of whole top-level blocks that cannot change.
+class _Parse:
+    """One parse of a message's unrendered rest, whose top-level blocks render apart without parsing again."""
+
+    __slots__ = ("env", "tokens")
+
+    def __init__(self, tokens: list[Token], env: dict[str, Any]) -> None:
+        self.tokens = tokens
+        self.env = env
+
+    def render(self, start: int, stop: int | None) -> str:
+        return _sanitize(_MD.renderer.render(self.tokens[start:stop], _MD.options, self.env))
+
+
+def _parse_blocks(text: str) -> _Parse | None:
+    """``text`` parsed once for both the cut and the rendering of either side of it; None when either side
+    would render differently alone: a reference definition (``[x]: url``) reaches across blocks, and a
+    lone surrogate made safe changes the text's length (so its line offsets)."""
+    if _REFERENCE_DEFINITION.search(text) or scrub(text) is not text:
+        return None
+    env: dict[str, Any] = {}
+    return _Parse(_MD.parse(text, env), env)
+
+
+def _stable_cut(text: str, parse: _Parse | None) -> tuple[int, int]:
+    """Length of the longest prefix of ``text`` made of whole top-level blocks that cannot change, and the index
+    of the first token after it (in ``parse``, or of a parse made here when there is none).
 
     A block is stable when a later top-level block has begun after a blank line: nothing appended
     afterwards can reach back into it (lazy continuation needs no blank line; a list that continues
@@ -181,14 +220,14 @@ def _stable_prefix(text: str) -> int:
     """
     lines = _LINES.findall(text)
     if len(lines) < 3:
-        return 0
-    tokens = _MD.parse(text)
-    starts = [t.map[0] for t in tokens if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
-    if starts and starts[-1] < len(lines) and not lines[starts[-1]].endswith(("\n", "\r")):
+        return 0, 0
+    tokens = parse.tokens if parse is not None else _MD.parse(text)
+    starts = [(t.map[0], i) for i, t in enumerate(tokens) if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
+    if starts and starts[-1][0] < len(lines) and not lines[starts[-1][0]].endswith(("\n", "\r")):
         starts.pop()
     if len(starts) < 2:
-        return 0
-    last_start = starts[-1]
+        return 0, 0
+    last_start, first_kept = starts[-1]
     if last_start == 0 or last_start > len(lines) or lines[last_start - 1].strip():
-        return 0
-    return sum(len(line) for line in lines[:last_start])
+        return 0, 0
+    return sum(len(line) for line in lines[:last_start]), first_kept

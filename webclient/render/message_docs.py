@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from webclient.render.markdown import MarkdownStream, render_markdown
+from webclient.render.markdown import MarkdownStream
 from webclient.viewmodel.entries import MessageEntry
 
 
@@ -104,7 +104,7 @@ class MessageDoc:
             # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
             rest = stream.tail.rstrip()
             self.caught_up = len(text) - (len(stream.tail) - len(rest))
-            self.before, self.after = _split_for_tail(render_markdown(rest)) if rest else ("", "")
+            self.before, self.after = _split_for_tail(stream.render_tail(rest)) if rest else ("", "")
         progress = Progress(
             stream.generation, len(stream.blocks), self.caught_up, len(text), entry.streaming, len(entry.attachments)
         )
