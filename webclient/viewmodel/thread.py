@@ -72,12 +72,9 @@ class Thread:
         """The newest card of each tool-call id (agents reuse ids in later turns: ``call_1`` every turn)."""
         self._permissions: dict[str, _Asked] = {}
         """Every question asked, by request id. The one record of which are open: their prompt's ``state``."""
-        self.terminals = TerminalSet(self._notify)
+        self.terminals = TerminalSet(listener)
         self.latest_location: Location | None = None
         """Where the agent last said it was working (the last location of the last tool call that had any)."""
-
-    def _notify(self, change: Change) -> None:
-        self.listener(change)
 
     # -- lookups ---------------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ from webclient.render.urls import ROUTES
 from webclient.session.registry import SessionManager
 from webclient.web import log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
-from webclient.web.message_docs import SessionDocs
 from webclient.web.security_headers import SecurityHeaders
+from webclient.web.session_docs import SessionDocs
 from webclient.web.socket import session_socket
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper

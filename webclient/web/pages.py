@@ -12,7 +12,7 @@ from webclient.render.export import export_filename, session_markdown
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.context import manager, page, session_of, urls
 from webclient.web.live import LiveView, composer_nonce
-from webclient.web.message_docs import session_docs
+from webclient.web.session_docs import session_docs
 
 
 async def index(request: Request) -> Response:

@@ -21,7 +21,7 @@ from webclient.viewmodel.changes import Region
 from webclient.web.context import base_context, manager, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
-from webclient.web.message_docs import session_docs
+from webclient.web.session_docs import session_docs
 
 log = logging.getLogger(__name__)
 
