@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh machine (Python 3.11+, Node and make):
 #   make run    set up, then serve the built-in demo agent on 127.0.0.1:8000 (click the sign-in URL it prints)
 #   make test   set up (Debian's chromium included), then run every test
-#   make test-fast   set up, then run the tests without a browser and without the slow sweeps (under a minute)
+#   make test-fast   set up, then run the tests without a browser and without the slow sweeps, on every core (under a minute)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -32,7 +32,7 @@ test: setup
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not browser and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python bench/flood.py
