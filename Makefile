@@ -28,10 +28,12 @@ run: setup
 
 test: setup
 	scripts/ensure-chromium
+	scripts/ensure-postgresql
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
 test-fast: setup
+	scripts/ensure-postgresql
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup

@@ -355,6 +355,8 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
         "WEBCLIENT_AGENT": agent_command(args, report),
         "WEBCLIENT_WORKSPACE": str(tmp),
         "WEBCLIENT_TOKEN": TOKEN,
+        "WEBCLIENT_DATA_DIR": str(tmp / f"data-{run}"),  # a fresh SQLite store per run (its size is reported)
+        "WEBCLIENT_STORE": "off" if args.no_store else "on",
     }
     env.pop("WEBCLIENT_RELOAD", None)
     if args.server_root:  # another checkout's webclient/ (and templates/, static/) ahead of the installed one
@@ -630,6 +632,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of both servers (medians are shown)")
     parser.add_argument("--only", choices=("server", "relay"), help="measure one of the two")
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
+    parser.add_argument("--no-store", action="store_true", help="run the real server without its session store")
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
     parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
     parser.add_argument(

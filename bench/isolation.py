@@ -137,6 +137,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         **os.environ,
         "WEBCLIENT_AGENT": agent,
         "WEBCLIENT_WORKSPACE": str(tmp),
+        "WEBCLIENT_DATA_DIR": str(tmp / "data"),
         "WEBCLIENT_TOKEN": token,
         "FLOOD_COUNT": str(args.count),
         "FLOOD_REPORT": str(report),

@@ -18,7 +18,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "session": {"workspace", "viewmodel", "config"},
     "acp": {"workspace", "viewmodel", "session"},
     "render": {"workspace", "viewmodel", "session"},
-    "web": {"workspace", "viewmodel", "session", "acp", "render", "config"},
+    "store": {"workspace", "viewmodel", "session", "config"},
+    "web": {"workspace", "viewmodel", "session", "acp", "render", "store", "config"},
     "config": {"workspace"},
     "cli": {"config", "web", "workspace"},
 }

@@ -53,6 +53,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=defaults.no_token,
         help="turn sign-in off (refused unless the server listens on loopback only)",
     )
+    parser.add_argument(
+        "--data-dir",
+        default=defaults.data_dir,
+        help="where the SQLite store lives (default: the user's data folder; WEBCLIENT_DATABASE_URL picks PostgreSQL)",
+    )
     parser.add_argument("--reload", action="store_true", default=defaults.reload, help="restart when the code changes")
     return parser.parse_args(argv)
 
@@ -64,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["WEBCLIENT_AGENT"] = args.agent
     if args.workspace:
         os.environ["WEBCLIENT_WORKSPACE"] = str(args.workspace)
+    if args.data_dir:
+        os.environ["WEBCLIENT_DATA_DIR"] = str(args.data_dir)
     os.environ["WEBCLIENT_FILE_ACCESS"] = args.file_access
     os.environ["WEBCLIENT_TERMINALS"] = "off" if args.no_terminals else "on"
     os.environ["WEBCLIENT_HOST"] = args.host

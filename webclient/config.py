@@ -109,6 +109,20 @@ class Settings:
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
     )
+    data_dir: Path | None = field(
+        default=None,
+        metadata={
+            "help": "WEBCLIENT_DATA_DIR: where the SQLite store lives; default: the user's data folder (platformdirs)"
+        },
+    )
+    database_url: str | None = field(
+        default=None,
+        repr=False,  # it may hold a password
+        metadata={"help": "WEBCLIENT_DATABASE_URL: postgresql://user@host/db to keep the store there, not in SQLite"},
+    )
+    store: bool = field(
+        default=True, metadata={"help": "WEBCLIENT_STORE: keep sessions and their journals in the store: on or off"}
+    )
 
     @property
     def is_demo(self) -> bool:
@@ -150,4 +164,7 @@ class Settings:
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
             max_entries=max(1, int(env.get("WEBCLIENT_MAX_ENTRIES", "10000"))),
             max_ended_sessions=max(0, int(env.get("WEBCLIENT_MAX_ENDED_SESSIONS", "20"))),
+            data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
+            database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
+            store=_bool(env.get("WEBCLIENT_STORE", "on")),
         )

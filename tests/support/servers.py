@@ -118,7 +118,9 @@ def launch_server(
 
     ``output`` is where its stdout and stderr go (``subprocess.PIPE`` puts them in the error of an early exit).
     """
-    full_env = {**os.environ, "RECORD_FILE": str(record), "WEBCLIENT_TOKEN": token, **env}
+    # Each server keeps its store beside what its agent received, never in the user's data folder.
+    data = str(record.parent / f"data-{port}")
+    full_env = {**os.environ, "RECORD_FILE": str(record), "WEBCLIENT_TOKEN": token, "WEBCLIENT_DATA_DIR": data, **env}
     full_env.pop("WEBCLIENT_AGENT", None)
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)

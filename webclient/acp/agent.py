@@ -36,6 +36,7 @@ from webclient.session.agent import (
     StopReason,
 )
 from webclient.session.prompt_content import PromptBlock
+from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import SignInMethod
 
 T = TypeVar("T")
@@ -208,6 +209,7 @@ class AcpAgent:
 
     def on_traffic(self, direction: str, line: str, message: Any) -> None:
         self.protocol_log.record(direction, line, message)
+        self.host.recorder.record(PROTOCOL, direction, line)
 
     def on_oversized_message(self, limit: int) -> None:
         size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
+from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.sign_in import SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change
@@ -116,6 +117,8 @@ class AgentHost:
     """Say what the start waits for now (the page shows it): a step of the protocol's own, by name."""
     gone: Callable[[str, str], None]
     """The agent ended without being asked to: a title and a detail for the notice (an exit code, its stderr)."""
+    recorder: Recorder = NO_RECORDER
+    """The session's journal: the adapter records every protocol message there, both ways (kind ``protocol``)."""
 
 
 class AgentDriver(Protocol):

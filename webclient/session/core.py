@@ -12,6 +12,7 @@ to the controls (`control_changes`), the agent's work in the workspace (`workspa
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
@@ -24,6 +25,7 @@ from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry 
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
+from webclient.session.recorder import ACTION, NO_RECORDER, Recorder
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns, TurnState
@@ -40,12 +42,16 @@ from webclient.workspace.terminals import Terminals
 class Session:
     """One agent, one conversation, one thread; any number of watchers.
 
-    ``agent`` makes the adapter of the protocol the agent speaks, from what the session gives it.
+    ``agent`` makes the adapter of the protocol the agent speaks, from what the session gives it; ``recorder``
+    keeps the session's journal (the user's actions here, the protocol in the adapter, the workspace's events).
     """
 
-    def __init__(self, spec: AgentSpec, agent: AgentFactory, session_id: str | None = None) -> None:
+    def __init__(
+        self, spec: AgentSpec, agent: AgentFactory, session_id: str | None = None, recorder: Recorder = NO_RECORDER
+    ) -> None:
         self.id = session_id or secrets.token_urlsafe(9)
         self.spec = spec
+        self.recorder = recorder
         self.created = time.time()
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
@@ -63,10 +69,11 @@ class Session:
                 controls=self.controls,
                 workspace=self.workspace,
                 terminals=self.terminals,
-                events=WorkspaceEvents(self.thread, self.workspace, self.changes),
+                events=WorkspaceEvents(self.thread, self.workspace, self.changes, recorder),
                 changed=self._changed,
                 step=lambda step: self.lifecycle.step(step),
                 gone=lambda title, detail: self.lifecycle.gone(title, detail),
+                recorder=recorder,
             )
         )
         self.lifecycle = AgentLifecycle(self.agent, spec, self.thread, self._changed, self._tasks, self._agent_ready)
@@ -209,26 +216,37 @@ class Session:
 
     def submit_prompt(self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = ()) -> bool:
         """Send a prompt, or queue it while the agent is busy (see `Turns.submit_prompt`)."""
-        return self.turns.submit_prompt(text, nonce, uploads, mentions)
+        accepted = self.turns.submit_prompt(text, nonce, uploads, mentions)
+        if accepted:
+            self._record_action("prompt", text=text, uploads=list(uploads), mentions=list(mentions))
+        return accepted
 
     def send_queued(self, item_id: str | None = None) -> None:
         self.turns.send_queued(item_id)
 
     def cancel(self) -> None:
         """Stop: a sign-in in progress is given up; a turn is stopped. Returns at once."""
+        self._record_action("stop")
         if self.lifecycle.agent_state == "signing-in":
             self.lifecycle.cancel_sign_in()
         else:
             self.turns.cancel()
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
+        self._record_action("permission", request_id=request_id, option_id=option_id)
         self.agent.answer_permission(request_id, option_id)
 
     def set_mode(self, mode_id: str) -> None:
+        self._record_action("mode", mode_id=mode_id)
         self.control_changes.set_mode(mode_id)
 
     def set_model(self, model_id: str) -> None:
+        self._record_action("model", model_id=model_id)
         self.control_changes.set_model(model_id)
 
     def set_setting(self, setting_id: str, value: str) -> None:
+        self._record_action("setting", setting_id=setting_id, value=value)
         self.control_changes.set_setting(setting_id, value)
+
+    def _record_action(self, action: str, **arguments: object) -> None:
+        self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments}))

@@ -8,6 +8,7 @@ import ctypes.util
 import gc
 import logging
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from webclient.config import Settings
 from webclient.session.agent import AgentFactory
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.core import Session
+from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords
+from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.scratch import fresh_copy
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,25 @@ def _malloc_trim() -> None:
         pass
 
 
+def _agent_name(session: Session) -> str | None:
+    name = session.agent_info.get("title") or session.agent_info.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _state_recorder(session: Session, recorder: Recorder) -> Callable[[Change], None]:
+    """A watcher that tells the recorder the session's state, title and agent when the header changes."""
+    last: list[object] = [None]
+
+    def changed(change: Change) -> None:
+        if change is Region.STATUS:
+            now = (session.turn_state, session.title, _agent_name(session))
+            if now != last[0]:
+                last[0] = now
+                recorder.state(*now)
+
+    return changed
+
+
 class SessionManager:
     """Creates sessions, finds them by id, and stops them all when the server stops.
 
@@ -41,13 +63,21 @@ class SessionManager:
     forgotten and their pages answer 404.
 
     ``agent`` makes each session's agent adapter (the protocol it speaks); ``on_release`` is told the id of a
-    session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too.
+    session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too;
+    ``records`` (a store) keeps each session's row and journal.
     """
 
-    def __init__(self, settings: Settings, agent: AgentFactory, on_release: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        agent: AgentFactory,
+        on_release: Callable[[str], None],
+        records: SessionRecords | None = None,
+    ) -> None:
         self.settings = settings
         self.agent = agent
         self.on_release = on_release
+        self.records = records
         self.sessions: dict[str, Session] = {}
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
@@ -71,8 +101,12 @@ class SessionManager:
             start_timeout=self.settings.start_timeout,
             max_line_bytes=self.settings.max_line_mb * 1024 * 1024,
         )
-        session = Session(spec, self.agent)
+        session_id = secrets.token_urlsafe(9)
+        recorder = NO_RECORDER if self.records is None else self.records.open_journal(session_id, spec, time.time())
+        session = Session(spec, self.agent, session_id, recorder)
         session.thread.max_entries = self.settings.max_entries
+        if self.records is not None:
+            session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
         self._forget_ended()
         session.start()
@@ -84,6 +118,7 @@ class SessionManager:
     async def end(self, session: Session) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
         await session.close()
+        session.recorder.state("ended", session.title, _agent_name(session))
         self._ended_at.setdefault(session.id, time.monotonic())
         self.on_release(session.id)
         if self._forget_ended() and self._reclaiming is None:

@@ -18,6 +18,7 @@ from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.registry import SessionManager
+from webclient.store.store import Store
 from webclient.web import log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
@@ -73,7 +74,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.settings = settings
         app.state.renderer = Renderer()
         app.state.docs = SessionDocs()
-        app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release)
+        store = await Store.open(settings) if settings.store else None  # migrated to the newest tables
+        app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release, records=store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
@@ -88,6 +90,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
             reaper.close()
+            if store is not None:
+                await store.close()  # writes what the sessions recorded to the end
 
     app = Starlette(routes=routes(), lifespan=lifespan)
     app.state.access = access

@@ -1,0 +1,73 @@
+"""Both databases the store runs on: SQLite in a tmp folder, and a throw-away PostgreSQL cluster.
+
+The cluster (Debian's postgresql, see ``scripts/ensure-postgresql``) starts once per test process on a free
+loopback port, with its socket in its own tmp folder, and stops at the end. As root the server runs as the
+``postgres`` user, which owns its folder. Each test gets a database of its own, so migrations meet an empty one.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import free_port
+
+
+def _as_server_user(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *argv] if os.getuid() == 0 else argv
+
+
+class Cluster:
+    def __init__(self, bin_dir: Path, folder: Path, port: int) -> None:
+        self.bin_dir = bin_dir
+        self.folder = folder
+        self.port = port
+
+    def run(self, tool: str, *args: str) -> None:
+        subprocess.run(_as_server_user([str(self.bin_dir / tool), *args]), check=True, capture_output=True, timeout=60)
+
+    def new_database(self) -> str:
+        name = "store_" + secrets.token_hex(6)
+        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgresql() -> Iterator[Cluster]:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail("PostgreSQL is not installed: run scripts/ensure-postgresql")
+    bin_dir = Path(found[-1]).parent
+    folder = Path(tempfile.mkdtemp(prefix="webclient-pg-"))
+    folder.chmod(0o755)
+    if os.getuid() == 0:
+        user = pwd.getpwnam("postgres")
+        os.chown(folder, user.pw_uid, user.pw_gid)
+    cluster = Cluster(bin_dir, folder, free_port())
+    data = str(folder / "data")
+    cluster.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+    options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
+    try:
+        yield cluster
+    finally:
+        cluster.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL as a user gives it (``WEBCLIENT_DATABASE_URL``) of an empty database of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite3'}"
+    cluster: Cluster = request.getfixturevalue("postgresql")
+    return cluster.new_database()

@@ -1,0 +1,100 @@
+"""The store on both databases: migrations on an empty one, the writer's batches, flush, and its memory bound."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, select, text
+
+from webclient.session.agent_spec import AgentSpec
+from webclient.store.schema import journal, sessions
+from webclient.store.store import Store
+
+SPEC = AgentSpec(argv=["my-agent", "--acp"], cwd=Path("/srv/project"))
+
+
+async def rows(store: Store, session_id: str) -> list[tuple[int, str, str, str]]:
+    async with store.engine.connect() as connection:
+        result = await connection.execute(
+            select(journal.c.seq, journal.c.kind, journal.c.direction, journal.c.body)
+            .where(journal.c.session_id == session_id)
+            .order_by(journal.c.seq)
+        )
+        return [tuple(row) for row in result]  # type: ignore[misc]
+
+
+@pytest.mark.asyncio
+async def test_migrations_make_the_tables_on_an_empty_database_and_run_again_as_a_no_op(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    try:
+        async with store.engine.connect() as connection:
+            tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+            version = (await connection.execute(text("select version_num from alembic_version"))).scalar_one()
+        assert {"sessions", "journal", "alembic_version"} <= tables
+        assert version == "0001"
+    finally:
+        await store.close()
+    again = await Store.open_url(database_url)  # the next start finds the tables up to date
+    await again.close()
+
+
+@pytest.mark.asyncio
+async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    try:
+        recorder = store.open_journal("s1", SPEC, 1_700_000_000.0)
+        for n in range(10_000):
+            recorder.record("protocol", "in", json.dumps({"n": n}))
+        await recorder.flush()
+        # One transaction per full batch (5,000 rows) at most, not one per record.
+        assert store.writer.transactions <= 3
+        stored = await rows(store, "s1")
+        assert [seq for seq, *_ in stored] == list(range(1, 10_001))
+        assert [json.loads(body)["n"] for *_, body in stored] == list(range(10_000))
+        async with store.engine.connect() as connection:
+            row = (await connection.execute(select(sessions).where(sessions.c.id == "s1"))).one()
+        assert (row.agent_command, row.workspace, row.state) == ("my-agent --acp", "/srv/project", "starting")
+        assert row.last_activity >= row.created
+
+        recorder.state("idle", "Fix the tests", "Scripted agent")
+        recorder.record("action", "user", '{"action": "stop"}')
+        await recorder.flush()  # what was recorded before flush() is in the database when it returns
+        async with store.engine.connect() as connection:
+            row = (await connection.execute(select(sessions).where(sessions.c.id == "s1"))).one()
+        assert (row.state, row.title, row.agent_name) == ("idle", "Fix the tests", "Scripted agent")
+        assert (await rows(store, "s1"))[-1] == (10_001, "action", "user", '{"action": "stop"}')
+        await recorder.flush()  # nothing pending: returns at once
+    finally:
+        await store.close()
+
+
+@pytest.mark.asyncio
+async def test_records_past_the_bound_are_dropped_and_a_notice_says_how_many(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    try:
+        store.writer.max_rows = 10
+        recorder = store.open_journal("s2", SPEC, 1_700_000_000.0)
+        for n in range(25):  # the writer cannot run in between: the database is "too slow"
+            recorder.record("terminal", "agent", str(n))
+        await recorder.flush()
+        stored = await rows(store, "s2")
+        assert [seq for seq, *_ in stored[:10]] == list(range(1, 11))
+        seq, kind, direction, body = stored[10]
+        assert (seq, kind, direction, json.loads(body)["dropped"]) == (26, "notice", "store", 15)
+    finally:
+        await store.close()
+
+
+@pytest.mark.asyncio
+async def test_close_writes_what_is_pending(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    recorder = store.open_journal("s3", SPEC, 1_700_000_000.0)
+    recorder.record("protocol", "out", '{"jsonrpc":"2.0","method":"session/cancel"}')
+    await store.close()
+    reopened = await Store.open_url(database_url)
+    try:
+        assert await rows(reopened, "s3") == [(1, "protocol", "out", '{"jsonrpc":"2.0","method":"session/cancel"}')]
+    finally:
+        await reopened.close()

@@ -1,0 +1,58 @@
+"""Where a session's journal goes: a neutral interface the session and its agent's adapter write to.
+
+A store (`webclient.store`) implements it; the session layer never imports the store. Without one, every call
+goes to `NO_RECORDER`, which keeps nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from webclient.session.agent_spec import AgentSpec
+
+PROTOCOL = "protocol"
+"""A protocol message, as the line that went over the wire (direction ``in``, ``out``, or ``garbage``)."""
+ACTION = "action"
+"""Something the user did (direction ``user``): a JSON object with its ``action`` and arguments."""
+TERMINAL = "terminal"
+"""A terminal's life and output (direction ``agent``): a JSON object with the terminal's id."""
+FILE = "file"
+"""A file the agent wrote through the client (direction ``agent``): path, old and new text as JSON."""
+NOTICE = "notice"
+"""Something the store itself says about the journal (records it had to drop)."""
+
+
+class Recorder(Protocol):
+    """One session's journal. ``record`` is called on the streaming hot path: it must only append."""
+
+    def record(self, kind: str, direction: str, body: str) -> None:
+        """Append one entry, stamped with the time now and the next number of the session's journal."""
+
+    def state(self, state: str, title: str | None, agent: str | None) -> None:
+        """The session's state (its turn state, or ``ended``), title and agent name as they are now."""
+
+    async def flush(self) -> None:
+        """Return once everything recorded before the call is written."""
+
+
+class SessionRecords(Protocol):
+    """Opens the journal of each new session (a store)."""
+
+    def open_journal(self, session_id: str, spec: AgentSpec, created: float) -> Recorder:
+        """The journal of a session that starts now; its row is written with the first batch."""
+
+
+class NoRecorder:
+    """Keeps nothing: the recorder of a session without a store."""
+
+    def record(self, kind: str, direction: str, body: str) -> None:
+        pass
+
+    def state(self, state: str, title: str | None, agent: str | None) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
+
+NO_RECORDER: Recorder = NoRecorder()

@@ -1,0 +1,195 @@
+"""The journal writer: records are appended in memory on the hot path and written in batches by a background task.
+
+``record`` is a list append (it runs for every streamed chunk). A task wakes when something was recorded, waits
+``interval`` seconds (or less, when ``batch_rows`` are waiting or someone awaits `JournalWriter.flush`) and writes
+everything pending in one transaction: new session rows first, then the journal rows, then each session's latest
+state and last activity. The database work runs in the driver (aiosqlite's thread, asyncpg's socket), so the event
+loop only builds the batch.
+
+Memory is bounded: past ``max_rows`` pending rows or ``max_chars`` pending characters (a slow or unreachable
+database), records are dropped and counted per session; their numbers are skipped, so the journal shows a gap, and
+once the backlog is written a ``notice`` row says how many were lost. A batch the database refuses is dropped the
+same way (logged, and said in a notice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from webclient.session.recorder import NOTICE
+from webclient.store.schema import journal, sessions
+
+log = logging.getLogger(__name__)
+
+
+def _when(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+class JournalWriter:
+    """Batches the journals of every session of one store into few transactions."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        interval: float = 0.05,
+        batch_rows: int = 5_000,
+        max_rows: int = 200_000,
+        max_chars: int = 256 * 1024 * 1024,
+    ) -> None:
+        self.engine = engine
+        self.interval = interval
+        self.batch_rows = batch_rows
+        self.max_rows = max_rows
+        self.max_chars = max_chars
+        self.transactions = 0
+        """Transactions written so far (the tests count them)."""
+        self._new_sessions: list[dict[str, Any]] = []
+        self._rows: list[tuple[str, int, float, str, str, str]] = []
+        self._states: dict[str, dict[str, Any]] = {}
+        self._chars = 0
+        self._dropped: dict[str, int] = {}
+        self._seqs: dict[str, int] = {}
+        self._recorded = 0  # operations taken (rows, session rows, state changes), written or not
+        self._written = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._hurry = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="journal writer")
+
+    # -- the hot path --------------------------------------------------------------------------------
+
+    def next_seq(self, session_id: str) -> int:
+        seq = self._seqs.get(session_id, 0) + 1
+        self._seqs[session_id] = seq
+        return seq
+
+    def append(self, session_id: str, kind: str, direction: str, body: str) -> None:
+        seq = self.next_seq(session_id)
+        if len(self._rows) >= self.max_rows or self._chars >= self.max_chars:
+            self._dropped[session_id] = self._dropped.get(session_id, 0) + 1
+            return
+        self._rows.append((session_id, seq, time.time(), kind, direction, body))
+        self._chars += len(body)
+        self._taken()
+        if len(self._rows) >= self.batch_rows:
+            self._hurry.set()
+
+    def add_session(self, values: dict[str, Any]) -> None:
+        self._new_sessions.append(values)
+        self._taken()
+
+    def set_state(self, session_id: str, values: dict[str, Any]) -> None:
+        self._states.setdefault(session_id, {}).update(values)
+        self._taken()
+
+    def _taken(self) -> None:
+        self._recorded += 1
+        if not self._wake.is_set():
+            self._wake.set()
+
+    # -- waiting and writing -------------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Return once everything taken before the call is written (or dropped because the database failed)."""
+        target = self._recorded
+        if self._written >= target:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, waiter))
+        self._hurry.set()
+        self._wake.set()
+        await waiter
+
+    async def close(self) -> None:
+        """Write what is pending, then stop."""
+        self._closing = True
+        self._hurry.set()
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            if not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), self.interval)
+            self._wake.clear()
+            self._hurry.clear()
+            await self._write_pending()
+            if self._closing:
+                if self._pending():  # the notices of what was dropped
+                    await self._write_pending()
+                return
+
+    def _pending(self) -> bool:
+        return bool(self._new_sessions or self._rows or self._states or self._dropped)
+
+    async def _write_pending(self) -> None:
+        new_sessions, self._new_sessions = self._new_sessions, []
+        rows, self._rows = self._rows, []
+        rows += self._dropped_notices()
+        states, self._states = self._states, {}
+        self._chars = 0
+        taken = self._recorded
+        last_activity: dict[str, float] = {}
+        for row in rows:
+            last_activity[row[0]] = row[2]
+        try:
+            async with self.engine.begin() as connection:
+                if new_sessions:
+                    await connection.execute(insert(sessions), new_sessions)
+                if rows:
+                    await connection.execute(
+                        insert(journal),
+                        [
+                            {"session_id": s, "seq": q, "at": _when(t), "kind": k, "direction": d, "body": b}
+                            for s, q, t, k, d, b in rows
+                        ],
+                    )
+                for session_id in states.keys() | last_activity.keys():
+                    values = states.get(session_id, {})
+                    if session_id in last_activity:
+                        values["last_activity"] = _when(last_activity[session_id])
+                    await connection.execute(update(sessions).where(sessions.c.id == session_id).values(values))
+            self.transactions += 1
+        except Exception:
+            log.exception("the store could not write %d journal rows; they are lost", len(rows))
+            for row in rows:
+                self._dropped[row[0]] = self._dropped.get(row[0], 0) + 1
+        self._written = taken
+        self._release_waiters()
+
+    def _dropped_notices(self) -> list[tuple[str, int, float, str, str, str]]:
+        """A notice for each journal that lost records since the last batch, numbered after what it lost."""
+        dropped, self._dropped = self._dropped, {}
+        notices = []
+        for session_id, count in dropped.items():
+            log.warning("the journal of session %s lost %d records (the store was slow or failed)", session_id, count)
+            body = f'{{"dropped": {count}, "why": "the store was too slow or failed"}}'
+            notices.append((session_id, self.next_seq(session_id), time.time(), NOTICE, "store", body))
+        return notices
+
+    def _release_waiters(self) -> None:
+        still: list[tuple[int, asyncio.Future[None]]] = []
+        for target, waiter in self._waiters:
+            if target <= self._written:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                still.append((target, waiter))
+        self._waiters = still

@@ -1,0 +1,1 @@
+"""Alembic's migrations of the store, run at start by `webclient.store.database.migrate`."""

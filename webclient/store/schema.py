@@ -1,0 +1,33 @@
+"""The store's tables (SQLAlchemy Core). The migrations in ``migrations/versions`` create them; keep both in step."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Index, MetaData, String, Table, Text
+
+metadata = MetaData()
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("agent_name", Text, nullable=True),  # what the agent called itself (title or name), once known
+    Column("agent_command", Text, nullable=False),  # the command line that started it
+    Column("workspace", Text, nullable=False),
+    Column("title", Text, nullable=True),
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("last_activity", DateTime(timezone=True), nullable=False),
+    Column("state", String(32), nullable=False),  # the turn state, or "ended"
+)
+Index("sessions_by_last_activity", sessions.c.last_activity)
+
+journal = Table(
+    "journal",
+    metadata,
+    # The primary key (session_id, seq) is the index that reads one session in order.
+    Column("session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),  # 1, 2, ... within the session
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("kind", String(16), nullable=False),  # see webclient.session.recorder: protocol, action, terminal, ...
+    Column("direction", String(8), nullable=False),  # in, out, garbage, user, agent or store
+    Column("body", Text, nullable=False),  # the protocol line as sent, else JSON
+)
