@@ -98,3 +98,21 @@ async def test_close_writes_what_is_pending(database_url: str) -> None:
         assert await rows(reopened, "s3") == [(1, "protocol", "out", '{"jsonrpc":"2.0","method":"session/cancel"}')]
     finally:
         await reopened.close()
+
+
+@pytest.mark.asyncio
+async def test_lone_surrogates_and_nul_are_stored_as_json_escapes(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    try:
+        recorder = store.open_journal("s4", SPEC, 1_700_000_000.0)
+        line = json.dumps({"text": "caf\udce9 \ud800 \x00 é"}, ensure_ascii=False)
+        recorder.record("protocol", "in", line)
+        recorder.state("idle", "bad \udcff title", None)
+        await recorder.flush()
+        [(_, _, _, body)] = await rows(store, "s4")
+        assert json.loads(body) == {"text": "caf\udce9 \ud800 \x00 é"}  # the same characters come back
+        async with store.engine.connect() as connection:
+            title = (await connection.execute(select(sessions.c.title).where(sessions.c.id == "s4"))).scalar_one()
+        assert title == "bad \\udcff title"
+    finally:
+        await store.close()

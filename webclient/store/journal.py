@@ -34,6 +34,22 @@ def _when(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
+def _storable(text: str) -> str:
+    """Text both databases take: a lone surrogate (an agent's broken UTF-8) becomes its escape ``\\udcXX``, which a
+    JSON string decodes back to the same character, and NUL (which PostgreSQL refuses) becomes ``\\u0000``."""
+    if text.isascii():
+        return text.replace("\0", "\\u0000") if "\0" in text else text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode()
+    return text.replace("\0", "\\u0000") if "\0" in text else text
+
+
+def _storable_values(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: _storable(value) if isinstance(value, str) else value for key, value in values.items()}
+
+
 class JournalWriter:
     """Batches the journals of every session of one store into few transactions."""
 
@@ -152,17 +168,17 @@ class JournalWriter:
         try:
             async with self.engine.begin() as connection:
                 if new_sessions:
-                    await connection.execute(insert(sessions), new_sessions)
+                    await connection.execute(insert(sessions), [_storable_values(v) for v in new_sessions])
                 if rows:
                     await connection.execute(
                         insert(journal),
                         [
-                            {"session_id": s, "seq": q, "at": _when(t), "kind": k, "direction": d, "body": b}
+                            {"session_id": s, "seq": q, "at": _when(t), "kind": k, "direction": d, "body": _storable(b)}
                             for s, q, t, k, d, b in rows
                         ],
                     )
                 for session_id in states.keys() | last_activity.keys():
-                    values = states.get(session_id, {})
+                    values = _storable_values(states.get(session_id, {}))
                     if session_id in last_activity:
                         values["last_activity"] = _when(last_activity[session_id])
                     await connection.execute(update(sessions).where(sessions.c.id == session_id).values(values))
