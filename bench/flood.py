@@ -432,6 +432,9 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
         await server.stop()
     result.notifications = result.agent["notifications"]
     result.text_bytes = result.agent["text_bytes"]
+    if not args.no_store:  # the server stopped, so the store holds the whole journal
+        stored = sum(f.stat().st_size for f in (tmp / f"data-{run}").glob("*"))
+        print(f"run {run} store: {stored:,} bytes, {stored * 1000 // result.notifications:,} per 1,000 notifications")
     return result
 
 
@@ -495,6 +498,9 @@ async def bench_relay(args: argparse.Namespace, tmp: Path, run: int) -> Result:
         await server.stop()
     result.notifications = result.agent["notifications"]
     result.text_bytes = result.agent["text_bytes"]
+    if not args.no_store:  # the server stopped, so the store holds the whole journal
+        stored = sum(f.stat().st_size for f in (tmp / f"data-{run}").glob("*"))
+        print(f"run {run} store: {stored:,} bytes, {stored * 1000 // result.notifications:,} per 1,000 notifications")
     return result
 
 

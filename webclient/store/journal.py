@@ -94,15 +94,19 @@ class JournalWriter:
         return seq
 
     def append(self, session_id: str, kind: str, direction: str, body: str) -> None:
-        seq = self.next_seq(session_id)
-        if len(self._rows) >= self.max_rows or self._chars >= self.max_chars:
+        seq = self._seqs.get(session_id, 0) + 1
+        self._seqs[session_id] = seq
+        rows = self._rows
+        if len(rows) >= self.max_rows or self._chars >= self.max_chars:
             self._dropped[session_id] = self._dropped.get(session_id, 0) + 1
             return
-        self._rows.append((session_id, seq, time.time(), kind, direction, body))
+        rows.append((session_id, seq, time.time(), kind, direction, body))
         self._chars += len(body)
-        self._taken()
-        if len(self._rows) >= self.batch_rows:
-            self._hurry.set()
+        self._recorded += 1
+        if len(rows) == 1 or len(rows) >= self.batch_rows:
+            self._wake.set()
+            if len(rows) >= self.batch_rows:
+                self._hurry.set()
 
     def add_session(self, values: dict[str, Any]) -> None:
         self._new_sessions.append(values)
