@@ -63,6 +63,11 @@ class JournalWriter:
         max_chars: int = 256 * 1024 * 1024,
     ) -> None:
         self.engine = engine
+        # The journal's rows skip Core's work per row (parameter dicts, type processing: half the cost of a
+        # batch) and go to the driver's executemany as tuples, in the statement SQLAlchemy compiled for the dialect.
+        compiled = insert(journal).compile(dialect=engine.dialect)
+        assert compiled.positiontup == [column.name for column in journal.columns], compiled.positiontup
+        self._insert_journal = str(compiled)
         self.interval = interval
         self.batch_rows = batch_rows
         self.max_rows = max_rows
@@ -174,12 +179,8 @@ class JournalWriter:
                 if new_sessions:
                     await connection.execute(insert(sessions), [_storable_values(v) for v in new_sessions])
                 if rows:
-                    await connection.execute(
-                        insert(journal),
-                        [
-                            {"session_id": s, "seq": q, "at": _when(t), "kind": k, "direction": d, "body": _storable(b)}
-                            for s, q, t, k, d, b in rows
-                        ],
+                    await connection.exec_driver_sql(
+                        self._insert_journal, [(s, q, t, k, d, _storable(b)) for s, q, t, k, d, b in rows]
                     )
                 for session_id in states.keys() | last_activity.keys():
                     values = _storable_values(states.get(session_id, {}))

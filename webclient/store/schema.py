@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, DateTime, ForeignKey, Index, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Index, MetaData, String, Table, Text
 
 metadata = MetaData()
 
@@ -26,7 +26,8 @@ journal = Table(
     # The primary key (session_id, seq) is the index that reads one session in order.
     Column("session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
     Column("seq", BigInteger, primary_key=True, autoincrement=False),  # 1, 2, ... within the session
-    Column("at", DateTime(timezone=True), nullable=False),
+    # Seconds since the epoch (UTC): a float goes to both databases as it is, with no conversion per row.
+    Column("at", Double, nullable=False),
     Column("kind", String(16), nullable=False),  # see webclient.session.recorder: protocol, action, terminal, ...
     Column("direction", String(8), nullable=False),  # in, out, garbage, user, agent or store
     Column("body", Text, nullable=False),  # the protocol line as sent, else JSON

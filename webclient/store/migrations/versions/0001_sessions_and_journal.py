@@ -32,7 +32,7 @@ def upgrade() -> None:
         "journal",
         sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
-        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("at", sa.Double, nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("direction", sa.String(8), nullable=False),
         sa.Column("body", sa.Text, nullable=False),
