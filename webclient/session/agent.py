@@ -12,9 +12,9 @@ Everything crosses here, each way through one door:
 * agent → session: what the adapter does to the `AgentHost`: its view-model objects (which tell the session's
   watchers what changed), ``step`` while starting, ``gone`` when the agent ended on its own.
 
-A recorder (a session store, say) hooks in at the factory, without either side knowing: it wraps the host it
-is given (recording ``step``, ``gone`` and every change the host's ``changed`` reports, with the entry or part
-as it is then) and the driver it returns (recording each call with its answer or error), and passes both on.
+The session's journal (`webclient.session.recorder.Recorder`, a store's or a no-op) is on the host too: the adapter
+records there every protocol message both ways as it went over the wire; the session records the user's actions
+and the workspace's events itself.
 """
 
 from __future__ import annotations
