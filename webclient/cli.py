@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import uvicorn
 
 from webclient.config import Settings
-from webclient.session.catalogue import Catalogue
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
+from webclient.web.app import check_catalogue
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         settings = Settings.from_env()
         Access.from_settings(settings)
-        Catalogue.from_settings(settings)  # a config file's mistakes stop the start, naming file, agent and field
+        check_catalogue(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     url = sign_in_url(args.host, args.port, token)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import httpx
 from tests.support.catalogue import Catalogued, start_catalogued
 from tests.support.html import Element, parse
 from tests.support.probes import children, port_of, session_ids
-from tests.support.servers import ServerFactory
+from tests.support.servers import ROOT, ServerFactory, free_port
 
 
 def csrf_of(page: str) -> str:
@@ -104,3 +107,21 @@ def test_a_cross_site_form_cannot_start_an_agent(start_server: ServerFactory, tm
     )
     assert response.status_code == 403
     assert catalogued.received("beta") == [] and session_ids(server) == []
+
+
+def test_a_mistake_in_the_config_file_stops_the_start_naming_file_agent_and_field(tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text('[agents.helper]\ncommand = "helper-acp"\nprotocol = "aap"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "webclient", "--config", str(config), "--port", str(free_port())],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        f"webclient: {config}: agent 'helper': field protocol: 'aap' is not supported: only acp for now"
+    )
