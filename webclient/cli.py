@@ -12,6 +12,7 @@ import uvicorn
 
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
+from webclient.web.app import check_catalogue
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -22,6 +23,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--agent",
         default=defaults.agent,
         help='agent command line, e.g. "npx @zed-industries/claude-code-acp" (default: the built-in demo agent)',
+    )
+    parser.add_argument(
+        "--config",
+        default=defaults.config,
+        help="a TOML file listing the agents offered (see agents.example.toml)",
+    )
+    parser.add_argument(
+        "--registry",
+        default=defaults.registry,
+        help="an ACP registry.json: its agents found on PATH are offered",
     )
     parser.add_argument(
         "--workspace",
@@ -67,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The app reads its settings from the environment, so the reloader's fresh processes see them too.
     if args.agent:
         os.environ["WEBCLIENT_AGENT"] = args.agent
+    for variable, value in (("WEBCLIENT_CONFIG", args.config), ("WEBCLIENT_REGISTRY", args.registry)):
+        if value:
+            os.environ[variable] = str(value)
     if args.workspace:
         os.environ["WEBCLIENT_WORKSPACE"] = str(args.workspace)
     if args.data_dir:
@@ -85,7 +99,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         token = args.token or secrets.token_urlsafe(32)
         os.environ["WEBCLIENT_TOKEN"] = token
     try:
-        Access.from_settings(Settings.from_env())
+        settings = Settings.from_env()
+        Access.from_settings(settings)
+        check_catalogue(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     url = sign_in_url(args.host, args.port, token)

@@ -44,6 +44,14 @@ class Settings:
     agent: str | None = field(
         default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"}
     )
+    config: Path | None = field(
+        default=None,
+        metadata={"help": "WEBCLIENT_CONFIG: a TOML file listing the agents offered (see agents.example.toml)"},
+    )
+    registry: Path | None = field(
+        default=None,
+        metadata={"help": "WEBCLIENT_REGISTRY: an ACP registry.json; its agents found on PATH are offered"},
+    )
     workspace: Path | None = field(
         default=None,
         metadata={"help": "WEBCLIENT_WORKSPACE: the agent's working directory; demo default: a fresh sample"},
@@ -124,19 +132,6 @@ class Settings:
         default=True, metadata={"help": "WEBCLIENT_STORE: keep sessions and their journals in the store: on or off"}
     )
 
-    @property
-    def is_demo(self) -> bool:
-        return self.agent is None
-
-    @property
-    def agent_command(self) -> str:
-        return self.agent or DEMO_AGENT
-
-    @property
-    def workspace_template(self) -> Path | None:
-        """A folder each session gets a fresh copy of, when no workspace is set: the demo's sample project."""
-        return demo_sample() if self.is_demo and self.workspace is None else None
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
         port = env.get("WEBCLIENT_PORT") or env.get("PORT") or "8000"
@@ -146,8 +141,11 @@ class Settings:
         if access not in get_args(Access):
             raise ValueError(f"WEBCLIENT_FILE_ACCESS must be one of {', '.join(get_args(Access))}, not {access!r}")
         roots = env.get("WEBCLIENT_EXTRA_ROOTS", "")
+        config, registry = env.get("WEBCLIENT_CONFIG"), env.get("WEBCLIENT_REGISTRY")
         return cls(
             agent=env.get("WEBCLIENT_AGENT") or None,
+            config=Path(config).expanduser().resolve() if config else None,
+            registry=Path(registry).expanduser().resolve() if registry else None,
             workspace=Path(workspace).expanduser().resolve() if workspace else None,
             host=env.get("WEBCLIENT_HOST", "127.0.0.1"),
             port=int(port),

@@ -401,7 +401,14 @@ def test_the_index_page_lists_a_hostile_session_as_text(
 ) -> None:
     session, _ = hostile_session
     page = Renderer().page(
-        "index.html", sessions=[session], agent_command="agent", urls=Urls(), static=Urls().static, csrf="t"
+        "index.html",
+        sessions=[session],
+        agents=[],
+        refused=None,
+        workspace="",
+        urls=Urls(),
+        static=Urls().static,
+        csrf="t",
     )
     assert page_problems(page) == []
     assert squash(str(session.title)) in squash(parse(page).text)

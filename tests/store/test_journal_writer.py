@@ -44,7 +44,7 @@ async def test_migrations_make_the_tables_on_an_empty_database_and_run_again_as_
 async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:
-        recorder = store.open_journal("s1", SPEC, 1_700_000_000.0)
+        recorder = store.open_journal("s1", "mine", SPEC, 1_700_000_000.0)
         for n in range(10_000):
             recorder.record("protocol", "in", json.dumps({"n": n}))
         await recorder.flush()
@@ -55,7 +55,12 @@ async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(data
         assert [json.loads(body)["n"] for *_, body in stored] == list(range(10_000))
         async with store.engine.connect() as connection:
             row = (await connection.execute(select(sessions).where(sessions.c.id == "s1"))).one()
-        assert (row.agent_command, row.workspace, row.state) == ("my-agent --acp", "/srv/project", "starting")
+        assert (row.agent, row.agent_command, row.workspace, row.state) == (
+            "mine",
+            "my-agent --acp",
+            "/srv/project",
+            "starting",
+        )
         assert row.last_activity >= row.created
 
         recorder.state("idle", "Fix the tests", "Scripted agent")
@@ -75,7 +80,7 @@ async def test_records_past_the_bound_are_dropped_and_a_notice_says_how_many(dat
     store = await Store.open_url(database_url)
     try:
         store.writer.max_rows = 10
-        recorder = store.open_journal("s2", SPEC, 1_700_000_000.0)
+        recorder = store.open_journal("s2", "mine", SPEC, 1_700_000_000.0)
         for n in range(25):  # the writer cannot run in between: the database is "too slow"
             recorder.record("terminal", "agent", str(n))
         await recorder.flush()
@@ -90,7 +95,7 @@ async def test_records_past_the_bound_are_dropped_and_a_notice_says_how_many(dat
 @pytest.mark.asyncio
 async def test_close_writes_what_is_pending(database_url: str) -> None:
     store = await Store.open_url(database_url)
-    recorder = store.open_journal("s3", SPEC, 1_700_000_000.0)
+    recorder = store.open_journal("s3", "mine", SPEC, 1_700_000_000.0)
     recorder.record("protocol", "out", '{"jsonrpc":"2.0","method":"session/cancel"}')
     await store.close()
     reopened = await Store.open_url(database_url)
@@ -104,7 +109,7 @@ async def test_close_writes_what_is_pending(database_url: str) -> None:
 async def test_lone_surrogates_and_nul_are_stored_as_json_escapes(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:
-        recorder = store.open_journal("s4", SPEC, 1_700_000_000.0)
+        recorder = store.open_journal("s4", "mine", SPEC, 1_700_000_000.0)
         line = json.dumps({"text": "caf\udce9 \ud800 \x00 é"}, ensure_ascii=False)
         recorder.record("protocol", "in", line)
         recorder.state("idle", "bad \udcff title", None)

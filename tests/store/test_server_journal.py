@@ -75,7 +75,7 @@ def test_the_journal_holds_the_protocol_both_ways_and_the_users_actions_in_order
     row, entries = asyncio.run(stored(url, session_id))
     assert row.state == "ended"
     assert row.workspace == str(server.workspace)
-    assert "scripted_agent.py" in row.agent_command
+    assert "scripted_agent.py" in row.agent_command and row.agent
     assert row.created <= row.last_activity
     assert [entry.seq for entry in entries] == list(range(1, len(entries) + 1))
 

@@ -29,7 +29,8 @@ class Recorder(Protocol):
         """Append one entry, stamped with the time now and the next number of the session's journal."""
 
     def state(self, state: str, title: str | None, agent: str | None) -> None:
-        """The session's state (its turn state, or ``ended``), title and agent name as they are now."""
+        """The session's state (its turn state, or ``ended``), title and what the agent calls itself, as they are
+        now."""
 
     async def flush(self) -> None:
         """Return once everything recorded before the call is written."""
@@ -38,8 +39,9 @@ class Recorder(Protocol):
 class SessionRecords(Protocol):
     """Opens the journal of each new session (a store)."""
 
-    def open_journal(self, session_id: str, spec: AgentSpec, created: float) -> Recorder:
-        """The journal of a session that starts now; its row is written with the first batch."""
+    def open_journal(self, session_id: str, agent: str, spec: AgentSpec, created: float) -> Recorder:
+        """The journal of a session of the catalogue's agent ``agent`` that starts now; its row is written with
+        the first batch."""
 
 
 class NoRecorder:

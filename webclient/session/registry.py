@@ -16,7 +16,7 @@ from pathlib import Path
 
 from webclient.config import Settings
 from webclient.session.agent import AgentFactory
-from webclient.session.agent_spec import AgentSpec, split_command
+from webclient.session.catalogue import Catalogue
 from webclient.session.core import Session
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords
 from webclient.viewmodel.changes import Change, Region
@@ -75,6 +75,7 @@ class SessionManager:
         records: SessionRecords | None = None,
     ) -> None:
         self.settings = settings
+        self.catalogue = Catalogue.from_settings(settings)
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -83,26 +84,27 @@ class SessionManager:
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
 
-    def create(self) -> Session:
-        """A new session with its agent starting in the background."""
-        workspace, template = self.settings.workspace, self.settings.workspace_template
-        if workspace is None and template is not None:
+    def create(self, agent_name: str | None = None, workspace: str | None = None) -> Session:
+        """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
+        background, in the folder `workspace` the user chose (None or blank: the agent's default).
+
+        Raises:
+            UnknownAgent: no such agent in the catalogue.
+            WorkspaceRefused: a folder outside what the agent may use.
+        """
+        entry = self.catalogue.get(agent_name)
+        if workspace and workspace.strip():
+            cwd = entry.choose(workspace)
+        elif entry.template is not None:
             # The demo never works in the user's own folder: it gets a fresh copy of the sample.
-            workspace = fresh_copy(template)
-            self._scratch.append(workspace)
-        elif workspace is None:
-            workspace = Path(os.getcwd())
-        spec = AgentSpec(
-            argv=split_command(self.settings.agent_command),
-            cwd=workspace,
-            extra_roots=self.settings.extra_roots,
-            file_access=self.settings.file_access,
-            terminals=self.settings.terminals,
-            start_timeout=self.settings.start_timeout,
-            max_line_bytes=self.settings.max_line_mb * 1024 * 1024,
-        )
+            cwd = fresh_copy(entry.template)
+            self._scratch.append(cwd)
+        else:
+            cwd = entry.workspace or Path(os.getcwd())
+        spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
         session_id = secrets.token_urlsafe(9)
-        recorder = NO_RECORDER if self.records is None else self.records.open_journal(session_id, spec, time.time())
+        records = self.records
+        recorder = NO_RECORDER if records is None else records.open_journal(session_id, entry.name, spec, time.time())
         session = Session(spec, self.agent, session_id, recorder)
         session.thread.max_entries = self.settings.max_entries
         if self.records is not None:

@@ -10,6 +10,7 @@ sessions = Table(
     "sessions",
     metadata,
     Column("id", String(64), primary_key=True),
+    Column("agent", Text, nullable=False),  # its name in the catalogue
     Column("agent_name", Text, nullable=True),  # what the agent called itself (title or name), once known
     Column("agent_command", Text, nullable=False),  # the command line that started it
     Column("workspace", Text, nullable=False),

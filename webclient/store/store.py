@@ -56,11 +56,12 @@ class Store:
         writer.start()
         return cls(engine, writer)
 
-    def open_journal(self, session_id: str, spec: AgentSpec, created: float) -> SessionJournal:
+    def open_journal(self, session_id: str, agent: str, spec: AgentSpec, created: float) -> SessionJournal:
         when = datetime.fromtimestamp(created, UTC)
         self.writer.add_session(
             {
                 "id": session_id,
+                "agent": agent,
                 "agent_name": None,
                 "agent_command": shlex.join(spec.argv),
                 "workspace": str(spec.cwd),

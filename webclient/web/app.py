@@ -17,6 +17,7 @@ from webclient.acp.agent import AcpAgent
 from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
+from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
 from webclient.store.store import Store
 from webclient.web import log_page, pages, panels, prompt_box
@@ -62,6 +63,15 @@ def routes() -> list[BaseRoute]:
             endpoint, method = PAGES[name]
             table.append(Route(path, endpoint, methods=[method], name=name))
     return table
+
+
+def check_catalogue(settings: Settings) -> None:
+    """Read the agents' config and registry files once before the server starts, so that a mistake stops the start.
+
+    Raises:
+        CatalogueError: naming the file, the agent and the field.
+    """
+    Catalogue.from_settings(settings)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:

@@ -7,8 +7,8 @@ import time
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from webclient.config import Settings
 from webclient.render.export import export_filename, session_markdown
+from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.context import manager, page, session_of, urls
 from webclient.web.live import LiveView, composer_nonce
@@ -16,13 +16,35 @@ from webclient.web.session_docs import session_docs
 
 
 async def index(request: Request) -> Response:
-    settings: Settings = request.app.state.settings
+    return _index(request)
+
+
+def _index(request: Request, refused: str | None = None, workspace: str = "") -> Response:
+    """The list of sessions and the catalogue's agents to start; `refused` says why the last try did not start."""
     sessions = sorted(manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
-    return page(request, "index.html", sessions=sessions, agent_command=settings.agent_command)
+    response = page(
+        request,
+        "index.html",
+        sessions=sessions,
+        agents=list(manager(request).catalogue.entries.values()),
+        refused=refused,
+        workspace=workspace,
+    )
+    if refused is not None:
+        response.status_code = 400
+    return response
 
 
 async def create_session(request: Request) -> Response:
-    session = manager(request).create()
+    """A new session of the agent the button names, in the workspace the form says (both optional)."""
+    form = await request.form()
+    agent, workspace = form.get("agent"), form.get("workspace")
+    agent = agent if isinstance(agent, str) else None
+    workspace = workspace if isinstance(workspace, str) else ""
+    try:
+        session = manager(request).create(agent, workspace)
+    except (UnknownAgent, WorkspaceRefused) as refused:
+        return _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 

@@ -20,6 +20,7 @@ def upgrade() -> None:
     op.create_table(
         "sessions",
         sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("agent", sa.Text, nullable=False),
         sa.Column("agent_name", sa.Text, nullable=True),
         sa.Column("agent_command", sa.Text, nullable=False),
         sa.Column("workspace", sa.Text, nullable=False),
