@@ -18,6 +18,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     port = free_port()
-    env = {**os.environ, "DEMO_AGENT_SPEED": "1", "WEBCLIENT_TOKEN": TOKEN}
+    data = tempfile.TemporaryDirectory(prefix="layout-shift-")  # the server's store, not the user's data folder
+    env = {**os.environ, "DEMO_AGENT_SPEED": "1", "WEBCLIENT_TOKEN": TOKEN, "WEBCLIENT_DATA_DIR": data.name}
     env.pop("WEBCLIENT_AGENT", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "webclient", "--port", str(port)],
@@ -119,6 +121,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
+        data.cleanup()
 
 
 if __name__ == "__main__":
