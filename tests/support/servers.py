@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +55,8 @@ class Server:
     workspace: Path
     token: str
     clients: list[httpx.Client] = field(default_factory=list)
+    data_dir: Path | None = None
+    """Where the server keeps its store (deleted when it is stopped)."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -118,13 +122,14 @@ def launch_server(
 
     ``output`` is where its stdout and stderr go (``subprocess.PIPE`` puts them in the error of an early exit).
     """
-    # Each server keeps its store beside what its agent received, never in the user's data folder.
-    data = str(record.parent / f"data-{port}")
+    # Each server keeps its store in a folder of its own, never in the user's data folder (nor under the test's
+    # workspace, whose path may be longer than SQLite opens).
+    data = tempfile.mkdtemp(prefix="webclient-data-")
     full_env = {**os.environ, "RECORD_FILE": str(record), "WEBCLIENT_TOKEN": token, "WEBCLIENT_DATA_DIR": data, **env}
     full_env.pop("WEBCLIENT_AGENT", None)
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token)
+    server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token, data_dir=Path(data))
     deadline = time.monotonic() + 20
     while True:
         if process.poll() is not None:
@@ -152,3 +157,5 @@ def stop_server(server: Server) -> None:
         server.process.wait()
     if server.process.stdout:
         server.process.stdout.close()
+    if server.data_dir is not None:
+        shutil.rmtree(server.data_dir, ignore_errors=True)
