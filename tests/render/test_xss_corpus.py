@@ -236,6 +236,7 @@ def _view_problems(view: MessageView, entry: MessageEntry) -> list[str]:
     return markdown_problems(str(view.html)) + markdown_problems(live[len(opening) : -len(closing)].replace(span, ""))
 
 
+@pytest.mark.slow  # a sweep: every payload streamed in pieces
 def test_message_views_of_every_payload_are_inert_while_streaming_and_after() -> None:
     docs = MessageDocs()
     for i, payload in enumerate(PAYLOADS):
@@ -344,6 +345,7 @@ def texts_under(parsed: Parsed, predicate: Callable[[tuple[str, ...]], bool]) ->
     return squash("".join(data for path, data in parsed.texts if predicate(path)))
 
 
+@pytest.mark.slow  # a sweep: every payload in every field of a real session
 @pytest.mark.asyncio
 async def test_the_session_page_holds_every_payload_as_text_only(
     hostile_session: tuple[Session, list[dict[str, Any]]],

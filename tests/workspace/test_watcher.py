@@ -122,6 +122,7 @@ def test_the_changes_view_says_when_it_is_not_watching_and_looks_when_opened(sta
         assert 'data-path="back.txt"' in http.get(f"{location}/changes").text
 
 
+@pytest.mark.slow  # waits out the watch's rebuild, seconds
 @pytest.mark.asyncio
 async def test_a_file_name_that_is_not_utf8_does_not_stop_watching_for_other_sessions(tmp_path: Path) -> None:
     """watchfiles cannot report such a name and ends its watch: the shared watch must come back by itself."""
