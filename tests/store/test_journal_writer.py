@@ -63,7 +63,7 @@ async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(data
         )
         assert row.last_activity >= row.created
 
-        recorder.state("idle", "Fix the tests", "Scripted agent")
+        recorder.state("idle", "Fix the tests", "Scripted agent", 1)
         recorder.record("action", "user", '{"action": "stop"}')
         await recorder.flush()  # what was recorded before flush() is in the database when it returns
         async with store.engine.connect() as connection:
@@ -112,7 +112,7 @@ async def test_lone_surrogates_and_nul_are_stored_as_json_escapes(database_url: 
         recorder = store.open_journal("s4", "mine", SPEC, 1_700_000_000.0)
         line = json.dumps({"text": "caf\udce9 \ud800 \x00 é"}, ensure_ascii=False)
         recorder.record("protocol", "in", line)
-        recorder.state("idle", "bad \udcff title", None)
+        recorder.state("idle", "bad \udcff title", None, 0)
         await recorder.flush()
         [(_, _, _, body)] = await rows(store, "s4")
         assert json.loads(body) == {"text": "caf\udce9 \ud800 \x00 é"}  # the same characters come back

@@ -20,6 +20,9 @@ FILE = "file"
 """A file the agent wrote through the client (direction ``agent``): path, old and new text as JSON."""
 NOTICE = "notice"
 """Something the store itself says about the journal (records it had to drop)."""
+SESSION = "session"
+"""What the session itself showed (direction ``session``): a turn's start with its prompt, its end, a Stop, a
+notice; a JSON object with its ``event``. With the protocol's messages, what rebuilds the thread after a restart."""
 
 
 class Recorder(Protocol):
@@ -28,9 +31,12 @@ class Recorder(Protocol):
     def record(self, kind: str, direction: str, body: str) -> None:
         """Append one entry, stamped with the time now and the next number of the session's journal."""
 
-    def state(self, state: str, title: str | None, agent: str | None) -> None:
-        """The session's state (its turn state, or ``ended``), title and what the agent calls itself, as they are
-        now."""
+    def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
+        """The session's state (its turn state, or ``ended``), title, what the agent calls itself and how many turns
+        it had, as they are now."""
+
+    def words(self, role: str, text: str) -> None:
+        """The text of one finished message (``role``: ``user`` or ``agent``), for the search over transcripts."""
 
     async def flush(self) -> None:
         """Return once everything recorded before the call is written."""
@@ -50,7 +56,10 @@ class NoRecorder:
     def record(self, kind: str, direction: str, body: str) -> None:
         pass
 
-    def state(self, state: str, title: str | None, agent: str | None) -> None:
+    def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
+        pass
+
+    def words(self, role: str, text: str) -> None:
         pass
 
     async def flush(self) -> None:

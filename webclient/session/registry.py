@@ -47,7 +47,7 @@ def _state_recorder(session: Session, recorder: Recorder) -> Callable[[Change], 
 
     def changed(change: Change) -> None:
         if change is Region.STATUS:
-            now = (session.turn_state, session.title, _agent_name(session))
+            now = (session.turn_state, session.title, _agent_name(session), session.thread.turn)
             if now != last[0]:
                 last[0] = now
                 recorder.state(*now)
@@ -120,7 +120,7 @@ class SessionManager:
     async def end(self, session: Session) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
         await session.close()
-        session.recorder.state("ended", session.title, _agent_name(session))
+        session.recorder.state("ended", session.title, _agent_name(session), session.thread.turn)
         self._ended_at.setdefault(session.id, time.monotonic())
         self.on_release(session.id)
         if self._forget_ended() and self._reclaiming is None:

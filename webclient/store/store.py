@@ -25,8 +25,11 @@ class SessionJournal:
     def record(self, kind: str, direction: str, body: str) -> None:
         self.writer.append(self.session_id, kind, direction, body)
 
-    def state(self, state: str, title: str | None, agent: str | None) -> None:
+    def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
         self.writer.set_state(self.session_id, {"state": state, "title": title, "agent_name": agent})
+
+    def words(self, role: str, text: str) -> None:
+        pass  # the search over transcripts keeps them (to come)
 
     async def flush(self) -> None:
         await self.writer.flush()
