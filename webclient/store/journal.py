@@ -2,9 +2,9 @@
 
 ``record`` is a list append (it runs for every streamed chunk). A task wakes when something was recorded, waits
 ``interval`` seconds (or less, when ``batch_rows`` are waiting or someone awaits `JournalWriter.flush`) and writes
-everything pending in one transaction: new session rows first, then the journal rows, then each session's latest
-state and last activity. The database work runs in the driver (aiosqlite's thread, asyncpg's socket), so the event
-loop only builds the batch.
+everything pending in one transaction: new session rows first, then the journal rows, the words of finished
+messages (for the search over transcripts), then each session's latest state and last activity. The database work
+runs in the driver (aiosqlite's thread, asyncpg's socket), so the event loop only builds the batch.
 
 Memory is bounded: past ``max_rows`` pending rows or ``max_chars`` pending characters (a slow or unreachable
 database), records are dropped and counted per session; their numbers are skipped, so the journal shows a gap, and
@@ -25,9 +25,12 @@ from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.session.recorder import NOTICE
-from webclient.store.schema import journal, sessions
+from webclient.store.schema import journal, sessions, transcript
 
 log = logging.getLogger(__name__)
+
+MAX_WORDS = 100_000
+"""Characters of one message the search keeps: PostgreSQL refuses a tsvector over 1 MB (which would fail the batch)."""
 
 
 def _when(epoch: float) -> datetime:
@@ -77,6 +80,7 @@ class JournalWriter:
         self._new_sessions: list[dict[str, Any]] = []
         self._rows: list[tuple[str, int, float, str, str, str]] = []
         self._states: dict[str, dict[str, Any]] = {}
+        self._words: list[dict[str, Any]] = []
         self._chars = 0
         self._dropped: dict[str, int] = {}
         self._seqs: dict[str, int] = {}
@@ -115,6 +119,14 @@ class JournalWriter:
 
     def add_session(self, values: dict[str, Any]) -> None:
         self._new_sessions.append(values)
+        self._taken()
+
+    def add_words(self, session_id: str, role: str, text: str) -> None:
+        """The text of a finished message, for the search; numbered with the journal's last record so far."""
+        if self._chars >= self.max_chars:
+            return  # the database is too slow: the journal loses records too, and says so
+        seq = self._seqs.get(session_id, 0)
+        self._words.append({"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS]})
         self._taken()
 
     def set_state(self, session_id: str, values: dict[str, Any]) -> None:
@@ -162,13 +174,14 @@ class JournalWriter:
                 return
 
     def _pending(self) -> bool:
-        return bool(self._new_sessions or self._rows or self._states or self._dropped)
+        return bool(self._new_sessions or self._rows or self._words or self._states or self._dropped)
 
     async def _write_pending(self) -> None:
         new_sessions, self._new_sessions = self._new_sessions, []
         rows, self._rows = self._rows, []
         rows += self._dropped_notices()
         states, self._states = self._states, {}
+        words, self._words = self._words, []
         self._chars = 0
         taken = self._recorded
         last_activity: dict[str, float] = {}
@@ -182,6 +195,8 @@ class JournalWriter:
                     await connection.exec_driver_sql(
                         self._insert_journal, [(s, q, t, k, d, _storable(b)) for s, q, t, k, d, b in rows]
                     )
+                if words:
+                    await connection.execute(insert(transcript), [_storable_values(w) for w in words])
                 for session_id in states.keys() | last_activity.keys():
                     values = _storable_values(states.get(session_id, {}))
                     if session_id in last_activity:

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Index, MetaData, String, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    false,
+)
 
 metadata = MetaData()
 
@@ -18,6 +32,8 @@ sessions = Table(
     Column("created", DateTime(timezone=True), nullable=False),
     Column("last_activity", DateTime(timezone=True), nullable=False),
     Column("state", String(32), nullable=False),  # the turn state, or "ended"
+    Column("turns", Integer, nullable=False, server_default="0"),  # turns so far
+    Column("archived", Boolean, nullable=False, server_default=false()),  # hidden from the history unless asked
 )
 Index("sessions_by_last_activity", sessions.c.last_activity)
 
@@ -33,3 +49,18 @@ journal = Table(
     Column("direction", String(8), nullable=False),  # in, out, garbage, user, agent or store
     Column("body", Text, nullable=False),  # the protocol line as sent, else JSON
 )
+
+transcript = Table(
+    "transcript",
+    metadata,
+    # What the search over transcripts reads: one row per finished message (the prompt of a turn, each of the
+    # agent's messages), written with the journal's batch. On SQLite the id is the rowid, which the FTS5 index
+    # `transcript_fts` (kept in step by triggers) points at; on PostgreSQL a generated tsvector column `search`
+    # with a GIN index. Neither is a column here: migration 0002 makes them, and `webclient.store.history` reads them.
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", BigInteger, nullable=False),  # the journal's number when the message ended (its last record)
+    Column("role", String(8), nullable=False),  # user or agent
+    Column("text", Text, nullable=False),
+)
+Index("transcript_by_session", transcript.c.session_id, transcript.c.id)

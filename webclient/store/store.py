@@ -9,7 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
+from webclient.store import history
 from webclient.store.database import create_engine, database_url, migrate
+from webclient.store.history import HistoryPage, StoredSession
 from webclient.store.journal import JournalWriter
 
 
@@ -26,10 +28,11 @@ class SessionJournal:
         self.writer.append(self.session_id, kind, direction, body)
 
     def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
-        self.writer.set_state(self.session_id, {"state": state, "title": title, "agent_name": agent})
+        self.writer.set_state(self.session_id, {"state": state, "title": title, "agent_name": agent, "turns": turns})
 
     def words(self, role: str, text: str) -> None:
-        pass  # the search over transcripts keeps them (to come)
+        if text.strip():
+            self.writer.add_words(self.session_id, role, text)
 
     async def flush(self) -> None:
         await self.writer.flush()
@@ -82,3 +85,35 @@ class Store:
     async def close(self) -> None:
         await self.writer.close()
         await self.engine.dispose()
+
+    # -- the history (webclient.store.history) -------------------------------------------------------------
+    # Each first writes what is pending, so that a session just started is listed and a change is not undone
+    # by an older state still waiting in the writer.
+
+    async def history(self, page: int = 1, archived: bool = False) -> HistoryPage:
+        """A page of the sessions, newest activity first (archived ones too if `archived`)."""
+        await self.writer.flush()
+        return await history.list_sessions(self.engine, page=page, archived=archived)
+
+    async def search(self, query: str, page: int = 1, archived: bool = False) -> HistoryPage:
+        """A page of the sessions whose transcripts hold every word of `query`, with their matching lines."""
+        await self.writer.flush()
+        return await history.search(self.engine, query, page=page, archived=archived)
+
+    async def stored_session(self, session_id: str) -> StoredSession | None:
+        await self.writer.flush()
+        return await history.get(self.engine, session_id)
+
+    async def set_archived(self, session_id: str, archived: bool) -> bool:
+        await self.writer.flush()
+        return await history.set_archived(self.engine, session_id, archived)
+
+    async def rename(self, session_id: str, title: str | None) -> bool:
+        await self.writer.flush()
+        return await history.rename(self.engine, session_id, title)
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session, its journal and transcript. End a live session first: what it records after this
+        would fail the writer's batch (its row is gone)."""
+        await self.writer.flush()
+        return await history.delete_session(self.engine, session_id)

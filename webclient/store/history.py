@@ -1,0 +1,251 @@
+"""The history of sessions as the store keeps them: listed newest first a page at a time, found by the words of their
+transcripts, archived, renamed and deleted.
+
+A search takes the words of letters and digits of what a person typed; a session matches when its transcript
+(the ``transcript`` table: the prompts and the agent's messages) holds every word, each as the start of a word
+("test" finds "tests"), not necessarily in one message. SQLite answers through its FTS5 index, PostgreSQL through
+its text search (a GIN index over a generated tsvector): see migration 0002. With each session come a few of the
+lines that hold the words, those with the most of them first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, delete, func, intersect, literal_column, select, table, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from webclient.store.schema import sessions, transcript
+
+PAGE_SIZE = 25
+MAX_WORDS = 8
+"""Words of a query that count (the rest are ignored): each one is a lookup in the index."""
+LINES = 3
+"""Matching lines shown per session."""
+MESSAGES_READ = 8
+"""Matching messages read per session to find those lines."""
+LINE_CHARS = 240
+"""A longer matching line is cut around its first match."""
+
+_fts = table("transcript_fts", literal_column("rowid"))
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """One session's row in the store, as the history shows it."""
+
+    id: str
+    agent: str
+    """Its name in the catalogue."""
+    agent_name: str | None
+    """What the agent called itself, once known."""
+    workspace: str
+    title: str | None
+    created: datetime
+    last_activity: datetime
+    state: str
+    """The turn state it last had (``ended`` once it was ended)."""
+    turns: int
+    archived: bool
+    lines: tuple[str, ...] = ()
+    """Of a search's result: lines of its transcript that hold the query's words."""
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """One page of the history (or of a search's results)."""
+
+    sessions: list[StoredSession]
+    total: int
+    """Sessions on every page together."""
+    page: int
+    """Its number, from 1."""
+    size: int = PAGE_SIZE
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+
+def query_words(query: str) -> list[str]:
+    """The words a search looks for: runs of letters and digits, lower-cased, each once, at most `MAX_WORDS`."""
+    words: list[str] = []
+    for word in re.findall(r"[^\W_]+", query.lower()):
+        if word not in words:
+            words.append(word)
+    return words[:MAX_WORDS]
+
+
+def word_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """Matches a whole word of text that starts with one of `words` (how the index matches them)."""
+    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
+
+
+def matching_lines(texts: Sequence[str], words: Sequence[str], limit: int = LINES) -> tuple[str, ...]:
+    """Up to `limit` lines of `texts` that hold any of `words`: those holding the most of them, in their order."""
+    pattern = word_pattern(words)
+    found: list[tuple[int, int, str]] = []  # (-distinct words, position, line)
+    for line in (line.strip() for text in texts for line in text.splitlines()):
+        hits = {match.group(0).lower() for match in pattern.finditer(line)}
+        if hits:
+            distinct = sum(any(hit.startswith(word) for hit in hits) for word in words)
+            found.append((-distinct, len(found), _cut(line, pattern)))
+    chosen = sorted(found)[:limit]
+    return tuple(line for _, _, line in sorted(chosen, key=lambda item: item[1]))
+
+
+def _cut(line: str, pattern: re.Pattern[str]) -> str:
+    if len(line) <= LINE_CHARS:
+        return line
+    match = pattern.search(line)
+    start = max(0, (match.start() if match else 0) - LINE_CHARS // 3)
+    end = start + LINE_CHARS
+    return ("…" if start else "") + line[start:end].strip() + ("…" if end < len(line) else "")
+
+
+def _as_utc(when: datetime) -> datetime:
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # SQLite gives them back naive
+
+
+def _stored(row: Any, lines: tuple[str, ...] = ()) -> StoredSession:
+    return StoredSession(
+        id=row.id,
+        agent=row.agent,
+        agent_name=row.agent_name,
+        workspace=row.workspace,
+        title=row.title,
+        created=_as_utc(row.created),
+        last_activity=_as_utc(row.last_activity),
+        state=row.state,
+        turns=row.turns,
+        archived=bool(row.archived),
+        lines=lines,
+    )
+
+
+def _listed(archived: bool) -> list[ColumnElement[bool]]:
+    return [] if archived else [sessions.c.archived == False]  # noqa: E712 (SQL, not Python)
+
+
+def _page(page: int) -> int:
+    return max(1, page)
+
+
+async def list_sessions(
+    engine: AsyncEngine, *, page: int = 1, archived: bool = False, size: int = PAGE_SIZE
+) -> HistoryPage:
+    """The sessions by last activity, newest first: page `page` of `size`; archived ones too if `archived`."""
+    page = _page(page)
+    where = _listed(archived)
+    async with engine.connect() as connection:
+        total = (await connection.execute(select(func.count()).select_from(sessions).where(*where))).scalar_one()
+        rows = await connection.execute(
+            select(sessions)
+            .where(*where)
+            .order_by(sessions.c.last_activity.desc(), sessions.c.id)
+            .limit(size)
+            .offset((page - 1) * size)
+        )
+        return HistoryPage([_stored(row) for row in rows], total, page, size)
+
+
+def _matches(dialect: str, words: Sequence[str], every: bool) -> ColumnElement[bool]:
+    """The transcript rows that hold every one (or any) of `words`, as prefixes of their words."""
+    if dialect == "postgresql":
+        query = (" & " if every else " | ").join(f"{word}:*" for word in words)  # words are letters and digits
+        return literal_column("transcript.search").op("@@")(func.to_tsquery("simple", query))
+    expression = (" AND " if every else " OR ").join(f'"{word}"*' for word in words)
+    hits = select(_fts.c.rowid).where(literal_column("transcript_fts").op("MATCH")(expression))
+    return transcript.c.id.in_(hits)
+
+
+def _sessions_holding(dialect: str, words: Sequence[str]) -> Select[Any]:
+    """The ids of sessions whose transcripts hold every word (each in some message)."""
+    each = [select(transcript.c.session_id).where(_matches(dialect, [word], True)) for word in words]
+    if len(each) == 1:
+        return each[0]
+    both = intersect(*each).subquery()
+    return select(both.c.session_id)
+
+
+async def search(
+    engine: AsyncEngine, query: str, *, page: int = 1, archived: bool = False, size: int = PAGE_SIZE
+) -> HistoryPage:
+    """The sessions whose transcripts hold every word of `query`, newest first, each with its matching lines."""
+    page = _page(page)
+    words = query_words(query)
+    if not words:
+        return HistoryPage([], 0, page, size)
+    dialect = engine.dialect.name
+    where = [sessions.c.id.in_(_sessions_holding(dialect, words)), *_listed(archived)]
+    async with engine.connect() as connection:
+        total = (await connection.execute(select(func.count()).select_from(sessions).where(*where))).scalar_one()
+        rows = list(
+            await connection.execute(
+                select(sessions)
+                .where(*where)
+                .order_by(sessions.c.last_activity.desc(), sessions.c.id)
+                .limit(size)
+                .offset((page - 1) * size)
+            )
+        )
+        texts = await _matching_texts(connection, dialect, [row.id for row in rows], words)
+    return HistoryPage([_stored(row, matching_lines(texts.get(row.id, []), words)) for row in rows], total, page, size)
+
+
+async def _matching_texts(
+    connection: AsyncConnection, dialect: str, session_ids: list[str], words: Sequence[str]
+) -> dict[str, list[str]]:
+    """The first `MESSAGES_READ` messages of each session that hold any of `words`, in order."""
+    if not session_ids:
+        return {}
+    number = func.row_number().over(partition_by=transcript.c.session_id, order_by=transcript.c.id).label("n")
+    found = (
+        select(transcript.c.session_id, transcript.c.text, number)
+        .where(transcript.c.session_id.in_(session_ids), _matches(dialect, words, False))
+        .subquery()
+    )
+    rows = await connection.execute(
+        select(found.c.session_id, found.c.text)
+        .where(found.c.n <= MESSAGES_READ)
+        .order_by(found.c.session_id, found.c.n)
+    )
+    texts: dict[str, list[str]] = {}
+    for session_id, text in rows:
+        texts.setdefault(session_id, []).append(text)
+    return texts
+
+
+async def get(engine: AsyncEngine, session_id: str) -> StoredSession | None:
+    """One session's row, or None."""
+    async with engine.connect() as connection:
+        row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).one_or_none()
+    return None if row is None else _stored(row)
+
+
+async def _change(engine: AsyncEngine, session_id: str, **values: Any) -> bool:
+    async with engine.begin() as connection:
+        result = await connection.execute(update(sessions).where(sessions.c.id == session_id).values(**values))
+    return bool(result.rowcount)
+
+
+async def set_archived(engine: AsyncEngine, session_id: str, archived: bool) -> bool:
+    """Archive (hide from the history) or bring back a session; False if there is no such session."""
+    return await _change(engine, session_id, archived=archived)
+
+
+async def rename(engine: AsyncEngine, session_id: str, title: str | None) -> bool:
+    """Give a session a title (None or blank: none); False if there is no such session."""
+    return await _change(engine, session_id, title=title.strip() or None if title else None)
+
+
+async def delete_session(engine: AsyncEngine, session_id: str) -> bool:
+    """Delete a session with its journal and transcript (by cascade); False if there was no such session."""
+    async with engine.begin() as connection:
+        result = await connection.execute(delete(sessions).where(sessions.c.id == session_id))
+    return bool(result.rowcount)
