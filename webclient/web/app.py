@@ -20,7 +20,7 @@ from webclient.render.urls import ROUTES
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
 from webclient.store.store import Store
-from webclient.web import log_page, pages, panels, prompt_box
+from webclient.web import history, log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
@@ -38,6 +38,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "session": (pages.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
     "end_session": (pages.end_session, "POST"),
+    "archive_session": (history.archive_session, "POST"),
+    "confirm_delete": (history.confirm_delete, "GET"),
+    "delete_session": (history.delete_session, "POST"),
     "export": (pages.export_session, "GET"),
     "protocol_log": (log_page.protocol_log_page, "GET"),
     "file": (panels.file_page, "GET"),
@@ -85,6 +88,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.renderer = Renderer()
         app.state.docs = SessionDocs()
         store = await Store.open(settings) if settings.store else None  # migrated to the newest tables
+        app.state.store = store
         app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release, records=store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks

@@ -5,30 +5,35 @@ from __future__ import annotations
 import time
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from webclient.render.export import export_filename, session_markdown
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web.context import manager, page, session_of, urls
+from webclient.web import history
+from webclient.web.context import base_context, manager, page, renderer, session_of, urls
+from webclient.web.history import human_time
 from webclient.web.live import LiveView, composer_nonce
 from webclient.web.session_docs import session_docs
 
 
 async def index(request: Request) -> Response:
-    return _index(request)
+    return await _index(request)
 
 
-def _index(request: Request, refused: str | None = None, workspace: str = "") -> Response:
-    """The list of sessions and the catalogue's agents to start; `refused` says why the last try did not start."""
-    sessions = sorted(manager(request).sessions.values(), key=lambda s: s.created, reverse=True)
+async def _index(request: Request, refused: str | None = None, workspace: str = "") -> Response:
+    """The sessions (`webclient.web.history`) and the catalogue's agents to start; `refused` says why the last try did
+    not start. A search from htmx (``HX-Target: history``) gets the sessions' block alone."""
+    context = {"history": await history.history(request), "when": human_time}
+    if request.headers.get("hx-request") == "true" and request.headers.get("hx-target") == "history":
+        return HTMLResponse(renderer(request).block("index.html", "history", **base_context(request), **context))
     response = page(
         request,
         "index.html",
-        sessions=sessions,
         agents=list(manager(request).catalogue.entries.values()),
         refused=refused,
         workspace=workspace,
+        **context,
     )
     if refused is not None:
         response.status_code = 400
@@ -44,7 +49,7 @@ async def create_session(request: Request) -> Response:
     try:
         session = manager(request).create(agent, workspace)
     except (UnknownAgent, WorkspaceRefused) as refused:
-        return _index(request, str(refused.args[0]), workspace)
+        return await _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 

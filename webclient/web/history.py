@@ -1,0 +1,230 @@
+"""The history on the index page: the sessions the store keeps (or, without a store, those live in this server), a
+page at a time, found by the words of their transcripts; and the forms that archive and delete them.
+
+A stored session that is live in this server shows its live turn state, title and turns; one that is not says
+``ended`` (it was ended) or ``stopped`` (the server stopped while it ran).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from webclient.session.core import Session
+from webclient.store.history import PAGE_SIZE, StoredSession, query_words, word_pattern
+from webclient.store.store import Store
+from webclient.web.context import manager, page, small_int, urls
+
+Marked = list[tuple[str, bool]]
+"""A line cut into its parts, each with whether it is a word the search looked for."""
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One session as the index lists it."""
+
+    id: str
+    title: str | None
+    agent: str
+    """Its name in the catalogue ("" when not known: a live session without a store)."""
+    agent_name: str | None
+    workspace: str
+    created: datetime
+    last_activity: datetime
+    state: str
+    turns: int
+    archived: bool
+    live: bool
+    lines: list[Marked] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class History:
+    """What the index shows of the sessions."""
+
+    rows: list[HistoryRow]
+    total: int
+    page: int
+    pages: int
+    query: str
+    """The search, as typed ("" for none)."""
+    archived: bool
+    """Whether archived sessions are shown too (``?archived=1``)."""
+    stored: bool
+    """Whether there is a store (without one there is no search, no archive)."""
+
+    def params(self, **change: object) -> dict[str, object]:
+        """The index's query for this view with `change` applied (``urls.for_('index', **history.params(page=2))``)."""
+        params: dict[str, object] = {"q": self.query or None, "archived": 1 if self.archived else None}
+        params.update(change)
+        if params.get("page") == 1:
+            params["page"] = None
+        return params
+
+
+def store_of(request: Request) -> Store | None:
+    store: Store | None = getattr(request.app.state, "store", None)
+    return store
+
+
+def marked(line: str, pattern: re.Pattern[str]) -> Marked:
+    """`line` cut into the words `pattern` matches (marked) and what is between them."""
+    parts: Marked = []
+    end = 0
+    for match in pattern.finditer(line):
+        if match.start() > end:
+            parts.append((line[end : match.start()], False))
+        parts.append((match.group(0), True))
+        end = match.end()
+    if end < len(line):
+        parts.append((line[end:], False))
+    return parts
+
+
+def human_time(when: datetime, now: datetime | None = None) -> str:
+    """``just now``, ``5 min ago``, ``3 h ago``, ``2 days ago``, else the date (the page's ``<time>`` has it all)."""
+    seconds = ((now or datetime.now(UTC)) - when).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    if seconds < 7 * 86400:
+        days = int(seconds // 86400)
+        return "yesterday" if days == 1 else f"{days} days ago"
+    return f"{when.day} {when:%b %Y}"
+
+
+def _agent_name(session: Session) -> str | None:
+    name = session.agent_info.get("title") or session.agent_info.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _stored_row(stored: StoredSession, live: Session | None, pattern: re.Pattern[str] | None) -> HistoryRow:
+    lines = [marked(line, pattern) for line in stored.lines] if pattern is not None else []
+    if live is None:
+        state = "ended" if stored.state == "ended" else "stopped"
+        title, agent_name, turns = stored.title, stored.agent_name, stored.turns
+    else:
+        state, turns = live.turn_state, live.thread.turn
+        title, agent_name = live.title or stored.title, _agent_name(live) or stored.agent_name
+    return HistoryRow(
+        id=stored.id,
+        title=title,
+        agent=stored.agent,
+        agent_name=agent_name,
+        workspace=stored.workspace,
+        created=stored.created,
+        last_activity=stored.last_activity,
+        state=state,
+        turns=turns,
+        archived=stored.archived,
+        live=live is not None,
+        lines=lines,
+    )
+
+
+def _live_row(session: Session) -> HistoryRow:
+    created = datetime.fromtimestamp(session.created, UTC)
+    return HistoryRow(
+        id=session.id,
+        title=session.title,
+        agent="",
+        agent_name=_agent_name(session),
+        workspace=str(session.spec.cwd),
+        created=created,
+        last_activity=created,
+        state=session.turn_state,
+        turns=session.thread.turn,
+        archived=False,
+        live=True,
+    )
+
+
+async def history(request: Request) -> History:
+    """The sessions the index shows for its query: ``page``, ``q`` (a search), ``archived=1``."""
+    number = small_int(request.query_params.get("page")) or 1
+    query = request.query_params.get("q", "").strip()[:500]
+    archived = request.query_params.get("archived") == "1"
+    store = store_of(request)
+    live = manager(request)
+    if store is None:  # the sessions live in this server, as they are
+        every = sorted(live.sessions.values(), key=lambda s: s.created, reverse=True)
+        rows = [_live_row(s) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
+        pages = max(1, -(-len(every) // PAGE_SIZE))
+        return History(rows, len(every), number, pages, "", False, stored=False)
+    words = query_words(query)
+    found = await (store.search(query, number, archived) if query else store.history(number, archived))
+    pattern = word_pattern(words) if words else None
+    rows = [_stored_row(stored, live.get(stored.id), pattern) for stored in found.sessions]
+    return History(rows, found.total, found.page, found.pages, query, archived, stored=True)
+
+
+def _back(request: Request, form: dict[str, str]) -> RedirectResponse:
+    """Back to the index as it was (its page, search and archived choice, from the form's hidden fields)."""
+    number = small_int(form.get("page")) or 1
+    params = {
+        "page": number if number > 1 else None,
+        "q": form.get("q") or None,
+        "archived": 1 if form.get("archived_shown") == "1" else None,
+    }
+    return RedirectResponse(urls(request).for_("index", **params), status_code=303)
+
+
+async def _form(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {key: value for key, value in form.items() if isinstance(value, str)}
+
+
+def _stored_store(request: Request) -> Store:
+    store = store_of(request)
+    if store is None:
+        raise HTTPException(404, "The store is off: sessions are not kept")
+    return store
+
+
+async def archive_session(request: Request) -> Response:
+    """Archive a session (``archived=1``) or bring it back (``archived=0``)."""
+    store = _stored_store(request)
+    form = await _form(request)
+    if not await store.set_archived(request.path_params["session_id"], form.get("archived") == "1"):
+        raise HTTPException(404, "No such session")
+    return _back(request, form)
+
+
+async def confirm_delete(request: Request) -> Response:
+    """The page that asks before a session is deleted (a form that posts to this URL)."""
+    session_id = request.path_params["session_id"]
+    store = store_of(request)
+    live = manager(request).get(session_id)
+    stored = await store.stored_session(session_id) if store is not None else None
+    if stored is not None:
+        row = _stored_row(stored, live, None)
+    elif live is not None:
+        row = _live_row(live)
+    else:
+        raise HTTPException(404, "No such session")
+    back = {key: request.query_params.get(key, "") for key in ("page", "q", "archived_shown")}
+    return page(request, "confirm_delete.html", row=row, back=back, when=human_time)
+
+
+async def delete_session(request: Request) -> Response:
+    """Delete a session: a live one is ended and forgotten first, then the store lets go of its journal. Deleting
+    twice (a form sent again) is not an error."""
+    session_id = request.path_params["session_id"]
+    form = await _form(request)
+    sessions = manager(request)
+    live = sessions.get(session_id)
+    if live is not None:
+        await sessions.end(live)
+        sessions.sessions.pop(session_id, None)
+    store = store_of(request)
+    if store is not None:
+        await store.delete(session_id)
+    return _back(request, form)  # a session already gone is what was asked for
