@@ -164,9 +164,18 @@ def _matches(dialect: str, words: Sequence[str], every: bool) -> ColumnElement[b
     return transcript.c.id.in_(hits)
 
 
+def _holding(dialect: str, word: str) -> Select[Any]:
+    """The ids of sessions whose transcripts hold `word` (once per message that does)."""
+    if dialect == "postgresql":
+        return select(transcript.c.session_id).where(_matches(dialect, [word], True))
+    # From the index to the rows it names (a third faster than ``id IN (...)`` for a common word).
+    match = literal_column("transcript_fts").op("MATCH")(f'"{word}"*')
+    return select(transcript.c.session_id).join_from(_fts, transcript, transcript.c.id == _fts.c.rowid).where(match)
+
+
 def _sessions_holding(dialect: str, words: Sequence[str]) -> Select[Any]:
     """The ids of sessions whose transcripts hold every word (each in some message)."""
-    each = [select(transcript.c.session_id).where(_matches(dialect, [word], True)) for word in words]
+    each = [_holding(dialect, word) for word in words]
     if len(each) == 1:
         return each[0]
     both = intersect(*each).subquery()
@@ -184,18 +193,14 @@ async def search(
     dialect = engine.dialect.name
     where = [sessions.c.id.in_(_sessions_holding(dialect, words)), *_listed(archived)]
     async with engine.connect() as connection:
-        total = (await connection.execute(select(func.count()).select_from(sessions).where(*where))).scalar_one()
-        rows = list(
-            await connection.execute(
-                select(sessions)
-                .where(*where)
-                .order_by(sessions.c.last_activity.desc(), sessions.c.id)
-                .limit(size)
-                .offset((page - 1) * size)
-            )
-        )
-        texts = await _matching_texts(connection, dialect, [row.id for row in rows], words)
-    return HistoryPage([_stored(row, matching_lines(texts.get(row.id, []), words)) for row in rows], total, page, size)
+        # Every match's id, newest first, in one pass over the index (a count and a page would make two).
+        ordered = select(sessions.c.id).where(*where).order_by(sessions.c.last_activity.desc(), sessions.c.id)
+        found = list((await connection.execute(ordered)).scalars())
+        shown = found[(page - 1) * size : page * size]
+        rows = {row.id: row for row in await connection.execute(select(sessions).where(sessions.c.id.in_(shown)))}
+        texts = await _matching_texts(connection, dialect, shown, words)
+    results = [_stored(rows[key], matching_lines(texts.get(key, []), words)) for key in shown if key in rows]
+    return HistoryPage(results, len(found), page, size)
 
 
 async def _matching_texts(
