@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, func, intersect, literal_column, select, table, update
+from sqlalchemy import ColumnElement, delete, exists, func, intersect, literal_column, select, table, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.store.schema import sessions, transcript
@@ -164,22 +164,25 @@ def _matches(dialect: str, words: Sequence[str], every: bool) -> ColumnElement[b
     return transcript.c.id.in_(hits)
 
 
-def _holding(dialect: str, word: str) -> Select[Any]:
-    """The ids of sessions whose transcripts hold `word` (once per message that does)."""
+def _holding_every(dialect: str, words: Sequence[str]) -> list[ColumnElement[bool]]:
+    """Conditions on `sessions`: its transcript holds every word (each in some message)."""
     if dialect == "postgresql":
-        return select(transcript.c.session_id).where(_matches(dialect, [word], True))
-    # From the index to the rows it names (a third faster than ``id IN (...)`` for a common word).
-    match = literal_column("transcript_fts").op("MATCH")(f'"{word}"*')
-    return select(transcript.c.session_id).join_from(_fts, transcript, transcript.c.id == _fts.c.rowid).where(match)
-
-
-def _sessions_holding(dialect: str, words: Sequence[str]) -> Select[Any]:
-    """The ids of sessions whose transcripts hold every word (each in some message)."""
-    each = [_holding(dialect, word) for word in words]
-    if len(each) == 1:
-        return each[0]
-    both = intersect(*each).subquery()
-    return select(both.c.session_id)
+        # A test per session and word: the planner reads the GIN index for a rare word, and for a common one the
+        # session's messages until one holds it. (An INTERSECT of every match reads and rechecks each matching
+        # row: 8 times slower for two common words over 1,000 sessions.)
+        return [
+            exists().where(transcript.c.session_id == sessions.c.id, _matches(dialect, [word], True)) for word in words
+        ]
+    # SQLite: the sessions of each word's matches, intersected. From the index to the rows it names (a third
+    # faster than ``id IN (...)`` for a common word); a correlated EXISTS would query the index once per session.
+    each = [
+        select(transcript.c.session_id)
+        .join_from(_fts, transcript, transcript.c.id == _fts.c.rowid)
+        .where(literal_column("transcript_fts").op("MATCH")(f'"{word}"*'))
+        for word in words
+    ]
+    holding = each[0] if len(each) == 1 else select(intersect(*each).subquery().c.session_id)
+    return [sessions.c.id.in_(holding)]
 
 
 async def search(
@@ -191,7 +194,7 @@ async def search(
     if not words:
         return HistoryPage([], 0, page, size)
     dialect = engine.dialect.name
-    where = [sessions.c.id.in_(_sessions_holding(dialect, words)), *_listed(archived)]
+    where = [*_holding_every(dialect, words), *_listed(archived)]
     async with engine.connect() as connection:
         # Every match's id, newest first, in one pass over the index (a count and a page would make two).
         ordered = select(sessions.c.id).where(*where).order_by(sessions.c.last_activity.desc(), sessions.c.id)
