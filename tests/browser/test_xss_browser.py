@@ -103,7 +103,11 @@ AUDIT = r"""
       if (name.startsWith("on")) say("handler " + name);
       if (/^(data-)?(hx|ws)-/.test(name)) {
         if (!HTMX.includes(name)) say("htmx attribute " + name);
-        if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/")) say(name + " " + value);
+        // Our own URLs only: a session's, or the index for the history's search form (a GET of the list).
+        const search = name === "hx-get" && a.value === "/" && el.matches("form[data-role=search]");
+        if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/") && !search) {
+          say(name + " " + value);
+        }
         if (name === "hx-headers" && (el.id !== "attach-input" || !/^\{"X-CSRF-Token": "[0-9a-f]+"\}$/.test(a.value))) {
           say("hx-headers " + value);
         }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shlex
 from datetime import UTC, datetime
 
@@ -87,28 +89,34 @@ class Store:
         await self.engine.dispose()
 
     # -- the history (webclient.store.history) -------------------------------------------------------------
-    # Each first writes what is pending, so that a session just started is listed and a change is not undone
-    # by an older state still waiting in the writer.
+
+    async def _caught_up(self, within: float = 0.5) -> None:
+        """Let the writer write what is pending (a session just started, its latest state), for at most `within`
+        seconds: a page that reads the history does not wait for an agent's flood to be written."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.writer.flush()), within)
 
     async def history(self, page: int = 1, archived: bool = False) -> HistoryPage:
         """A page of the sessions, newest activity first (archived ones too if `archived`)."""
-        await self.writer.flush()
+        await self._caught_up()
         return await history.list_sessions(self.engine, page=page, archived=archived)
 
     async def search(self, query: str, page: int = 1, archived: bool = False) -> HistoryPage:
         """A page of the sessions whose transcripts hold every word of `query`, with their matching lines."""
-        await self.writer.flush()
+        await self._caught_up()
         return await history.search(self.engine, query, page=page, archived=archived)
 
     async def stored_session(self, session_id: str) -> StoredSession | None:
-        await self.writer.flush()
+        await self._caught_up()
         return await history.get(self.engine, session_id)
 
     async def set_archived(self, session_id: str, archived: bool) -> bool:
-        await self.writer.flush()
+        await self._caught_up()  # a session just started has its row
         return await history.set_archived(self.engine, session_id, archived)
 
     async def rename(self, session_id: str, title: str | None) -> bool:
+        """Set the title; written after what is pending, so that an older title waiting in the writer does not
+        undo it (the live session's own title is the session's to change)."""
         await self.writer.flush()
         return await history.rename(self.engine, session_id, title)
 
