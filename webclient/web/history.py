@@ -130,7 +130,8 @@ def _stored_row(stored: StoredSession, live: Session | None, pattern: re.Pattern
     )
 
 
-def _live_row(session: Session) -> HistoryRow:
+def live_row(session: Session) -> HistoryRow:
+    """A session live in this server, as the index lists it without a store."""
     created = datetime.fromtimestamp(session.created, UTC)
     return HistoryRow(
         id=session.id,
@@ -156,7 +157,7 @@ async def history(request: Request) -> History:
     live = manager(request)
     if store is None:  # the sessions live in this server, as they are
         every = sorted(live.sessions.values(), key=lambda s: s.created, reverse=True)
-        rows = [_live_row(s) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
+        rows = [live_row(s) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
         pages = max(1, -(-len(every) // PAGE_SIZE))
         return History(rows, len(every), number, pages, "", False, stored=False)
     words = query_words(query)
@@ -207,7 +208,7 @@ async def confirm_delete(request: Request) -> Response:
     if stored is not None:
         row = _stored_row(stored, live, None)
     elif live is not None:
-        row = _live_row(live)
+        row = live_row(live)
     else:
         raise HTTPException(404, "No such session")
     back = {key: request.query_params.get(key, "") for key in ("page", "q", "archived_shown")}
