@@ -122,8 +122,11 @@ def test_another_session_answers_while_one_floods(start_server: ServerFactory) -
 
 def test_an_ended_session_lets_go_of_its_memory(start_server: ServerFactory) -> None:
     """After "End", a big session's memory goes back (the server's RSS drops near where it was), and only the
-    newest ``WEBCLIENT_MAX_ENDED_SESSIONS`` ended sessions stay: older ones answer 404."""
-    server = start_server(agent=FLOOD_AGENT, FLOOD_COUNT="20000", WEBCLIENT_MAX_ENDED_SESSIONS="1")
+    newest ``WEBCLIENT_MAX_ENDED_SESSIONS`` ended sessions stay: older ones answer 404 (without a store to rebuild
+    them from: see tests/store for a forgotten session taken up again from the store)."""
+    server = start_server(
+        agent=FLOOD_AGENT, FLOOD_COUNT="20000", WEBCLIENT_MAX_ENDED_SESSIONS="1", WEBCLIENT_STORE="off"
+    )
     first = new_session(server)
 
     async def flood(session_id: str) -> None:

@@ -86,6 +86,8 @@ class JournalWriter:
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._closing = False
+        self.sealed = False
+        """Set when the server stops: records are ignored from then on."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -98,7 +100,13 @@ class JournalWriter:
         self._seqs[session_id] = seq
         return seq
 
+    def continue_numbering(self, session_id: str, last_seq: int) -> None:
+        """Number the session's next records after ``last_seq`` (a stored session taken up again)."""
+        self._seqs[session_id] = max(self._seqs.get(session_id, 0), last_seq)
+
     def append(self, session_id: str, kind: str, direction: str, body: str) -> None:
+        if self.sealed:
+            return
         seq = self._seqs.get(session_id, 0) + 1
         self._seqs[session_id] = seq
         rows = self._rows

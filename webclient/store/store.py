@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import shlex
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
+from webclient.session.recorder import JournalRow, StoredSession
 from webclient.store.database import create_engine, database_url, migrate
 from webclient.store.journal import JournalWriter
+from webclient.store.schema import journal, sessions
 
 
 class SessionJournal:
@@ -41,6 +46,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, writer: JournalWriter) -> None:
         self.engine = engine
         self.writer = writer
+        one_journal = select(journal.c.kind, journal.c.direction, journal.c.body).where(journal.c.session_id == "")
+        self._read_journal = str(one_journal.order_by(journal.c.seq).compile(dialect=engine.dialect))
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:
@@ -75,6 +82,33 @@ class Store:
             }
         )
         return SessionJournal(self.writer, session_id)
+
+    async def reopen(self, session_id: str) -> StoredSession | None:
+        await self.writer.flush()  # what a forgotten session recorded last may still be on its way
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).first()
+            if row is None:
+                return None
+            # The driver's own rows: 100,000 records come back in a fraction of what Core's Row objects cost.
+            cursor = await connection.exec_driver_sql(self._read_journal, (session_id,))
+            records = cast("list[JournalRow]", cursor.fetchall())
+            last_seq = select(func.max(journal.c.seq)).where(journal.c.session_id == session_id)
+            last = (await connection.execute(last_seq)).scalar()
+        self.writer.continue_numbering(session_id, last or 0)
+        return StoredSession(
+            id=row.id,
+            agent=row.agent,
+            command=row.agent_command,
+            workspace=Path(row.workspace),
+            created=row.created.timestamp(),
+            journal=records,
+            recorder=SessionJournal(self.writer, session_id),
+        )
+
+    def seal(self) -> None:
+        """Record nothing more: the server stops, and what its sessions do while they close (their open questions
+        cancelled, their agents ending) did not happen to them; after a restart they show what they showed."""
+        self.writer.sealed = True
 
     async def flush(self) -> None:
         await self.writer.flush()
