@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from pathlib import Path
 
 import httpx
@@ -77,3 +78,21 @@ def test_an_ended_session_the_server_forgot_opens_again_from_the_store(
     rebuilt = session_page(server, first)
     assert thread_html(rebuilt) == ended
     assert "You ended this session." in rebuilt and 'data-action="resume"' in rebuilt
+
+
+def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    """The answer is stored before it is sent: killed the moment the agent has it, the server shows it given."""
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(**env)
+    session_id = asyncio.run(drive(first, ["permission"], leave_asking=True, answer_last=True))
+    deadline = time.monotonic() + 10
+    while not any(m.get("result", {}).get("outcome") for m in first.received()):
+        assert time.monotonic() < deadline, "the agent never got the answer"
+        time.sleep(0.001)
+    stop(first, signal.SIGKILL)
+
+    second = start_server(**env)
+    page = session_page(second, session_id)
+    assert "You chose:" in page and "Not answered" not in page

@@ -46,10 +46,16 @@ def session_page(server: Server, session_id: str) -> str:
 
 
 async def drive(
-    server: Server, prompts: list[str], *, leave_asking: bool = False, session_id: str | None = None
+    server: Server,
+    prompts: list[str],
+    *,
+    leave_asking: bool = False,
+    answer_last: bool = False,
+    session_id: str | None = None,
 ) -> str:
     """A new session (or ``session_id``, resumed) that runs ``prompts`` one after the other over its page's socket,
-    allowing every question; ``leave_asking``: the last prompt's question is left open. Returns the session's id."""
+    allowing every question; ``leave_asking``: return at the last prompt's question, unanswered (``answer_last``:
+    answered, without waiting for what follows). Returns the session's id."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
             location = (await http.post("/sessions")).headers["location"]
@@ -71,12 +77,14 @@ async def drive(
                 while True:
                     frame = html.unescape(str(await socket.recv()))
                     if PERMISSION_ASKED in frame and 'data-state="pending"' in frame:
-                        if last and leave_asking:
+                        if last and leave_asking and not answer_last:
                             return location.rsplit("/", 1)[1]
                         asked = re.search(r'"option_id": "([^"]+)", "request_id": "([^"]+)"', frame)
                         assert asked is not None
                         answer = {"action": "permission", "request_id": asked.group(2), "option_id": asked.group(1)}
                         await socket.send(json.dumps(answer))
+                        if last and leave_asking:
+                            return location.rsplit("/", 1)[1]
                     if 'data-turn-state="idle"' in frame:
                         break
     return location.rsplit("/", 1)[1]

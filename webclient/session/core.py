@@ -277,7 +277,16 @@ class Session:
             self.turns.cancel()
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
+        """Answer the agent's question: once the answer is stored (a restart then shows it given), it is shown as
+        given and sent."""
         self._record_action("permission", request_id=request_id, option_id=option_id)
+        if self.recorder is NO_RECORDER:
+            self.agent.answer_permission(request_id, option_id)
+        else:
+            self._tasks.spawn(self._answer_when_stored(request_id, option_id), "answer")
+
+    async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
+        await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id)
 
     def set_mode(self, mode_id: str) -> None:
