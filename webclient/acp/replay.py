@@ -71,13 +71,13 @@ class ProtocolReplay:
 
     def line(self, direction: str, line: str) -> None:
         if direction == "garbage":
-            self.agent.protocol_log.record(direction, line, None)
+            self.agent.protocol_log.replayed(direction, line, None)
             return
         try:
             message = decode(line)
         except (ValueError, RecursionError):
             message = None
-        self.agent.protocol_log.record(direction, line, message)
+        self.agent.protocol_log.replayed(direction, line, message)
         for one in message if isinstance(message, list) else [message]:
             if isinstance(one, dict):
                 (self._sent if direction == "out" else self._received)(one)

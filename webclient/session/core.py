@@ -16,7 +16,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +234,12 @@ class Session:
         await self.changes.start()
         await self.lifecycle.start_agent(resume=True)
 
-    def rebuild(self, journal: Iterable[JournalRow]) -> None:
+    async def rebuild(self, journal: AsyncIterator[Iterable[JournalRow]]) -> None:
         """Show the stored journal again (a new session object for a stored session); no agent starts."""
-        replay.rebuild(self, journal)
+        rebuilding = replay.Rebuild(self)
+        async for records in journal:
+            rebuilding.replay(records)
+        rebuilding.done()
         self._changed(Region.STATUS)
 
     async def end(self) -> None:

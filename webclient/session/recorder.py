@@ -6,7 +6,7 @@ goes to `NO_RECORDER`, which keeps nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -60,8 +60,8 @@ class StoredSession:
     """The command line that started its agent."""
     workspace: Path
     created: float
-    journal: Sequence[JournalRow]
-    """Every record, in order."""
+    journal: AsyncIterator[Sequence[JournalRow]]
+    """Every record, in order, in batches (read while the previous batch is replayed)."""
     recorder: Recorder
     """Its journal, where what happens from now on is recorded after what is there."""
 
@@ -74,7 +74,8 @@ class SessionRecords(Protocol):
         the first batch."""
 
     async def reopen(self, session_id: str) -> StoredSession | None:
-        """The stored session ``session_id`` with its whole journal, or None when there is none."""
+        """The stored session ``session_id`` with its whole journal, or None when there is none. The journal must be
+        read to its end."""
 
     def seal(self) -> None:
         """Record nothing more (the server stops)."""

@@ -139,7 +139,7 @@ class SessionManager:
             return None
         session = Session(self._stored_spec(stored), self.agent, stored.id, stored.recorder, created=stored.created)
         session.thread.max_entries = self.settings.max_entries
-        session.rebuild(stored.journal)
+        await session.rebuild(stored.journal)
         session.watch(_state_recorder(session, stored.recorder))
         self.sessions[session.id] = session
         self._ended_at[session.id] = time.monotonic()

@@ -27,39 +27,50 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def rebuild(session: Session, journal: Iterable[JournalRow]) -> None:
-    """Show the session's journal again on its (new, empty) thread and controls."""
-    thread, agent = session.thread, session.agent
-    turn_open = ended = False
-    for kind, direction, body in journal:
-        try:
-            if kind == PROTOCOL:
-                agent.replay(direction, body)
-            elif kind == SESSION:
-                event = json.loads(body)
-                shown.show_again(thread, event)
-                if event["event"] in ("turn", "turn-end", "interrupted"):
-                    turn_open = event["event"] == "turn"
-            elif kind in (FILE, TERMINAL):
-                workspace_events.show_again(thread, kind, json.loads(body))
-            elif kind == ACTION:
-                action = json.loads(body)
-                _act_again(session, action)
-                if action["action"] in ("end", "resume"):
-                    ended = action["action"] == "end"
-            elif kind == NOTICE:
-                _store_notice(thread, json.loads(body))
-        except (ValueError, KeyError, TypeError):  # a record this code cannot read: the rest still shows
-            log.warning("session %s: a %s record of its journal could not be read", session.id, kind, exc_info=True)
-    hello = agent.hello
-    if hello is not None:
-        session.lifecycle.agent_info = hello.info
-        session.lifecycle.prompt_capabilities = hello.prompt_capabilities
-    # Ended by the user, it says so; else the server stopped while its agent ran. Either way, Resume is offered.
-    session.lifecycle.agent_state = "exited" if ended else "stopped"
-    session.lifecycle.closing = ended
-    if turn_open or thread.pending_permissions:
-        session.shown.interrupted()
+class Rebuild:
+    """Shows a session's journal again on its (new, empty) thread and controls, batch after batch, then `done`."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.turn_open = False
+        self.ended = False
+
+    def replay(self, journal: Iterable[JournalRow]) -> None:
+        session = self.session
+        thread, agent = session.thread, session.agent
+        for kind, direction, body in journal:
+            try:
+                if kind == PROTOCOL:
+                    agent.replay(direction, body)
+                elif kind == SESSION:
+                    event = json.loads(body)
+                    shown.show_again(thread, event)
+                    if event["event"] in ("turn", "turn-end", "interrupted"):
+                        self.turn_open = event["event"] == "turn"
+                elif kind in (FILE, TERMINAL):
+                    workspace_events.show_again(thread, kind, json.loads(body))
+                elif kind == ACTION:
+                    action = json.loads(body)
+                    _act_again(session, action)
+                    if action["action"] in ("end", "resume"):
+                        self.ended = action["action"] == "end"
+                elif kind == NOTICE:
+                    _store_notice(thread, json.loads(body))
+            except (ValueError, KeyError, TypeError):  # a record this code cannot read: the rest still shows
+                log.warning("session %s: a %s record of its journal was unreadable", session.id, kind, exc_info=True)
+
+    def done(self) -> None:
+        """The whole journal is shown: the session waits for Resume, a turn that ran is marked interrupted."""
+        session = self.session
+        hello = session.agent.hello
+        if hello is not None:
+            session.lifecycle.agent_info = hello.info
+            session.lifecycle.prompt_capabilities = hello.prompt_capabilities
+        # Ended by the user, it says so; else the server stopped while its agent ran. Either way, Resume is offered.
+        session.lifecycle.agent_state = "exited" if self.ended else "stopped"
+        session.lifecycle.closing = self.ended
+        if self.turn_open or session.thread.pending_permissions:
+            session.shown.interrupted()
 
 
 def _act_again(session: Session, action: dict[str, object]) -> None:

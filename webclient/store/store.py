@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import shlex
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -46,8 +48,6 @@ class Store:
     def __init__(self, engine: AsyncEngine, writer: JournalWriter) -> None:
         self.engine = engine
         self.writer = writer
-        one_journal = select(journal.c.kind, journal.c.direction, journal.c.body).where(journal.c.session_id == "")
-        self._read_journal = str(one_journal.order_by(journal.c.seq).compile(dialect=engine.dialect))
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:
@@ -89,9 +89,6 @@ class Store:
             row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).first()
             if row is None:
                 return None
-            # The driver's own rows: 100,000 records come back in a fraction of what Core's Row objects cost.
-            cursor = await connection.exec_driver_sql(self._read_journal, (session_id,))
-            records = cast("list[JournalRow]", cursor.fetchall())
             last_seq = select(func.max(journal.c.seq)).where(journal.c.session_id == session_id)
             last = (await connection.execute(last_seq)).scalar()
         self.writer.continue_numbering(session_id, last or 0)
@@ -101,9 +98,22 @@ class Store:
             command=row.agent_command,
             workspace=Path(row.workspace),
             created=row.created.timestamp(),
-            journal=records,
+            journal=self._journal(session_id),
             recorder=SessionJournal(self.writer, session_id),
         )
+
+    async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
+        """A session's journal in batches, the next one read (in the driver's thread or socket) while the caller
+        replays this one: reading 100,000 records takes about a third of what replaying them does."""
+        records = select(journal.c.kind, journal.c.direction, journal.c.body).where(journal.c.session_id == session_id)
+        async with self.engine.connect() as connection:
+            result = await connection.stream(records.order_by(journal.c.seq))
+            # An async generator, which SQLAlchemy's annotations call a coroutine.
+            batches = cast("AsyncIterator[Sequence[JournalRow]]", result.tuples().partitions(batch))
+            reading = asyncio.ensure_future(anext(batches, None))
+            while (rows := await reading) is not None:
+                reading = asyncio.ensure_future(anext(batches, None))
+                yield rows
 
     def seal(self) -> None:
         """Record nothing more: the server stops, and what its sessions do while they close (their open questions
