@@ -12,7 +12,7 @@ import uvicorn
 
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
-from webclient.web.app import check_catalogue
+from webclient.web.app import check_catalogue, check_store
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -74,7 +74,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)  # its defaults are the settings
+    except ValueError as refused:
+        sys.exit(f"webclient: {refused}")
     # The app reads its settings from the environment, so the reloader's fresh processes see them too.
     if args.agent:
         os.environ["WEBCLIENT_AGENT"] = args.agent
@@ -102,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
         Access.from_settings(settings)
         check_catalogue(settings)
+        check_store(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     url = sign_in_url(args.host, args.port, token)
