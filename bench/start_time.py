@@ -79,8 +79,10 @@ def main() -> None:
             figures["store on, new"].append(start_once({"WEBCLIENT_DATA_DIR": str(data)}, args.server_root))
             figures["store on, up to date"].append(start_once({"WEBCLIENT_DATA_DIR": str(data)}, args.server_root))
     for case, seconds in figures.items():
-        print(f"{case:22} median {statistics.median(seconds) * 1000:6.0f} ms   (min {min(seconds) * 1000:.0f}, "
-              f"max {max(seconds) * 1000:.0f}, {len(seconds)} runs)")
+        print(
+            f"{case:22} median {statistics.median(seconds) * 1000:6.0f} ms   (min {min(seconds) * 1000:.0f}, "
+            f"max {max(seconds) * 1000:.0f}, {len(seconds)} runs)"
+        )
 
 
 if __name__ == "__main__":

@@ -138,7 +138,8 @@ class Retention:
         deleted = [Deleted(i, last, chars, why) for i, last, chars in await self._sizes(before)]
         await self._delete(deleted)
         if deleted:
-            log.warning("the store deleted %d sessions %s: %s", len(deleted), why, _ids(deleted))
+            count = f"{len(deleted)} session{'s' if len(deleted) > 1 else ''}"
+            log.warning("the store deleted %s %s: %s", count, why, _ids(deleted))
         return deleted
 
     async def _too_large(self, cap: int) -> list[Deleted]:
