@@ -23,12 +23,12 @@ from webclient.store.store import Store
 ADVICE = "WEBCLIENT_STORE=off"
 
 
-def refused(**env: str) -> str:
+def refused(*options: str, **env: str) -> str:
     """Start the server with ``env``; it must stop at once with exit code 1 and one line on stderr, returned."""
     full_env = {**os.environ, "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "PYTHONPATH": str(ROOT), **env}
     full_env.pop("WEBCLIENT_AGENT", None)
     done = subprocess.run(
-        [sys.executable, "-m", "webclient", "--port", str(free_port())],
+        [sys.executable, "-m", "webclient", "--port", str(free_port()), *options],
         cwd=ROOT,
         env=full_env,
         capture_output=True,
@@ -170,3 +170,11 @@ def test_an_up_to_date_store_opens_without_importing_alembic(tmp_path: Path) -> 
     )
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_limit_below_zero_is_refused_as_a_flag_and_as_a_variable() -> None:
+    assert (
+        refused("--max-session-mb", "-1")
+        == "webclient: WEBCLIENT_MAX_SESSION_MB must be 0 (no limit) or more, not '-1.0'"
+    )
+    assert refused(WEBCLIENT_KEEP_DAYS="soon") == "webclient: WEBCLIENT_KEEP_DAYS must be a number, not 'soon'"

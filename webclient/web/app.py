@@ -20,9 +20,6 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.store import database
-from webclient.store.retention import Retention
-from webclient.store.store import Store
 from webclient.web import log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
@@ -85,6 +82,8 @@ def check_store(settings: Settings) -> None:
         StoreError: naming the store, what went wrong and what to do.
     """
     if settings.store:
+        from webclient.store import database  # here: SQLAlchemy takes 0.2 s to import, for nothing without a store
+
         asyncio.run(database.check(database.database_url(settings)))
 
 
@@ -98,8 +97,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.settings = settings
         app.state.renderer = Renderer()
         app.state.docs = SessionDocs()
-        store = await Store.open(settings) if settings.store else None  # checked, migrated to the newest tables
-        retention = Retention.start(store.engine, store.writer, settings) if store is not None else None
+        store = retention = None
+        if settings.store:
+            from webclient.store.retention import Retention  # here, as in check_store
+            from webclient.store.store import Store
+
+            store = await Store.open(settings)  # checked, migrated to the newest tables
+            retention = Retention.start(store.engine, store.writer, settings)
         app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release, records=store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
