@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from webclient.session.agent_spec import AgentSpec
+from webclient.store import retention as retention_module
 from webclient.store.retention import MB, Limits, Retention
 from webclient.store.schema import journal, sessions
 from webclient.store.store import SessionJournal, Store
@@ -148,5 +149,23 @@ async def test_a_journal_begun_before_a_restart_counts_what_it_already_holds(dat
         await store.flush()
         rows = await journal_rows(store, "resumed")
         assert [kind for _, _, kind, _ in rows] == ["protocol"] * 10 + ["notice"]
+    finally:
+        await store.close()
+
+
+@pytest.mark.asyncio
+async def test_many_sessions_are_deleted_a_few_per_transaction(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(retention_module, "BATCH_SESSIONS", 2)
+    store = await Store.open_url(database_url)
+    try:
+        for n in range(5):
+            await make_session(store, f"old-{n}", NOW - timedelta(days=100 + n))
+        await make_session(store, "kept", NOW)
+        deleted = await Retention(store.engine, store.writer, Limits(keep_days=1)).apply(now=NOW)
+        assert [d.session_id for d in deleted] == [f"old-{n}" for n in reversed(range(5))]
+        assert await stored_sessions(store) == {"kept"}
+        assert {row[0] for row in await journal_rows(store)} == {"kept"}
     finally:
         await store.close()

@@ -4,10 +4,15 @@ what to do (no traceback); a database a newer server wrote, or whose tables do n
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
+import pwd
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -89,6 +94,38 @@ def test_a_postgresql_server_that_refuses_the_role_or_database(postgresql: Clust
     assert 'cannot be opened: role "nobody" does not exist' in said and "hunter2" not in said
     said = refused(WEBCLIENT_DATABASE_URL=f"postgresql://postgres@127.0.0.1:{postgresql.port}/no_such_store")
     assert 'cannot be opened: database "no_such_store" does not exist' in said
+
+
+@pytest.fixture(scope="module")
+def password_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL cluster that asks for a password (scram-sha-256; ``postgres``'s is ``right``), on loopback."""
+    bin_dir = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))[-1]).parent
+    folder = Path(tempfile.mkdtemp(prefix="webclient-pg-password-"))
+    folder.chmod(0o755)
+    (folder / "password").write_text("right\n")
+    if os.getuid() == 0:
+        user = pwd.getpwnam("postgres")
+        for path in (folder, folder / "password"):
+            os.chown(path, user.pw_uid, user.pw_gid)
+    cluster = Cluster(bin_dir, folder, free_port())
+    data = str(folder / "data")
+    auth = ["--auth=scram-sha-256", f"--pwfile={folder / 'password'}"]
+    cluster.run("initdb", "-D", data, "-U", "postgres", *auth, "-E", "UTF8", "--no-sync")
+    options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
+    try:
+        yield cluster
+    finally:
+        cluster.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_postgresql_server_that_refuses_the_password(password_cluster: Cluster) -> None:
+    url = f"postgresql://postgres:hunter2@127.0.0.1:{password_cluster.port}/postgres"
+    said = refused(WEBCLIENT_DATABASE_URL=url)
+    assert f"the store at postgresql://postgres:***@127.0.0.1:{password_cluster.port}/postgres cannot be opened" in said
+    assert 'password authentication failed for user "postgres"' in said and "hunter2" not in said
+    migrated(f"postgresql://postgres:right@127.0.0.1:{password_cluster.port}/postgres")  # the right one opens it
 
 
 async def execute(url: str, *statements: str) -> None:

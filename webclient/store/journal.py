@@ -93,7 +93,8 @@ class JournalWriter:
         self._task: asyncio.Task[None] | None = None
         # Retention (`webclient.store.retention`): the sessions of this process not ended, and each journal's size.
         self.live: set[str] = set()
-        """Sessions this process recorded whose last state is not ``ended``: retention never deletes them."""
+        """Sessions this process opened or wrote journal rows for, until their state is ``ended``: retention never
+        deletes them."""
         self.session_cap: int | None = None
         """Characters of journal text a session may keep; past it, one notice and nothing more (None: no cap)."""
         self._sizes: dict[str, int] = {}
@@ -215,12 +216,10 @@ class JournalWriter:
         for values in new_sessions:
             self.live.add(values["id"])
             self._sizes[values["id"]] = 0
-        self.live.update(active)
+        self.live.update(active)  # its journal grows: it runs here (a resumed session too)
         for session_id, values in states.items():
             if values.get("state") == "ended":
                 self.live.discard(session_id)
-            elif "state" in values:
-                self.live.add(session_id)
 
     async def _within_cap(self, connection: AsyncConnection, rows: list[Row], cap: int) -> list[Row]:
         """The rows of sessions whose journal stays within ``cap`` characters; the first row past it is replaced by a

@@ -36,8 +36,10 @@ log = logging.getLogger(__name__)
 
 MB = 1_000_000
 """Characters of journal text per MB of a limit."""
-BATCH = 200
-"""Sessions deleted per transaction (a long delete would hold SQLite's one writer, and the journal waits)."""
+BATCH_SESSIONS = 100
+BATCH_CHARS = 20 * MB
+"""At most so many sessions, or journal characters, are deleted per transaction: a long delete would hold SQLite's
+one writer, and the journal's batches would wait for it."""
 
 
 @dataclass(frozen=True)
@@ -171,9 +173,15 @@ class Retention:
         return deleted
 
     async def _delete(self, deleted: Sequence[Deleted]) -> None:
-        ids = [d.session_id for d in deleted]
-        for start in range(0, len(ids), BATCH):
-            chunk = ids[start : start + BATCH]
+        chunks: list[list[str]] = []
+        chars = 0
+        for gone in deleted:
+            if not chunks or chars + gone.chars > BATCH_CHARS or len(chunks[-1]) >= BATCH_SESSIONS:
+                chunks.append([])
+                chars = 0
+            chunks[-1].append(gone.session_id)
+            chars += gone.chars
+        for chunk in chunks:
             async with self.engine.begin() as connection:
                 # What refers to the sessions (their journal, ...) would go with them (ON DELETE CASCADE); deleted
                 # first, explicitly, it goes whatever its foreign key says.
