@@ -15,12 +15,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.store.conftest import Cluster
-from tests.support.servers import ROOT, free_port
+from tests.support.servers import ROOT, ServerFactory, free_port
 from webclient.store.database import MIGRATIONS, engine_url, known_revisions
 from webclient.store.schema import metadata
 from webclient.store.store import Store
@@ -215,3 +216,9 @@ def test_a_limit_below_zero_is_refused_as_a_flag_and_as_a_variable() -> None:
         == "webclient: WEBCLIENT_MAX_SESSION_MB must be 0 (no limit) or more, not '-1.0'"
     )
     assert refused(WEBCLIENT_KEEP_DAYS="soon") == "webclient: WEBCLIENT_KEEP_DAYS must be a number, not 'soon'"
+
+
+def test_without_a_store_its_settings_are_not_checked(start_server: ServerFactory, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    server = start_server(WEBCLIENT_STORE="off", WEBCLIENT_DATA_DIR=str(tmp_path / "a-file" / "data"))
+    assert httpx.get(server.url + "/", headers=server.headers).status_code == 200
