@@ -98,7 +98,8 @@ async def main_async(args: argparse.Namespace) -> None:
         db.close()
         size = sqlite.stat().st_size + sum(p.stat().st_size for p in sqlite.parent.glob("*-wal"))
         print(f"journal: {rows:,} records, {body_bytes / 1e6:.1f} MB of bodies for {notifications:,} notifications")
-        print(f"per 1,000 notifications: {body_bytes / notifications:.0f} KB of bodies, {size / notifications:.0f} KB of file")
+        per_1000 = f"{body_bytes / notifications:.0f} KB of bodies, {size / notifications:.0f} KB of file"
+        print(f"per 1,000 notifications: {per_1000}")
     firsts, seconds = [], []
     for run in range(args.runs):
         port = free_port()
@@ -110,10 +111,12 @@ async def main_async(args: argparse.Namespace) -> None:
             _, second, _ = get(port, f"/sessions/{session_id}")
             firsts.append(first)
             seconds.append(second)
-            print(f"run {run + 1}: reopen (rebuild + page) {first * 1000:.0f} ms, page again {second * 1000:.0f} ms, {size:,} bytes")
+            times = f"reopen (rebuild + page) {first * 1000:.0f} ms, page again {second * 1000:.0f} ms"
+            print(f"run {run + 1}: {times}, {size:,} bytes")
         finally:
             await server.stop()
-    print(f"median: reopen {statistics.median(firsts) * 1000:.0f} ms, page alone {statistics.median(seconds) * 1000:.0f} ms")
+    reopen, alone = statistics.median(firsts) * 1000, statistics.median(seconds) * 1000
+    print(f"median: reopen {reopen:.0f} ms, page alone {alone:.0f} ms")
 
 
 def main() -> None:

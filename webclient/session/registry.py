@@ -140,7 +140,9 @@ class SessionManager:
         session = Session(self._stored_spec(stored), self.agent, stored.id, stored.recorder, created=stored.created)
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
-        session.watch(_state_recorder(session, stored.recorder))
+        recorder = _state_recorder(session, stored.recorder)
+        session.watch(recorder)
+        recorder(Region.STATUS)  # its state now: no agent runs (a store counts it as no longer running)
         self.sessions[session.id] = session
         self._ended_at[session.id] = time.monotonic()
         self._forget_ended()
