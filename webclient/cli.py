@@ -12,7 +12,7 @@ import uvicorn
 
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
-from webclient.web.app import check_catalogue
+from webclient.web.app import check_catalogue, check_store
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -69,12 +69,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=defaults.data_dir,
         help="where the SQLite store lives (default: the user's data folder; WEBCLIENT_DATABASE_URL picks PostgreSQL)",
     )
+    for flag, default, what in (
+        ("--keep-days", defaults.keep_days, "delete stored sessions last active more than N days ago"),
+        ("--max-session-mb", defaults.max_session_mb, "stop storing a session's journal past N MB, with a notice"),
+        ("--max-store-mb", defaults.max_store_mb, "past N MB in all, delete the least recently active sessions"),
+    ):
+        parser.add_argument(flag, type=float, default=default, metavar="N", help=f"{what} (default %(default)g: off)")
     parser.add_argument("--reload", action="store_true", default=defaults.reload, help="restart when the code changes")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)  # its defaults are the settings
+    except ValueError as refused:
+        sys.exit(f"webclient: {refused}")
     # The app reads its settings from the environment, so the reloader's fresh processes see them too.
     if args.agent:
         os.environ["WEBCLIENT_AGENT"] = args.agent
@@ -85,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["WEBCLIENT_WORKSPACE"] = str(args.workspace)
     if args.data_dir:
         os.environ["WEBCLIENT_DATA_DIR"] = str(args.data_dir)
+    os.environ["WEBCLIENT_KEEP_DAYS"] = str(args.keep_days)
+    os.environ["WEBCLIENT_MAX_SESSION_MB"] = str(args.max_session_mb)
+    os.environ["WEBCLIENT_MAX_STORE_MB"] = str(args.max_store_mb)
     os.environ["WEBCLIENT_FILE_ACCESS"] = args.file_access
     os.environ["WEBCLIENT_TERMINALS"] = "off" if args.no_terminals else "on"
     os.environ["WEBCLIENT_HOST"] = args.host
@@ -102,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
         Access.from_settings(settings)
         check_catalogue(settings)
+        check_store(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     url = sign_in_url(args.host, args.port, token)

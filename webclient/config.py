@@ -37,6 +37,17 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _not_negative(env: Mapping[str, str], name: str) -> float:
+    """A limit: a number of 0 or more (0, or not set: no limit)."""
+    try:
+        value = float(env.get(name) or "0")
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {env.get(name)!r}") from None
+    if not value >= 0:
+        raise ValueError(f"{name} must be 0 (no limit) or more, not {env.get(name)!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with its environment variable in the help text."""
@@ -131,6 +142,28 @@ class Settings:
     store: bool = field(
         default=True, metadata={"help": "WEBCLIENT_STORE: keep sessions and their journals in the store: on or off"}
     )
+    keep_days: float = field(
+        default=0.0,
+        metadata={"help": "WEBCLIENT_KEEP_DAYS: stored sessions last active longer ago are deleted; 0 keeps them all"},
+    )
+    max_session_mb: float = field(
+        default=0.0,
+        metadata={
+            "help": "WEBCLIENT_MAX_SESSION_MB: a session's journal stops being stored past this many MB of text, with "
+            "a notice; 0: no limit"
+        },
+    )
+    max_store_mb: float = field(
+        default=0.0,
+        metadata={
+            "help": "WEBCLIENT_MAX_STORE_MB: past this many MB of journal text in all, the sessions least recently "
+            "active are deleted (never a running one); 0: no limit"
+        },
+    )
+    retention_seconds: float = field(
+        default=3600.0,
+        metadata={"help": "WEBCLIENT_RETENTION_SECONDS: how often the limits above are applied (also at start)"},
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
@@ -165,4 +198,8 @@ class Settings:
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),
+            keep_days=_not_negative(env, "WEBCLIENT_KEEP_DAYS"),
+            max_session_mb=_not_negative(env, "WEBCLIENT_MAX_SESSION_MB"),
+            max_store_mb=_not_negative(env, "WEBCLIENT_MAX_STORE_MB"),
+            retention_seconds=_positive(env, "WEBCLIENT_RETENTION_SECONDS", "3600"),
         )

@@ -32,7 +32,7 @@ from webclient.render.message_docs import MessageDocs, MessageView
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
-from webclient.store.history import query_words, word_pattern
+from webclient.store.matching import query_words, word_pattern
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.history import History, human_time, live_row, marked
 

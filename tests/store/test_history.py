@@ -11,7 +11,7 @@ import pytest_asyncio
 from sqlalchemy import func, select, text
 
 from webclient.session.agent_spec import AgentSpec
-from webclient.store.history import matching_lines, query_words
+from webclient.store.matching import matching_lines, query_words
 from webclient.store.schema import journal, sessions, transcript
 from webclient.store.store import SessionJournal, Store
 
@@ -156,7 +156,7 @@ async def test_delete_takes_the_journal_and_the_words_with_the_session(store: St
     assert await store.delete("doomed")
     assert (await count(store, "journal", "doomed"), await count(store, "transcript", "doomed")) == (0, 0)
     assert [s.id for s in (await store.search("zebra")).sessions] == ["kept"]
-    assert await store.stored_session("doomed") is None
+    assert await store.session_row("doomed") is None
     assert not await store.delete("doomed")
     async with store.engine.connect() as connection:
         if store.engine.dialect.name == "sqlite":  # the index forgot the deleted rows too, not only the table

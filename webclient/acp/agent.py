@@ -23,6 +23,7 @@ from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
+from webclient.acp.replay import ProtocolReplay
 from webclient.acp.updates import SessionUpdates
 from webclient.session.agent import (
     STARTING,
@@ -40,6 +41,8 @@ from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import SignInMethod
 
 T = TypeVar("T")
+
+NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
 STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
@@ -60,9 +63,18 @@ class AcpAgent:
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
+        self.known_session_id: str | None = None
+        """The agent's id of the session it last opened (live or in the journal): what Resume reattaches to."""
+        self._capabilities: dict[str, Any] = {}
         self._sign_in_methods: list[SignInMethod] = []
-        self._cancelling = False
+        self.cancelling = False
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
+        self.loading_history = False
+        """While ``session/load`` runs: the agent replays the conversation, which the thread already shows."""
+        self.history_replayed = 0
+        self.hello: AgentHello | None = None
+        """What the agent said when it last started (live, or in the journal)."""
+        self._replay: ProtocolReplay | None = None
         self._stopping = False
         self._exit_watch: asyncio.Task[None] | None = None
 
@@ -87,23 +99,32 @@ class AcpAgent:
         self._connection = connection
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
-        result = await _answer(connection.initialize(self.client_methods.capabilities()))
+        return self.greeted(await _answer(connection.initialize(self.client_methods.capabilities())))
+
+    def greeted(self, result: dict[str, Any]) -> AgentHello:
+        """What the agent's ``initialize`` answer says of it (live, or replayed from the journal)."""
         info = result.get("agentInfo")
         capabilities = result.get("agentCapabilities")
-        offered = capabilities.get("promptCapabilities") if isinstance(capabilities, dict) else None
+        self._capabilities = capabilities if isinstance(capabilities, dict) else {}
+        offered = self._capabilities.get("promptCapabilities")
         self._sign_in_methods = sign_in_methods(result.get("authMethods"))
-        return AgentHello(
+        self.hello = AgentHello(
             info=info if isinstance(info, dict) else {},
             prompt_capabilities=frozenset(
                 name for name, on in (offered.items() if isinstance(offered, dict) else ()) if on is True
             ),
             sign_in_methods=self._sign_in_methods,
         )
+        return self.hello
 
-    async def open_session(self) -> None:
+    async def open_session(self, resume: bool = False) -> None:
         """``session/new`` (https://agentclientprotocol.com/protocol/session-setup#creating-a-session); an
-        ``auth_required`` error is a request to sign in when the agent offered a way."""
+        ``auth_required`` error is a request to sign in when the agent offered a way. ``resume``: reattach to the
+        session it had (`known_session_id`) if it can, else open a new one and say that it starts afresh."""
         connection = self._connected()
+        if resume and self.known_session_id is not None:
+            if await self._reattach(connection, self.known_session_id):
+                return
         self.host.step("session/new")
         try:
             result = await _answer(connection.new_session(self.host.spec.cwd))
@@ -111,10 +132,40 @@ class AcpAgent:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
                 raise SignInRequired(error.text) from None
             raise
-        session_id = result.get("sessionId")
-        if not isinstance(session_id, str):
+        if not isinstance(result.get("sessionId"), str):
             raise AgentFailed("The agent's session/new answer has no sessionId.")
-        self._session_id = session_id
+        self.opened({}, result)
+
+    async def _reattach(self, connection: AgentConnection, session_id: str) -> bool:
+        """``session/resume`` if the agent offers it, else ``session/load`` (its replay of the conversation is not
+        shown again); False, with a notice, when it offers neither or refused."""
+        session = self._capabilities.get("sessionCapabilities")
+        if isinstance(session, dict) and session.get("resume") is not None:
+            method = "session/resume"
+        elif self._capabilities.get("loadSession") is True:
+            method = "session/load"
+        else:
+            self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
+            return False
+        self.host.step(method)
+        self.loading_history, self.history_replayed = method == "session/load", 0
+        try:
+            result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
+        except AgentRefused as error:
+            self.host.notice("warning", NOT_RESUMED, f"The agent refused {method}: {error}")
+            return False
+        finally:
+            self.loading_history = False
+        self.opened({"sessionId": session_id}, result)
+        replayed = f"; it replayed {self.history_replayed} updates, already shown" if self.history_replayed else ""
+        self.host.notice("info", "The agent resumed its session", f"With {method}{replayed}.")
+        return True
+
+    def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
+        """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
+        session_id = result.get("sessionId", params.get("sessionId"))
+        if isinstance(session_id, str):
+            self._session_id = self.known_session_id = session_id
         apply_session_result(self.host.controls, result)
 
     async def sign_in(self, method_id: str) -> None:
@@ -125,13 +176,17 @@ class AcpAgent:
         try:
             result = await _answer(connection.prompt(session_id, prompt_blocks(prompt)))
         finally:
-            self._cancelling = False
-            self.permissions.settle()
+            self.turn_ended()
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
 
+    def turn_ended(self) -> None:
+        """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled."""
+        self.cancelling = False
+        self.permissions.settle()
+
     def cancel(self) -> Awaitable[None]:
-        self._cancelling = True
+        self.cancelling = True
         self.permissions.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
@@ -197,11 +252,14 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
+        if self.loading_history:
+            self.history_replayed += 1
+            return
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        return self.permissions.ask(params, refuse=self._cancelling or self._stopping)
+        return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         handler = self.client_methods.handler(method)
@@ -211,9 +269,14 @@ class AcpAgent:
         self.protocol_log.record(direction, line, message)
         self.host.recorder.record(PROTOCOL, direction, line)
 
+    def replay(self, direction: str, line: str) -> None:
+        if self._replay is None:
+            self._replay = ProtocolReplay(self)
+        self._replay.line(direction, line)
+
     def on_oversized_message(self, limit: int) -> None:
         size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
-        self.host.thread.add_notice(
+        self.host.notice(
             "warning",
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",

@@ -131,6 +131,12 @@ class AgentConnection:
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result if isinstance(result, dict) else {}
 
+    async def reattach(self, method: str, session_id: str, cwd: Path) -> dict[str, Any]:
+        """``session/resume`` or ``session/load``
+        (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way."""
+        result = await self.peer.request(method, {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
+        return result if isinstance(result, dict) else {}
+
     async def authenticate(self, method_id: str) -> None:
         """https://agentclientprotocol.com/protocol/initialization#authentication"""
         await self.peer.request("authenticate", {"methodId": method_id})

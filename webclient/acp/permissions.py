@@ -5,7 +5,6 @@ resolves, or a stop answers ``cancelled``. https://agentclientprotocol.com/proto
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,12 +22,16 @@ class Permissions:
     def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
         self.thread = thread
         self.changed = changed
+        self.asked = 0
+        """Questions asked so far: the last one's request id is ``q{asked}`` (the same when the journal is replayed,
+        so that a rebuilt page and the journal's answers name the same questions)."""
 
     def ask(self, params: dict[str, Any], *, refuse: bool) -> Awaitable[Outcome]:
         """Show the question on its tool call (creating a card if it is about none) and return the answer
         to come; ``refuse`` answers ``cancelled`` at once (the user is stopping the turn)."""
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        request_id = secrets.token_urlsafe(9)
+        self.asked += 1
+        request_id = f"q{self.asked}"
         tool_call = params.get("toolCall")
         subject = params.get("subject")
         if not isinstance(tool_call, dict) and isinstance(subject, dict):

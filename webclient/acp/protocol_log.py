@@ -194,14 +194,35 @@ class ProtocolLog:
         self._count = 0
         self._pending: dict[tuple[str, str], str] = {}
         self.methods: set[str] = set()
-        """Every method seen (requests and notifications), evicted lines included."""
+        """Every method seen (requests and notifications), evicted lines included (but not those of a replayed
+        journal that the log could not hold)."""
         self.update_types: set[str] = set()
         """Every ``sessionUpdate`` type seen."""
+        self._replayed: deque[tuple[str, str, Any]] = deque(maxlen=maxlen)
+        """Lines of a journal being replayed, not made log lines yet: only the newest can stay, and a session of
+        100,000 lines is rebuilt faster without (`replayed`)."""
+        self._replayed_count = 0
+
+    def replayed(self, direction: str, line: str, message: Any) -> None:
+        """A line of the session's journal, replayed when the session is rebuilt: counted now, made a log line when
+        the log is next read or written."""
+        self._replayed.append((direction, line, message))
+        self._replayed_count += 1
+
+    def _settle(self) -> None:
+        """Make the replayed lines that the log can hold log lines, numbered after those it cannot."""
+        replayed, self._replayed = self._replayed, deque(maxlen=self._replayed.maxlen)
+        self._count += self._replayed_count - len(replayed)
+        self._replayed_count = 0
+        for direction, line, message in replayed:
+            self.record(direction, line, message)
 
     def record(self, direction: str, line: str, message: Any = _UNDECODED) -> LogLine:
         """Add ``line``; ``message`` is what the line decodes to (None if it is not JSON), when the caller
         has decoded it already. A line too long to keep whole is summarised from its start either way, as
         the cut line is what the viewer shows and searches."""
+        if self._replayed:
+            self._settle()
         length = len(line)
         if length > MAX_LINE_CHARS:
             summary = _UNPARSEABLE if direction == "garbage" else _summarise_head(line)
@@ -246,6 +267,8 @@ class ProtocolLog:
         Safe to call from a worker thread: it works on one copy of the log, taken in a single step.
         """
         spec = spec or LogFilter()
+        if self._replayed:
+            self._settle()
         lines = list(self._lines)
         last = lines[-1].number if lines else self._count
         if after:
@@ -257,6 +280,8 @@ class ProtocolLog:
 
     def line(self, number: int) -> LogLine | None:
         """Line ``number``, if the log still holds it."""
+        if self._replayed:
+            self._settle()
         if not self._lines:
             return None
         index = number - self._lines[0].number
@@ -265,10 +290,14 @@ class ProtocolLog:
     @property
     def total(self) -> int:
         """Lines recorded since the start, the dropped ones included."""
-        return self._count
+        return self._count + self._replayed_count
 
     def __iter__(self) -> Iterator[LogLine]:
+        if self._replayed:
+            self._settle()
         return iter(self._lines)
 
     def __len__(self) -> int:
+        if self._replayed:
+            self._settle()
         return len(self._lines)

@@ -117,6 +117,8 @@ class AgentHost:
     """Say what the start waits for now (the page shows it): a step of the protocol's own, by name."""
     gone: Callable[[str, str], None]
     """The agent ended without being asked to: a title and a detail for the notice (an exit code, its stderr)."""
+    notice: Callable[[str, str, str], None]
+    """Show a notice of the adapter's own on the thread: a level (info, warning, error), a title and a detail."""
     recorder: Recorder = NO_RECORDER
     """The session's journal: the adapter records every protocol message there, both ways (kind ``protocol``)."""
 
@@ -136,9 +138,13 @@ class AgentDriver(Protocol):
             AgentFailed: it could not be started.
         """
 
-    async def open_session(self) -> None:
+    hello: AgentHello | None
+    """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+
+    async def open_session(self, resume: bool = False) -> None:
         """Open the conversation, after `start` (and `sign_in` if it asked for one); puts the modes, models
-        and settings it offers in `AgentHost.controls`.
+        and settings it offers in `AgentHost.controls`. ``resume``: reattach to the session the agent had (as the
+        journal replayed says), if it can; else open a new one, with a notice that it starts afresh.
 
         Raises:
             SignInRequired: it wants a sign-in first, and offered a way.
@@ -173,6 +179,10 @@ class AgentDriver(Protocol):
     async def set_setting(self, setting_id: str, value: str | bool) -> None:
         """Change one of the settings in `AgentHost.controls` to ``value`` (a choice's id, or on/off); the
         settings as the agent then has them are shown there."""
+
+    def replay(self, direction: str, line: str) -> None:
+        """Show again what one recorded protocol message (kind ``protocol``) showed: the session is being rebuilt
+        from its journal. Nothing is sent, run or recorded."""
 
     def diagnose(self) -> Diagnosis:
         """What can be said about the agent now, for a notice that it failed."""

@@ -6,10 +6,10 @@ from collections.abc import Awaitable
 
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
 from webclient.session.lifecycle import AgentLifecycle
+from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.changes import Region
 from webclient.viewmodel.controls import SessionControls
-from webclient.viewmodel.thread import Thread
 
 
 class ControlChanges:
@@ -21,13 +21,13 @@ class ControlChanges:
         agent: AgentDriver,
         lifecycle: AgentLifecycle,
         controls: SessionControls,
-        thread: Thread,
+        shown: Shown,
         tasks: BackgroundTasks,
     ) -> None:
         self.agent = agent
         self.lifecycle = lifecycle
         self.controls = controls
-        self.thread = thread
+        self.shown = shown
         self.tasks = tasks
 
     def set_mode(self, mode_id: str) -> None:
@@ -52,7 +52,7 @@ class ControlChanges:
         try:
             await change
         except AgentRefused as error:
-            self.thread.add_notice("error", f"The agent did not change {what}", str(error))
+            self.shown.notice("error", f"The agent did not change {what}", str(error))
             self.controls.refresh(Region.CONTROLS)
         except AgentGone:
             pass  # the adapter reports it

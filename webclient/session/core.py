@@ -16,16 +16,18 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from webclient.session import replay
 from webclient.session.agent import AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
-from webclient.session.recorder import ACTION, NO_RECORDER, Recorder
+from webclient.session.recorder import ACTION, NO_RECORDER, JournalRow, Recorder
+from webclient.session.shown import Shown
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns, TurnState
@@ -47,15 +49,21 @@ class Session:
     """
 
     def __init__(
-        self, spec: AgentSpec, agent: AgentFactory, session_id: str | None = None, recorder: Recorder = NO_RECORDER
+        self,
+        spec: AgentSpec,
+        agent: AgentFactory,
+        session_id: str | None = None,
+        recorder: Recorder = NO_RECORDER,
+        created: float | None = None,
     ) -> None:
         self.id = session_id or secrets.token_urlsafe(9)
         self.spec = spec
         self.recorder = recorder
-        self.created = time.time()
+        self.created = time.time() if created is None else created
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
+        self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
         self.terminals = Terminals() if spec.terminals else None
@@ -73,14 +81,24 @@ class Session:
                 changed=self._changed,
                 step=lambda step: self.lifecycle.step(step),
                 gone=lambda title, detail: self.lifecycle.gone(title, detail),
+                notice=self.shown.notice,
                 recorder=recorder,
             )
         )
-        self.lifecycle = AgentLifecycle(self.agent, spec, self.thread, self._changed, self._tasks, self._agent_ready)
-        self.turns = Turns(
-            self.agent, self.lifecycle, self.thread, self.workspace, self.uploads, self._changed, self._tasks
+        self.lifecycle = AgentLifecycle(
+            self.agent, spec, self.thread, self.shown, self._changed, self._tasks, self._agent_ready
         )
-        self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.thread, self._tasks)
+        self.turns = Turns(
+            self.agent,
+            self.lifecycle,
+            self.thread,
+            self.shown,
+            self.workspace,
+            self.uploads,
+            self._changed,
+            self._tasks,
+        )
+        self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
 
     # -- watching ----------------------------------------------------------------------------------
 
@@ -138,6 +156,10 @@ class Session:
     @property
     def can_retry(self) -> bool:
         return self.lifecycle.can_retry
+
+    @property
+    def can_resume(self) -> bool:
+        return self.lifecycle.can_resume
 
     @property
     def elapsed(self) -> str:
@@ -200,6 +222,31 @@ class Session:
     def retry(self) -> None:
         self.lifecycle.retry()
 
+    def resume(self) -> None:
+        """Start the agent again and reattach it to its session (after a restart, or after the user ended it)."""
+        if self.lifecycle.begin_resume():
+            self._record_action("resume")
+            if self.terminals is not None:
+                self.terminals.reopen()
+            self._tasks.spawn(self._resume(), "resume")
+
+    async def _resume(self) -> None:
+        await self.changes.start()
+        await self.lifecycle.start_agent(resume=True)
+
+    async def rebuild(self, journal: AsyncIterator[Iterable[JournalRow]]) -> None:
+        """Show the stored journal again (a new session object for a stored session); no agent starts."""
+        rebuilding = replay.Rebuild(self)
+        async for records in journal:
+            rebuilding.replay(records)
+        rebuilding.done()
+        self._changed(Region.STATUS)
+
+    async def end(self) -> None:
+        """The user ends the session: as `close`, and recorded (a rebuilt page says the user ended it)."""
+        self._record_action("end")
+        await self.close()
+
     async def close(self) -> None:
         """End the session: stop the agent and everything running for it."""
         self.lifecycle.closing = True
@@ -233,7 +280,16 @@ class Session:
             self.turns.cancel()
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
+        """Answer the agent's question: once the answer is stored (a restart then shows it given), it is shown as
+        given and sent."""
         self._record_action("permission", request_id=request_id, option_id=option_id)
+        if self.recorder is NO_RECORDER:
+            self.agent.answer_permission(request_id, option_id)
+        else:
+            self._tasks.spawn(self._answer_when_stored(request_id, option_id), "answer")
+
+    async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
+        await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id)
 
     def set_mode(self, mode_id: str) -> None:

@@ -17,12 +17,14 @@ from webclient.session.agent import (
     SignInRequired,
 )
 from webclient.session.agent_spec import AgentSpec
+from webclient.session.shown import Shown
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 
-AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed"]
+AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed", "stopped"]
+"""``stopped``: rebuilt from the journal after the server restarted; no agent runs until Resume."""
 
 
 class AgentLifecycle:
@@ -33,6 +35,7 @@ class AgentLifecycle:
         agent: AgentDriver,
         spec: AgentSpec,
         thread: Thread,
+        shown: Shown,
         changed: Callable[[Change], None],
         tasks: BackgroundTasks,
         on_ready: Callable[[], None],
@@ -40,6 +43,7 @@ class AgentLifecycle:
         self.agent = agent
         self.spec = spec
         self.thread = thread
+        self.shown = shown
         self.changed = changed
         self.tasks = tasks
         self.on_ready = on_ready
@@ -60,6 +64,8 @@ class AgentLifecycle:
         self.closing = False
         """The user ended the session: nothing starts again."""
         self._sign_in: asyncio.Task[None] | None = None
+        self._resuming = False
+        """The start under way reattaches to the agent's earlier session (Resume), rather than opening a new one."""
 
     @property
     def ready(self) -> bool:
@@ -71,6 +77,12 @@ class AgentLifecycle:
         exited, or waits for a sign-in the browser cannot do; never after the user ended the session."""
         return not self.closing and self.agent_state in ("failed", "exited", "auth-required")
 
+    @property
+    def can_resume(self) -> bool:
+        """Whether Resume (the agent started again, reattached to its session) is offered: the session was rebuilt
+        after a restart, or the user ended it."""
+        return self.agent_state == "stopped" or (self.closing and self.agent_state == "exited")
+
     # -- what the adapter reports (AgentHost) ------------------------------------------------------
 
     def step(self, step: str) -> None:
@@ -81,16 +93,28 @@ class AgentLifecycle:
         if self.closing:
             return
         self.agent_state = "exited"
-        self.thread.add_notice("error", title, detail)
+        self.shown.notice("error", title, detail)
         self.changed(Region.STATUS)
 
     # -- start -------------------------------------------------------------------------------------
 
-    async def start_agent(self) -> None:
-        """Start the agent and open its session: all within ``spec.start_timeout`` seconds. An agent that never
-        answers fails the start, naming the step."""
+    async def start_agent(self, resume: bool = False) -> None:
+        """Start the agent and open its session (``resume``: reattach to the one it had, if it can): all within
+        ``spec.start_timeout`` seconds. An agent that never answers fails the start, naming the step."""
         self.since = time.time()
+        self._resuming = resume
         await self._within_timeout(self._start_and_open())
+
+    def begin_resume(self) -> bool:
+        """Leave the stopped (or ended) state for a start that resumes; False when Resume is not offered now."""
+        if not self.can_resume:
+            return False
+        self.closing = False
+        self.error = self.auth_reason = None
+        self.auth_methods = []
+        self.agent_state = "starting"
+        self.step(STARTING)
+        return True
 
     async def _start_and_open(self) -> None:
         hello = await self.agent.start()
@@ -122,7 +146,7 @@ class AgentLifecycle:
 
     async def _open_session(self) -> None:
         try:
-            await self.agent.open_session()
+            await self.agent.open_session(resume=self._resuming)
         except SignInRequired as request:
             self.agent_state = "auth-required"
             self.auth_reason = request.reason
@@ -131,13 +155,14 @@ class AgentLifecycle:
             return
         self.agent_state = "ready"
         self.start_step = None
+        self._resuming = False
         self.changed(Region.STATUS)
         self.on_ready()
 
     def _fail(self, message: str, diagnosis: Diagnosis | None = None) -> None:
         self.agent_state = "failed"
         self.error = message
-        self.thread.add_notice("error", message, (diagnosis or self.agent.diagnose()).detail)
+        self.shown.notice("error", message, (diagnosis or self.agent.diagnose()).detail)
         self.changed(Region.STATUS)
 
     # -- sign-in -----------------------------------------------------------------------------------
@@ -198,6 +223,6 @@ class AgentLifecycle:
         self.auth_methods = []
         self.since = time.time()
         self.step(STARTING)
-        self.thread.add_notice("info", "Restarting the agent")
+        self.shown.notice("info", "Restarting the agent")
         await self.agent.close()
         await self.start_agent()

@@ -6,6 +6,9 @@ goes to `NO_RECORDER`, which keeps nothing.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from webclient.session.agent_spec import AgentSpec
@@ -42,12 +45,40 @@ class Recorder(Protocol):
         """Return once everything recorded before the call is written."""
 
 
+JournalRow = tuple[str, str, str]
+"""One record of a journal, as stored: its kind, direction and body."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """A session as the store keeps it: enough to rebuild its page, and the journal to go on with."""
+
+    id: str
+    agent: str
+    """Its agent's name in the catalogue."""
+    command: str
+    """The command line that started its agent."""
+    workspace: Path
+    created: float
+    journal: AsyncIterator[Sequence[JournalRow]]
+    """Every record, in order, in batches (read while the previous batch is replayed)."""
+    recorder: Recorder
+    """Its journal, where what happens from now on is recorded after what is there."""
+
+
 class SessionRecords(Protocol):
-    """Opens the journal of each new session (a store)."""
+    """Opens the journal of each new session, and of a stored one (a store)."""
 
     def open_journal(self, session_id: str, agent: str, spec: AgentSpec, created: float) -> Recorder:
         """The journal of a session of the catalogue's agent ``agent`` that starts now; its row is written with
         the first batch."""
+
+    async def reopen(self, session_id: str) -> StoredSession | None:
+        """The stored session ``session_id`` with its whole journal, or None when there is none. The journal must be
+        read to its end."""
+
+    def seal(self) -> None:
+        """Record nothing more (the server stops)."""
 
 
 class NoRecorder:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from webclient.config import Settings
 from webclient.session.agent import AgentFactory
-from webclient.session.catalogue import Catalogue
+from webclient.session.agent_spec import AgentSpec, split_command
+from webclient.session.catalogue import Catalogue, UnknownAgent
 from webclient.session.core import Session
-from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords
+from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.scratch import fresh_copy
 
@@ -83,6 +84,7 @@ class SessionManager:
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
+        self._opening: dict[str, asyncio.Future[Session | None]] = {}
 
     def create(self, agent_name: str | None = None, workspace: str | None = None) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
@@ -115,11 +117,54 @@ class SessionManager:
         return session
 
     def get(self, session_id: str) -> Session | None:
+        """The session ``session_id`` if this server has it in memory (see `open` for a stored one)."""
         return self.sessions.get(session_id)
+
+    async def open(self, session_id: str) -> Session | None:
+        """The session ``session_id``: in memory, else rebuilt from the store (its agent not running), else None."""
+        session = self.sessions.get(session_id)
+        if session is not None or self.records is None or len(session_id) > 64:
+            return session
+        opening = self._opening.get(session_id)
+        if opening is None:  # one rebuild, however many pages ask at once
+            opening = asyncio.ensure_future(self._rebuild(session_id))
+            self._opening[session_id] = opening
+            opening.add_done_callback(lambda _: self._opening.pop(session_id, None))
+        return await asyncio.shield(opening)
+
+    async def _rebuild(self, session_id: str) -> Session | None:
+        assert self.records is not None
+        stored = await self.records.reopen(session_id)
+        if stored is None:
+            return None
+        session = Session(self._stored_spec(stored), self.agent, stored.id, stored.recorder, created=stored.created)
+        session.thread.max_entries = self.settings.max_entries
+        await session.rebuild(stored.journal)
+        recorder = _state_recorder(session, stored.recorder)
+        session.watch(recorder)
+        recorder(Region.STATUS)  # its state now: no agent runs (a store counts it as no longer running)
+        self.sessions[session.id] = session
+        self._ended_at[session.id] = time.monotonic()
+        self._forget_ended()
+        return session  # this request shows it, even if the cap on ended sessions forgot it at once
+
+    def _stored_spec(self, stored: StoredSession) -> AgentSpec:
+        """How to start a stored session's agent again: its catalogue entry's way, in its workspace (a fresh copy of
+        the sample for the demo once its copy is gone); its own command line once the catalogue has no such agent."""
+        max_line_bytes = self.settings.max_line_mb * 1024 * 1024
+        try:
+            entry = self.catalogue.get(stored.agent)
+        except UnknownAgent:
+            return AgentSpec(argv=split_command(stored.command), cwd=stored.workspace, max_line_bytes=max_line_bytes)
+        cwd = stored.workspace
+        if entry.template is not None and not cwd.exists():  # where it was: the thread shows paths relative to it
+            cwd = fresh_copy(entry.template, cwd)
+            self._scratch.append(cwd)
+        return entry.spec(cwd, max_line_bytes=max_line_bytes)
 
     async def end(self, session: Session) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
-        await session.close()
+        await session.end()
         session.recorder.state("ended", session.title, _agent_name(session), session.thread.turn)
         self._ended_at.setdefault(session.id, time.monotonic())
         self.on_release(session.id)
@@ -155,6 +200,10 @@ class SessionManager:
         return len(forgotten)
 
     async def close_all(self) -> None:
+        """Stop every session's agent (the server stops). What happens meanwhile is not recorded: after a restart,
+        each session shows what it showed (a turn that ran, interrupted)."""
+        if self.records is not None:
+            self.records.seal()
         await asyncio.gather(*(s.close() for s in self.sessions.values()), return_exceptions=True)
         for path in self._scratch:
             shutil.rmtree(path, ignore_errors=True)

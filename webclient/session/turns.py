@@ -10,6 +10,7 @@ from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
 from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
+from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
 from webclient.viewmodel.changes import Change, Region
@@ -34,6 +35,7 @@ class Turns:
         agent: AgentDriver,
         lifecycle: AgentLifecycle,
         thread: Thread,
+        shown: Shown,
         workspace: Workspace,
         uploads: Uploads,
         changed: Callable[[Change], None],
@@ -42,6 +44,7 @@ class Turns:
         self.agent = agent
         self.lifecycle = lifecycle
         self.thread = thread
+        self.shown = shown
         self.workspace = workspace
         self.uploads = uploads
         self.changed = changed
@@ -56,7 +59,7 @@ class Turns:
     @property
     def turn_state(self) -> TurnState:
         agent_state = self.lifecycle.agent_state
-        if agent_state in ("exited", "failed"):
+        if agent_state in ("exited", "failed", "stopped"):
             return "ended"
         if agent_state in ("auth-required", "signing-in"):
             return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
@@ -76,7 +79,7 @@ class Turns:
         if self.turn_state == "auth-required":
             # Not queued: a sign-in may never come. Said where the user looks, with the text to copy back.
             self._prompt_nonces.add(nonce)
-            self.thread.add_notice("warning", "Not sent: sign in first (at the top of the page)", text)
+            self.shown.notice("warning", "Not sent: sign in first (at the top of the page)", text)
             return False
         blocks: list[PromptBlock] = [upload_content(upload) for upload in self.uploads.take(list(uploads))]
         blocks += mentioned_files(self.workspace, mentions)
@@ -105,26 +108,25 @@ class Turns:
 
     def _start_turn(self, text: str, blocks: list[PromptBlock]) -> None:
         prompt = prompt_content(text, blocks)
-        self.thread.start_turn(prompt)
+        self.shown.turn_started(prompt)
         self.turn_running = True
         self.changed(Region.STATUS)
         self.tasks.spawn(self._run_turn(prompt), "turn")
 
     async def _run_turn(self, prompt: list[PromptBlock]) -> None:
+        stopped = False
         try:
             reason = await self.agent.prompt(prompt)
             stopped = self.cancelling or reason == "cancelled"
-            if stopped:
-                self.thread.stop_plan()
             if not self.thread.turn_replied and not self.cancelling:
                 # claude-agent-acp, after a Stop, ends the next turn at once: say so rather than show nothing.
                 detail = f"Stop reason: {reason}" if reason is not None and reason != "end_turn" else ""
-                self.thread.add_notice("warning", "The agent ended the turn without replying", detail)
+                self.shown.notice("warning", "The agent ended the turn without replying", detail)
             elif reason is not None and reason != "end_turn":
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
-                self.thread.add_notice(level, title)
+                self.shown.notice(level, title)
         except AgentRefused as error:
-            self.thread.add_notice("error", "The agent reported an error", str(error))
+            self.shown.notice("error", "The agent reported an error", str(error))
         except AgentGone:
             pass  # the adapter reports it
         finally:
@@ -132,7 +134,7 @@ class Turns:
             self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
             self.turn_running = False
             self.cancelling = False
-            self.thread.end_turn()
+            self.shown.turn_ended(stopped)
             self.changed(Region.STATUS)
             self.changed(Region.PLAN)
             self.changed(Region.QUEUE)
@@ -149,7 +151,7 @@ class Turns:
         self.changed(Region.STATUS)
         self.changed(Region.QUEUE)
         self.tasks.spawn(_told(self.agent.cancel()), "cancel")
-        self.thread.cancel_unfinished()
+        self.shown.stopped()
 
 
 async def _told(notice: Awaitable[None]) -> None:

@@ -1,13 +1,15 @@
 """What the agent did in the workspace, shown in the session: a file written, a terminal's life.
 
 The protocol adapter reports here whatever the agent did through the client (ACP: ``fs/write_text_file``,
-``terminal/*``); the thread shows it, and the Changes view learns which files to look at again.
+``terminal/*``); the thread shows it, and the Changes view learns which files to look at again. Each event is
+recorded as it is shown, and `show_again` shows a recorded one again when the thread is rebuilt from the journal.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from webclient.session.agent_spec import command_display
 from webclient.session.recorder import FILE, TERMINAL, Recorder
@@ -27,28 +29,45 @@ class WorkspaceEvents:
         self.changes = changes
         self.recorder = recorder
 
-    def _record(self, kind: str, **body: object) -> None:
-        self.recorder.record(kind, "agent", json.dumps(body))
+    def _show(self, kind: str, event: dict[str, Any]) -> None:
+        self.recorder.record(kind, "agent", json.dumps(event))
+        show_again(self.thread, kind, event)
 
     def file_written(self, result: WriteResult) -> None:
-        self._record(FILE, path=str(result.path), old_text=result.old_text, new_text=result.new_text)
-        self.thread.add_file_change(self.workspace.relative(result.path), result.old_text, result.new_text)
+        path, shown_as = str(result.path), self.workspace.relative(result.path)
+        self._show(FILE, {"path": path, "shown": shown_as, "old_text": result.old_text, "new_text": result.new_text})
         self.changes.note_write(result.path)
 
     def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:
         where = self.workspace.relative(cwd) if cwd != self.workspace.roots[0] else None
-        self._record(TERMINAL, terminal=terminal_id, event="started", command=command, args=args, cwd=str(cwd))
-        self.thread.terminals.started(terminal_id, command_display(command, args), where)
+        event = {"terminal": terminal_id, "event": "started", "command": command, "args": args, "cwd": str(cwd)}
+        self._show(TERMINAL, {**event, "where": where})
 
     def terminal_output(self, terminal_id: str, data: bytes) -> None:
         # Bytes that are not UTF-8 survive as lone surrogates, which JSON escapes (\udcXX).
-        self._record(TERMINAL, terminal=terminal_id, event="output", data=data.decode("utf-8", "surrogateescape"))
-        self.thread.terminals.output(terminal_id, data)
+        text = data.decode("utf-8", "surrogateescape")
+        self._show(TERMINAL, {"terminal": terminal_id, "event": "output", "data": text})
 
     def terminal_exited(self, terminal_id: str, status: ExitStatus) -> None:
-        self._record(TERMINAL, terminal=terminal_id, event="exited", exit_code=status.exit_code, signal=status.signal)
-        self.thread.terminals.exited(terminal_id, status.exit_code, status.signal)
+        event = {"terminal": terminal_id, "event": "exited", "exit_code": status.exit_code, "signal": status.signal}
+        self._show(TERMINAL, event)
 
     def terminal_released(self, terminal_id: str) -> None:
-        self._record(TERMINAL, terminal=terminal_id, event="released")
-        self.thread.terminals.released(terminal_id)
+        self._show(TERMINAL, {"terminal": terminal_id, "event": "released"})
+
+
+def show_again(thread: Thread, kind: str, event: dict[str, Any]) -> None:
+    """Show one recorded workspace event on the thread, as `WorkspaceEvents` did when it happened."""
+    if kind == FILE:
+        thread.add_file_change(event["shown"], event["old_text"], event["new_text"])
+        return
+    terminal_id, terminals = event["terminal"], thread.terminals
+    match event["event"]:
+        case "started":
+            terminals.started(terminal_id, command_display(event["command"], event["args"]), event.get("where"))
+        case "output":
+            terminals.output(terminal_id, event["data"].encode("utf-8", "surrogateescape"))
+        case "exited":
+            terminals.exited(terminal_id, event["exit_code"], event["signal"])
+        case "released":
+            terminals.released(terminal_id)

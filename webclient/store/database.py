@@ -1,38 +1,94 @@
-"""Which database the store uses, the async engine on it, and the migrations that bring it up to date."""
+"""Which database the store uses, the async engine on it, and the check and migrations that bring it up to date.
+
+A store that cannot be used stops the start with one `StoreError` line: which store (the URL with its password
+hidden, or the SQLite file), what went wrong, and what to do. Before anything is written, `migrate` compares the
+database's Alembic revision with the migrations this code has, and its tables and columns with `schema.metadata`:
+a database a newer server wrote, or one whose tables do not match (made by hand, or left by another program), is
+refused rather than written to, since every journal write would fail. Alembic itself (about 80 ms to import) is
+imported only when a migration has to run: an up-to-date database is recognised with one query and the file names
+of ``migrations/versions`` (``<revision>_<what>.py``; a test checks them against Alembic's own view).
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from webclient.config import Settings
+from webclient.store.schema import metadata
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+VERSIONS = MIGRATIONS / "versions"
+
+ADVICE = (
+    "choose another folder with --data-dir (WEBCLIENT_DATA_DIR), another database with WEBCLIENT_DATABASE_URL, "
+    "or start without a store with WEBCLIENT_STORE=off"
+)
+CONNECT_SECONDS = 10
+"""How long a PostgreSQL server has to accept the connection at start (asyncpg waits a minute by default)."""
+
+
+class StoreError(ValueError):
+    """The store cannot be used; the message says which, what went wrong and what to do, in one line (a setting
+    to change, like the other `ValueError`s the command line reports at start)."""
 
 
 def engine_url(url: str) -> str:
-    """A database URL as a user writes it (``postgresql://user@host/db``), with the async driver named."""
-    parsed = make_url(url)
+    """A database URL as a user writes it (``postgresql://user@host/db``), with the async driver named.
+
+    Raises:
+        StoreError: the URL cannot be read, or names a database the store does not run on.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(
+            f"WEBCLIENT_DATABASE_URL is not a database URL (postgresql://user@host/db); {ADVICE}"
+        ) from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+asyncpg")
     elif parsed.drivername == "sqlite":
         parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif parsed.drivername not in ("postgresql+asyncpg", "sqlite+aiosqlite"):
+        raise StoreError(
+            f"{describe(url)}: the store runs on PostgreSQL (postgresql://) or SQLite (sqlite:///FILE), "
+            f"not {parsed.drivername}; {ADVICE}"
+        )
     return parsed.render_as_string(hide_password=False)
 
 
+def describe(url: str) -> str:
+    """The store a URL names, for a message: the SQLite file, or the URL with its password hidden."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return "the store's URL"
+    if parsed.get_backend_name() == "sqlite":
+        return f"the SQLite store {parsed.database}"
+    as_written = parsed.set(drivername=parsed.get_backend_name())  # without the driver this code adds
+    return f"the store at {as_written.render_as_string(hide_password=True)}"
+
+
 def database_url(settings: Settings) -> str:
-    """The store's URL: ``WEBCLIENT_DATABASE_URL`` (PostgreSQL), else SQLite in the data folder (created if needed)."""
+    """The store's URL: ``WEBCLIENT_DATABASE_URL`` (PostgreSQL), else SQLite in the data folder (created if needed).
+
+    Raises:
+        StoreError: the data folder cannot be made.
+    """
     if settings.database_url:
         return engine_url(settings.database_url)
     folder = settings.data_dir or Path(platformdirs.user_data_dir("acp-webclient"))
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"the data folder {folder} cannot be made ({error.strerror or error}); {ADVICE}") from None
     return f"sqlite+aiosqlite:///{folder / 'webclient.sqlite3'}"
 
 
@@ -47,20 +103,127 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def create_engine(url: str) -> AsyncEngine:
-    engine = create_async_engine(engine_url(url))
+    url = engine_url(url)
+    postgresql = make_url(url).get_backend_name() == "postgresql"
+    engine = create_async_engine(url, connect_args={"timeout": CONNECT_SECONDS} if postgresql else {})
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
 
 
+def known_revisions() -> list[str]:
+    """The revisions of ``migrations/versions``, oldest first, read from the file names (no Alembic import)."""
+    return sorted(m.group(1) for p in VERSIONS.glob("*.py") if (m := re.match(r"([0-9a-z]+)_\w+\.py$", p.name)))
+
+
+def _revisions(connection: Connection) -> list[str] | None:
+    """The database's Alembic revisions, or None when it has no ``alembic_version`` table."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return [str(r) for r in connection.execute(text("select version_num from alembic_version")).scalars()]
+
+
 def _upgrade(connection: Connection) -> None:
+    from alembic import command  # here: 80 ms to import, only when there is something to migrate
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
 
 
+def _unknown_revisions(revisions: list[str]) -> list[str]:
+    """Which of ``revisions`` no migration of this code made (asked of Alembic, for a database not up to date)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    scripts = ScriptDirectory(str(MIGRATIONS))
+    unknown = []
+    for revision in revisions:
+        try:
+            if scripts.get_revision(revision) is None:
+                unknown.append(revision)
+        except CommandError:
+            unknown.append(revision)
+    return unknown
+
+
+def _mismatch(connection: Connection) -> list[str]:
+    """What the database lacks of `schema.metadata`: whole tables, or columns of a table."""
+    inspector = inspect(connection)
+    tables = set(inspector.get_table_names())
+    missing = []
+    for table in metadata.sorted_tables:
+        if table.name not in tables:
+            missing.append(f"table {table.name}")
+            continue
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        lacking = [column.name for column in table.columns if column.name not in present]
+        if lacking:
+            missing.append(f"columns {', '.join(lacking)} of table {table.name}")
+    return missing
+
+
+def _prepare(connection: Connection, where: str) -> None:
+    revisions = _revisions(connection)
+    known = known_revisions()
+    if revisions is None:
+        ours = sorted(set(inspect(connection).get_table_names()) & set(metadata.tables))
+        if ours:
+            raise StoreError(
+                f"{where} has tables ({', '.join(ours)}) but no alembic_version table: they were made by hand or by "
+                f"another program, and this server will not write to them; {ADVICE}"
+            )
+        _upgrade(connection)
+    elif revisions != known[-1:]:
+        unknown = _unknown_revisions(revisions)
+        if unknown:
+            raise StoreError(
+                f"{where} is at revision {', '.join(unknown)}, newer than this server knows (its newest is "
+                f"{known[-1]}): a newer version of the web client wrote it. Upgrade this one, or {ADVICE}"
+            )
+        _upgrade(connection)
+    missing = _mismatch(connection)
+    if missing:
+        raise StoreError(
+            f"{where} says it is at revision {', '.join(_revisions(connection) or [])} but lacks "
+            f"{'; '.join(missing)}: it was changed by hand or by another program; {ADVICE}"
+        )
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong, in the driver's words, without SQLAlchemy's statement and link."""
+    cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+    said = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    return said.removeprefix("[Errno 111] ")
+
+
 async def migrate(engine: AsyncEngine) -> None:
-    """Bring the database's tables up to the newest migration (an empty database gets them all)."""
-    async with engine.begin() as connection:
-        await connection.run_sync(_upgrade)
+    """Check the database and bring its tables up to the newest migration (an empty database gets them all).
+
+    Raises:
+        StoreError: the database cannot be reached or opened, was written by a newer server, or its tables do not
+            match this code's.
+    """
+    where = describe(engine.url.render_as_string(hide_password=False))
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_prepare, where)
+    except StoreError:
+        raise
+    except Exception as error:  # whatever the driver raises, one line says it at start
+        raise StoreError(f"{where} cannot be opened: {_reason(error)}; {ADVICE}") from error
+
+
+async def check(url: str) -> None:
+    """Open the store at ``url`` once and bring it up to date, then let it go (the command line's check at start).
+
+    Raises:
+        StoreError: as `migrate`.
+    """
+    engine = create_engine(url)
+    try:
+        await migrate(engine)
+    finally:
+        await engine.dispose()

@@ -1,16 +1,15 @@
 """The history of sessions as the store keeps them: listed newest first a page at a time, found by the words of their
 transcripts, archived, renamed and deleted.
 
-A search takes the words of letters and digits of what a person typed; a session matches when its transcript
-(the ``transcript`` table: the prompts and the agent's messages) holds every word, each as the start of a word
-("test" finds "tests"), not necessarily in one message. SQLite answers through its FTS5 index, PostgreSQL through
-its text search (a GIN index over a generated tsvector): see migration 0002. With each session come a few of the
-lines that hold the words, those with the most of them first.
+A search takes the words of letters and digits of what a person typed (`webclient.store.matching`); a session
+matches when its transcript (the ``transcript`` table: the prompts and the agent's messages) holds every word, each
+as the start of a word ("test" finds "tests"), not necessarily in one message. SQLite answers through its FTS5
+index, PostgreSQL through its text search (a GIN index over a generated tsvector): see migration 0002. With each
+session come a few of the lines that hold the words, those with the most of them first.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,23 +18,18 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, exists, func, intersect, literal_column, select, table, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from webclient.store.matching import matching_lines, query_words
 from webclient.store.schema import sessions, transcript
 
 PAGE_SIZE = 25
-MAX_WORDS = 8
-"""Words of a query that count (the rest are ignored): each one is a lookup in the index."""
-LINES = 3
-"""Matching lines shown per session."""
 MESSAGES_READ = 8
-"""Matching messages read per session to find those lines."""
-LINE_CHARS = 240
-"""A longer matching line is cut around its first match."""
+"""Matching messages read per session to find the lines shown."""
 
 _fts = table("transcript_fts", literal_column("rowid"))
 
 
 @dataclass(frozen=True)
-class StoredSession:
+class SessionRow:
     """One session's row in the store, as the history shows it."""
 
     id: str
@@ -59,7 +53,7 @@ class StoredSession:
 class HistoryPage:
     """One page of the history (or of a search's results)."""
 
-    sessions: list[StoredSession]
+    sessions: list[SessionRow]
     total: int
     """Sessions on every page together."""
     page: int
@@ -71,49 +65,12 @@ class HistoryPage:
         return max(1, -(-self.total // self.size))
 
 
-def query_words(query: str) -> list[str]:
-    """The words a search looks for: runs of letters and digits, lower-cased, each once, at most `MAX_WORDS`."""
-    words: list[str] = []
-    for word in re.findall(r"[^\W_]+", query.lower()):
-        if word not in words:
-            words.append(word)
-    return words[:MAX_WORDS]
-
-
-def word_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    """Matches a whole word of text that starts with one of `words` (how the index matches them)."""
-    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
-
-
-def matching_lines(texts: Sequence[str], words: Sequence[str], limit: int = LINES) -> tuple[str, ...]:
-    """Up to `limit` lines of `texts` that hold any of `words`: those holding the most of them, in their order."""
-    pattern = word_pattern(words)
-    found: list[tuple[int, int, str]] = []  # (-distinct words, position, line)
-    for line in (line.strip() for text in texts for line in text.splitlines()):
-        hits = {match.group(0).lower() for match in pattern.finditer(line)}
-        if hits:
-            distinct = sum(any(hit.startswith(word) for hit in hits) for word in words)
-            found.append((-distinct, len(found), _cut(line, pattern)))
-    chosen = sorted(found)[:limit]
-    return tuple(line for _, _, line in sorted(chosen, key=lambda item: item[1]))
-
-
-def _cut(line: str, pattern: re.Pattern[str]) -> str:
-    if len(line) <= LINE_CHARS:
-        return line
-    match = pattern.search(line)
-    start = max(0, (match.start() if match else 0) - LINE_CHARS // 3)
-    end = start + LINE_CHARS
-    return ("…" if start else "") + line[start:end].strip() + ("…" if end < len(line) else "")
-
-
 def _as_utc(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # SQLite gives them back naive
 
 
-def _stored(row: Any, lines: tuple[str, ...] = ()) -> StoredSession:
-    return StoredSession(
+def _stored(row: Any, lines: tuple[str, ...] = ()) -> SessionRow:
+    return SessionRow(
         id=row.id,
         agent=row.agent,
         agent_name=row.agent_name,
@@ -229,7 +186,7 @@ async def _matching_texts(
     return texts
 
 
-async def get(engine: AsyncEngine, session_id: str) -> StoredSession | None:
+async def get(engine: AsyncEngine, session_id: str) -> SessionRow | None:
     """One session's row, or None."""
     async with engine.connect() as connection:
         row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).one_or_none()

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, update
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.session.recorder import NOTICE
 from webclient.store.schema import journal, sessions, transcript
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 MAX_WORDS = 100_000
 """Characters of one message the search keeps: PostgreSQL refuses a tsvector over 1 MB (which would fail the batch)."""
+Row = tuple[str, int, float, str, str, str]
+"""A journal row as the writer holds it: session id, seq, at, kind, direction, body."""
 
 
 def _when(epoch: float) -> datetime:
@@ -90,7 +93,17 @@ class JournalWriter:
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._closing = False
+        self.sealed = False
+        """Set when the server stops: records are ignored from then on."""
         self._task: asyncio.Task[None] | None = None
+        # Retention (`webclient.store.retention`): the sessions of this process not ended, and each journal's size.
+        self.live: set[str] = set()
+        """Sessions this process opened or wrote journal rows for, until their state is ``ended``: retention never
+        deletes them."""
+        self.session_cap: int | None = None
+        """Characters of journal text a session may keep; past it, one notice and nothing more (None: no cap)."""
+        self._sizes: dict[str, int] = {}
+        self._cut: set[str] = set()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="journal writer")
@@ -102,7 +115,13 @@ class JournalWriter:
         self._seqs[session_id] = seq
         return seq
 
+    def continue_numbering(self, session_id: str, last_seq: int) -> None:
+        """Number the session's next records after ``last_seq`` (a stored session taken up again)."""
+        self._seqs[session_id] = max(self._seqs.get(session_id, 0), last_seq)
+
     def append(self, session_id: str, kind: str, direction: str, body: str) -> None:
+        if self.sealed:
+            return
         seq = self._seqs.get(session_id, 0) + 1
         self._seqs[session_id] = seq
         rows = self._rows
@@ -123,7 +142,7 @@ class JournalWriter:
 
     def add_words(self, session_id: str, role: str, text: str) -> None:
         """The text of a finished message, for the search; numbered with the journal's last record so far."""
-        if self._chars >= self.max_chars:
+        if self.sealed or self._chars >= self.max_chars:
             return  # the database is too slow: the journal loses records too, and says so
         seq = self._seqs.get(session_id, 0)
         self._words.append({"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS]})
@@ -187,10 +206,13 @@ class JournalWriter:
         last_activity: dict[str, float] = {}
         for row in rows:
             last_activity[row[0]] = row[2]
+        self._note_live(new_sessions, states, last_activity)
         try:
             async with self.engine.begin() as connection:
                 if new_sessions:
                     await connection.execute(insert(sessions), [_storable_values(v) for v in new_sessions])
+                if self.session_cap is not None and rows:
+                    rows = await self._within_cap(connection, rows, self.session_cap)
                 if rows:
                     await connection.exec_driver_sql(
                         self._insert_journal, [(s, q, t, k, d, _storable(b)) for s, q, t, k, d, b in rows]
@@ -209,6 +231,52 @@ class JournalWriter:
                 self._dropped[row[0]] = self._dropped.get(row[0], 0) + 1
         self._written = taken
         self._release_waiters()
+
+    def _note_live(
+        self, new_sessions: list[dict[str, Any]], states: dict[str, dict[str, Any]], active: dict[str, float]
+    ) -> None:
+        for values in new_sessions:
+            self.live.add(values["id"])
+            self._sizes[values["id"]] = 0
+        self.live.update(active)  # its journal grows: it runs here (a resumed session too)
+        for session_id, values in states.items():
+            if values.get("state") == "ended":
+                self.live.discard(session_id)
+
+    async def _within_cap(self, connection: AsyncConnection, rows: list[Row], cap: int) -> list[Row]:
+        """The rows of sessions whose journal stays within ``cap`` characters; the first row past it is replaced by a
+        notice that says so (with its number), and a cut session's later rows are not written."""
+        sizes, cut = self._sizes, self._cut
+        unknown = {row[0] for row in rows} - sizes.keys()
+        if unknown:  # journals begun before this process started (a resumed session): what they hold so far
+            sizes.update(dict.fromkeys(unknown, 0))
+            stored = select(journal.c.session_id, func.sum(func.length(journal.c.body))).group_by(journal.c.session_id)
+            for session_id, size in await connection.execute(stored.where(journal.c.session_id.in_(unknown))):
+                sizes[session_id] = int(size or 0)
+        kept = []
+        for row in rows:
+            session_id = row[0]
+            if session_id in cut:
+                continue
+            size = sizes[session_id] + len(row[5])
+            if size > cap:
+                cut.add(session_id)
+                mb = f"{cap / 1_000_000:g}"
+                log.warning(
+                    "the journal of session %s reached %s MB: not stored from record %d on", session_id, mb, row[1]
+                )
+                why = f"the journal of this session was cut at {mb} MB: what came after is not stored"
+                kept.append((session_id, row[1], row[2], NOTICE, "store", json.dumps({"cut": row[1], "why": why})))
+                continue
+            sizes[session_id] = size
+            kept.append(row)
+        return kept
+
+    def forget(self, session_id: str) -> None:
+        """Retention deleted the session: drop what the writer knows of it."""
+        self.live.discard(session_id)
+        self._sizes.pop(session_id, None)
+        self._cut.discard(session_id)
 
     def _dropped_notices(self) -> list[tuple[str, int, float, str, str, str]]:
         """A notice for each journal that lost records since the last batch, numbered after what it lost."""

@@ -5,16 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
+from webclient.session.recorder import JournalRow, StoredSession
 from webclient.store import history
 from webclient.store.database import create_engine, database_url, migrate
-from webclient.store.history import HistoryPage, StoredSession
+from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
+from webclient.store.schema import journal, sessions
 
 
 class SessionJournal:
@@ -81,6 +87,43 @@ class Store:
         )
         return SessionJournal(self.writer, session_id)
 
+    async def reopen(self, session_id: str) -> StoredSession | None:
+        await self.writer.flush()  # what a forgotten session recorded last may still be on its way
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).first()
+            if row is None:
+                return None
+            last_seq = select(func.max(journal.c.seq)).where(journal.c.session_id == session_id)
+            last = (await connection.execute(last_seq)).scalar()
+        self.writer.continue_numbering(session_id, last or 0)
+        return StoredSession(
+            id=row.id,
+            agent=row.agent,
+            command=row.agent_command,
+            workspace=Path(row.workspace),
+            created=row.created.timestamp(),
+            journal=self._journal(session_id),
+            recorder=SessionJournal(self.writer, session_id),
+        )
+
+    async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
+        """A session's journal in batches, the next one read (in the driver's thread or socket) while the caller
+        replays this one: reading 100,000 records takes about a third of what replaying them does."""
+        records = select(journal.c.kind, journal.c.direction, journal.c.body).where(journal.c.session_id == session_id)
+        async with self.engine.connect() as connection:
+            result = await connection.stream(records.order_by(journal.c.seq))
+            # An async generator, which SQLAlchemy's annotations call a coroutine.
+            batches = cast("AsyncIterator[Sequence[JournalRow]]", result.tuples().partitions(batch))
+            reading = asyncio.ensure_future(anext(batches, None))
+            while (rows := await reading) is not None:
+                reading = asyncio.ensure_future(anext(batches, None))
+                yield rows
+
+    def seal(self) -> None:
+        """Record nothing more: the server stops, and what its sessions do while they close (their open questions
+        cancelled, their agents ending) did not happen to them; after a restart they show what they showed."""
+        self.writer.sealed = True
+
     async def flush(self) -> None:
         await self.writer.flush()
 
@@ -96,17 +139,18 @@ class Store:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.writer.flush()), within)
 
-    async def history(self, page: int = 1, archived: bool = False) -> HistoryPage:
+    async def history(self, page: int = 1, archived: bool = False, size: int = PAGE_SIZE) -> HistoryPage:
         """A page of the sessions, newest activity first (archived ones too if `archived`)."""
         await self._caught_up()
-        return await history.list_sessions(self.engine, page=page, archived=archived)
+        return await history.list_sessions(self.engine, page=page, archived=archived, size=size)
 
-    async def search(self, query: str, page: int = 1, archived: bool = False) -> HistoryPage:
+    async def search(self, query: str, page: int = 1, archived: bool = False, size: int = PAGE_SIZE) -> HistoryPage:
         """A page of the sessions whose transcripts hold every word of `query`, with their matching lines."""
         await self._caught_up()
-        return await history.search(self.engine, query, page=page, archived=archived)
+        return await history.search(self.engine, query, page=page, archived=archived, size=size)
 
-    async def stored_session(self, session_id: str) -> StoredSession | None:
+    async def session_row(self, session_id: str) -> SessionRow | None:
+        """One session's row as the history shows it, or None."""
         await self._caught_up()
         return await history.get(self.engine, session_id)
 
@@ -124,4 +168,6 @@ class Store:
         """Delete a session, its journal and transcript. End a live session first: what it records after this
         would fail the writer's batch (its row is gone)."""
         await self.writer.flush()
-        return await history.delete_session(self.engine, session_id)
+        deleted = await history.delete_session(self.engine, session_id)
+        self.writer.forget(session_id)
+        return deleted

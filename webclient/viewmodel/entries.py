@@ -6,8 +6,9 @@ thread changes them, so it can tell its listener exactly what changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from webclient.viewmodel.changes import EntryChanged
 from webclient.viewmodel.content import (
@@ -73,7 +74,8 @@ class PermissionPrompt:
 
     request_id: str
     options: list[PermissionOption]
-    state: Literal["pending", "selected", "cancelled"] = "pending"
+    state: Literal["pending", "selected", "cancelled", "interrupted"] = "pending"
+    """``interrupted``: the server stopped while it was open, so it was never answered."""
     chosen: str | None = None
 
     @property
@@ -149,3 +151,16 @@ class Notice(Entry):
     level: Literal["info", "warning", "error"] = "info"
     title: str = ""
     detail: str = ""
+
+
+Answered = Callable[[str | None], None]
+"""Told the answer to a question: the chosen option's id, or None when it was cancelled."""
+
+
+class Asked(NamedTuple):
+    """A question the agent asked: the card it is shown on, its prompt, and whom to tell the answer."""
+
+    call: ToolCall
+    prompt: PermissionPrompt
+    answered: Answered | None
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, takewhile
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
@@ -23,6 +23,8 @@ from webclient.viewmodel.content import (
     ToolContent,
 )
 from webclient.viewmodel.entries import (
+    Answered,
+    Asked,
     Entry,
     FileChange,
     MessageEntry,
@@ -35,8 +37,6 @@ from webclient.viewmodel.entries import (
 from webclient.viewmodel.terminals import TerminalSet
 
 Listener = Callable[[Change], None]
-Answered = Callable[[str | None], None]
-"""Told the answer to a question: the chosen option's id, or None when it was cancelled."""
 E = TypeVar("E", bound=Entry)
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
@@ -45,14 +45,6 @@ TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations",
 
 def _ignore(change: Change) -> None:
     pass
-
-
-class _Asked(NamedTuple):
-    """A question the agent asked: the card it is shown on, its prompt, and whom to tell the answer."""
-
-    call: ToolCall
-    prompt: PermissionPrompt
-    answered: Answered | None
 
 
 class Thread:
@@ -70,7 +62,7 @@ class Thread:
         self._turn_start = 0  # the seq of the last entry before the current turn's prompt
         self._tool_calls: dict[str, ToolCall] = {}
         """The newest card of each tool-call id (agents reuse ids in later turns: ``call_1`` every turn)."""
-        self._permissions: dict[str, _Asked] = {}
+        self._permissions: dict[str, Asked] = {}
         """Every question asked, by request id. The one record of which are open: their prompt's ``state``."""
         self.terminals = TerminalSet(listener)
         self.latest_location: Location | None = None
@@ -154,13 +146,16 @@ class Thread:
             last.streaming = False
             self.listener(last.change)
 
+    def current_turn(self) -> list[Entry]:
+        """The current turn's entries kept, from its prompt on, newest first."""
+        # Down to the turn's prompt (seq _turn_start + 1): entries are dropped from the front, so positions in the
+        # thread move but seqs do not.
+        return list(takewhile(lambda entry: entry.seq > self._turn_start, reversed(self._entries.values())))
+
     @property
     def turn_replied(self) -> bool:
         """Whether the agent has shown anything in the current turn (a message, thought, tool call, plan, file)."""
-        # Newest first, down to the turn's prompt (seq _turn_start + 1): entries are dropped from the front, so
-        # positions in the thread move but seqs do not.
-        turn = takewhile(lambda entry: entry.seq > self._turn_start + 1, reversed(self._entries.values()))
-        return any(entry.role not in ("user-message", "notice") for entry in turn)
+        return any(entry.role not in ("user-message", "notice") for entry in self.current_turn())
 
     def cancel_unfinished(self) -> list[ToolCall]:
         """Mark every tool call that has not finished as cancelled, and an unfinished plan as stopped (the user
@@ -295,7 +290,7 @@ class Thread:
     ) -> PermissionPrompt:
         """Put a tool call into "waiting for you" with the agent's options; ``answered`` is told the answer, once."""
         call.permission = PermissionPrompt(request_id=request_id, options=options)
-        self._permissions[request_id] = _Asked(call, call.permission, answered)
+        self._permissions[request_id] = Asked(call, call.permission, answered)
         self.listener(call.change)
         return call.permission
 
@@ -320,18 +315,20 @@ class Thread:
             asked.answered(prompt.chosen)
         return prompt
 
-    def settle_permissions(self) -> None:
+    def settle_permissions(self, *, interrupted: bool = False) -> None:
         """Answer every open question cancelled (the turn was stopped, or it is over), also one that a newer
-        question on the same card replaced: the agent still waits for its answer."""
+        question on the same card replaced: the agent still waits for its answer. ``interrupted``: no one can answer
+        them any more (the server stopped during the turn); they say so."""
         for request_id, asked in list(self._permissions.items()):
             if asked.prompt.state != "pending":
                 continue
-            if asked.call.permission is asked.prompt:
+            if asked.call.permission is asked.prompt and not interrupted:
                 self.answer_permission(request_id, None)
-            else:
-                asked.prompt.state = "cancelled"
-                if asked.answered is not None:
-                    asked.answered(None)
+                continue
+            asked.prompt.state = "interrupted" if interrupted else "cancelled"
+            self.listener(asked.call.change)
+            if asked.answered is not None:
+                asked.answered(None)
 
     # -- plans and notices -----------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -19,7 +20,6 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.store.store import Store
 from webclient.web import history, log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
@@ -77,6 +77,19 @@ def check_catalogue(settings: Settings) -> None:
     Catalogue.from_settings(settings)
 
 
+def check_store(settings: Settings) -> None:
+    """Open the store once before the server starts, checked and migrated, so that one that cannot be used stops the
+    start with a line saying why (rather than a traceback from the lifespan).
+
+    Raises:
+        StoreError: naming the store, what went wrong and what to do.
+    """
+    if settings.store:
+        from webclient.store import database  # here: SQLAlchemy takes 0.2 s to import, for nothing without a store
+
+        asyncio.run(database.check(database.database_url(settings)))
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
@@ -87,7 +100,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.settings = settings
         app.state.renderer = Renderer()
         app.state.docs = SessionDocs()
-        store = await Store.open(settings) if settings.store else None  # migrated to the newest tables
+        store = retention = None
+        if settings.store:
+            from webclient.store.retention import Retention  # here, as in check_store
+            from webclient.store.store import Store
+
+            store = await Store.open(settings)  # checked, migrated to the newest tables
+            retention = Retention.start(store.engine, store.writer, settings)
         app.state.store = store
         app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release, records=store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
@@ -104,6 +123,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
             reaper.close()
+            if retention is not None:
+                await retention.close()
             if store is not None:
                 await store.close()  # writes what the sessions recorded to the end
 

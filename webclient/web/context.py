@@ -20,9 +20,9 @@ def manager(conn: HTTPConnection) -> SessionManager:
     return sessions
 
 
-def session_of(conn: HTTPConnection) -> Session:
-    """The session named in the URL, or 404."""
-    session = manager(conn).get(conn.path_params["session_id"])
+async def session_of(conn: HTTPConnection) -> Session:
+    """The session named in the URL (in memory, or rebuilt from the store), or 404."""
+    session = await manager(conn).open(conn.path_params["session_id"])
     if session is None:
         raise HTTPException(404, "No such session")
     return session

@@ -10,15 +10,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.session.core import Session
-from webclient.store.history import PAGE_SIZE, StoredSession, query_words, word_pattern
-from webclient.store.store import Store
+from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import manager, page, small_int, urls
+
+if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
+    from webclient.store.history import SessionRow
+    from webclient.store.store import Store
+
+PAGE_SIZE = 25
+"""Sessions on a page of the index."""
 
 Marked = list[tuple[str, bool]]
 """A line cut into its parts, each with whether it is a word the search looked for."""
@@ -106,7 +113,7 @@ def _agent_name(session: Session) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _stored_row(stored: StoredSession, live: Session | None, pattern: re.Pattern[str] | None) -> HistoryRow:
+def _stored_row(stored: SessionRow, live: Session | None, pattern: re.Pattern[str] | None) -> HistoryRow:
     lines = [marked(line, pattern) for line in stored.lines] if pattern is not None else []
     if live is None:
         state = "ended" if stored.state == "ended" else "stopped"
@@ -161,7 +168,9 @@ async def history(request: Request) -> History:
         pages = max(1, -(-len(every) // PAGE_SIZE))
         return History(rows, len(every), number, pages, "", False, stored=False)
     words = query_words(query)
-    found = await (store.search(query, number, archived) if query else store.history(number, archived))
+    found = await (
+        store.search(query, number, archived, PAGE_SIZE) if query else store.history(number, archived, PAGE_SIZE)
+    )
     pattern = word_pattern(words) if words else None
     rows = [_stored_row(stored, live.get(stored.id), pattern) for stored in found.sessions]
     return History(rows, found.total, found.page, found.pages, query, archived, stored=True)
@@ -204,7 +213,7 @@ async def confirm_delete(request: Request) -> Response:
     session_id = request.path_params["session_id"]
     store = store_of(request)
     live = manager(request).get(session_id)
-    stored = await store.stored_session(session_id) if store is not None else None
+    stored = await store.session_row(session_id) if store is not None else None
     if stored is not None:
         row = _stored_row(stored, live, None)
     elif live is not None:

@@ -159,7 +159,7 @@ def pretty_line(line: LogLine) -> str:
 
 async def protocol_log_page(request: Request) -> Response:
     """``/sessions/{session_id}/log``: the page, one of its fragments, one line, or ``?format=text``."""
-    session = session_of(request)
+    session = await session_of(request)
     params = request.query_params
     log = _acp(session).protocol_log
     if params.get("format") == "text":

@@ -54,7 +54,7 @@ async def create_session(request: Request) -> Response:
 
 
 async def session_page(request: Request) -> Response:
-    session = session_of(request)
+    session = await session_of(request)
     docs = session_docs(request).of(session)
     now = time.monotonic()
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
@@ -75,13 +75,13 @@ async def session_page(request: Request) -> Response:
 
 
 async def end_session(request: Request) -> Response:
-    session = session_of(request)
+    session = await session_of(request)
     await manager(request).end(session)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
 async def export_session(request: Request) -> Response:
     """The whole session as a Markdown file."""
-    session = session_of(request)
+    session = await session_of(request)
     headers = {"content-disposition": f'attachment; filename="{export_filename(session.title)}"'}
     return Response(session_markdown(session), media_type="text/markdown; charset=utf-8", headers=headers)

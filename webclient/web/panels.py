@@ -27,7 +27,7 @@ from webclient.web.context import renderer as web_renderer
 
 async def file_page(request: Request) -> Response:
     """A workspace file at a line: where a tool call's location link leads, and what "follow" shows."""
-    session = session_of(request)
+    session = await session_of(request)
     path = request.query_params.get("path", "")
     line = small_int(request.query_params.get("line"))
     panel = await asyncio.to_thread(file_panel, session, path, line)
@@ -37,7 +37,7 @@ async def file_page(request: Request) -> Response:
 
 async def resource_page(request: Request) -> Response:
     """An embedded resource of a message or tool call: shown as a file in the side panel, or downloaded."""
-    session = session_of(request)
+    session = await session_of(request)
     seq, index = request.path_params["seq"], request.path_params["index"]
     resource = embedded_resource(session, seq, index)
     if resource is None:
@@ -55,14 +55,14 @@ async def resource_page(request: Request) -> Response:
 
 async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
-    session = session_of(request)
+    session = await session_of(request)
     await session.changes.look_if_not_watching()
     return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
 
 
 async def change_diff_page(request: Request) -> Response:
     """One changed file as a diff against the session's start."""
-    session = session_of(request)
+    session = await session_of(request)
     display = request.query_params.get("path", "")
     panel = await asyncio.to_thread(change_diff, session, display)
     if panel is None:
@@ -76,7 +76,7 @@ async def change_diff_page(request: Request) -> Response:
 
 async def diff_body(request: Request) -> Response:
     """The body of a large diff in the thread (loaded when the user opens it), or rows of a gap."""
-    session = session_of(request)
+    session = await session_of(request)
     seq, index = request.path_params["seq"], request.path_params["index"]
     diff = await asyncio.to_thread(entry_diff, session, seq, index)
     if diff is None:

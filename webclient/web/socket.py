@@ -31,7 +31,7 @@ Action = Callable[[Session, LiveView, Message], object]
 
 
 async def session_socket(websocket: WebSocket) -> None:
-    session = manager(websocket).get(websocket.path_params["session_id"])
+    session = await manager(websocket).open(websocket.path_params["session_id"])
     if session is None:  # who may open it at all is settled before routing (webclient.web.access)
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
         return
@@ -134,6 +134,7 @@ ACTIONS: dict[str, Action] = {
     "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
     "retry": lambda session, live, message: session.retry(),
+    "resume": lambda session, live, message: session.resume(),
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,

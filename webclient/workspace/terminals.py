@@ -109,6 +109,10 @@ class Terminals:
             raise UnknownTerminal(terminal_id)
         await process.release()
 
+    def reopen(self) -> None:
+        """Take new terminals again after `close` (the session's agent is resumed)."""
+        self._closed = False
+
     async def close(self) -> None:
         """Kill and release every terminal (session end, server stop); later `create` calls fail."""
         self._closed = True

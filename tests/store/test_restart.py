@@ -1,0 +1,98 @@
+"""After a restart, nothing shown is lost: a server stopped (TERM) or killed (kill -9) and started again on the same
+store shows each session at the same URL exactly as it was, rebuilt from its journal, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.restarts import drive, session_page, stop, store_env, thread_html
+from tests.support.servers import ServerFactory
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
+def test_a_session_reopens_after_a_restart_exactly_as_it_was(
+    start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
+) -> None:
+    env = store_env(database_url, tmp_path)
+    first = start_server(agent=None, **env)
+    session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
+    before = session_page(first, session_id)
+    shown = thread_html(before)
+    for part in ('class="entry tool-call', 'data-role="terminal"', 'data-role="plan"', "You chose:", "<table"):
+        assert part in shown, part  # what the journal must bring back: cards, a terminal, a plan, an answer, Markdown
+    if how is signal.SIGKILL:
+        asyncio.run(asyncio.sleep(0.3))  # the journal's batches are written within 50 ms
+    stop(first, how)
+
+    second = start_server(agent=None, **env)
+    after = session_page(second, session_id)
+    assert thread_html(after) == thread_html(before)
+    assert 'data-turn-state="ended"' in after
+    assert 'data-action="resume"' in after
+    with httpx.Client(base_url=second.url, headers=second.headers) as http:
+        assert http.get("/sessions/not-a-session").status_code == 404
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
+def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
+    start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
+) -> None:
+    env = store_env(database_url, tmp_path)
+    first = start_server(agent=None, **env)
+    session_id = asyncio.run(drive(first, ["markdown", "edit"], leave_asking=True))
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, how)
+
+    second = start_server(agent=None, **env)
+    page = session_page(second, session_id)
+    assert "Not answered: the server restarted." in page
+    assert 'data-state="interrupted"' in page
+    assert "The server restarted during this turn" in page
+    assert 'data-turn-state="ended"' in page and 'data-action="resume"' in page
+    stop(second, signal.SIGTERM)
+
+    # Marked once: the next restart shows the same page, not a second notice.
+    third = start_server(agent=None, **env)
+    again = session_page(third, session_id)
+    assert thread_html(again) == thread_html(page)
+    assert again.count("The server restarted during this turn") == 1
+
+
+def test_an_ended_session_the_server_forgot_opens_again_from_the_store(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = start_server(agent=None, WEBCLIENT_MAX_ENDED_SESSIONS="1", WEBCLIENT_DATA_DIR=str(tmp_path / "data"))
+    first, second = asyncio.run(drive(server, ["markdown"])), asyncio.run(drive(server, ["plan"]))
+    before = session_page(server, first)
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        assert http.post(f"/sessions/{first}/end").status_code == 303
+        ended = thread_html(http.get(f"/sessions/{first}").text)
+        assert http.post(f"/sessions/{second}/end").status_code == 303  # the first is forgotten now
+    assert thread_html(before) == ended
+    rebuilt = session_page(server, first)
+    assert thread_html(rebuilt) == ended
+    assert "You ended this session." in rebuilt and 'data-action="resume"' in rebuilt
+
+
+def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    """The answer is stored before it is sent: killed the moment the agent has it, the server shows it given."""
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(**env)
+    session_id = asyncio.run(drive(first, ["permission"], leave_asking=True, answer_last=True))
+    deadline = time.monotonic() + 10
+    while not any(m.get("result", {}).get("outcome") for m in first.received()):
+        assert time.monotonic() < deadline, "the agent never got the answer"
+        time.sleep(0.001)
+    stop(first, signal.SIGKILL)
+
+    second = start_server(**env)
+    page = session_page(second, session_id)
+    assert "You chose:" in page and "Not answered" not in page

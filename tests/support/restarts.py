@@ -1,0 +1,97 @@
+"""Restarting a server on the same store, and what a test compares across: a session driven over its socket, its
+page and its thread."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import json
+import re
+import signal
+from pathlib import Path
+
+import httpx
+import websockets
+
+from tests.support.servers import Server, stop_server
+
+PERMISSION_ASKED = "data-option-id"
+
+
+def store_env(database_url: str, tmp_path: Path) -> dict[str, str]:
+    """The same store for every server of a test: a data folder that outlives them, or the PostgreSQL database."""
+    if database_url.startswith("sqlite"):
+        return {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    return {"WEBCLIENT_DATABASE_URL": database_url}
+
+
+def thread_html(page: str) -> str:
+    """The session page's thread: the ``<section id="thread">`` element, whole."""
+    start = page.index('<section id="thread"')
+    depth, at = 0, start
+    for tag in re.finditer(r"<(/?)section\b", page[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            at = start + tag.end()
+            break
+    return page[start : page.index(">", at) + 1]
+
+
+def session_page(server: Server, session_id: str) -> str:
+    with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
+        response = http.get(f"/sessions/{session_id}")
+    assert response.status_code == 200, response.text[:500]
+    return response.text
+
+
+async def drive(
+    server: Server,
+    prompts: list[str],
+    *,
+    leave_asking: bool = False,
+    answer_last: bool = False,
+    session_id: str | None = None,
+) -> str:
+    """A new session (or ``session_id``, resumed) that runs ``prompts`` one after the other over its page's socket,
+    allowing every question; ``leave_asking``: return at the last prompt's question, unanswered (``answer_last``:
+    answered, without waiting for what follows). Returns the session's id."""
+    if session_id is None:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
+            location = (await http.post("/sessions")).headers["location"]
+    else:
+        location = f"/sessions/{session_id}"
+    connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)
+    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
+        frame = str(await socket.recv())
+        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
+        assert nonce is not None
+        if session_id is not None:
+            await socket.send(json.dumps({"action": "resume"}))
+        while 'data-agent-state="ready"' not in frame:
+            frame = str(await socket.recv())
+        for number, text in enumerate(prompts):
+            await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce.group(1)}-{number}"}))
+            last = number == len(prompts) - 1
+            async with asyncio.timeout(60):
+                while True:
+                    frame = html.unescape(str(await socket.recv()))
+                    if PERMISSION_ASKED in frame and 'data-state="pending"' in frame:
+                        if last and leave_asking and not answer_last:
+                            return location.rsplit("/", 1)[1]
+                        asked = re.search(r'"option_id": "([^"]+)", "request_id": "([^"]+)"', frame)
+                        assert asked is not None
+                        answer = {"action": "permission", "request_id": asked.group(2), "option_id": asked.group(1)}
+                        await socket.send(json.dumps(answer))
+                        if last and leave_asking:
+                            return location.rsplit("/", 1)[1]
+                    if 'data-turn-state="idle"' in frame:
+                        break
+    return location.rsplit("/", 1)[1]
+
+
+def stop(server: Server, how: signal.Signals) -> None:
+    """Stop the server: TERM (a clean stop) or KILL (as if it died); then let go of what the test holds of it."""
+    server.process.send_signal(how)
+    server.process.wait(timeout=30)
+    stop_server(server)

@@ -1,0 +1,126 @@
+"""An ACP session's recorded protocol, shown again: the lines of its journal, in order, through the code that
+handled them live (the session's updates, its questions, the answers to the client's requests) while no agent
+runs. Nothing is sent, run or recorded: what the agent did in the workspace comes back from the journal's own
+records of it (`webclient.session.replay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from webclient.acp.controls import settings
+from webclient.acp.jsonrpc import decode
+
+if TYPE_CHECKING:
+    from webclient.acp.agent import AcpAgent
+
+Answered = Callable[["AcpAgent", dict[str, Any], dict[str, Any]], None]
+"""What the answer to one of the client's requests changed: given the adapter, the request's params, its result."""
+
+
+def _initialized(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    agent.greeted(result)
+
+
+def _opened(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    agent.opened(params, result)
+
+
+def _mode(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    if isinstance(params.get("modeId"), str):
+        agent.host.controls.set_current_mode(params["modeId"])
+
+
+def _model(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    if isinstance(params.get("modelId"), str):
+        agent.host.controls.set_current_model(params["modelId"])
+
+
+def _setting(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    if isinstance(result.get("configOptions"), list):
+        agent.host.controls.set_settings(settings(result["configOptions"]))
+
+
+def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    agent.turn_ended()
+
+
+ANSWERS: dict[str, Answered] = {
+    "initialize": _initialized,
+    "session/new": _opened,
+    "session/load": _opened,
+    "session/resume": _opened,
+    "session/set_mode": _mode,
+    "session/set_model": _model,
+    "session/set_config_option": _setting,
+    "session/prompt": _turn_ended,
+}
+"""The client's requests whose answers change what the session shows, and how (the adapter does the same live)."""
+
+
+class ProtocolReplay:
+    """Shows one session's recorded lines again, in order, on its adapter (`AcpAgent.replay`)."""
+
+    def __init__(self, agent: AcpAgent) -> None:
+        self.agent = agent
+        self._ours: dict[Any, tuple[str, dict[str, Any]]] = {}
+        """The client's requests not answered yet, by JSON-RPC id (ids start again with each agent process)."""
+        self._questions: dict[Any, str] = {}
+        """The agent's permission requests not answered yet: JSON-RPC id to the question's request id."""
+
+    def line(self, direction: str, line: str) -> None:
+        if direction == "garbage":
+            self.agent.protocol_log.replayed(direction, line, None)
+            return
+        try:
+            message = decode(line)
+        except (ValueError, RecursionError):
+            message = None
+        self.agent.protocol_log.replayed(direction, line, message)
+        for one in message if isinstance(message, list) else [message]:
+            if isinstance(one, dict):
+                (self._sent if direction == "out" else self._received)(one)
+
+    def _sent(self, message: dict[str, Any]) -> None:
+        method, params = message.get("method"), message.get("params")
+        if isinstance(method, str):
+            if method == "initialize":  # a new agent process: its ids start again
+                self._ours.clear()
+                self._questions.clear()
+            if method == "session/cancel":
+                self.agent.cancelling = True
+            elif "id" in message:
+                self._ours[message["id"]] = (method, params if isinstance(params, dict) else {})
+                if method == "session/load":  # the agent replays its history: already shown
+                    self.agent.loading_history = True
+            return
+        request_id = self._questions.pop(message.get("id"), None)
+        result = message.get("result")
+        if request_id is not None and isinstance(result, dict):
+            outcome = result.get("outcome")
+            chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
+            self.agent.host.thread.answer_permission(request_id, chosen if isinstance(chosen, str) else None)
+
+    def _received(self, message: dict[str, Any]) -> None:
+        method, params = message.get("method"), message.get("params")
+        if isinstance(method, str):
+            if not isinstance(params, dict):
+                return
+            if method == "session/update":
+                self.agent.on_session_update(params)
+            elif method == "session/request_permission" and "id" in message:
+                self.agent.on_request_permission(params)
+                self._questions[message["id"]] = f"q{self.agent.permissions.asked}"
+            return  # fs/* and terminal/*: their effects are in the journal's own records
+        request = self._ours.pop(message.get("id"), None)
+        if request is None:
+            return
+        method, params = request
+        if method == "session/load":
+            self.agent.loading_history = False
+        answered = ANSWERS.get(method)
+        # A turn ends with its answer, an error too; other requests changed nothing if refused.
+        if answered is not None and ("error" not in message or method == "session/prompt"):
+            result = message.get("result")
+            answered(self.agent, params, result if isinstance(result, dict) else {})

@@ -1,0 +1,90 @@
+"""A session rebuilt from its journal: every record, in order, shown again by the code that showed it live.
+
+The protocol's messages go to the agent's adapter (`AgentDriver.replay`), which folds them as it did when they
+went over the wire; the session's own events (`webclient.session.shown`) and the agent's work in the workspace
+(`webclient.session.workspace_events`) are shown again by their modules; the user's answers to questions settle
+them again. Nothing is sent, run or recorded on the way. No agent runs afterwards: the session waits for Resume.
+
+A turn still running at the end of the journal (the server stopped or died during it) is then marked
+interrupted, its open questions "not answered: the server restarted", and that is recorded, so that every later
+rebuild shows the same.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from webclient.session import shown, workspace_events
+from webclient.session.recorder import ACTION, FILE, NOTICE, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.viewmodel.thread import Thread
+
+if TYPE_CHECKING:
+    from webclient.session.core import Session
+
+log = logging.getLogger(__name__)
+
+
+class Rebuild:
+    """Shows a session's journal again on its (new, empty) thread and controls, batch after batch, then `done`."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.turn_open = False
+        self.ended = False
+
+    def replay(self, journal: Iterable[JournalRow]) -> None:
+        session = self.session
+        thread, agent = session.thread, session.agent
+        for kind, direction, body in journal:
+            try:
+                if kind == PROTOCOL:
+                    agent.replay(direction, body)
+                elif kind == SESSION:
+                    event = json.loads(body)
+                    shown.show_again(thread, event)
+                    if event["event"] in ("turn", "turn-end", "interrupted"):
+                        self.turn_open = event["event"] == "turn"
+                elif kind in (FILE, TERMINAL):
+                    workspace_events.show_again(thread, kind, json.loads(body))
+                elif kind == ACTION:
+                    action = json.loads(body)
+                    _act_again(session, action)
+                    if action["action"] in ("end", "resume"):
+                        self.ended = action["action"] == "end"
+                elif kind == NOTICE:
+                    _store_notice(thread, json.loads(body))
+            except (ValueError, KeyError, TypeError):  # a record this code cannot read: the rest still shows
+                log.warning("session %s: a %s record of its journal was unreadable", session.id, kind, exc_info=True)
+
+    def done(self) -> None:
+        """The whole journal is shown: the session waits for Resume, a turn that ran is marked interrupted."""
+        session = self.session
+        hello = session.agent.hello
+        if hello is not None:
+            session.lifecycle.agent_info = hello.info
+            session.lifecycle.prompt_capabilities = hello.prompt_capabilities
+        # Ended by the user, it says so; else the server stopped while its agent ran. Either way, Resume is offered.
+        session.lifecycle.agent_state = "exited" if self.ended else "stopped"
+        session.lifecycle.closing = self.ended
+        if self.turn_open or session.thread.pending_permissions:
+            session.shown.interrupted()
+
+
+def _act_again(session: Session, action: dict[str, object]) -> None:
+    """What the user did that the protocol does not say: an answer is settled on the thread before it is sent."""
+    if action.get("action") == "permission":
+        session.thread.answer_permission(str(action["request_id"]), str(action["option_id"]))
+    elif action.get("action") == "rename":
+        session.controls.set_title(str(action["title"]) or None)
+
+
+def _store_notice(thread: Thread, notice: dict[str, object]) -> None:
+    if "dropped" in notice:
+        thread.add_notice(
+            "warning", f"{notice['dropped']} records of this session were not stored", str(notice.get("why", ""))
+        )
+    elif "cut" in notice:
+        thread.add_notice("warning", "What came after this was not stored", str(notice.get("why", "")))
