@@ -7,7 +7,6 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
@@ -16,9 +15,6 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.store.store import Store
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the session tells its recorder the words of finished messages once the lead wires words()"
-)
 def test_a_search_finds_a_session_by_a_word_the_demo_agent_said(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=None)
     open_session(page, server)
