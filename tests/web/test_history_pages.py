@@ -92,6 +92,7 @@ def test_the_index_lists_stored_sessions_newest_first_a_page_at_a_time(server: S
     second = soup(server, str(older["href"]))
     assert ids(second) == ["s04", "s03", "s02", "s01", "s00"]
     assert second.select_one('[data-role="pages"] a[rel="next"]') is None
+    assert ids(soup(server, "/?page=9")) == ids(second)  # past the end: the last page
     untitled, hostile = rows(second)[0], rows(second)[1]
     assert untitled.select_one(".history-title").get_text() == "Untitled"  # type: ignore[union-attr]
     assert hostile.select_one(".history-title").get_text() == HOSTILE  # type: ignore[union-attr]
@@ -115,6 +116,7 @@ def test_a_search_finds_the_sessions_that_said_every_word_and_marks_them_in_thei
     assert form is not None and form["method"] == "get"
     assert form.select_one('input[name="q"]')["value"] == "Widget FACTORY"  # type: ignore[index]
     assert ids(soup(server, "/?q=widget+gadget")) == []
+    assert ids(soup(server, "/?q=%2C%3B+-")) == ids(soup(server))  # no word to look for: the list
     assert soup(server, "/?q=widget+gadget").select_one('[data-role="no-results"]') is not None
 
 

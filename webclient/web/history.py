@@ -21,7 +21,7 @@ from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import manager, page, small_int, urls
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
-    from webclient.store.history import SessionRow
+    from webclient.store.history import HistoryPage, SessionRow
     from webclient.store.store import Store
 
 PAGE_SIZE = 25
@@ -168,9 +168,16 @@ async def history(request: Request) -> History:
         pages = max(1, -(-len(every) // PAGE_SIZE))
         return History(rows, len(every), number, pages, "", False, stored=False)
     words = query_words(query)
-    found = await (
-        store.search(query, number, archived, PAGE_SIZE) if query else store.history(number, archived, PAGE_SIZE)
-    )
+    query = query if words else ""  # nothing to look for (punctuation only): the list
+
+    async def read(number: int) -> HistoryPage:
+        if words:
+            return await store.search(query, number, archived, PAGE_SIZE)
+        return await store.history(number, archived, PAGE_SIZE)
+
+    found = await read(number)
+    if not found.sessions and number > found.pages:  # past the end (sessions went meanwhile): the last page
+        found = await read(found.pages)
     pattern = word_pattern(words) if words else None
     rows = [_stored_row(stored, live.get(stored.id), pattern) for stored in found.sessions]
     return History(rows, found.total, found.page, found.pages, query, archived, stored=True)
