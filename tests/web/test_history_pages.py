@@ -125,6 +125,8 @@ def test_htmx_gets_the_sessions_block_alone(server: Server) -> None:
     section = block.select_one("section#history")
     assert section is not None and block.select_one("main, form[data-role=search]") is None
     assert ids(block) == ["s07"]
+    with server.http() as http:
+        assert "HX-Target" in http.get("/?q=rename").headers["vary"]  # the page and the block, told apart
 
 
 def test_archive_hides_a_session_until_the_archived_ones_are_shown(server: Server) -> None:

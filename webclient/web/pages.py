@@ -25,8 +25,11 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
     """The sessions (`webclient.web.history`) and the catalogue's agents to start; `refused` says why the last try did
     not start. A search from htmx (``HX-Target: history``) gets the sessions' block alone."""
     context = {"history": await history.history(request), "when": human_time}
+    # One URL, two bodies (the page, or its sessions for htmx): a cache must tell them apart.
+    vary = {"vary": "HX-Request, HX-Target"}
     if request.headers.get("hx-request") == "true" and request.headers.get("hx-target") == "history":
-        return HTMLResponse(renderer(request).block("index.html", "history", **base_context(request), **context))
+        block = renderer(request).block("index.html", "history", **base_context(request), **context)
+        return HTMLResponse(block, headers=vary)
     response = page(
         request,
         "index.html",
@@ -35,6 +38,7 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
         workspace=workspace,
         **context,
     )
+    response.headers.update(vary)
     if refused is not None:
         response.status_code = 400
     return response
