@@ -180,3 +180,16 @@ async def test_words_are_written_with_the_journals_batch_numbered_after_its_last
         rows = list(await connection.execute(select(transcript.c.seq, transcript.c.role, transcript.c.text)))
     assert rows == [(2, "user", "nul\\u0000 and a lone \\udcff surrogate")]
     assert [s.id for s in (await store.search("surrogate")).sessions] == ["s1"]
+
+
+@pytest.mark.asyncio
+async def test_a_huge_message_is_kept_for_the_search_cut_and_the_batch_goes_through(store: Store) -> None:
+    # PostgreSQL refuses a tsvector over 1 MB: the whole batch (the journal too) would be lost with it.
+    recorder = session(store, "s1", 0)
+    huge = " ".join(f"word{n}" for n in range(400_000))  # 3 MB of distinct words
+    recorder.words("agent", "needle " + huge)
+    recorder.record("protocol", "in", "{}")
+    await recorder.flush()
+    assert await count(store, "journal", "s1") == 1
+    assert [s.id for s in (await store.search("needle")).sessions] == ["s1"]
+    assert (await store.search("word399999")).total == 0  # past what is kept
