@@ -2,9 +2,9 @@
 
 ``RESUME_MODE`` says what it offers to take a session up again: ``resume`` (``sessionCapabilities.resume``),
 ``load`` (``loadSession``: it replays the conversation as ``session/update`` first), ``list`` (``resume`` and
-``sessionCapabilities.list``), or ``none``. Sessions live in ``$SESSIONS_FILE`` (JSON: id → cwd, title and the
-conversation). A prompt is answered "I remember N earlier prompts" and an echo, so a test sees whether the context
-came back.
+``sessionCapabilities.list``), ``list-load`` (``load`` and ``list``), or ``none``. Sessions live in
+``$SESSIONS_FILE`` (JSON: id → cwd, title and the conversation). A prompt is answered "I remember N earlier
+prompts" and an echo, so a test sees whether the context came back.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ def capabilities() -> dict[str, Any]:
     session: dict[str, Any] = {}
     if MODE in ("resume", "list"):
         session["resume"] = {}
-    if MODE == "list":
+    if MODE in ("list", "list-load"):
         session["list"] = {}
-    return {"loadSession": MODE == "load", "sessionCapabilities": session}
+    return {"loadSession": MODE in ("load", "list-load"), "sessionCapabilities": session}
 
 
 def say(session_id: str, kind: str, text: str) -> None:

@@ -52,10 +52,12 @@ async def drive(
     leave_asking: bool = False,
     answer_last: bool = False,
     session_id: str | None = None,
+    resume: bool = True,
 ) -> str:
     """A new session (or ``session_id``, resumed) that runs ``prompts`` one after the other over its page's socket,
     allowing every question; ``leave_asking``: return at the last prompt's question, unanswered (``answer_last``:
-    answered, without waiting for what follows). Returns the session's id."""
+    answered, without waiting for what follows); ``resume``: ask a stored session to resume first. Returns the
+    session's id."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
             location = (await http.post("/sessions")).headers["location"]
@@ -66,7 +68,7 @@ async def drive(
         frame = str(await socket.recv())
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
         assert nonce is not None
-        if session_id is not None:
+        if session_id is not None and resume:
             await socket.send(json.dumps({"action": "resume"}))
         while 'data-agent-state="ready"' not in frame:
             frame = str(await socket.recv())

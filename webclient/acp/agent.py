@@ -32,6 +32,7 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
+    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
@@ -43,6 +44,9 @@ from webclient.session.sign_in import SignInMethod
 T = TypeVar("T")
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
+
+MAX_LISTED = 1000
+"""Of an agent's own sessions, at most this many are listed."""
 
 STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
@@ -148,7 +152,7 @@ class AcpAgent:
             self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
             return False
         self.host.step(method)
-        self.loading_history, self.history_replayed = method == "session/load", 0
+        self.loading_history, self.history_replayed = self.reloading(method), 0
         try:
             result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
         except AgentRefused as error:
@@ -160,6 +164,27 @@ class AcpAgent:
         replayed = f"; it replayed {self.history_replayed} updates, already shown" if self.history_replayed else ""
         self.host.notice("info", "The agent resumed its session", f"With {method}{replayed}.")
         return True
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        """``session/list``, every page of it (up to `MAX_LISTED` sessions), when the agent offers it."""
+        session = self._capabilities.get("sessionCapabilities")
+        if not isinstance(session, dict) or session.get("list") is None:
+            return None
+        connection, cursor = self._connected(), None
+        listed: list[AgentSession] = []
+        while len(listed) < MAX_LISTED:
+            result = await _answer(connection.list_sessions(cursor))
+            infos = result.get("sessions")
+            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return listed[:MAX_LISTED]
+
+    def reloading(self, method: str) -> bool:
+        """Whether what the agent replays now is already shown: ``session/load`` of the conversation this thread
+        holds (its history is shown when the user chose one of the agent's sessions to continue here)."""
+        return method == "session/load" and self.host.thread.turn > 0
 
     def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
         """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
@@ -281,6 +306,19 @@ class AcpAgent:
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
         )
+
+
+def _agent_session(info: Any) -> AgentSession | None:
+    """A ``SessionInfo`` of ``session/list``; None when it lacks its id or folder."""
+    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
+        return None
+    title, updated = info.get("title"), info.get("updatedAt")
+    return AgentSession(
+        id=info["sessionId"],
+        cwd=info["cwd"],
+        title=title if isinstance(title, str) else None,
+        updated=updated if isinstance(updated, str) else None,
+    )
 
 
 async def _answer(request: Awaitable[T]) -> T:

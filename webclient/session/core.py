@@ -201,14 +201,17 @@ class Session:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the agent in the background; progress shows in the page."""
-        self._tasks.spawn(self._start(), "start")
+    def start(self, continuing: str | None = None) -> None:
+        """Start the agent in the background; progress shows in the page. ``continuing``: the id of one of the
+        agent's own sessions, which this one takes up (resumed or loaded, if the agent can)."""
+        if continuing is not None:
+            self.agent.known_session_id = continuing
+        self._tasks.spawn(self._start(resume=continuing is not None), "start")
 
-    async def _start(self) -> None:
+    async def _start(self, resume: bool = False) -> None:
         # The baseline of the Changes view is the workspace before the agent could touch it.
         await self.changes.start()
-        await self.lifecycle.start_agent()
+        await self.lifecycle.start_agent(resume)
 
     def _agent_ready(self) -> None:
         self.turns.send_queued()
@@ -291,6 +294,12 @@ class Session:
     async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
         await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id)
+
+    def rename(self, title: str) -> None:
+        """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
+        title = " ".join(title.split())[:200]
+        self._record_action("rename", title=title)
+        self.controls.set_title(title or None)
 
     def set_mode(self, mode_id: str) -> None:
         self._record_action("mode", mode_id=mode_id)

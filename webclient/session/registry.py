@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from webclient.config import Settings
-from webclient.session.agent import AgentFactory
+from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent
 from webclient.session.core import Session
@@ -86,15 +86,23 @@ class SessionManager:
         self._scratch: list[Path] = []
         self._opening: dict[str, asyncio.Future[Session | None]] = {}
 
-    def create(self, agent_name: str | None = None, workspace: str | None = None) -> Session:
+    def create(
+        self,
+        agent_name: str | None = None,
+        workspace: str | None = None,
+        continuing: AgentSession | None = None,
+    ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
-        background, in the folder `workspace` the user chose (None or blank: the agent's default).
+        background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
+        one of the agent's own sessions, taken up in its folder.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
             WorkspaceRefused: a folder outside what the agent may use.
         """
         entry = self.catalogue.get(agent_name)
+        if continuing is not None:
+            workspace = continuing.cwd
         if workspace and workspace.strip():
             cwd = entry.choose(workspace)
         elif entry.template is not None:
@@ -113,7 +121,9 @@ class SessionManager:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
         self._forget_ended()
-        session.start()
+        if continuing is not None and continuing.title:
+            session.rename(continuing.title)
+        session.start(continuing.id if continuing is not None else None)
         return session
 
     def get(self, session_id: str) -> Session | None:
