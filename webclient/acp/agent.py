@@ -11,6 +11,7 @@ Spec: https://agentclientprotocol.com/protocol/overview
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -44,6 +45,9 @@ from webclient.session.sign_in import SignInMethod
 T = TypeVar("T")
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
+
+CLOSE_SECONDS = 1.0
+"""How long ``session/close`` may take before the agent is stopped anyway."""
 
 MAX_LISTED = 1000
 """Of an agent's own sessions, at most this many are listed."""
@@ -165,10 +169,24 @@ class AcpAgent:
         self.host.notice("info", "The agent resumed its session", f"With {method}{replayed}.")
         return True
 
+    def _offers(self, capability: str) -> bool:
+        """Whether the agent advertised ``sessionCapabilities.<capability>``."""
+        session = self._capabilities.get("sessionCapabilities")
+        return isinstance(session, dict) and session.get(capability) is not None
+
+    async def set_title(self, title: str) -> None:
+        if self._offers("title") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await _answer(connection.session_request("session/set_title", session_id, title=title))
+
+    async def forget(self) -> None:
+        if self._offers("delete") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await _answer(connection.session_request("session/delete", session_id))
+
     async def list_sessions(self) -> list[AgentSession] | None:
         """``session/list``, every page of it (up to `MAX_LISTED` sessions), when the agent offers it."""
-        session = self._capabilities.get("sessionCapabilities")
-        if not isinstance(session, dict) or session.get("list") is None:
+        if not self._offers("list"):
             return None
         connection, cursor = self._connected(), None
         listed: list[AgentSession] = []
@@ -246,7 +264,12 @@ class AcpAgent:
         )
 
     async def close(self) -> None:
-        """Answer open questions ``cancelled``, close stdin, then terminate, then kill."""
+        """Answer open questions ``cancelled``, ``session/close`` if the agent offers it (for a second at most), close
+        stdin, then terminate, then kill."""
+        if self._offers("close") and self._connection is not None and self._session_id is not None:
+            with contextlib.suppress(AgentRefused, AgentGone, TimeoutError):
+                async with asyncio.timeout(CLOSE_SECONDS):
+                    await _answer(self._connection.session_request("session/close", self._session_id))
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True

@@ -194,6 +194,12 @@ class AgentDriver(Protocol):
         """Change one of the settings in `AgentHost.controls` to ``value`` (a choice's id, or on/off); the
         settings as the agent then has them are shown there."""
 
+    async def set_title(self, title: str) -> None:
+        """Tell the agent the title the user gave the session, if it takes one (nothing otherwise)."""
+
+    async def forget(self) -> None:
+        """Ask the agent to delete the session it has open, if it can (the user deleted it here)."""
+
     async def list_sessions(self) -> list[AgentSession] | None:
         """The agent's own sessions, after `start`; None when it cannot list them."""
 

@@ -12,16 +12,19 @@ to the controls (`control_changes`), the agent's work in the workspace (`workspa
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from webclient.session import replay
-from webclient.session.agent import AgentFactory, AgentHost
+from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
@@ -39,6 +42,8 @@ from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
+
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -300,6 +305,23 @@ class Session:
         title = " ".join(title.split())[:200]
         self._record_action("rename", title=title)
         self.controls.set_title(title or None)
+        if title and self.lifecycle.ready:
+            self._tasks.spawn(self._tell(self.agent.set_title(title)), "set-title")
+
+    async def _tell(self, request: Awaitable[None]) -> None:
+        """A request the user's change does not wait for: the agent's refusal is logged, not shown."""
+        try:
+            await request
+        except AgentError as error:
+            log.info("session %s: the agent refused: %s", self.id, error)
+
+    async def delete(self) -> None:
+        """The user deletes the session: the agent deletes its own (if it can and runs), then it ends."""
+        if self.lifecycle.ready:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.spec.start_timeout):
+                    await self._tell(self.agent.forget())
+        await self.close()
 
     def set_mode(self, mode_id: str) -> None:
         self._record_action("mode", mode_id=mode_id)

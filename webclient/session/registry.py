@@ -172,6 +172,28 @@ class SessionManager:
             self._scratch.append(cwd)
         return entry.spec(cwd, max_line_bytes=max_line_bytes)
 
+    async def rename(self, session_id: str, title: str) -> bool:
+        """Give a session (live or stored) the user's title; False when there is no such session."""
+        session = await self.open(session_id)
+        if session is None:
+            return False
+        session.rename(title)
+        return True
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session (live or stored): the agent deletes its own if it can, the session ends, and the store
+        forgets it with its journal. False when there is no such session."""
+        session = await self.open(session_id)
+        if session is None:
+            return False
+        await session.delete()
+        self.sessions.pop(session_id, None)
+        self._ended_at.pop(session_id, None)
+        self.on_release(session_id)
+        if self.records is not None:
+            await self.records.delete(session_id)
+        return True
+
     async def end(self, session: Session) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
         await session.end()

@@ -91,6 +91,8 @@ class JournalWriter:
         self._hurry = asyncio.Event()
         self._closing = False
         self.sealed = False
+        self.deleted: set[str] = set()
+        """Sessions deleted while this server runs: anything they still record is dropped."""
         """Set when the server stops: records are ignored from then on."""
         self._task: asyncio.Task[None] | None = None
         # Retention (`webclient.store.retention`): the sessions of this process not ended, and each journal's size.
@@ -189,6 +191,9 @@ class JournalWriter:
         rows, self._rows = self._rows, []
         rows += self._dropped_notices()
         states, self._states = self._states, {}
+        if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
+            rows = [row for row in rows if row[0] not in self.deleted]
+            states = {key: value for key, value in states.items() if key not in self.deleted}
         self._chars = 0
         taken = self._recorded
         last_activity: dict[str, float] = {}
@@ -257,6 +262,14 @@ class JournalWriter:
             sizes[session_id] = size
             kept.append(row)
         return kept
+
+    def drop(self, session_id: str) -> None:
+        """The session is deleted: what it recorded and is not written yet is dropped, and nothing more is taken."""
+        self._rows = [row for row in self._rows if row[0] != session_id]
+        self._new_sessions = [values for values in self._new_sessions if values["id"] != session_id]
+        self._states.pop(session_id, None)
+        self._dropped.pop(session_id, None)
+        self.deleted.add(session_id)
 
     def forget(self, session_id: str) -> None:
         """Retention deleted the session: drop what the writer knows of it."""

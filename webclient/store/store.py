@@ -17,6 +17,7 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import JournalRow, StoredSession
 from webclient.store.database import create_engine, database_url, migrate
 from webclient.store.journal import JournalWriter
+from webclient.store.retention import delete_sessions
 from webclient.store.schema import journal, sessions
 
 
@@ -114,6 +115,13 @@ class Store:
             while (rows := await reading) is not None:
                 reading = asyncio.ensure_future(anext(batches, None))
                 yield rows
+
+    async def delete(self, session_id: str) -> None:
+        await self.writer.flush()
+        self.writer.drop(session_id)
+        async with self.engine.begin() as connection:
+            await delete_sessions(connection, [session_id])
+        self.writer.forget(session_id)
 
     def seal(self) -> None:
         """Record nothing more: the server stops, and what its sessions do while they close (their open questions
