@@ -23,6 +23,8 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     first = start_server(agent=None, **env)
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
+    with httpx.Client(base_url=first.url, headers=first.headers) as http:
+        exported = http.get(f"/sessions/{session_id}/export.md").text
     shown = thread_html(before)
     for part in ('class="entry tool-call', 'data-role="terminal"', 'data-role="plan"', "You chose:", "<table"):
         assert part in shown, part  # what the journal must bring back: cards, a terminal, a plan, an answer, Markdown
@@ -37,6 +39,10 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     assert 'data-action="resume"' in after
     with httpx.Client(base_url=second.url, headers=second.headers) as http:
         assert http.get("/sessions/not-a-session").status_code == 404
+        # The export and the protocol log come from the journal too.
+        assert http.get(f"/sessions/{session_id}/export.md").text == exported
+        log = http.get(f"/sessions/{session_id}/log").text
+        assert "session/request_permission" in log and "session/prompt" in log
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
