@@ -102,3 +102,19 @@ def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
     second = start_server(**env)
     page = session_page(second, session_id)
     assert "You chose:" in page and "Not answered" not in page
+
+
+def test_prompts_queued_when_the_server_died_wait_after_the_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=None, **env)
+    session_id = asyncio.run(drive(first, ["edit"], leave_asking=True, then_queue=["first later", "second later"]))
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, signal.SIGKILL)
+
+    second = start_server(agent=None, **env)
+    page = session_page(second, session_id)
+    assert page.count('data-role="queued"') == 2
+    assert ">first later</textarea>" in page and ">second later</textarea>" in page
+    assert "Queued before the server restarted" in page
