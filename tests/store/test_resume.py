@@ -45,6 +45,8 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
         reattached = next(m for m in second.received() if m.get("method") == f"session/{mode}")
         assert reattached["params"]["sessionId"] == "agent-session-1"
         assert "The agent resumed its session" in thread
+        if mode == "load":  # what it replayed is matched against what is shown
+            assert "what it replayed matches the 1 prompt shown" in thread
         assert "I remember 1 earlier prompts. You said: second prompt" in thread
     # What was shown before the restart is shown once, whatever the agent replayed.
     assert thread.count("You said: first prompt") == 1

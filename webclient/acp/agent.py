@@ -20,6 +20,7 @@ from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
+from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
@@ -79,7 +80,7 @@ class AcpAgent:
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
         self.loading_history = False
         """While ``session/load`` runs: the agent replays the conversation, which the thread already shows."""
-        self.history_replayed = 0
+        self.history = LoadedHistory()
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
         self._replay: ProtocolReplay | None = None
@@ -156,7 +157,7 @@ class AcpAgent:
             self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
             return False
         self.host.step(method)
-        self.loading_history, self.history_replayed = self.reloading(method), 0
+        self.loading_history, self.history = self.reloading(method), LoadedHistory()
         try:
             result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
         except AgentRefused as error:
@@ -165,8 +166,10 @@ class AcpAgent:
         finally:
             self.loading_history = False
         self.opened({"sessionId": session_id}, result)
-        replayed = f"; it replayed {self.history_replayed} updates, already shown" if self.history_replayed else ""
-        self.host.notice("info", "The agent resumed its session", f"With {method}{replayed}.")
+        if self.reloading(method):
+            self.host.notice(*self.history.verdict(self.host.thread))
+        else:
+            self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
 
     def _offers(self, capability: str) -> bool:
@@ -301,7 +304,7 @@ class AcpAgent:
 
     def on_session_update(self, params: dict[str, Any]) -> None:
         if self.loading_history:
-            self.history_replayed += 1
+            self.history.take(params.get("update"))
             return
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
