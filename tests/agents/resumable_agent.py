@@ -2,9 +2,10 @@
 
 ``RESUME_MODE`` says what it offers to take a session up again: ``resume`` (``sessionCapabilities.resume``),
 ``load`` (``loadSession``: it replays the conversation as ``session/update`` first), ``list`` (``resume`` and
-``sessionCapabilities.list``), or ``none``. Sessions live in ``$SESSIONS_FILE`` (JSON: id → cwd, title and the
-conversation). A prompt is answered "I remember N earlier prompts" and an echo, so a test sees whether the context
-came back.
+``sessionCapabilities.list``), ``list-load`` (``load`` and ``list``), ``all`` (``resume``, ``list``, ``title``,
+``close`` and ``delete``), or ``none``. Sessions live in
+``$SESSIONS_FILE`` (JSON: id → cwd, title and the conversation). A prompt is answered "I remember N earlier
+prompts" and an echo, so a test sees whether the context came back.
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ def save(all_sessions: dict[str, Any]) -> None:
 
 def capabilities() -> dict[str, Any]:
     session: dict[str, Any] = {}
-    if MODE in ("resume", "list"):
+    if MODE in ("resume", "list", "all"):
         session["resume"] = {}
-    if MODE == "list":
+    if MODE in ("list", "list-load", "all"):
         session["list"] = {}
-    return {"loadSession": MODE == "load", "sessionCapabilities": session}
+    if MODE == "all":
+        session.update(title={}, close={}, delete={})
+    return {"loadSession": MODE in ("load", "list-load"), "sessionCapabilities": session}
 
 
 def say(session_id: str, kind: str, text: str) -> None:
@@ -68,6 +71,14 @@ def handle(message: dict[str, Any]) -> None:
             for prompt, reply in known["turns"]:
                 say(params["sessionId"], "user_message_chunk", prompt)
                 say(params["sessionId"], "agent_message_chunk", reply)
+        send({"id": request_id, "result": {}})
+    elif method in ("session/set_title", "session/close", "session/delete"):
+        all_sessions = sessions()
+        if method == "session/set_title" and params.get("sessionId") in all_sessions:
+            all_sessions[params["sessionId"]]["title"] = params.get("title")
+        elif method == "session/delete":
+            all_sessions.pop(params.get("sessionId"), None)
+        save(all_sessions)
         send({"id": request_id, "result": {}})
     elif method == "session/list":
         listed = [

@@ -21,6 +21,8 @@ def test_an_open_page_shows_the_rebuilt_session_after_a_restart_and_resumes_it(p
     def start() -> Server:
         return launch_server(port, token, tmp_path / "received.jsonl", tmp_path, [], env, subprocess.DEVNULL)
 
+    refused: list[str] = []  # what the page's CSP refused (htmx settling a style attribute JS had set, once)
+    page.on("console", lambda message: refused.append(message.text) if "Content Security" in message.text else None)
     server = start()
     try:
         open_session(page, server)
@@ -42,5 +44,6 @@ def test_an_open_page_shows_the_rebuilt_session_after_a_restart_and_resumes_it(p
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=30_000)
         send_prompt(page, "markdown")
         expect(page.locator('[data-role="agent-message"]').last).to_contain_text("That's it", timeout=30_000)
+        assert refused == []
     finally:
         stop_server(server)

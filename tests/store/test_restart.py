@@ -23,6 +23,8 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     first = start_server(agent=None, **env)
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
+    with httpx.Client(base_url=first.url, headers=first.headers) as http:
+        exported = http.get(f"/sessions/{session_id}/export.md").text
     shown = thread_html(before)
     for part in ('class="entry tool-call', 'data-role="terminal"', 'data-role="plan"', "You chose:", "<table"):
         assert part in shown, part  # what the journal must bring back: cards, a terminal, a plan, an answer, Markdown
@@ -37,6 +39,10 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     assert 'data-action="resume"' in after
     with httpx.Client(base_url=second.url, headers=second.headers) as http:
         assert http.get("/sessions/not-a-session").status_code == 404
+        # The export and the protocol log come from the journal too.
+        assert http.get(f"/sessions/{session_id}/export.md").text == exported
+        log = http.get(f"/sessions/{session_id}/log").text
+        assert "session/request_permission" in log and "session/prompt" in log
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
@@ -96,3 +102,19 @@ def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
     second = start_server(**env)
     page = session_page(second, session_id)
     assert "You chose:" in page and "Not answered" not in page
+
+
+def test_prompts_queued_when_the_server_died_wait_after_the_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=None, **env)
+    session_id = asyncio.run(drive(first, ["edit"], leave_asking=True, then_queue=["first later", "second later"]))
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, signal.SIGKILL)
+
+    second = start_server(agent=None, **env)
+    page = session_page(second, session_id)
+    assert page.count('data-role="queued"') == 2
+    assert ">first later</textarea>" in page and ">second later</textarea>" in page
+    assert "Queued before the server restarted" in page

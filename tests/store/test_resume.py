@@ -45,6 +45,8 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
         reattached = next(m for m in second.received() if m.get("method") == f"session/{mode}")
         assert reattached["params"]["sessionId"] == "agent-session-1"
         assert "The agent resumed its session" in thread
+        if mode == "load":  # what it replayed is matched against what is shown
+            assert "what it replayed matches the 1 prompt shown" in thread
         assert "I remember 1 earlier prompts. You said: second prompt" in thread
     # What was shown before the restart is shown once, whatever the agent replayed.
     assert thread.count("You said: first prompt") == 1
@@ -56,3 +58,20 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
     again = thread_html(session_page(third, session_id))
     assert again.count("You said: first prompt") == 1 and again.count("You said: second prompt") == 1
     assert json.loads((tmp_path / "agent-sessions.json").read_text())  # the agent kept its own record
+
+
+def test_a_loaded_history_that_differs_from_the_page_is_said(start_server: ServerFactory, tmp_path: Path) -> None:
+    agent_sessions = tmp_path / "agent-sessions.json"
+    env = {"RESUME_MODE": "load", "SESSIONS_FILE": str(agent_sessions), "WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, **env)
+    session_id = asyncio.run(drive(first, ["first prompt"]))
+    stop(first, signal.SIGTERM)
+    remembered = json.loads(agent_sessions.read_text())
+    remembered["agent-session-1"]["turns"].append(["a prompt typed elsewhere", "ok"])
+    agent_sessions.write_text(json.dumps(remembered))
+
+    second = start_server(agent=AGENT, **env)
+    asyncio.run(drive(second, ["second prompt"], session_id=session_id))
+    thread = thread_html(session_page(second, session_id))
+    assert "remembers it differently" in thread and "It replayed 2 prompts; this page shows 1." in thread
+    assert "a prompt typed elsewhere" not in thread

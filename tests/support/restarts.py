@@ -52,10 +52,13 @@ async def drive(
     leave_asking: bool = False,
     answer_last: bool = False,
     session_id: str | None = None,
+    resume: bool = True,
+    then_queue: tuple[str, ...] | list[str] = (),
 ) -> str:
     """A new session (or ``session_id``, resumed) that runs ``prompts`` one after the other over its page's socket,
     allowing every question; ``leave_asking``: return at the last prompt's question, unanswered (``answer_last``:
-    answered, without waiting for what follows). Returns the session's id."""
+    answered, without waiting for what follows), after sending ``then_queue`` (queued behind the turn);
+    ``resume``: ask a stored session to resume first. Returns the session's id."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
             location = (await http.post("/sessions")).headers["location"]
@@ -66,7 +69,7 @@ async def drive(
         frame = str(await socket.recv())
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
         assert nonce is not None
-        if session_id is not None:
+        if session_id is not None and resume:
             await socket.send(json.dumps({"action": "resume"}))
         while 'data-agent-state="ready"' not in frame:
             frame = str(await socket.recv())
@@ -78,6 +81,7 @@ async def drive(
                     frame = html.unescape(str(await socket.recv()))
                     if PERMISSION_ASKED in frame and 'data-state="pending"' in frame:
                         if last and leave_asking and not answer_last:
+                            await queue(socket, then_queue, nonce.group(1))
                             return location.rsplit("/", 1)[1]
                         asked = re.search(r'"option_id": "([^"]+)", "request_id": "([^"]+)"', frame)
                         assert asked is not None
@@ -88,6 +92,15 @@ async def drive(
                     if 'data-turn-state="idle"' in frame:
                         break
     return location.rsplit("/", 1)[1]
+
+
+async def queue(socket: websockets.ClientConnection, prompts: tuple[str, ...] | list[str], nonce: str) -> None:
+    """Send prompts while a turn runs (they are queued), and wait until the page shows them queued."""
+    for number, text in enumerate(prompts):
+        await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce}-queued-{number}"}))
+        async with asyncio.timeout(10):
+            while f">{text}</textarea>" not in html.unescape(str(await socket.recv())):
+                pass
 
 
 def stop(server: Server, how: signal.Signals) -> None:

@@ -11,6 +11,7 @@ Spec: https://agentclientprotocol.com/protocol/overview
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
+from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
@@ -32,6 +34,7 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
+    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
@@ -43,6 +46,12 @@ from webclient.session.sign_in import SignInMethod
 T = TypeVar("T")
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
+
+CLOSE_SECONDS = 1.0
+"""How long ``session/close`` may take before the agent is stopped anyway."""
+
+MAX_LISTED = 1000
+"""Of an agent's own sessions, at most this many are listed."""
 
 STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
@@ -71,7 +80,7 @@ class AcpAgent:
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
         self.loading_history = False
         """While ``session/load`` runs: the agent replays the conversation, which the thread already shows."""
-        self.history_replayed = 0
+        self.history = LoadedHistory()
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
         self._replay: ProtocolReplay | None = None
@@ -148,7 +157,7 @@ class AcpAgent:
             self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
             return False
         self.host.step(method)
-        self.loading_history, self.history_replayed = method == "session/load", 0
+        self.loading_history, self.history = self.reloading(method), LoadedHistory()
         try:
             result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
         except AgentRefused as error:
@@ -157,9 +166,46 @@ class AcpAgent:
         finally:
             self.loading_history = False
         self.opened({"sessionId": session_id}, result)
-        replayed = f"; it replayed {self.history_replayed} updates, already shown" if self.history_replayed else ""
-        self.host.notice("info", "The agent resumed its session", f"With {method}{replayed}.")
+        if self.reloading(method):
+            self.host.notice(*self.history.verdict(self.host.thread))
+        else:
+            self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
+
+    def _offers(self, capability: str) -> bool:
+        """Whether the agent advertised ``sessionCapabilities.<capability>``."""
+        session = self._capabilities.get("sessionCapabilities")
+        return isinstance(session, dict) and session.get(capability) is not None
+
+    async def set_title(self, title: str) -> None:
+        if self._offers("title") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await _answer(connection.session_request("session/set_title", session_id, title=title))
+
+    async def forget(self) -> None:
+        if self._offers("delete") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await _answer(connection.session_request("session/delete", session_id))
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        """``session/list``, every page of it (up to `MAX_LISTED` sessions), when the agent offers it."""
+        if not self._offers("list"):
+            return None
+        connection, cursor = self._connected(), None
+        listed: list[AgentSession] = []
+        while len(listed) < MAX_LISTED:
+            result = await _answer(connection.list_sessions(cursor))
+            infos = result.get("sessions")
+            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return listed[:MAX_LISTED]
+
+    def reloading(self, method: str) -> bool:
+        """Whether what the agent replays now is already shown: ``session/load`` of the conversation this thread
+        holds (its history is shown when the user chose one of the agent's sessions to continue here)."""
+        return method == "session/load" and self.host.thread.turn > 0
 
     def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
         """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
@@ -221,7 +267,12 @@ class AcpAgent:
         )
 
     async def close(self) -> None:
-        """Answer open questions ``cancelled``, close stdin, then terminate, then kill."""
+        """Answer open questions ``cancelled``, ``session/close`` if the agent offers it (for a second at most), close
+        stdin, then terminate, then kill."""
+        if self._offers("close") and self._connection is not None and self._session_id is not None:
+            with contextlib.suppress(AgentRefused, AgentGone, TimeoutError):
+                async with asyncio.timeout(CLOSE_SECONDS):
+                    await _answer(self._connection.session_request("session/close", self._session_id))
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True
@@ -253,7 +304,7 @@ class AcpAgent:
 
     def on_session_update(self, params: dict[str, Any]) -> None:
         if self.loading_history:
-            self.history_replayed += 1
+            self.history.take(params.get("update"))
             return
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
@@ -281,6 +332,19 @@ class AcpAgent:
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
         )
+
+
+def _agent_session(info: Any) -> AgentSession | None:
+    """A ``SessionInfo`` of ``session/list``; None when it lacks its id or folder."""
+    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
+        return None
+    title, updated = info.get("title"), info.get("updatedAt")
+    return AgentSession(
+        id=info["sessionId"],
+        cwd=info["cwd"],
+        title=title if isinstance(title, str) else None,
+        updated=updated if isinstance(updated, str) else None,
+    )
 
 
 async def _answer(request: Awaitable[T]) -> T:

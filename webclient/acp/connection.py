@@ -137,6 +137,16 @@ class AgentConnection:
         result = await self.peer.request(method, {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
         return result if isinstance(result, dict) else {}
 
+    async def session_request(self, method: str, session_id: str, **params: Any) -> None:
+        """A request about one session that answers ``{}``: ``session/set_title``, ``session/close``,
+        ``session/delete`` (https://agentclientprotocol.com/protocol/session-setup)."""
+        await self.peer.request(method, {"sessionId": session_id, **params})
+
+    async def list_sessions(self, cursor: str | None) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-setup#listing-sessions"""
+        result = await self.peer.request("session/list", {"cursor": cursor} if cursor else {})
+        return result if isinstance(result, dict) else {}
+
     async def authenticate(self, method_id: str) -> None:
         """https://agentclientprotocol.com/protocol/initialization#authentication"""
         await self.peer.request("authenticate", {"methodId": method_id})

@@ -92,7 +92,7 @@ class ProtocolReplay:
                 self.agent.cancelling = True
             elif "id" in message:
                 self._ours[message["id"]] = (method, params if isinstance(params, dict) else {})
-                if method == "session/load":  # the agent replays its history: already shown
+                if self.agent.reloading(method):  # the agent replays its history: already shown
                     self.agent.loading_history = True
             return
         request_id = self._questions.pop(message.get("id"), None)

@@ -16,6 +16,7 @@ from webclient.render.text import scrub
 ROUTES: dict[str, str] = {
     "index": "/",
     "new_session": "/sessions",
+    "agent_sessions": "/agents/{agent}/sessions",
     "session": "/sessions/{session_id}",
     "prompt": "/sessions/{session_id}/prompt",
     "end_session": "/sessions/{session_id}/end",

@@ -89,6 +89,17 @@ class AgentHello:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentSession:
+    """One of the agent's own sessions, as it lists them (a session it had in a terminal, or an editor)."""
+
+    id: str
+    cwd: str
+    title: str | None = None
+    updated: str | None = None
+    """When it last changed, as the agent said it (ISO 8601)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
     """What the adapter can tell of an agent that failed, for the notice that says so."""
 
@@ -140,6 +151,9 @@ class AgentDriver(Protocol):
 
     hello: AgentHello | None
     """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+    known_session_id: str | None
+    """The agent's own id of the conversation it last opened (live, or as the journal says), or of one of its
+    sessions the user chose to continue: what ``open_session(resume=True)`` reattaches to."""
 
     async def open_session(self, resume: bool = False) -> None:
         """Open the conversation, after `start` (and `sign_in` if it asked for one); puts the modes, models
@@ -179,6 +193,15 @@ class AgentDriver(Protocol):
     async def set_setting(self, setting_id: str, value: str | bool) -> None:
         """Change one of the settings in `AgentHost.controls` to ``value`` (a choice's id, or on/off); the
         settings as the agent then has them are shown there."""
+
+    async def set_title(self, title: str) -> None:
+        """Tell the agent the title the user gave the session, if it takes one (nothing otherwise)."""
+
+    async def forget(self) -> None:
+        """Ask the agent to delete the session it has open, if it can (the user deleted it here)."""
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        """The agent's own sessions, after `start`; None when it cannot list them."""
 
     def replay(self, direction: str, line: str) -> None:
         """Show again what one recorded protocol message (kind ``protocol``) showed: the session is being rebuilt

@@ -12,16 +12,19 @@ to the controls (`control_changes`), the agent's work in the workspace (`workspa
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from webclient.session import replay
-from webclient.session.agent import AgentFactory, AgentHost
+from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
@@ -39,6 +42,8 @@ from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
+
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -201,14 +206,17 @@ class Session:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the agent in the background; progress shows in the page."""
-        self._tasks.spawn(self._start(), "start")
+    def start(self, continuing: str | None = None) -> None:
+        """Start the agent in the background; progress shows in the page. ``continuing``: the id of one of the
+        agent's own sessions, which this one takes up (resumed or loaded, if the agent can)."""
+        if continuing is not None:
+            self.agent.known_session_id = continuing
+        self._tasks.spawn(self._start(resume=continuing is not None), "start")
 
-    async def _start(self) -> None:
+    async def _start(self, resume: bool = False) -> None:
         # The baseline of the Changes view is the workspace before the agent could touch it.
         await self.changes.start()
-        await self.lifecycle.start_agent()
+        await self.lifecycle.start_agent(resume)
 
     def _agent_ready(self) -> None:
         self.turns.send_queued()
@@ -291,6 +299,29 @@ class Session:
     async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
         await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id)
+
+    def rename(self, title: str) -> None:
+        """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
+        title = " ".join(title.split())[:200]
+        self._record_action("rename", title=title)
+        self.controls.set_title(title or None)
+        if title and self.lifecycle.ready:
+            self._tasks.spawn(self._tell(self.agent.set_title(title)), "set-title")
+
+    async def _tell(self, request: Awaitable[None]) -> None:
+        """A request the user's change does not wait for: the agent's refusal is logged, not shown."""
+        try:
+            await request
+        except AgentError as error:
+            log.info("session %s: the agent refused: %s", self.id, error)
+
+    async def delete(self) -> None:
+        """The user deletes the session: the agent deletes its own (if it can and runs), then it ends."""
+        if self.lifecycle.ready:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.spec.start_timeout):
+                    await self._tell(self.agent.forget())
+        await self.close()
 
     def set_mode(self, mode_id: str) -> None:
         self._record_action("mode", mode_id=mode_id)

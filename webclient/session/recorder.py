@@ -80,6 +80,10 @@ class SessionRecords(Protocol):
     def seal(self) -> None:
         """Record nothing more (the server stops)."""
 
+    async def delete(self, session_id: str) -> None:
+        """Forget the session: its row, its journal and what else the store keeps of it; records still on their way
+        are dropped."""
+
 
 class NoRecorder:
     """Keeps nothing: the recorder of a session without a store."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from webclient.config import Settings
-from webclient.session.agent import AgentFactory
+from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent
 from webclient.session.core import Session
@@ -86,15 +86,23 @@ class SessionManager:
         self._scratch: list[Path] = []
         self._opening: dict[str, asyncio.Future[Session | None]] = {}
 
-    def create(self, agent_name: str | None = None, workspace: str | None = None) -> Session:
+    def create(
+        self,
+        agent_name: str | None = None,
+        workspace: str | None = None,
+        continuing: AgentSession | None = None,
+    ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
-        background, in the folder `workspace` the user chose (None or blank: the agent's default).
+        background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
+        one of the agent's own sessions, taken up in its folder.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
             WorkspaceRefused: a folder outside what the agent may use.
         """
         entry = self.catalogue.get(agent_name)
+        if continuing is not None:
+            workspace = continuing.cwd
         if workspace and workspace.strip():
             cwd = entry.choose(workspace)
         elif entry.template is not None:
@@ -113,7 +121,9 @@ class SessionManager:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
         self._forget_ended()
-        session.start()
+        if continuing is not None and continuing.title:
+            session.rename(continuing.title)
+        session.start(continuing.id if continuing is not None else None)
         return session
 
     def get(self, session_id: str) -> Session | None:
@@ -161,6 +171,28 @@ class SessionManager:
             cwd = fresh_copy(entry.template, cwd)
             self._scratch.append(cwd)
         return entry.spec(cwd, max_line_bytes=max_line_bytes)
+
+    async def rename(self, session_id: str, title: str) -> bool:
+        """Give a session (live or stored) the user's title; False when there is no such session."""
+        session = await self.open(session_id)
+        if session is None:
+            return False
+        session.rename(title)
+        return True
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session (live or stored): the agent deletes its own if it can, the session ends, and the store
+        forgets it with its journal. False when there is no such session."""
+        session = await self.open(session_id)
+        if session is None:
+            return False
+        await session.delete()
+        self.sessions.pop(session_id, None)
+        self._ended_at.pop(session_id, None)
+        self.on_release(session_id)
+        if self.records is not None:
+            await self.records.delete(session_id)
+        return True
 
     async def end(self, session: Session) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from webclient.session import shown, workspace_events
+from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.viewmodel.thread import Thread
 
@@ -44,6 +45,8 @@ class Rebuild:
                     agent.replay(direction, body)
                 elif kind == SESSION:
                     event = json.loads(body)
+                    if event["event"] == "queue":
+                        session.queue.items = [QueuedPrompt(*item) for item in shown.queued_again(event)]
                     shown.show_again(thread, event)
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
@@ -71,6 +74,8 @@ class Rebuild:
         session.lifecycle.closing = self.ended
         if self.turn_open or session.thread.pending_permissions:
             session.shown.interrupted()
+        # Prompts that waited for their turn wait for the user's "Send now" after Resume.
+        session.turns.queue_paused = session.turns.kept_from_restart = bool(session.queue)
 
 
 def _act_again(session: Session, action: dict[str, object]) -> None:

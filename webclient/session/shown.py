@@ -65,6 +65,11 @@ class Shown:
             if isinstance(entry, MessageEntry) and entry.kind in ("user-message", "agent-message") and entry.text:
                 self.recorder.words("user" if entry.kind == "user-message" else "agent", entry.text)
 
+    def queued(self, items: Sequence[tuple[str, str, Sequence[PromptBlock]]]) -> None:
+        """The prompts waiting for their turn, as they are now (id, text, blocks): the rebuilt page shows them."""
+        queue = [{"id": i, "text": text, "blocks": [_block_json(b) for b in blocks]} for i, text, blocks in items]
+        self.recorder.record(SESSION, "session", json.dumps({"event": "queue", "items": queue}))
+
     def stopped(self) -> None:
         """The user stopped the turn: what was unfinished is not live any more."""
         self._show({"event": "stop"})
@@ -72,6 +77,11 @@ class Shown:
     def interrupted(self) -> None:
         """The server stopped (or died) during a turn, and the session was rebuilt from its journal."""
         self._show({"event": "interrupted"})
+
+
+def queued_again(event: dict[str, Any]) -> list[tuple[str, str, list[PromptBlock]]]:
+    """The queue a ``queue`` event recorded: (id, text, blocks) of each waiting prompt."""
+    return [(item["id"], item["text"], [_block(fields) for fields in item["blocks"]]) for item in event["items"]]
 
 
 def show_again(thread: Thread, event: dict[str, Any]) -> None:

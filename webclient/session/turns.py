@@ -49,12 +49,18 @@ class Turns:
         self.uploads = uploads
         self.changed = changed
         self.tasks = tasks
-        self.queue = PromptQueue(lambda: changed(Region.QUEUE))
+        self.queue = PromptQueue(self._queue_changed)
         self.queue_paused = False
+        self.kept_from_restart = False
+        """The queue was rebuilt from the journal after a restart (hence paused)."""
         """True after the user stopped a turn: queued prompts then wait for "Send now"."""
         self.turn_running = False
         self.cancelling = False
         self._prompt_nonces: set[str] = set()
+
+    def _queue_changed(self) -> None:
+        self.shown.queued([(item.id, item.text, item.blocks) for item in self.queue])
+        self.changed(Region.QUEUE)
 
     @property
     def turn_state(self) -> TurnState:

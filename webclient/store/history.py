@@ -1,5 +1,5 @@
 """The history of sessions as the store keeps them: listed newest first a page at a time, found by the words of their
-transcripts, archived, renamed and deleted.
+transcripts, archived and renamed (deleting is `webclient.store.retention.delete_sessions`).
 
 A search takes the words of letters and digits of what a person typed (`webclient.store.matching`); a session
 matches when its transcript (the ``transcript`` table: the prompts and the agent's messages) holds every word, each
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, exists, func, intersect, literal_column, select, table, update
+from sqlalchemy import ColumnElement, exists, func, intersect, literal_column, select, table, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.store.matching import matching_lines, query_words
@@ -207,10 +207,3 @@ async def set_archived(engine: AsyncEngine, session_id: str, archived: bool) -> 
 async def rename(engine: AsyncEngine, session_id: str, title: str | None) -> bool:
     """Give a session a title (None or blank: none); False if there is no such session."""
     return await _change(engine, session_id, title=title.strip() or None if title else None)
-
-
-async def delete_session(engine: AsyncEngine, session_id: str) -> bool:
-    """Delete a session with its journal and transcript (by cascade); False if there was no such session."""
-    async with engine.begin() as connection:
-        result = await connection.execute(delete(sessions).where(sessions.c.id == session_id))
-    return bool(result.rowcount)

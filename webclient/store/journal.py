@@ -94,6 +94,8 @@ class JournalWriter:
         self._hurry = asyncio.Event()
         self._closing = False
         self.sealed = False
+        self.deleted: set[str] = set()
+        """Sessions deleted while this server runs: anything they still record is dropped."""
         """Set when the server stops: records are ignored from then on."""
         self._task: asyncio.Task[None] | None = None
         # Retention (`webclient.store.retention`): the sessions of this process not ended, and each journal's size.
@@ -142,7 +144,7 @@ class JournalWriter:
 
     def add_words(self, session_id: str, role: str, text: str) -> None:
         """The text of a finished message, for the search; numbered with the journal's last record so far."""
-        if self.sealed or self._chars >= self.max_chars:
+        if self.sealed or self._chars >= self.max_chars or session_id in self.deleted:
             return  # the database is too slow: the journal loses records too, and says so
         seq = self._seqs.get(session_id, 0)
         self._words.append({"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS]})
@@ -201,6 +203,10 @@ class JournalWriter:
         rows += self._dropped_notices()
         states, self._states = self._states, {}
         words, self._words = self._words, []
+        if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
+            rows = [row for row in rows if row[0] not in self.deleted]
+            states = {key: value for key, value in states.items() if key not in self.deleted}
+            words = [values for values in words if values["session_id"] not in self.deleted]
         self._chars = 0
         taken = self._recorded
         last_activity: dict[str, float] = {}
@@ -271,6 +277,15 @@ class JournalWriter:
             sizes[session_id] = size
             kept.append(row)
         return kept
+
+    def drop(self, session_id: str) -> None:
+        """The session is deleted: what it recorded and is not written yet is dropped, and nothing more is taken."""
+        self._rows = [row for row in self._rows if row[0] != session_id]
+        self._new_sessions = [values for values in self._new_sessions if values["id"] != session_id]
+        self._states.pop(session_id, None)
+        self._words = [words for words in self._words if words["session_id"] != session_id]
+        self._dropped.pop(session_id, None)
+        self.deleted.add(session_id)
 
     def forget(self, session_id: str) -> None:
         """Retention deleted the session: drop what the writer knows of it."""

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Column, delete, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.config import Settings
 from webclient.store.journal import JournalWriter
@@ -76,6 +76,15 @@ def _referring() -> list[Column[Any]]:
         for key in table.foreign_keys
         if key.column is sessions.c.id
     ]
+
+
+async def delete_sessions(connection: AsyncConnection, session_ids: Sequence[str]) -> None:
+    """Delete sessions and everything that refers to them, in the transaction of ``connection``."""
+    # What refers to the sessions (their journal, ...) would go with them (ON DELETE CASCADE); deleted first,
+    # explicitly, it goes whatever its foreign key says.
+    for column in _referring():
+        await connection.execute(delete(column.table).where(column.in_(session_ids)))
+    await connection.execute(delete(sessions).where(sessions.c.id.in_(session_ids)))
 
 
 class Retention:
@@ -183,10 +192,6 @@ class Retention:
             chars += gone.chars
         for chunk in chunks:
             async with self.engine.begin() as connection:
-                # What refers to the sessions (their journal, ...) would go with them (ON DELETE CASCADE); deleted
-                # first, explicitly, it goes whatever its foreign key says.
-                for column in _referring():
-                    await connection.execute(delete(column.table).where(column.in_(chunk)))
-                await connection.execute(delete(sessions).where(sessions.c.id.in_(chunk)))
+                await delete_sessions(connection, chunk)
             for session_id in chunk:
                 self.writer.forget(session_id)

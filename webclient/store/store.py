@@ -20,6 +20,7 @@ from webclient.store import history
 from webclient.store.database import create_engine, database_url, migrate
 from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
+from webclient.store.retention import delete_sessions
 from webclient.store.schema import journal, sessions
 
 
@@ -119,6 +120,13 @@ class Store:
                 reading = asyncio.ensure_future(anext(batches, None))
                 yield rows
 
+    async def delete(self, session_id: str) -> None:
+        await self.writer.flush()
+        self.writer.drop(session_id)
+        async with self.engine.begin() as connection:
+            await delete_sessions(connection, [session_id])
+        self.writer.forget(session_id)
+
     def seal(self) -> None:
         """Record nothing more: the server stops, and what its sessions do while they close (their open questions
         cancelled, their agents ending) did not happen to them; after a restart they show what they showed."""
@@ -163,11 +171,3 @@ class Store:
         undo it (the live session's own title is the session's to change)."""
         await self.writer.flush()
         return await history.rename(self.engine, session_id, title)
-
-    async def delete(self, session_id: str) -> bool:
-        """Delete a session, its journal and transcript. End a live session first: what it records after this
-        would fail the writer's batch (its row is gone)."""
-        await self.writer.flush()
-        deleted = await history.delete_session(self.engine, session_id)
-        self.writer.forget(session_id)
-        return deleted

@@ -20,7 +20,7 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.web import history, log_page, pages, panels, prompt_box
+from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
@@ -35,6 +35,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
+    "agent_sessions": (agent_sessions.agent_sessions_page, "GET"),
     "session": (pages.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
     "end_session": (pages.end_session, "POST"),

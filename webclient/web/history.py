@@ -232,16 +232,8 @@ async def confirm_delete(request: Request) -> Response:
 
 
 async def delete_session(request: Request) -> Response:
-    """Delete a session: a live one is ended and forgotten first, then the store lets go of its journal. Deleting
-    twice (a form sent again) is not an error."""
-    session_id = request.path_params["session_id"]
+    """Delete a session, live or stored (`SessionManager.delete`: the agent deletes its own if it can, the session
+    ends, the store forgets it with its journal and words). Deleting twice (a form sent again) is not an error."""
     form = await _form(request)
-    sessions = manager(request)
-    live = sessions.get(session_id)
-    if live is not None:
-        await sessions.end(live)
-        sessions.sessions.pop(session_id, None)
-    store = store_of(request)
-    if store is not None:
-        await store.delete(session_id)
+    await manager(request).delete(request.path_params["session_id"])
     return _back(request, form)  # a session already gone is what was asked for

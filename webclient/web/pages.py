@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from webclient.render.export import export_filename, session_markdown
+from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import history
@@ -50,8 +51,14 @@ async def create_session(request: Request) -> Response:
     agent, workspace = form.get("agent"), form.get("workspace")
     agent = agent if isinstance(agent, str) else None
     workspace = workspace if isinstance(workspace, str) else ""
+    continuing, title = form.get("continue"), form.get("title")
+    if isinstance(continuing, str) and continuing:  # one of the agent's own sessions (its sessions page)
+        title = title if isinstance(title, str) and title else None
+        own = AgentSession(id=continuing[:500], cwd=workspace, title=title)
+    else:
+        own = None
     try:
-        session = manager(request).create(agent, workspace)
+        session = manager(request).create(agent, workspace, own)
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)

@@ -1,0 +1,49 @@
+"""What an agent replays during ``session/load`` of a conversation the thread shows already: not shown again, but
+its prompts are matched against the prompts shown, so that the page can say whether the agent remembers the same.
+https://agentclientprotocol.com/protocol/session-setup#loading-sessions
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webclient.viewmodel.entries import MessageEntry
+from webclient.viewmodel.thread import Thread
+
+
+class LoadedHistory:
+    """The updates of one ``session/load``, and the prompts among them (consecutive chunks make one prompt)."""
+
+    def __init__(self) -> None:
+        self.updates = 0
+        self.prompts: list[str] = []
+        self._in_prompt = False
+
+    def take(self, update: Any) -> None:
+        self.updates += 1
+        prompt = isinstance(update, dict) and update.get("sessionUpdate") == "user_message_chunk"
+        content = update.get("content") if prompt else None
+        text = content.get("text") if isinstance(content, dict) else None
+        if isinstance(text, str):
+            if self._in_prompt:
+                self.prompts[-1] += text
+            else:
+                self.prompts.append(text)
+            self._in_prompt = True
+        else:
+            self._in_prompt = False
+
+    def verdict(self, thread: Thread) -> tuple[str, str, str]:
+        """The notice that says how the agent's history compares with the thread: level, title, detail."""
+        prompts = (entry for entry in thread if isinstance(entry, MessageEntry) and entry.kind == "user-message")
+        shown = [entry.text.strip() for entry in prompts]
+        remembered = [prompt.strip() for prompt in self.prompts]
+        if remembered == shown or not remembered:
+            count = len(remembered)
+            what = f"the {count} prompt{'s' if count != 1 else ''} shown" if remembered else "what is shown"
+            return "info", "The agent resumed its session", f"With session/load: what it replayed matches {what}."
+        return (
+            "warning",
+            "The agent resumed its session, but remembers it differently",
+            f"It replayed {len(remembered)} prompts; this page shows {len(shown)}. What it replayed is not shown.",
+        )

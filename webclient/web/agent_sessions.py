@@ -1,0 +1,28 @@
+"""The page of an agent's own sessions (those it lists), each of which a person may continue here."""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from webclient.session.agent_sessions import CannotList, list_agent_sessions
+from webclient.session.catalogue import UnknownAgent
+from webclient.web.context import manager, page
+
+
+async def agent_sessions_page(request: Request) -> Response:
+    sessions = manager(request)
+    try:
+        entry = sessions.catalogue.get(request.path_params["agent"])
+    except UnknownAgent:
+        raise HTTPException(404, "No such agent") from None
+    listed, problem = None, None
+    try:
+        listed = await list_agent_sessions(entry, sessions.agent, sessions.settings.max_line_mb * 1024 * 1024)
+    except CannotList as cannot:
+        problem = str(cannot)
+    response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem)
+    if problem is not None:
+        response.status_code = 502
+    return response
