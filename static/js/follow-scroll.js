@@ -23,7 +23,9 @@ function updateJump() {
   }
 }
 
-scrollToBottom();
+if (root) {
+  scrollToBottom(); // a session opens at its newest entries; other pages (the index) open at their top
+}
 window.addEventListener("scroll", updateJump, { passive: true });
 
 if (jump) {

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import websockets
 
 from tests.support.restarts import drive, session_page, thread_html
-from tests.support.servers import ServerFactory
+from tests.support.servers import Server, ServerFactory
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'resumable_agent.py'}"
 
@@ -84,3 +85,34 @@ def test_an_agent_that_cannot_list_says_so(start_server: ServerFactory, tmp_path
         page = http.get(f"/agents/{agent_name(http)}/sessions")
         assert page.status_code == 200 and 'data-role="cannot-list"' in page.text
         assert http.get("/agents/no-such-agent/sessions").status_code == 404
+
+
+def test_rename_end_and_delete_reach_an_agent_that_offers_them(start_server: ServerFactory, tmp_path: Path) -> None:
+    sessions_file = tmp_path / "agent-sessions.json"
+    server = start_server(agent=AGENT, RESUME_MODE="all", SESSIONS_FILE=str(sessions_file))
+    kept = asyncio.run(drive(server, ["keep me"]))
+    gone = asyncio.run(drive(server, ["delete me"]))
+    asyncio.run(send_action(server, kept, {"action": "rename", "title": "  The   <kept> one  "}))
+    titled = server.wait_received(lambda m: m.get("method") == "session/set_title")
+    assert titled["params"] == {"sessionId": "agent-session-1", "title": "The <kept> one"}
+    assert "The &lt;kept&gt; one" in session_page(server, kept)
+
+    with server.http() as http:
+        csrf = re.search(r'name="csrf" value="([^"]+)"', http.get("/").text).group(1)  # type: ignore[union-attr]
+        assert http.post(f"/sessions/{kept}/end", data={"csrf": csrf}).status_code == 303
+        assert http.post(f"/sessions/{gone}/delete", data={"csrf": csrf}).status_code == 303
+        assert http.get(f"/sessions/{gone}").status_code == 404
+        index = http.get("/").text
+    assert f'data-session-id="{kept}"' in index and f'data-session-id="{gone}"' not in index
+    methods = [(m.get("method"), (m.get("params") or {}).get("sessionId")) for m in server.received()]
+    assert ("session/close", "agent-session-1") in methods
+    assert ("session/delete", "agent-session-2") in methods
+    assert list(json.loads(sessions_file.read_text())) == ["agent-session-1"]
+
+
+async def send_action(server: Server, session_id: str, action: dict[str, str]) -> None:
+    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    async with websockets.connect(url, additional_headers=server.headers) as socket:
+        await socket.recv()
+        await socket.send(json.dumps(action))
+        await asyncio.sleep(0.2)

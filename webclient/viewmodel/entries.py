@@ -163,4 +163,3 @@ class Asked(NamedTuple):
     call: ToolCall
     prompt: PermissionPrompt
     answered: Answered | None
-

@@ -135,6 +135,7 @@ ACTIONS: dict[str, Action] = {
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
     "retry": lambda session, live, message: session.retry(),
     "resume": lambda session, live, message: session.resume(),
+    "rename": lambda session, live, message: session.rename(_text(message, "title")),
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,
