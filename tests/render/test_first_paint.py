@@ -41,70 +41,74 @@ def html(view: MessageView) -> str:
     return "".join((str(view.html), str(view.before), view.raw, str(view.after)))
 
 
-def test_a_first_paint_renders_messages_while_they_fit_and_shows_the_others_as_text() -> None:
+def test_a_first_paint_renders_the_newest_messages_that_fit_and_shows_the_others_as_text() -> None:
     called: list[None] = []
     docs = message_docs(lambda: called.append(None))
-    small, big, bigger, last = finished(1, 1_000), finished(2, BUDGET - 1_500), finished(3, 5_000), finished(4, 400)
-    page = docs.for_page()
-    views = [page.view(entry, 1.0) for entry in (small, big, bigger, last)]
-    assert html(views[0]) == render_markdown(small.text)
-    assert html(views[1]) == render_markdown(big.text)
-    assert views[2].blocks == [] and views[2].raw == bigger.text and views[2].before == views[2].after == ""
-    assert views[2].progress == Progress(0, 0, 0, len(bigger.text), streaming=False, attachments=0)
-    assert html(views[3]) == render_markdown(last.text)  # a message that still fits (500 left) is rendered
-    assert called == [None]  # once, when the first message was left as text
-    # Another page painted before the text was rendered shows it as text again, and rendered what it had.
-    again = docs.for_page()
-    assert again.view(bigger, 2.0).raw == bigger.text
-    assert html(again.view(big, 2.0)) == render_markdown(big.text)
+    window = [finished(1, 1_000), finished(2, 6_000), finished(3, 5_000), finished(4, 400)]
+    page = docs.for_page(window)
+    views = [page.view(entry, 1.0) for entry in window]
+    # From the newest: 4 and 3 fit (4,600 characters left), 2 does not, 1 still does.
+    assert [html(view) for view in views[2:]] == [render_markdown(entry.text) for entry in window[2:]]
+    assert html(views[0]) == render_markdown(window[0].text)
+    assert views[1].blocks == [] and views[1].raw == window[1].text and views[1].before == views[1].after == ""
+    assert views[1].progress == Progress(0, 0, 0, len(window[1].text), streaming=False, attachments=0)
+    assert called == [None]  # when the first message was left as text
+    # A page painted again before the text was rendered shows it as text again, and the others rendered.
+    again = docs.for_page(window)
+    assert [bool(again.view(entry, 2.0).raw) for entry in window] == [False, True, False, False]
     assert called == [None]
 
 
 def test_the_next_view_of_a_message_left_as_text_renders_it_as_an_unhurried_first_paint_would() -> None:
     docs = message_docs()
-    entries = [finished(seq, BUDGET // 2) for seq in range(1, 6)]
-    page = docs.for_page()
-    assert [bool(page.view(entry, 1.0).raw) for entry in entries] == [False, False, True, True, True]
-    expected = [html(MessageDocs().view(entry, 1.0)) for entry in entries]
+    window = [finished(seq, BUDGET // 2) for seq in range(1, 6)]
+    page = docs.for_page(window)
+    assert [bool(page.view(entry, 1.0).raw) for entry in window] == [True, True, True, False, False]
+    expected = [html(MessageDocs().view(entry, 1.0)) for entry in window]
     # The socket's resync renders through ``view``, never leaving anything as text.
-    assert [html(docs.view(entry, 2.0)) for entry in entries] == expected
+    assert [html(docs.view(entry, 2.0)) for entry in window] == expected
     assert not docs.render_pending()
-    assert [html(docs.for_page().view(entry, 3.0)) for entry in entries] == expected
+    page = docs.for_page(window)
+    assert [html(page.view(entry, 3.0)) for entry in window] == expected
 
 
 def test_pending_messages_render_newest_first_and_then_a_first_paint_shows_them_whole() -> None:
     docs = message_docs()
-    entries = [finished(seq, BUDGET) for seq in range(1, 5)]
-    page = docs.for_page()
-    assert [bool(page.view(entry, 1.0).raw) for entry in entries] == [False, True, True, True]
+    window = [finished(seq, BUDGET) for seq in range(1, 5)]
+    page = docs.for_page(window)
+    assert [bool(page.view(entry, 1.0).raw) for entry in window] == [True, True, True, False]
     assert docs.render_pending()
-    page = docs.for_page()
-    assert [bool(page.view(entry, 2.0).raw) for entry in entries] == [False, True, True, False]
+    page = docs.for_page(window)
+    assert [bool(page.view(entry, 2.0).raw) for entry in window] == [True, True, False, False]
     assert docs.render_pending()
     assert not docs.render_pending()
     assert not docs.render_pending()
-    page = docs.for_page()
-    assert [html(page.view(entry, 3.0)) for entry in entries] == [render_markdown(entry.text) for entry in entries]
+    page = docs.for_page(window)
+    assert [html(page.view(entry, 3.0)) for entry in window] == [render_markdown(entry.text) for entry in window]
 
 
-def test_a_streaming_message_is_never_left_as_text() -> None:
+def test_a_user_message_takes_none_of_the_budget_and_a_streaming_message_is_never_left_as_text() -> None:
     docs = message_docs()
-    page = docs.for_page()
-    page.view(finished(1, BUDGET), 1.0)
-    streaming = MessageEntry(seq=2, turn=1, parts=["Still **going**.\n\nMore"], streaming=True)
+    user = MessageEntry(seq=2, turn=1, kind="user-message", parts=["x" * BUDGET], streaming=False)
+    window = [finished(1, BUDGET), user]
+    assert html(docs.for_page(window).view(window[0], 1.0)) == render_markdown(window[0].text)
+    streaming = MessageEntry(seq=4, turn=1, parts=["Still **going**.\n\nMore"], streaming=True)
+    window = [finished(3, BUDGET + 1), streaming]
+    page = docs.for_page(window)
+    assert page.view(window[0], 1.0).raw == window[0].text
     view = page.view(streaming, 1.0)
     assert "<strong>going</strong>" in view.before and view.raw == ""
-    assert not docs.render_pending()
 
 
 def test_messages_the_thread_let_go_of_are_not_rendered_after_all() -> None:
     docs = message_docs()
-    page = docs.for_page()
-    for seq in range(1, 5):
-        page.view(finished(seq, BUDGET), 1.0)
+    window = [finished(seq, BUDGET) for seq in range(1, 6)]
+    page = docs.for_page(window)
+    for entry in window:
+        page.view(entry, 1.0)
     docs.keep(first_seq=4)
-    assert not docs.render_pending()  # 2 and 3 are forgotten: only 4 was left to render
-    assert html(docs.for_page().view(finished(4, BUDGET), 2.0)) == render_markdown(finished(4, BUDGET).text)
+    assert not docs.render_pending()  # 1 to 3 are forgotten: only 4 was left to render (5 was rendered)
+    assert html(docs.for_page(window[3:]).view(window[3], 2.0)) == render_markdown(window[3].text)
 
 
 # -- a real server, restarted on its store -------------------------------------------------------------------

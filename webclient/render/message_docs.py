@@ -6,7 +6,7 @@ page only what it lacks.
 
 A session rebuilt from its journal has every message to render from scratch, which a big one makes slow (Markdown
 and Pygments take ~50 ms per 100 KB). So a page's first paint (``MessageDocs.for_page``) renders finished
-messages from scratch only up to ``MessageDocs.FIRST_PAINT_CHARS``; the others show as their text, as a
+messages from scratch, newest first, only up to ``MessageDocs.FIRST_PAINT_CHARS``; the others show as their text, as a
 streaming message's tail does, and are rendered right after (``render_pending``, or the next view of them: the
 page's socket re-renders its window as soon as it connects), into the very HTML a slower first paint had shown.
 """
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from webclient.render.markdown import MarkdownStream
-from webclient.viewmodel.entries import MessageEntry
+from webclient.viewmodel.entries import Entry, MessageEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,15 +138,26 @@ class MessageDocs:
         """Finished messages a first paint showed as text, not rendered yet (oldest first)."""
         self._on_pending = on_pending
         """Called when a first paint leaves a message as text and none was pending: time to call ``render_pending``."""
-        self._budget: int | None = None
-        """For a first paint, the characters it may still render from scratch; None for every other view."""
+        self._granted: set[int] | None = None
+        """For a first paint, the messages it may render from scratch; None for every other view."""
 
-    def for_page(self) -> MessageDocs:
-        """These renderings (shared) as one first paint of a page uses them: a page whose socket, once connected,
-        re-renders every entry of its window through ``view``. It renders finished messages from scratch while they
-        fit in ``FIRST_PAINT_CHARS`` in all; one that does not fit shows as text and is pending."""
+    def for_page(self, window: Sequence[Entry]) -> MessageDocs:
+        """These renderings (shared) as the first paint of a page showing ``window`` uses them: a page whose socket,
+        once connected, re-renders every entry of its window through ``view``. It renders the finished messages not
+        rendered yet from the newest (at the bottom, where the page opens) while they fit in ``FIRST_PAINT_CHARS``
+        in all; the others show as text and are pending."""
         page = copy.copy(self)  # the same dicts
-        page._budget = self.FIRST_PAINT_CHARS
+        budget, page._granted = self.FIRST_PAINT_CHARS, set()
+        for entry in reversed(window):
+            if (
+                isinstance(entry, MessageEntry)
+                and entry.kind != "user-message"  # plain text, never Markdown
+                and entry.seq not in self._docs
+                and entry.seq not in self._pending
+                and len(entry.text) <= budget
+            ):
+                budget -= len(entry.text)
+                page._granted.add(entry.seq)
         return page
 
     def keep(self, first_seq: int) -> None:
@@ -159,7 +170,7 @@ class MessageDocs:
     def view(self, entry: MessageEntry, now: float) -> MessageView:
         doc = self._docs.get(entry.seq)
         if doc is None:
-            if self._budget is not None and self._leave_as_text(entry):
+            if self._granted is not None and self._leave_as_text(entry):
                 return _as_text(entry)
             self._pending.pop(entry.seq, None)
             doc = self._docs[entry.seq] = MessageDoc()
@@ -178,17 +189,12 @@ class MessageDocs:
 
     def _leave_as_text(self, entry: MessageEntry) -> bool:
         """Whether a first paint shows ``entry``, not rendered yet, as text (and leaves it pending)."""
-        assert self._budget is not None
-        if entry.streaming:
-            return False  # rendered as it streams, whatever it costs: its page gets only what it lacks afterwards
-        if entry.seq in self._pending:
-            return True  # painted again before it was rendered
-        if len(entry.text) <= self._budget:
-            self._budget -= len(entry.text)
-            return False
-        self._pending[entry.seq] = entry
-        if len(self._pending) == 1 and self._on_pending is not None:
-            self._on_pending()
+        if entry.streaming or self._granted is None or entry.seq in self._granted:
+            return False  # a streaming message is rendered as it streams: its page gets only what it lacks afterwards
+        if entry.seq not in self._pending:
+            self._pending[entry.seq] = entry
+            if len(self._pending) == 1 and self._on_pending is not None:
+                self._on_pending()
         return True
 
 

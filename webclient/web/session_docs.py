@@ -20,6 +20,7 @@ from starlette.requests import HTTPConnection
 from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Change, Region
+from webclient.web.live import LiveView
 
 
 class SessionDocs:
@@ -50,7 +51,9 @@ class SessionDocs:
                     docs.keep(session.thread.first_seq)  # the rendered Markdown of messages the thread let go of
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))
-        return kept[0].for_page() if self._first_paint else kept[0]
+        if self._first_paint:  # the window the page shows (`pages.session_page`)
+            return kept[0].for_page(session.thread.latest(LiveView.WINDOW))
+        return kept[0]
 
     def release(self, session_id: str) -> None:
         kept = self._docs.pop(session_id, None)
