@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from typing import Any
 
 import nh3
@@ -16,6 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -45,11 +47,18 @@ _ALIGN_CLASSES = frozenset({"md-align-left", "md-align-center", "md-align-right"
 """A table column's alignment is a class, never a ``style`` attribute (the page's CSP allows none)."""
 
 
-def _highlight(code: str, lang: str, _attrs: str) -> str:
+@lru_cache(maxsize=128)
+def _lexer(lang: str) -> Lexer | None:
+    """The lexer of a fence's language, made once: Pygments looks a name up through all its lexers, which costs
+    more than highlighting a short block (a message of a hundred code blocks asks for the same few)."""
     try:
-        lexer = get_lexer_by_name(lang) if lang else None
+        return get_lexer_by_name(lang)
     except ClassNotFound:
-        lexer = None
+        return None
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    lexer = _lexer(lang) if lang else None
     if lexer is None:
         return html.escape(code)
     return str(highlight(code, lexer, _FORMATTER))

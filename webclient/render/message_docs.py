@@ -3,17 +3,25 @@
 One :class:`MessageDoc` per message owns its rendering (shared by every page showing the session), and each
 rendering is described by a :class:`Progress`: what a page that received it holds, so the live view can send a
 page only what it lacks.
+
+A session rebuilt from its journal has every message to render from scratch, which a big one makes slow (Markdown
+and Pygments take ~50 ms per 100 KB). So a page's first paint (``MessageDocs.for_page``) renders finished
+messages from scratch, newest first, only up to ``MessageDocs.FIRST_PAINT_CHARS``; the others show as their text, as a
+streaming message's tail does, and are rendered right after (``render_pending``, or the next view of them: the
+page's socket re-renders its window as soon as it connects), into the very HTML a slower first paint had shown.
 """
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from webclient.render.markdown import MarkdownStream
-from webclient.viewmodel.entries import MessageEntry
+from webclient.viewmodel.entries import Entry, MessageEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +128,77 @@ class MessageDocs:
     TAIL_LIMIT = 4096
     """Characters of plain-text tail after which Markdown catches up at once: text sent as a tail is sent
     again as HTML, so a fast stream must not build a long one."""
+    FIRST_PAINT_CHARS = 200_000
+    """Characters of finished messages a page's first paint renders from scratch (~0.1 s); the messages past them
+    show as text until rendered just after."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_pending: Callable[[], None] | None = None) -> None:
         self._docs: dict[int, MessageDoc] = {}
+        self._pending: dict[int, MessageEntry] = {}
+        """Finished messages a first paint showed as text, not rendered yet (oldest first)."""
+        self._on_pending = on_pending
+        """Called when a first paint leaves a message as text and none was pending: time to call ``render_pending``."""
+        self._granted: set[int] | None = None
+        """For a first paint, the messages it may render from scratch; None for every other view."""
+
+    def for_page(self, window: Sequence[Entry]) -> MessageDocs:
+        """These renderings (shared) as the first paint of a page showing ``window`` uses them: a page whose socket,
+        once connected, re-renders every entry of its window through ``view``. It renders the finished messages not
+        rendered yet from the newest (at the bottom, where the page opens) while they fit in ``FIRST_PAINT_CHARS``
+        in all; the others show as text and are pending."""
+        page = copy.copy(self)  # the same dicts
+        budget, page._granted = self.FIRST_PAINT_CHARS, set()
+        for entry in reversed(window):
+            if (
+                isinstance(entry, MessageEntry)
+                and entry.kind != "user-message"  # plain text, never Markdown
+                and entry.seq not in self._docs
+                and entry.seq not in self._pending
+                and len(entry.text) <= budget
+            ):
+                budget -= len(entry.text)
+                page._granted.add(entry.seq)
+        return page
 
     def keep(self, first_seq: int) -> None:
         """Forget the messages numbered below ``first_seq`` (the thread dropped them to bound its memory)."""
         for seq in [seq for seq in self._docs if seq < first_seq]:
             del self._docs[seq]
+        for seq in [seq for seq in self._pending if seq < first_seq]:
+            del self._pending[seq]
 
     def view(self, entry: MessageEntry, now: float) -> MessageView:
         doc = self._docs.get(entry.seq)
         if doc is None:
+            if self._granted is not None and self._leave_as_text(entry):
+                return _as_text(entry)
+            self._pending.pop(entry.seq, None)
             doc = self._docs[entry.seq] = MessageDoc()
         return doc.view(entry, now, self.RENDER_INTERVAL, self.TAIL_LIMIT)
+
+    def render_pending(self) -> bool:
+        """Render the newest message a first paint left as text (the one nearest the bottom of the page, where a
+        reader starts); whether any is left."""
+        if self._pending:
+            entry = self._pending[next(reversed(self._pending))]
+            self._pending.pop(entry.seq)
+            if entry.seq not in self._docs:
+                self._docs[entry.seq] = MessageDoc()
+                self._docs[entry.seq].view(entry, 0.0, self.RENDER_INTERVAL, self.TAIL_LIMIT)
+        return bool(self._pending)
+
+    def _leave_as_text(self, entry: MessageEntry) -> bool:
+        """Whether a first paint shows ``entry``, not rendered yet, as text (and leaves it pending)."""
+        if entry.streaming or self._granted is None or entry.seq in self._granted:
+            return False  # a streaming message is rendered as it streams: its page gets only what it lacks afterwards
+        if entry.seq not in self._pending:
+            self._pending[entry.seq] = entry
+            if len(self._pending) == 1 and self._on_pending is not None:
+                self._on_pending()
+        return True
+
+
+def _as_text(entry: MessageEntry) -> MessageView:
+    """A finished message not rendered yet: all of it as the raw text after no Markdown."""
+    progress = Progress(0, 0, 0, len(entry.text), entry.streaming, len(entry.attachments))
+    return MessageView([], Markup(""), entry.text, Markup(""), progress)
