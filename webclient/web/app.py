@@ -100,6 +100,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.settings = settings
         app.state.renderer = Renderer()
+        # In a worker thread: the server answers meanwhile (a template asked for first is compiled on demand).
+        warming = asyncio.create_task(asyncio.to_thread(app.state.renderer.warm), name="compile templates")
         app.state.docs = SessionDocs()
         store = retention = None
         if settings.store:
@@ -122,6 +124,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         try:
             yield
         finally:
+            await asyncio.gather(warming, return_exceptions=True)
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
             reaper.close()
             if retention is not None:
