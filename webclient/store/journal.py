@@ -133,10 +133,14 @@ class JournalWriter:
         rows.append((session_id, seq, time.time(), kind, direction, body))
         self._chars += len(body)
         self._recorded += 1
-        if len(rows) == 1 or len(rows) >= self.batch_rows:
+        # The writer takes every pending row at once, so each threshold is crossed once per batch: telling it once
+        # is enough (telling it on every row past the threshold, while a flood keeps the loop busy, cost 2 calls
+        # per row).
+        waiting = len(rows)
+        if waiting == 1:
             self._wake.set()
-            if len(rows) >= self.batch_rows:
-                self._hurry.set()
+        elif waiting == self.batch_rows:
+            self._hurry.set()
 
     def add_session(self, values: dict[str, Any]) -> None:
         self._new_sessions.append(values)
