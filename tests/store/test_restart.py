@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.restarts import drive, session_page, stop, store_env, thread_html
+from tests.support.restarts import drive, send_resume, session_page, stop, store_env, thread_html
 from tests.support.servers import ServerFactory
 
 
@@ -118,3 +118,20 @@ def test_prompts_queued_when_the_server_died_wait_after_the_restart(
     assert page.count('data-role="queued"') == 2
     assert ">first later</textarea>" in page and ">second later</textarea>" in page
     assert "Queued before the server restarted" in page
+
+
+def test_a_session_whose_agent_left_the_catalogue_is_shown_but_not_resumed(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(**env)  # the scripted agent, by --agent
+    session_id = asyncio.run(drive(first, ["hello"]))
+    before = thread_html(session_page(first, session_id))
+    stop(first, signal.SIGTERM)
+
+    second = start_server(agent=None, **env)  # the demo only
+    page = session_page(second, session_id)
+    assert thread_html(page) == before
+    assert "no longer offers the agent" in page and 'data-action="resume"' not in page
+    asyncio.run(send_resume(second, session_id))
+    assert second.received() == []  # nothing was started

@@ -103,6 +103,15 @@ async def queue(socket: websockets.ClientConnection, prompts: tuple[str, ...] | 
                 pass
 
 
+async def send_resume(server: Server, session_id: str) -> None:
+    """Press Resume on a session's page (over its socket), and give the server a moment to act on it."""
+    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    async with websockets.connect(url, additional_headers=server.headers) as socket:
+        await socket.recv()
+        await socket.send(json.dumps({"action": "resume"}))
+        await asyncio.sleep(0.5)
+
+
 def stop(server: Server, how: signal.Signals) -> None:
     """Stop the server: TERM (a clean stop) or KILL (as if it died); then let go of what the test holds of it."""
     server.process.send_signal(how)

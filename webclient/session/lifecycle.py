@@ -64,6 +64,8 @@ class AgentLifecycle:
         self.closing = False
         """The user ended the session: nothing starts again."""
         self._sign_in: asyncio.Task[None] | None = None
+        self.resume_refused: str | None = None
+        """Why this stored session cannot be resumed (its agent or folder no longer allowed), or None."""
         self._resuming = False
         """The start under way reattaches to the agent's earlier session (Resume), rather than opening a new one."""
 
@@ -81,6 +83,8 @@ class AgentLifecycle:
     def can_resume(self) -> bool:
         """Whether Resume (the agent started again, reattached to its session) is offered: the session was rebuilt
         after a restart, or the user ended it."""
+        if self.resume_refused is not None:
+            return False
         return self.agent_state == "stopped" or (self.closing and self.agent_state == "exited")
 
     # -- what the adapter reports (AgentHost) ------------------------------------------------------

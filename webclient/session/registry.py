@@ -21,6 +21,7 @@ from webclient.session.catalogue import Catalogue, UnknownAgent
 from webclient.session.core import Session
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
+from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
 
 log = logging.getLogger(__name__)
@@ -147,9 +148,11 @@ class SessionManager:
         stored = await self.records.reopen(session_id)
         if stored is None:
             return None
-        session = Session(self._stored_spec(stored), self.agent, stored.id, stored.recorder, created=stored.created)
+        spec, refused = self._stored_spec(stored)
+        session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
+        session.lifecycle.resume_refused = refused
         recorder = _state_recorder(session, stored.recorder)
         session.watch(recorder)
         recorder(Region.STATUS)  # its state now: no agent runs (a store counts it as no longer running)
@@ -158,19 +161,25 @@ class SessionManager:
         self._forget_ended()
         return session  # this request shows it, even if the cap on ended sessions forgot it at once
 
-    def _stored_spec(self, stored: StoredSession) -> AgentSpec:
+    def _stored_spec(self, stored: StoredSession) -> tuple[AgentSpec, str | None]:
         """How to start a stored session's agent again: its catalogue entry's way, in its workspace (a fresh copy of
-        the sample for the demo once its copy is gone); its own command line once the catalogue has no such agent."""
+        the sample for the demo once its copy is gone). With why it may not be: the catalogue no longer offers the
+        agent, or no longer lets it work in that folder (the session is shown, never resumed)."""
         max_line_bytes = self.settings.max_line_mb * 1024 * 1024
         try:
             entry = self.catalogue.get(stored.agent)
         except UnknownAgent:
-            return AgentSpec(argv=split_command(stored.command), cwd=stored.workspace, max_line_bytes=max_line_bytes)
+            spec = AgentSpec(argv=split_command(stored.command), cwd=stored.workspace, max_line_bytes=max_line_bytes)
+            return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
-        if entry.template is not None and not cwd.exists():  # where it was: the thread shows paths relative to it
-            cwd = fresh_copy(entry.template, cwd)
-            self._scratch.append(cwd)
-        return entry.spec(cwd, max_line_bytes=max_line_bytes)
+        if entry.template is not None:
+            if not cwd.exists():  # where it was: the thread shows paths relative to it
+                cwd = fresh_copy(entry.template, cwd)
+                self._scratch.append(cwd)
+        elif not Workspace(entry.roots).contains(cwd):
+            refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
+            return entry.spec(cwd, max_line_bytes=max_line_bytes), refused
+        return entry.spec(cwd, max_line_bytes=max_line_bytes), None
 
     async def rename(self, session_id: str, title: str) -> bool:
         """Give a session (live or stored) the user's title; False when there is no such session."""
