@@ -177,6 +177,12 @@ class Session:
         return self.turns.turn_state
 
     @property
+    def shown_state(self) -> str:
+        """The state a list of sessions shows: the turn's, or ``stopped`` for a session rebuilt after a restart whose
+        agent was not resumed (its turn state is ``ended``, as for one the user ended)."""
+        return "stopped" if self.agent_state == "stopped" else self.turn_state
+
+    @property
     def turn_running(self) -> bool:
         return self.turns.turn_running
 

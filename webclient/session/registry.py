@@ -49,7 +49,7 @@ def _state_recorder(session: Session, recorder: Recorder) -> Callable[[Change], 
 
     def changed(change: Change) -> None:
         if change is Region.STATUS:
-            now = (session.turn_state, session.title, _agent_name(session), session.thread.turn)
+            now = (session.shown_state, session.title, _agent_name(session), session.thread.turn)
             if now != last[0]:
                 last[0] = now
                 recorder.state(*now)

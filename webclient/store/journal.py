@@ -250,7 +250,7 @@ class JournalWriter:
             self._sizes[values["id"]] = 0
         self.live.update(active)  # its journal grows: it runs here (a resumed session too)
         for session_id, values in states.items():
-            if values.get("state") == "ended":
+            if values.get("state") in ("ended", "stopped"):  # its agent does not run
                 self.live.discard(session_id)
 
     async def _within_cap(self, connection: AsyncConnection, rows: list[Row], cap: int) -> list[Row]:

@@ -119,7 +119,7 @@ def _stored_row(stored: SessionRow, live: Session | None, pattern: re.Pattern[st
         state = "ended" if stored.state == "ended" else "stopped"
         title, agent_name, turns = stored.title, stored.agent_name, stored.turns
     else:
-        state, turns = live.turn_state, live.thread.turn
+        state, turns = live.shown_state, live.thread.turn
         title, agent_name = live.title or stored.title, _agent_name(live) or stored.agent_name
     return HistoryRow(
         id=stored.id,
@@ -148,7 +148,7 @@ def live_row(session: Session) -> HistoryRow:
         workspace=str(session.spec.cwd),
         created=created,
         last_activity=created,
-        state=session.turn_state,
+        state=session.shown_state,
         turns=session.thread.turn,
         archived=False,
         live=True,
