@@ -26,10 +26,13 @@ $(VENDOR) &: package.json package-lock.json $(STAMP)
 run: setup
 	$(BIN)/webclient $(ARGS)
 
+# Every test: those that need no browser and time nothing on every core, then the browser and timing ones one at a
+# time (they measure memory, latency and layout, which a second test beside them would skew).
 test: setup
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
 test-fast: setup
