@@ -36,12 +36,13 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     """Start ``python -m webclient`` on a free port; ``agent=None`` runs the demo agent."""
     started: list[Server] = []
 
-    def start(agent: str | None = SCRIPTED_AGENT, **env: str) -> Server:
+    def start(agent: str | None = SCRIPTED_AGENT, workspace: Path | None = None, **env: str) -> Server:
+        """``workspace``: the agent's folder (made if needed); by default one of its own per server."""
         port = free_port()
-        workspace = tmp_path / f"workspace-{port}"
+        workspace = workspace or tmp_path / f"workspace-{port}"
         options = []
         if agent is not None:
-            workspace.mkdir()
+            workspace.mkdir(exist_ok=True)
             options = ["--agent", agent, "--workspace", str(workspace)]
         record = tmp_path / f"received-{port}.jsonl"
         env = {"DEMO_AGENT_SPEED": "0", **env}

@@ -135,3 +135,18 @@ def test_a_session_whose_agent_left_the_catalogue_is_shown_but_not_resumed(
     assert "no longer offers the agent" in page and 'data-action="resume"' not in page
     asyncio.run(send_resume(second, session_id))
     assert second.received() == []  # nothing was started
+
+
+def test_a_session_whose_folder_the_agent_may_no_longer_use_is_not_resumed(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(workspace=tmp_path / "before", **env)
+    session_id = asyncio.run(drive(first, ["hello"]))
+    stop(first, signal.SIGTERM)
+
+    second = start_server(workspace=tmp_path / "after", **env)  # the same agent, allowed another folder only
+    page = session_page(second, session_id)
+    assert "may no longer work in" in page and 'data-action="resume"' not in page
+    asyncio.run(send_resume(second, session_id))
+    assert second.received() == []

@@ -26,12 +26,13 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
         "SESSIONS_FILE": str(tmp_path / "agent-sessions.json"),
         "WEBCLIENT_DATA_DIR": str(tmp_path / "data"),
     }
-    first = start_server(agent=AGENT, **env)
+    project = tmp_path / "project"  # the same folder for both servers: the one the session was in
+    first = start_server(agent=AGENT, workspace=project, **env)
     session_id = asyncio.run(drive(first, ["first prompt"]))
     assert "I remember 0 earlier prompts. You said: first prompt" in session_page(first, session_id)
     stop(first, signal.SIGTERM)
 
-    second = start_server(agent=AGENT, **env)
+    second = start_server(agent=AGENT, workspace=project, **env)
     asyncio.run(drive(second, ["second prompt"], session_id=session_id))
     page = session_page(second, session_id)
     thread = thread_html(page)
@@ -54,7 +55,7 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
     stop(second, signal.SIGTERM)
 
     # And the resumed session is itself rebuilt the same after another restart.
-    third = start_server(agent=AGENT, **env)
+    third = start_server(agent=AGENT, workspace=project, **env)
     again = thread_html(session_page(third, session_id))
     assert again.count("You said: first prompt") == 1 and again.count("You said: second prompt") == 1
     assert json.loads((tmp_path / "agent-sessions.json").read_text())  # the agent kept its own record
@@ -63,14 +64,15 @@ def test_resume_takes_the_agents_session_up_again_or_says_it_cannot(
 def test_a_loaded_history_that_differs_from_the_page_is_said(start_server: ServerFactory, tmp_path: Path) -> None:
     agent_sessions = tmp_path / "agent-sessions.json"
     env = {"RESUME_MODE": "load", "SESSIONS_FILE": str(agent_sessions), "WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, **env)
+    project = tmp_path / "project"  # the same folder for both servers: the one the session was in
+    first = start_server(agent=AGENT, workspace=project, **env)
     session_id = asyncio.run(drive(first, ["first prompt"]))
     stop(first, signal.SIGTERM)
     remembered = json.loads(agent_sessions.read_text())
     remembered["agent-session-1"]["turns"].append(["a prompt typed elsewhere", "ok"])
     agent_sessions.write_text(json.dumps(remembered))
 
-    second = start_server(agent=AGENT, **env)
+    second = start_server(agent=AGENT, workspace=project, **env)
     asyncio.run(drive(second, ["second prompt"], session_id=session_id))
     thread = thread_html(session_page(second, session_id))
     assert "remembers it differently" in thread and "It replayed 2 prompts; this page shows 1." in thread

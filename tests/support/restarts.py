@@ -71,8 +71,9 @@ async def drive(
         assert nonce is not None
         if session_id is not None and resume:
             await socket.send(json.dumps({"action": "resume"}))
-        while 'data-agent-state="ready"' not in frame:
-            frame = str(await socket.recv())
+        async with asyncio.timeout(30):
+            while 'data-agent-state="ready"' not in frame:
+                frame = str(await socket.recv())
         for number, text in enumerate(prompts):
             await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce.group(1)}-{number}"}))
             last = number == len(prompts) - 1
