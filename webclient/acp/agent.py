@@ -19,6 +19,8 @@ from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_session_result, settings
+from webclient.acp.elicitation import CAPABILITIES as ELICITATION
+from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
@@ -68,6 +70,7 @@ class AcpAgent:
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
         self.permissions = Permissions(host.thread, host.changed)
+        self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
@@ -108,7 +111,8 @@ class AcpAgent:
         self._connection = connection
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
-        return self.greeted(await _answer(connection.initialize(self.client_methods.capabilities())))
+        capabilities = {**self.client_methods.capabilities(), **ELICITATION}
+        return self.greeted(await _answer(connection.initialize(capabilities)))
 
     def greeted(self, result: dict[str, Any]) -> AgentHello:
         """What the agent's ``initialize`` answer says of it (live, or replayed from the journal)."""
@@ -230,10 +234,12 @@ class AcpAgent:
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled."""
         self.cancelling = False
         self.permissions.settle()
+        self.elicitations.settle()
 
     def cancel(self) -> Awaitable[None]:
         self.cancelling = True
         self.permissions.settle()
+        self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
@@ -242,6 +248,9 @@ class AcpAgent:
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.permissions.answer(request_id, option_id)
+
+    def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        self.elicitations.answer(request_id, action, values)
 
     async def set_mode(self, mode_id: str) -> None:
         connection, session_id = self._in_session()
@@ -277,6 +286,7 @@ class AcpAgent:
         self._session_id = None
         self._stopping = True
         self.permissions.settle()
+        self.elicitations.settle()
         if connection is not None:
             await connection.close()
         if self._exit_watch is not None:
@@ -309,10 +319,16 @@ class AcpAgent:
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
 
+    def on_notification(self, method: str, params: Any) -> None:
+        if method == "elicitation/complete":
+            self.elicitations.complete(params)
+
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
+        if method == "elicitation/create":
+            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping)
         handler = self.client_methods.handler(method)
         return handler(params) if handler is not None else None
 

@@ -44,6 +44,9 @@ class ClientHandler(Protocol):
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         """An ``fs/*`` or ``terminal/*`` request, or None when the session does not serve ``method``."""
 
+    def on_notification(self, method: str, params: Any) -> None:
+        """Any other notification (``elicitation/complete``); unknown ones are ignored."""
+
     def on_traffic(self, direction: str, line: str, message: Any) -> None:
         """Every JSON-RPC line, ``in`` from the agent or ``out`` to it; ``garbage`` for what was not JSON.
 
@@ -105,6 +108,10 @@ class AgentConnection:
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "session/update" and isinstance(params, dict):
             self.handler.on_session_update(params)
+        elif method == "$/cancel_request":
+            self.peer.cancel_incoming(params)
+        else:
+            self.handler.on_notification(method, params)
         # Unknown notifications (``_``-extensions among them) are ignored, as the spec asks.
 
     def _on_garbage(self, reason: str, line: str) -> None:

@@ -87,6 +87,9 @@ class Peer:
         """Responses whose id matched no request of ours (an agent answering with wrong ids)."""
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._answering: dict[Any, asyncio.Future[Any]] = {}
+        """The peer's requests still waiting for our answer, whose handler gave a future: ``$/cancel_request`` cancels
+        one (the question it asked is withdrawn, and it gets the ``-32800`` error)."""
         self._write_lock = asyncio.Lock()
         self._started = False
         self._input_ended = False
@@ -281,7 +284,18 @@ class Peer:
             pending: Awaitable[Any] | BaseException = self._on_request(method, params)
         except Exception as exc:
             pending = exc
+        if isinstance(pending, asyncio.Future) and not pending.done() and isinstance(request_id, str | int):
+            self._answering[request_id] = pending
+            pending.add_done_callback(lambda _: self._answering.pop(request_id, None))
         self._spawn(self._answer(request_id, method, pending))
+
+    def cancel_incoming(self, params: Any) -> None:
+        """``$/cancel_request {requestId}`` (a notification, handed here by the owner): the peer no longer wants the
+        answer to one of its requests."""
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        pending = self._answering.get(request_id) if isinstance(request_id, str | int) else None
+        if pending is not None:
+            pending.cancel()
 
     def _handle_response(self, message: dict[str, Any]) -> None:
         response_id = message["id"]

@@ -54,7 +54,15 @@ class Permissions:
             if not future.done():  # done: the agent's request was cancelled meanwhile (its connection closed)
                 future.set_result(_outcome(option_id))
 
-        self.thread.ask_permission(call, request_id, options, answered)
+        prompt = self.thread.ask_permission(call, request_id, options, answered)
+
+        def withdrawn(done: asyncio.Future[Outcome]) -> None:
+            if done.cancelled() and prompt.state == "pending":  # the agent withdrew it ($/cancel_request)
+                prompt.state = "withdrawn"
+                self.changed(call.change)
+                self.changed(Region.STATUS)
+
+        future.add_done_callback(withdrawn)
         self.changed(Region.STATUS)
         return future
 

@@ -6,7 +6,8 @@ records of it (`webclient.session.replay`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from webclient.acp.controls import settings
@@ -66,8 +67,9 @@ class ProtocolReplay:
         self.agent = agent
         self._ours: dict[Any, tuple[str, dict[str, Any]]] = {}
         """The client's requests not answered yet, by JSON-RPC id (ids start again with each agent process)."""
-        self._questions: dict[Any, str] = {}
-        """The agent's permission requests not answered yet: JSON-RPC id to the question's request id."""
+        self._questions: dict[Any, tuple[str, Awaitable[Any]]] = {}
+        """The agent's questions (permission, elicitation) not answered yet: JSON-RPC id to the question's request id
+        and the answer it waits for (which a ``$/cancel_request`` cancels)."""
 
     def line(self, direction: str, line: str) -> None:
         if direction == "garbage":
@@ -95,9 +97,16 @@ class ProtocolReplay:
                 if self.agent.reloading(method):  # the agent replays its history: already shown
                     self.agent.loading_history = True
             return
-        request_id = self._questions.pop(message.get("id"), None)
+        asked = self._questions.pop(message.get("id"), None)
         result = message.get("result")
-        if request_id is not None and isinstance(result, dict):
+        if asked is None or not isinstance(result, dict):
+            return
+        request_id = asked[0]
+        if request_id.startswith("e"):  # an elicitation's answer
+            action, content = result.get("action"), result.get("content")
+            values = content if isinstance(content, dict) else None
+            self.agent.elicitations.answer(request_id, action if isinstance(action, str) else "cancel", values)
+        else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
             self.agent.host.thread.answer_permission(request_id, chosen if isinstance(chosen, str) else None)
@@ -110,8 +119,18 @@ class ProtocolReplay:
             if method == "session/update":
                 self.agent.on_session_update(params)
             elif method == "session/request_permission" and "id" in message:
-                self.agent.on_request_permission(params)
-                self._questions[message["id"]] = f"q{self.agent.permissions.asked}"
+                answer = self.agent.on_request_permission(params)
+                self._questions[message["id"]] = (f"q{self.agent.permissions.asked}", answer)
+            elif method == "elicitation/create" and "id" in message:
+                elicited = self.agent.on_client_request(method, params)
+                if elicited is not None:
+                    self._questions[message["id"]] = (f"e{self.agent.elicitations.asked}", elicited)
+            elif method == "$/cancel_request":
+                withdrawn = self._questions.pop(params.get("requestId"), None)
+                if withdrawn is not None and isinstance(withdrawn[1], asyncio.Future):
+                    withdrawn[1].cancel()
+            elif "id" not in message:
+                self.agent.on_notification(method, params)
             return  # fs/* and terminal/*: their effects are in the journal's own records
         request = self._ours.pop(message.get("id"), None)
         if request is None:

@@ -184,6 +184,10 @@ class AgentDriver(Protocol):
         """The user chose ``option_id`` for an open question: answer it once; a repeated or late answer
         changes nothing (but shows the settled question again)."""
 
+    def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        """The user answered one of the agent's other questions (a form, a link: `viewmodel.questions.Question`) with
+        ``accept`` (and the form's values), ``decline`` or ``cancel``: answer it once."""
+
     async def set_mode(self, mode_id: str) -> None:
         """Switch to one of the modes in `AgentHost.controls`; shown there once the agent agreed."""
 

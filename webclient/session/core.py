@@ -38,6 +38,7 @@ from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.questions import Question, form_values
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
@@ -328,6 +329,27 @@ class Session:
                 async with asyncio.timeout(self.spec.start_timeout):
                     await self._tell(self.agent.forget())
         await self.close()
+
+    def answer_question(self, request_id: str, action: str, fields: dict[str, str]) -> None:
+        """Answer one of the agent's questions (a form or a link): ``accept`` with the form's ``fields`` as the page
+        sent them, ``decline`` or ``cancel``. A form that cannot be taken says why and stays open; an answer is
+        stored before it is sent, like a permission's."""
+        recent = self.thread.latest(200)
+        question = next((e for e in recent if isinstance(e, Question) and e.request_id == request_id), None)
+        if question is None or question.state != "pending":
+            return
+        values = None
+        if action == "accept" and question.mode == "form":
+            values, question.problem = form_values(question, fields)
+            if values is None:
+                self._changed(question.change)
+                return
+        self._record_action("question", request_id=request_id, answer=action)  # the values are in the protocol line
+        self._tasks.spawn(self._question_answered(request_id, action, values), "answer")
+
+    async def _question_answered(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        await self.recorder.flush()
+        self.agent.answer_question(request_id, action, values)
 
     def set_mode(self, mode_id: str) -> None:
         self._record_action("mode", mode_id=mode_id)

@@ -15,6 +15,7 @@ from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import SESSION, Recorder
 from webclient.viewmodel.content import AudioBlock, EmbeddedResource, ImageBlock, ResourceLink, TextBlock
 from webclient.viewmodel.entries import MessageEntry
+from webclient.viewmodel.questions import Question
 from webclient.viewmodel.thread import Thread
 
 _BLOCKS: dict[str, type[PromptBlock]] = {
@@ -99,6 +100,10 @@ def show_again(thread: Thread, event: dict[str, Any]) -> None:
             thread.cancel_unfinished()
         case "interrupted":
             thread.settle_permissions(interrupted=True)
+            for entry in thread.latest(200):
+                if isinstance(entry, Question) and entry.state == "pending":
+                    entry.state = "interrupted"
+                    thread.listener(entry.change)
             thread.cancel_unfinished()
             thread.add_notice("warning", RESTARTED, "What the agent was doing when it stopped is not known.")
             thread.end_turn()

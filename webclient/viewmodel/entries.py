@@ -74,8 +74,9 @@ class PermissionPrompt:
 
     request_id: str
     options: list[PermissionOption]
-    state: Literal["pending", "selected", "cancelled", "interrupted"] = "pending"
-    """``interrupted``: the server stopped while it was open, so it was never answered."""
+    state: Literal["pending", "selected", "cancelled", "interrupted", "withdrawn"] = "pending"
+    """``interrupted``: the server stopped while it was open, so it was never answered; ``withdrawn``: the agent
+    took it back."""
     chosen: str | None = None
 
     @property

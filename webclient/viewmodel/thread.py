@@ -353,6 +353,10 @@ class Thread:
         change = FileChange(seq=0, turn=self.turn, display_path=display_path, old_text=old_text, new_text=new_text)
         return self._append(change)
 
+    def add_entry(self, entry: E) -> E:
+        """Add an entry made elsewhere in the view model (a question: `webclient.viewmodel.questions`)."""
+        return self._append(entry)
+
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
         assert level in ("info", "warning", "error"), level
         return self._append(Notice(seq=0, turn=self.turn, level=level, title=title, detail=detail))  # type: ignore[arg-type]

@@ -136,6 +136,11 @@ ACTIONS: dict[str, Action] = {
     "retry": lambda session, live, message: session.retry(),
     "resume": lambda session, live, message: session.resume(),
     "rename": lambda session, live, message: session.rename(_text(message, "title")),
+    "question": lambda session, live, message: session.answer_question(
+        _text(message, "request_id"),
+        _text(message, "answer"),
+        {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")},
+    ),
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,

@@ -1,0 +1,70 @@
+"""The agent's questions (ACP elicitation) in a real Chromium: a form from its schema answered once, a link to
+follow, and a question the agent withdraws."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import open_session, send_prompt
+from tests.support.servers import ServerFactory
+
+AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'question_agent.py'}"
+
+
+def answer_said(page: Page) -> dict[str, object]:
+    message = page.locator('[data-role="agent-message"]').last
+    expect(message).to_contain_text("answer: ")
+    return json.loads(message.inner_text().split("answer: ", 1)[1])  # type: ignore[no-any-return]
+
+
+def test_a_form_question_is_answered_once_with_typed_values(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=AGENT)
+    open_session(page, server)
+    expect(page.locator("h1")).to_contain_text('Questions {"form": {}, "url": {}}')  # what the agent was told
+    send_prompt(page, "form")
+    question = page.locator('[data-role="question"]')
+    expect(question).to_have_attribute("data-state", "pending")
+    expect(question).to_contain_text("Set up the <project>")
+    expect(question.locator("label", has_text="Project <name>")).to_be_visible()
+    expect(question.locator('[data-field="token"] input')).to_have_attribute("type", "password")
+    expect(question.locator('[data-field="retries"] input')).to_have_value("3")
+    expect(question.locator('[data-field="tests"] input')).to_be_checked()
+
+    question.locator('[data-field="name"] input').fill("calculator")
+    question.locator('[data-field="token"] input').fill("s3cret-token")
+    question.locator('[data-field="retries"] input').fill("7")
+    question.locator('[data-field="tests"] input').uncheck()
+    question.locator('[data-field="style"] select').select_option("spaces")
+    question.locator('[data-answer="accept"]').click()
+
+    assert answer_said(page) == {
+        "action": "accept",
+        "content": {"name": "calculator", "retries": 7, "style": "spaces", "tests": False, "token": "s3cret-token"},
+    }
+    expect(question).to_have_attribute("data-state", "accepted")
+    expect(question).to_contain_text("calculator")
+    expect(question).not_to_contain_text("s3cret-token")  # a secret is never shown again
+    expect(question.locator("button")).to_have_count(0)
+
+
+def test_a_link_question_and_a_withdrawn_one(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=AGENT)
+    open_session(page, server)
+    send_prompt(page, "link")
+    question = page.locator('[data-role="question"]').last
+    link = question.locator('[data-role="question-link"]')
+    expect(link).to_have_attribute("href", "https://example.com/sign-in?state=1")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    question.locator('[data-answer="accept"]').click()
+    assert answer_said(page) == {"action": "accept"}
+    expect(question).to_contain_text("the agent says it is done")
+
+    send_prompt(page, "withdraw")
+    withdrawn = page.locator('[data-role="question"]').last
+    expect(withdrawn).to_have_attribute("data-state", "withdrawn")
+    expect(withdrawn).to_contain_text("Withdrawn by the agent.")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text('"code": -32800')

@@ -1,0 +1,101 @@
+"""The agent's questions (elicitation) come back after a restart as they were: answered (the secret still not
+shown), or, if open when the server died, "Not answered: the server restarted"."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+import websockets
+
+from tests.support.acp_schema import validate
+from tests.support.restarts import session_page, stop, thread_html
+from tests.support.servers import Server, ServerFactory
+
+AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'question_agent.py'}"
+FIELDS = {"field:name": "calc", "field:token": "s3cret", "field:retries": "4", "field:style": "tabs"}
+
+
+async def ask_and_answer(server: Server, answer: bool) -> str:
+    """A session that prompts ``form`` and answers the question (or leaves it open); returns its id."""
+    async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
+        location = (await http.post("/sessions")).headers["location"]
+    connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)
+    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
+        frame = str(await socket.recv())
+        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
+        assert nonce is not None
+        async with asyncio.timeout(30):
+            while 'data-agent-state="ready"' not in frame:
+                frame = str(await socket.recv())
+            await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce.group(1)}))
+            while 'data-role="question"' not in frame:
+                frame = html.unescape(str(await socket.recv()))
+            if answer:
+                await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}))
+                while 'data-turn-state="idle"' not in frame:
+                    frame = str(await socket.recv())
+    return location.rsplit("/", 1)[1]
+
+
+def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    answered = asyncio.run(ask_and_answer(first, answer=True))
+    left_open = asyncio.run(ask_and_answer(first, answer=False))
+    before = thread_html(session_page(first, answered))
+    card = before.split('data-role="question"', 1)[1].split("</article>", 1)[0]
+    assert 'data-state="accepted"' in card and "calc" in card and "s3cret" not in card  # the agent says it; we don't
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, signal.SIGKILL)
+
+    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    assert thread_html(session_page(second, answered)) == before
+    page = session_page(second, left_open)
+    assert 'data-state="interrupted"' in page and "Not answered: the server restarted." in page
+
+
+def test_a_form_answer_that_cannot_be_taken_says_why_and_a_question_is_answered_once(
+    start_server: ServerFactory,
+) -> None:
+    server = start_server(agent=AGENT)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
+            location = (await http.post("/sessions")).headers["location"]
+        url = server.url.replace("http", "ws") + location + "/ws"
+        async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
+            frame = str(await socket.recv())
+            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
+            assert nonce is not None
+            async with asyncio.timeout(30):
+                while 'data-agent-state="ready"' not in frame:
+                    frame = str(await socket.recv())
+                await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce.group(1)}))
+                while 'data-role="question"' not in frame:
+                    frame = str(await socket.recv())
+                wrong = {**FIELDS, "field:retries": "11"}
+                await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **wrong}))
+                while 'data-role="question-problem"' not in frame:
+                    frame = html.unescape(str(await socket.recv()))
+                assert "“Retries” is out of range." in frame
+                right = {"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}
+                await socket.send(json.dumps(right))
+                await socket.send(json.dumps({**right, "answer": "decline"}))  # a second click, too late
+                while 'data-turn-state="idle"' not in frame:
+                    frame = str(await socket.recv())
+
+    asyncio.run(scenario())
+    answers = [m for m in server.received() if "result" in m and "action" in (m.get("result") or {})]
+    assert [a["result"]["action"] for a in answers] == ["accept"]
+    assert answers[0]["result"]["content"]["retries"] == 4
+    validate(answers[0]["result"], "CreateElicitationResponse")  # what the agent got is what ACP says
+    [hello] = [m for m in server.received() if m.get("method") == "initialize"]
+    validate(hello["params"], "InitializeRequest")

@@ -1,0 +1,151 @@
+"""The agent's questions to the user (``elicitation/create``, stable since July 2026): a form from a restricted JSON
+Schema, or a link to follow. Each is a `Question` entry on the thread; the user's answer, or a Stop, settles it once.
+https://agentclientprotocol.com/protocol/elicitation
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.questions import Choice, Question, QuestionField, answer_question
+from webclient.viewmodel.thread import Thread
+
+CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+"""What this client advertises (``{}`` at the top level would advertise nothing)."""
+
+MAX_FIELDS = 50
+
+
+def _text(value: Any, limit: int = 2000) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number as it was written (3 stays 3, not 3.0); None for anything else."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def form_fields(schema: Any) -> list[QuestionField]:
+    """The fields of a ``requestedSchema`` (a flat object of strings, numbers, integers, booleans and enums); a
+    property of another type is shown as a text field."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    required = schema.get("required") if isinstance(schema, dict) else None
+    required_names = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
+    fields = []
+    for name, prop in list(properties.items() if isinstance(properties, dict) else [])[:MAX_FIELDS]:
+        if not isinstance(name, str) or not isinstance(prop, dict):
+            continue
+        fields.append(_field(name, prop, name in required_names))
+    return fields
+
+
+def _field(name: str, prop: dict[str, Any], required: bool) -> QuestionField:
+    kind = prop.get("type")
+    title, description = _text(prop.get("title"), 200) or name, _text(prop.get("description"))
+    options = prop.get("enum") or prop.get("oneOf") or (prop.get("items") or {}).get("enum")
+    choices: tuple[Choice, ...] = ()
+    if isinstance(options, list) and options:
+        names = prop.get("enumNames")
+        names = names if isinstance(names, list) else []
+        for index, option in enumerate(options):
+            if isinstance(option, dict):  # oneOf: {const, title}
+                value, label = option.get("const"), option.get("title")
+            else:
+                value, label = option, names[index] if index < len(names) else None
+            if isinstance(value, str):
+                choices += (Choice(value, label if isinstance(label, str) else value),)
+    default = prop.get("default")
+    if choices:
+        return QuestionField(name, "choice", title, description, required, default, choices=choices)
+    if kind == "boolean":
+        return QuestionField(name, "boolean", title, description, required, default is True)
+    if kind in ("number", "integer"):
+        return QuestionField(
+            name, kind, title, description, required, _number(default),
+            minimum=_number(prop.get("minimum")), maximum=_number(prop.get("maximum")),
+        )  # fmt: skip
+    max_length = prop.get("maxLength")
+    return QuestionField(
+        name, "string", title, description, required, default if isinstance(default, str) else None,
+        secret=prop.get("format") == "password" or prop.get("writeOnly") is True or bool(prop.get("sensitive")),
+        max_length=max_length if isinstance(max_length, int) else None,
+    )  # fmt: skip
+
+
+class Elicitations:
+    """Asks the agent's questions on the thread and answers the agent, each once; ids ``e1``, ``e2``... in order (the
+    same when the journal is replayed)."""
+
+    def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
+        self.thread = thread
+        self.changed = changed
+        self.asked = 0
+        self._by_elicitation: dict[str, Question] = {}
+
+    def ask(self, params: dict[str, Any], *, refuse: bool) -> Awaitable[dict[str, Any]]:
+        """Show the question and return the answer to come; ``refuse`` answers ``cancel`` at once (a Stop)."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.asked += 1
+        mode = params.get("mode")
+        mode = mode if isinstance(mode, str) else "form"
+        url, elicitation_id = params.get("url"), params.get("elicitationId")
+        question = Question(
+            seq=0,
+            turn=self.thread.turn,
+            request_id=f"e{self.asked}",
+            message=_text(params.get("message"), 10_000),
+            mode=mode,
+            fields=form_fields(params.get("requestedSchema")) if mode == "form" else [],
+            url=url if mode == "url" and isinstance(url, str) and url.startswith(("https://", "http://")) else None,
+            elicitation_id=elicitation_id if isinstance(elicitation_id, str) else None,
+        )
+
+        def answered(action: str, values: dict[str, Any] | None) -> None:
+            if not future.done():
+                future.set_result({"action": action, **({"content": values} if values is not None else {})})
+
+        def withdrawn(done: asyncio.Future[dict[str, Any]]) -> None:
+            if done.cancelled() and question.state == "pending":  # the agent withdrew it ($/cancel_request)
+                question.state = "withdrawn"
+                self.thread.listener(question.change)
+                self.changed(Region.STATUS)
+
+        question.answered = answered
+        future.add_done_callback(withdrawn)
+        self.thread.add_entry(question)
+        if question.elicitation_id is not None:
+            self._by_elicitation[question.elicitation_id] = question
+        if refuse or (mode == "form" and not question.fields and params.get("requestedSchema") is None):
+            answer_question(question, "cancel", None)
+        elif mode not in ("form", "url") or (mode == "url" and question.url is None):
+            answer_question(question, "decline", None)  # a mode this client does not know, or no link to show
+        self.changed(Region.STATUS)
+        return future
+
+    def question(self, request_id: str) -> Question | None:
+        recent = self.thread.latest(200)
+        return next((e for e in recent if isinstance(e, Question) and e.request_id == request_id), None)
+
+    def answer(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        question = self.question(request_id)
+        if question is not None and answer_question(question, action, values):
+            self.thread.listener(question.change)
+            self.changed(Region.STATUS)
+
+    def complete(self, params: Any) -> None:
+        """``elicitation/complete``: the flow at a link is done (an unknown id is ignored)."""
+        elicitation_id = params.get("elicitationId") if isinstance(params, dict) else None
+        question = self._by_elicitation.get(elicitation_id) if isinstance(elicitation_id, str) else None
+        if question is not None and not question.completed:
+            question.completed = True
+            self.thread.listener(question.change)
+
+    def settle(self) -> None:
+        """Answer every open question ``cancel`` (the turn was stopped, or it is over)."""
+        for entry in self.thread.latest(200):
+            if isinstance(entry, Question) and entry.state == "pending":
+                answer_question(entry, "cancel", None)
+                self.thread.listener(entry.change)
