@@ -14,6 +14,7 @@ from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
 from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.questions import Question
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
 
@@ -69,7 +70,9 @@ class Turns:
             return "ended"
         if agent_state in ("auth-required", "signing-in"):
             return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
-        if self.thread.pending_permissions:
+        if self.thread.pending_permissions or any(
+            isinstance(entry, Question) and entry.state == "pending" for entry in self.thread.latest(50)
+        ):
             return "awaiting-permission"
         # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.
         return "running" if self.turn_running or agent_state == "starting" else "idle"
