@@ -27,6 +27,10 @@ class ClientCapabilities:
     ``_meta`` (``terminal_info`` / ``terminal_output`` / ``terminal_exit``, the claude-agent-acp convention)."""
     boolean_config_options: bool = False
     """``session.configOptions.boolean``: the client renders ``type: "boolean"`` config options."""
+    form_questions: bool = False
+    """``elicitation.form``: the client asks the user a form the agent describes (``elicitation/create``)."""
+    link_questions: bool = False
+    """``elicitation.url``: the client shows the user a link to follow."""
 
     @classmethod
     def from_wire(cls, raw: Any) -> ClientCapabilities:
@@ -34,12 +38,15 @@ class ClientCapabilities:
         caps = _object(raw)
         fs, meta = _object(caps.get("fs")), _object(caps.get("_meta"))
         config_options = _object(_object(caps.get("session")).get("configOptions"))
+        elicitation = _object(caps.get("elicitation"))
         return cls(
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             terminal_output_meta=meta.get("terminal_output") is True,
             boolean_config_options=isinstance(config_options.get("boolean"), dict),
+            form_questions=isinstance(elicitation.get("form"), dict),
+            link_questions=isinstance(elicitation.get("url"), dict),
         )
 
 

@@ -17,6 +17,7 @@ from .attachments import acknowledge, run_attachments
 from .edit_flow import TARGET, run_edit
 from .media import run_media
 from .prompt_content import Prompt
+from .questions import run_link, run_question
 from .session_config import MODEL_GROUPS, MODELS, MODES, THOUGHT_LEVELS, Choice, config_update, mode_update
 from .terminal_demos import run_meta_terminal, run_run, run_tests
 from .tool_demos import failing_tool, line_of, read_tool, search_tool
@@ -272,6 +273,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("run", "run the tests in a real terminal of the client (simulated if it has none)", run_run),
         Scenario("meta-terminal", "a display-only terminal the agent reports in tool-call `_meta`", run_meta_terminal),
         Scenario("replay", "an earlier conversation replayed as `session/load` does, yours included", run_replay),
+        Scenario("question", "a form question (elicitation): a choice, a number, a switch, a secret", run_question),
+        Scenario("link", "a link to follow (elicitation in URL mode)", run_link),
         Scenario("fail", "a tool call that fails", run_fail),
         Scenario("slow", "a long, slow answer — try the Stop button", run_slow),
     ]

@@ -68,3 +68,20 @@ def test_a_link_question_and_a_withdrawn_one(start_server: ServerFactory, page: 
     expect(withdrawn).to_have_attribute("data-state", "withdrawn")
     expect(withdrawn).to_contain_text("Withdrawn by the agent.")
     expect(page.locator('[data-role="agent-message"]').last).to_contain_text('"code": -32800')
+
+
+def test_the_demo_agent_asks_a_form_question(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=None)
+    open_session(page, server)
+    send_prompt(page, "question")
+    question = page.locator('[data-role="question"]')
+    expect(question).to_contain_text("Set up a new project")
+    expect(question.locator('[data-field="coverage"] input')).to_have_value("80")
+    question.locator('[data-field="name"] input').fill("demo")
+    question.locator('[data-field="token"] input').fill("hidden-token")
+    question.locator('[data-answer="accept"]').click()
+    reply = page.locator('[data-role="agent-message"]').last
+    expect(reply).to_contain_text('"name": "demo"')
+    expect(reply).to_contain_text('"coverage": 80')
+    expect(reply).to_contain_text('"token": "(hidden)"')
+    expect(page.locator("#thread")).not_to_contain_text("hidden-token")
