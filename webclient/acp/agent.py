@@ -28,7 +28,7 @@ from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
-from webclient.acp.updates import SessionUpdates
+from webclient.acp.updates import SessionUpdates, content_block
 from webclient.session.agent import (
     STARTING,
     AgentFailed,
@@ -84,6 +84,7 @@ class AcpAgent:
         self.loading_history = False
         """While ``session/load`` runs: the agent replays the conversation, which the thread already shows."""
         self.history = LoadedHistory()
+        self.can_steer = False
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
         self._replay: ProtocolReplay | None = None
@@ -119,6 +120,9 @@ class AcpAgent:
         info = result.get("agentInfo")
         capabilities = result.get("agentCapabilities")
         self._capabilities = capabilities if isinstance(capabilities, dict) else {}
+        meta = result.get("_meta")
+        steering = meta.get("steering") if isinstance(meta, dict) else None
+        self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
         offered = self._capabilities.get("promptCapabilities")
         self._sign_in_methods = sign_in_methods(result.get("authMethods"))
         self.hello = AgentHello(
@@ -229,6 +233,20 @@ class AcpAgent:
             self.turn_ended()
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
+
+    async def steer(self, prompt: Sequence[PromptBlock]) -> None:
+        """``_session/steering`` (claude-agent-acp, codex-acp: advertised as ``_meta.steering.supported``)."""
+        connection, session_id = self._in_session()
+        blocks = prompt_blocks(prompt)
+        await _answer(connection.steer(session_id, blocks))
+        self.steered({"prompt": blocks})
+
+    def steered(self, params: dict[str, Any]) -> None:
+        """The agent took a prompt into its running turn (live, or in the journal): the user's message shows it."""
+        blocks = params.get("prompt")
+        for block in blocks if isinstance(blocks, list) else []:
+            self.host.thread.append_message("user-message", content_block(block))
+        self.host.thread.end_turn()  # closes the message: the agent's next chunk starts one of its own
 
     def turn_ended(self) -> None:
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled."""

@@ -149,6 +149,10 @@ class AgentConnection:
         ``session/delete`` (https://agentclientprotocol.com/protocol/session-setup)."""
         await self.peer.request(method, {"sessionId": session_id, **params})
 
+    async def steer(self, session_id: str, prompt: list[dict[str, Any]]) -> None:
+        """``_session/steering``: a prompt into the running turn (an extension; see acp-2026 notes)."""
+        await self.peer.request("_session/steering", {"sessionId": session_id, "prompt": prompt})
+
     async def list_sessions(self, cursor: str | None) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-setup#listing-sessions"""
         result = await self.peer.request("session/list", {"cursor": cursor} if cursor else {})

@@ -47,6 +47,10 @@ def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any])
     agent.turn_ended()
 
 
+def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+    agent.steered(params)
+
+
 ANSWERS: dict[str, Answered] = {
     "initialize": _initialized,
     "session/new": _opened,
@@ -56,6 +60,7 @@ ANSWERS: dict[str, Answered] = {
     "session/set_model": _model,
     "session/set_config_option": _setting,
     "session/prompt": _turn_ended,
+    "_session/steering": _steered,
 }
 """The client's requests whose answers change what the session shows, and how (the adapter does the same live)."""
 

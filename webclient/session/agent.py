@@ -151,6 +151,8 @@ class AgentDriver(Protocol):
 
     hello: AgentHello | None
     """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+    can_steer: bool
+    """Whether a prompt can be sent into a running turn (`steer`), as the agent said when it started."""
     known_session_id: str | None
     """The agent's own id of the conversation it last opened (live, or as the journal says), or of one of its
     sessions the user chose to continue: what ``open_session(resume=True)`` reattaches to."""
@@ -174,6 +176,10 @@ class AgentDriver(Protocol):
         Questions it asks on the way are shown on the thread (`Thread.ask_permission`) and wait for
         `answer_permission`; those still open when the turn ends are answered ``cancelled``. None when the
         agent gave no stop reason."""
+
+    async def steer(self, prompt: Sequence[PromptBlock]) -> None:
+        """Send a prompt into the running turn (only when `can_steer`); shown on the thread as the user's message
+        when the agent took it."""
 
     def cancel(self) -> Awaitable[None]:
         """Stop the turn that runs: its open questions are answered ``cancelled`` now, and questions it asks

@@ -102,7 +102,14 @@ class Turns:
         return True
 
     def send_queued(self, item_id: str | None = None) -> None:
-        """Start the next queued prompt, or the one the user asked to send now, if the agent is free."""
+        """Start the next queued prompt, or the one the user asked to send now, if the agent is free; while a turn
+        runs, "Send now" steers it when the agent takes prompts into a running turn."""
+        if item_id is not None and self.turn_running and not self.cancelling and self.agent.can_steer:
+            steering = next((i for i in self.queue if i.id == item_id), None)
+            if steering is not None:
+                self.queue.remove(item_id)
+                self.tasks.spawn(self._steer(prompt_content(steering.text, steering.blocks)), "steer")
+            return
         if not self.lifecycle.ready or self.turn_running or self.lifecycle.closing:
             return
         item: QueuedPrompt | None
@@ -114,6 +121,14 @@ class Turns:
                 self.queue.remove(item_id)
         if item is not None:
             self._start_turn(item.text, item.blocks)
+
+    async def _steer(self, prompt: list[PromptBlock]) -> None:
+        try:
+            await self.agent.steer(prompt)
+        except AgentRefused as error:
+            self.shown.notice("warning", "The agent did not take the prompt into its turn", str(error))
+        except AgentGone:
+            pass  # the adapter reports it
 
     def _start_turn(self, text: str, blocks: list[PromptBlock]) -> None:
         prompt = prompt_content(text, blocks)
