@@ -85,9 +85,12 @@ def handle(message: dict[str, Any]) -> None:
     if method == "initialize":
         advertised = json.dumps(params.get("clientCapabilities", {}).get("elicitation"), sort_keys=True)
         info = {"name": "questions", "title": f"Questions {advertised}", "version": "1"}
-        send({"id": request_id, "result": {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": info}})
+        capabilities = {"auth": {"logout": {}}}
+        send({"id": request_id, "result": {"protocolVersion": 1, "agentCapabilities": capabilities, "agentInfo": info}})
     elif method == "session/new":
         send({"id": request_id, "result": {"sessionId": "questions-1"}})
+    elif method == "logout":
+        send({"id": request_id, "result": {}})
     elif method == "session/prompt":
         threading.Thread(target=run_prompt, args=(request_id, params), daemon=True).start()
     elif request_id is not None:

@@ -85,3 +85,11 @@ def test_the_demo_agent_asks_a_form_question(start_server: ServerFactory, page: 
     expect(reply).to_contain_text('"coverage": 80')
     expect(reply).to_contain_text('"token": "(hidden)"')
     expect(page.locator("#thread")).not_to_contain_text("hidden-token")
+
+
+def test_signing_out_of_an_agent_that_offers_it(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=AGENT)
+    open_session(page, server)
+    page.click('[data-action="sign-out"]')
+    expect(page.locator('[data-role="notice"]').last).to_contain_text("Signed out of the agent")
+    assert [m for m in server.received() if m.get("method") == "logout"] != []

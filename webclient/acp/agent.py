@@ -84,7 +84,7 @@ class AcpAgent:
         self.loading_history = False
         """While ``session/load`` runs: the agent replays the conversation, which the thread already shows."""
         self.history = LoadedHistory()
-        self.can_steer = False
+        self.can_steer = self.can_sign_out = False
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
         self._replay: ProtocolReplay | None = None
@@ -123,6 +123,8 @@ class AcpAgent:
         meta = result.get("_meta")
         steering = meta.get("steering") if isinstance(meta, dict) else None
         self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
+        auth = self._capabilities.get("auth")
+        self.can_sign_out = isinstance(auth, dict) and auth.get("logout") is not None
         offered = self._capabilities.get("promptCapabilities")
         self._sign_in_methods = sign_in_methods(result.get("authMethods"))
         self.hello = AgentHello(
@@ -233,6 +235,10 @@ class AcpAgent:
             self.turn_ended()
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
+
+    async def sign_out(self) -> None:
+        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout)."""
+        await _answer(self._connected().peer.request("logout", {}))
 
     async def steer(self, prompt: Sequence[PromptBlock]) -> None:
         """``_session/steering`` (claude-agent-acp, codex-acp: advertised as ``_meta.steering.supported``)."""

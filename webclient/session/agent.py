@@ -151,6 +151,8 @@ class AgentDriver(Protocol):
 
     hello: AgentHello | None
     """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+    can_sign_out: bool
+    """Whether the agent offers a sign-out (`sign_out`), as it said when it started."""
     can_steer: bool
     """Whether a prompt can be sent into a running turn (`steer`), as the agent said when it started."""
     known_session_id: str | None
@@ -176,6 +178,9 @@ class AgentDriver(Protocol):
         Questions it asks on the way are shown on the thread (`Thread.ask_permission`) and wait for
         `answer_permission`; those still open when the turn ends are answered ``cancelled``. None when the
         agent gave no stop reason."""
+
+    async def sign_out(self) -> None:
+        """Sign out of the agent (its account, its keys), when `can_sign_out`."""
 
     async def steer(self, prompt: Sequence[PromptBlock]) -> None:
         """Send a prompt into the running turn (only when `can_steer`); shown on the thread as the user's message

@@ -322,6 +322,20 @@ class Session:
         except AgentError as error:
             log.info("session %s: the agent refused: %s", self.id, error)
 
+    def sign_out(self) -> None:
+        """Sign out of the agent's account (the agent's ``logout``); the next prompt may ask for a sign-in."""
+        if self.lifecycle.ready and self.agent.can_sign_out:
+            self._record_action("sign_out")
+            self._tasks.spawn(self._signed_out(), "sign-out")
+
+    async def _signed_out(self) -> None:
+        try:
+            await self.agent.sign_out()
+        except AgentError as error:
+            self.shown.notice("error", "The agent did not sign out", str(error))
+            return
+        self.shown.notice("info", "Signed out of the agent", "It may ask you to sign in again before the next prompt.")
+
     async def delete(self) -> None:
         """The user deletes the session: the agent deletes its own (if it can and runs), then it ends."""
         if self.lifecycle.ready:

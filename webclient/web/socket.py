@@ -136,6 +136,7 @@ ACTIONS: dict[str, Action] = {
     "retry": lambda session, live, message: session.retry(),
     "resume": lambda session, live, message: session.resume(),
     "rename": lambda session, live, message: session.rename(_text(message, "title")),
+    "sign_out": lambda session, live, message: session.sign_out(),
     "question": lambda session, live, message: session.answer_question(
         _text(message, "request_id"),
         _text(message, "answer"),
