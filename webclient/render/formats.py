@@ -162,3 +162,36 @@ def money(amount: float, currency: str | None) -> str:
     if code in CURRENCY_SYMBOLS:
         return f"{CURRENCY_SYMBOLS[code]}{amount:,.2f}"
     return f"{amount:,.2f} {code[:12]}".strip()
+
+
+NOTICE_LABELS = {"info": "Agent notice", "warning": "Agent warning", "error": "Agent error"}
+COMPACTION_LABELS = {
+    "in_progress": "Compacting the conversation…",
+    "completed": "Conversation compacted",
+    "failed": "Compacting the conversation failed",
+    "cancelled": "Compacting the conversation was cancelled",
+}
+
+
+def notice_label(level: str, severity: str = "") -> str:
+    """What an agent's notice is: its level, and a severity this client does not know, named."""
+    label = NOTICE_LABELS.get(level, "Agent notice")
+    return f"{label} ({severity.lstrip('_') or severity})" if severity else label
+
+
+def compaction_label(status: str | None) -> str:
+    """A compaction's state in words; a status this client does not know is named."""
+    if status is None:
+        return "Compacting the conversation"
+    return COMPACTION_LABELS.get(status, f"Compacting the conversation: {status.lstrip('_') or status}")
+
+
+def compaction_class(status: str | None) -> str:
+    return status if status in COMPACTION_LABELS else "generic"
+
+
+def turn_usage(total: int, given: int, made: int, extra: dict[str, int | None] | None = None) -> str:
+    """A turn's tokens: "1,234 tokens (900 in, 334 out, 20 thought, 500 cached read)"."""
+    parts = [f"{given:,} in", f"{made:,} out"]
+    parts += [f"{count:,} {name}" for name, count in (extra or {}).items() if count is not None]
+    return f"{total:,} token{'' if total == 1 else 's'} ({', '.join(parts)})"

@@ -155,7 +155,7 @@ class Thread:
     @property
     def turn_replied(self) -> bool:
         """Whether the agent has shown anything in the current turn (a message, thought, tool call, plan, file)."""
-        return any(entry.role not in ("user-message", "notice") for entry in self.current_turn())
+        return any(entry.role not in ("user-message", "notice", "turn-usage") for entry in self.current_turn())
 
     def cancel_unfinished(self) -> list[ToolCall]:
         """Mark every tool call that has not finished as cancelled, and an unfinished plan as stopped (the user
@@ -360,6 +360,10 @@ class Thread:
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
         assert level in ("info", "warning", "error"), level
         return self._append(Notice(seq=0, turn=self.turn, level=level, title=title, detail=detail))  # type: ignore[arg-type]
+
+    def add(self, entry: E) -> E:
+        """Append an entry made elsewhere in the view model (`webclient.viewmodel.advisories`)."""
+        return self._append(entry)
 
     # -- internals -------------------------------------------------------------------------------
 
