@@ -39,7 +39,7 @@ def run_prompt(request_id: Any) -> None:
             "description": "80% of the hourly quota is used.\nSlow down.",
         }
     )
-    update({"sessionUpdate": "notice", "severity": "_billing", "title": "Billing <b>notice</b>"})
+    update({"sessionUpdate": "notice", "severity": "_billing*", "title": "Billing <b>notice</b>"})
     update({"sessionUpdate": "compaction_update", "compactionId": "k1", "status": "in_progress"})
     time.sleep(0.3)  # long enough for the page to be sent the compaction in progress
     summary("k1", "The user asked for a parser; ")

@@ -13,7 +13,7 @@ from webclient.acp.updates import apply_update
 from webclient.render import formats
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
-from webclient.viewmodel.entries import Entry
+from webclient.viewmodel.entries import Entry, TurnUsage
 from webclient.viewmodel.thread import Thread
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert(2)</script>"\u202e'
@@ -92,7 +92,7 @@ def test_a_turns_usage_is_one_discreet_line() -> None:
     assert 'class="entry turn-usage" data-role="turn-usage"' in html
     assert parse(html).text.strip() == "1,234 tokens (900 in, 334 out)"
     full = usage | {"thoughtTokens": 20, "cachedReadTokens": 5000, "cachedWriteTokens": 0}
-    assert formats.turn_usage(1, 1, 0) == "1 token (1 in, 0 out)"
+    assert formats.turn_usage(TurnUsage(seq=0, turn=0, total=1, input=1, output=0)) == "1 token (1 in, 0 out)"
     entry = turn_usage(thread, full)
     assert entry is not None
     assert (

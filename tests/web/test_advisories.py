@@ -68,7 +68,7 @@ def test_notices_compactions_and_usage_show_live_on_the_page_and_after_a_restart
     text = squash(parse(shown).text)
     for part in (
         "Agent warning Rate limit close 80% of the hourly quota is used.\nSlow down.",
-        "Agent notice (billing) Billing <b>notice</b>",  # agent text: shown, never markup
+        "Agent notice (billing*) Billing <b>notice</b>",  # agent text: shown, never markup
         "Conversation compacted Summary The user asked for a parser; tests pass.",
         "Compacting the conversation failed Context too big",
         "Done.",
@@ -83,7 +83,24 @@ def test_notices_compactions_and_usage_show_live_on_the_page_and_after_a_restart
     assert shown.index("Done.") < shown.index('data-role="turn-usage"')
     assert 'class="entry notice notice-warning notice-agent"' in shown
     assert 'class="entry compaction compaction-failed"' in shown
+    exported = export(first, session_id)
+    for part in (
+        "**Agent warning:** Rate limit close",
+        "**Agent notice (billing\\*):** Billing \\<b\\>notice\\</b\\>",
+        "> **Conversation compacted**",
+        "<summary>Summary</summary>",
+        "The user asked for a parser; tests pass.",
+        "> **Compacting the conversation failed**",
+        "*1,234 tokens (900 in, 334 out, 20 thought, 5,000 cached read)*",
+    ):
+        assert part in exported, part
     stop(first, signal.SIGTERM)
 
     second = start_server(agent=ADVISORIES_AGENT, workspace=workspace, **env)
     assert thread_html(session_page(second, session_id)) == shown
+    assert export(second, session_id) == exported
+
+
+def export(server: Server, session_id: str) -> str:
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        return http.get(f"/sessions/{session_id}/export.md").text

@@ -15,6 +15,7 @@ from jinja2.filters import do_urlencode as _jinja_urlencode
 
 from webclient.render.text import TITLE_LIMIT, reveal_plain, scrub, shorten
 from webclient.session.uploads import AUDIO_TYPES, IMAGE_TYPES
+from webclient.viewmodel.entries import TurnUsage
 
 KNOWN_KINDS = {
     "read": "Read",
@@ -190,8 +191,9 @@ def compaction_class(status: str | None) -> str:
     return status if status in COMPACTION_LABELS else "generic"
 
 
-def turn_usage(total: int, given: int, made: int, extra: dict[str, int | None] | None = None) -> str:
-    """A turn's tokens: "1,234 tokens (900 in, 334 out, 20 thought, 500 cached read)"."""
-    parts = [f"{given:,} in", f"{made:,} out"]
-    parts += [f"{count:,} {name}" for name, count in (extra or {}).items() if count is not None]
-    return f"{total:,} token{'' if total == 1 else 's'} ({', '.join(parts)})"
+def turn_usage(usage: TurnUsage) -> str:
+    """A turn's tokens: "1,234 tokens (900 in, 334 out, 20 thought, 5,000 cached read)"."""
+    extra = {"thought": usage.thought, "cached read": usage.cached_read, "cached write": usage.cached_write}
+    parts = [f"{usage.input:,} in", f"{usage.output:,} out"]
+    parts += [f"{count:,} {name}" for name, count in extra.items() if count is not None]
+    return f"{usage.total:,} token{'' if usage.total == 1 else 's'} ({', '.join(parts)})"
