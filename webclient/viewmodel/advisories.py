@@ -31,7 +31,7 @@ def add_agent_notice(thread: Thread, severity: str, title: str, description: str
         by_agent=True,
         severity="" if known else severity,
     )
-    return thread.add(notice)
+    return thread.add_entry(notice)
 
 
 def compaction(thread: Thread, compaction_id: str) -> Compaction:
@@ -39,7 +39,8 @@ def compaction(thread: Thread, compaction_id: str) -> Compaction:
     known = _compactions.setdefault(thread, {})
     entry = known.get(compaction_id)
     if entry is None or thread.get(entry.seq) is not entry:
-        entry = known[compaction_id] = thread.add(Compaction(seq=0, turn=thread.turn, compaction_id=compaction_id))
+        entry = Compaction(seq=0, turn=thread.turn, compaction_id=compaction_id)
+        known[compaction_id] = thread.add_entry(entry)
     return entry
 
 
@@ -67,4 +68,4 @@ def append_summary(thread: Thread, compaction_id: str, text: str) -> Compaction:
 def add_turn_usage(thread: Thread, usage: TurnUsage) -> TurnUsage:
     """Show what the turn used, at its end."""
     usage.turn = thread.turn
-    return thread.add(usage)
+    return thread.add_entry(usage)

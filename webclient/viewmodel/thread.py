@@ -354,16 +354,12 @@ class Thread:
         return self._append(change)
 
     def add_entry(self, entry: E) -> E:
-        """Add an entry made elsewhere in the view model (a question: `webclient.viewmodel.questions`)."""
+        """Add an entry made elsewhere in the view model (`webclient.viewmodel.questions`, `.advisories`)."""
         return self._append(entry)
 
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
         assert level in ("info", "warning", "error"), level
         return self._append(Notice(seq=0, turn=self.turn, level=level, title=title, detail=detail))  # type: ignore[arg-type]
-
-    def add(self, entry: E) -> E:
-        """Append an entry made elsewhere in the view model (`webclient.viewmodel.advisories`)."""
-        return self._append(entry)
 
     # -- internals -------------------------------------------------------------------------------
 
