@@ -33,6 +33,9 @@ SAMPLES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "session_info_update": ({"title": "A title"}, "controls"),
     "usage_update": ({"used": 100, "size": 1000}, "controls"),
+    "notice": ({"severity": "info", "title": "Indexing the repository"}, "thread"),
+    "compaction_update": ({"compactionId": "k1", "status": "in_progress"}, "thread"),
+    "compaction_summary_chunk": ({"compactionId": "k1", "content": {"type": "text", "text": "So far"}}, "thread"),
 }
 
 

@@ -344,6 +344,14 @@ def run_corpus(session_id: str) -> None:
     update(session_id, {"sessionUpdate": "_xss_unknown", "text": p(3), p(4): [p(5), {"x": p(6)}]})
     update(session_id, {"sessionUpdate": p(7), "title": p(8)})
     update(session_id, {"sessionUpdate": "notice", "severity": "warning", "title": p(9), "description": p(10)})
+    # Advisories: notices (one of an unknown severity) and compactions with hostile ids, statuses, summaries, errors.
+    update(session_id, {"sessionUpdate": "notice", "severity": p(13), "title": p(14), "description": p(15)})
+    for i in (16, 17):
+        cid, text = p(i), {"type": "text", "text": p(i + 2)}
+        update(session_id, {"sessionUpdate": "compaction_update", "compactionId": cid, "status": "in_progress"})
+        update(session_id, {"sessionUpdate": "compaction_summary_chunk", "compactionId": cid, "content": text})
+    update(session_id, {"sessionUpdate": "compaction_update", "compactionId": p(16), "status": p(20), "error": p(21)})
+    update(session_id, {"sessionUpdate": "compaction_update", "compactionId": p(17), "status": "completed"})
     update(
         session_id, {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": p(11), "content": p(12)}}
     )

@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
+from webclient.acp.advisories import turn_usage
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import AgentConnection
@@ -229,10 +230,11 @@ class AcpAgent:
 
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
         connection, session_id = self._in_session()
+        result: dict[str, Any] = {}
         try:
             result = await _answer(connection.prompt(session_id, prompt_blocks(prompt)))
         finally:
-            self.turn_ended()
+            self.turn_ended(result)
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
 
@@ -254,11 +256,13 @@ class AcpAgent:
             self.host.thread.append_message("user-message", content_block(block))
         self.host.thread.end_turn()  # closes the message: the agent's next chunk starts one of its own
 
-    def turn_ended(self) -> None:
-        """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled."""
+    def turn_ended(self, result: dict[str, Any] | None = None) -> None:
+        """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled, and
+        the tokens the turn used are shown if the answer says."""
         self.cancelling = False
         self.permissions.settle()
         self.elicitations.settle()
+        turn_usage(self.host.thread, (result or {}).get("usage"))
 
     def cancel(self) -> Awaitable[None]:
         self.cancelling = True

@@ -26,7 +26,7 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
     "auth": {"terminal": False},
-    "session": {"configOptions": {"boolean": {}}},
+    "session": {"configOptions": {"boolean": {}}, "compaction": {}, "notices": {}},
     # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).
     "_meta": {"terminal_output": True, "terminal_output_delta": True},
 }

@@ -44,7 +44,7 @@ def _setting(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) ->
 
 
 def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
-    agent.turn_ended()
+    agent.turn_ended(result)
 
 
 def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:

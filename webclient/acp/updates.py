@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from webclient.acp import advisories
 from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
 from webclient.viewmodel.content import (
     AudioBlock,
@@ -254,6 +255,12 @@ def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
 ThreadFold = Callable[[Thread, dict[str, Any]], bool]
 """Folds one ``session/update`` into the thread; False when it is malformed (and so not applied)."""
 
+
+def partial_fold(fold: Callable[[Thread, dict[str, Any], Any], bool]) -> ThreadFold:
+    """A fold that reads content blocks, given this module's reader (the advisories module cannot import it)."""
+    return lambda thread, update: fold(thread, update, content_block)
+
+
 THREAD_FOLDS: dict[str, ThreadFold] = {
     "agent_message_chunk": _message_fold("agent-message"),
     "agent_thought_chunk": _message_fold("thought"),
@@ -263,6 +270,9 @@ THREAD_FOLDS: dict[str, ThreadFold] = {
     "tool_call_content_chunk": _tool_call_content_chunk,
     "plan": _plan,
     "plan_update": _plan_update,
+    "notice": advisories.notice,
+    "compaction_update": partial_fold(advisories.compaction_update),
+    "compaction_summary_chunk": partial_fold(advisories.compaction_summary_chunk),
 }
 """The thread's part of the dispatch table of every ``sessionUpdate``; the controls' is `CONTROL_FOLDS`."""
 

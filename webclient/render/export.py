@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from webclient.render.formats import kind_label, pretty_json, status_label
+from webclient.render.formats import compaction_label, kind_label, notice_label, pretty_json, status_label, turn_usage
 from webclient.render.markdown_blocks import (
     code_span,
     details,
@@ -43,7 +43,7 @@ from webclient.viewmodel.content import (
     TextBlock,
     ToolContent,
 )
-from webclient.viewmodel.entries import Entry, FileChange, MessageEntry, Notice, Plan, ToolCall
+from webclient.viewmodel.entries import Compaction, Entry, FileChange, MessageEntry, Notice, Plan, ToolCall, TurnUsage
 from webclient.viewmodel.terminals import TerminalSet
 from webclient.viewmodel.thread import Thread
 
@@ -189,10 +189,19 @@ class _Writer:
             yield from self.diff(entry.old_text, entry.new_text or "", entry.display_path)
         elif isinstance(entry, Notice):
             label = _NOTICE_LABELS.get(entry.level, "Note")
+            if entry.by_agent:
+                label = plain(notice_label(entry.level, entry.severity))  # the severity is agent text
             body = f"**{label}:** {plain(entry.title or '')}"
             if entry.detail:
                 body += f"\n\n{fence(entry.detail)}"
             yield quote(body)
+        elif isinstance(entry, Compaction):
+            body = f"**{plain(compaction_label(entry.status))}**"
+            yield quote(f"{body}\n\n{fence(entry.error)}" if entry.error else body)
+            if entry.summary:
+                yield details("Summary", fence(entry.summary))
+        elif isinstance(entry, TurnUsage):
+            yield f"*{turn_usage(entry)}*"
         else:
             yield f"*An entry of type {code_span(entry.role)} is not exported.*"
 

@@ -15,6 +15,7 @@ from jinja2.filters import do_urlencode as _jinja_urlencode
 
 from webclient.render.text import TITLE_LIMIT, reveal_plain, scrub, shorten
 from webclient.session.uploads import AUDIO_TYPES, IMAGE_TYPES
+from webclient.viewmodel.entries import TurnUsage
 
 KNOWN_KINDS = {
     "read": "Read",
@@ -162,3 +163,37 @@ def money(amount: float, currency: str | None) -> str:
     if code in CURRENCY_SYMBOLS:
         return f"{CURRENCY_SYMBOLS[code]}{amount:,.2f}"
     return f"{amount:,.2f} {code[:12]}".strip()
+
+
+NOTICE_LABELS = {"info": "Agent notice", "warning": "Agent warning", "error": "Agent error"}
+COMPACTION_LABELS = {
+    "in_progress": "Compacting the conversation…",
+    "completed": "Conversation compacted",
+    "failed": "Compacting the conversation failed",
+    "cancelled": "Compacting the conversation was cancelled",
+}
+
+
+def notice_label(level: str, severity: str = "") -> str:
+    """What an agent's notice is: its level, and a severity this client does not know, named."""
+    label = NOTICE_LABELS.get(level, "Agent notice")
+    return f"{label} ({severity.lstrip('_') or severity})" if severity else label
+
+
+def compaction_label(status: str | None) -> str:
+    """A compaction's state in words; a status this client does not know is named."""
+    if status is None:
+        return "Compacting the conversation"
+    return COMPACTION_LABELS.get(status, f"Compacting the conversation: {status.lstrip('_') or status}")
+
+
+def compaction_class(status: str | None) -> str:
+    return status if status in COMPACTION_LABELS else "generic"
+
+
+def turn_usage(usage: TurnUsage) -> str:
+    """A turn's tokens: "1,234 tokens (900 in, 334 out, 20 thought, 5,000 cached read)"."""
+    extra = {"thought": usage.thought, "cached read": usage.cached_read, "cached write": usage.cached_write}
+    parts = [f"{usage.input:,} in", f"{usage.output:,} out"]
+    parts += [f"{count:,} {name}" for name, count in extra.items() if count is not None]
+    return f"{usage.total:,} token{'' if usage.total == 1 else 's'} ({', '.join(parts)})"

@@ -152,6 +152,41 @@ class Notice(Entry):
     level: Literal["info", "warning", "error"] = "info"
     title: str = ""
     detail: str = ""
+    by_agent: bool = False
+    """The agent's own advisory (ACP ``notice``): its title and ``detail`` are agent text, shown as plain text."""
+    severity: str = ""
+    """The severity the agent gave when it is not one this client knows (shown as info, named)."""
+
+
+@dataclass(eq=False)
+class Compaction(Entry):
+    """The agent compacting its context (ACP ``compaction_update``/``compaction_summary_chunk``), updated in place."""
+
+    ROLE: ClassVar[str] = "compaction"
+    compaction_id: str = ""
+    status: str | None = "in_progress"
+    """As the agent said it (unknown statuses are kept); None once cleared."""
+    summary_parts: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def summary(self) -> str:
+        if len(self.summary_parts) > 1:
+            self.summary_parts[:] = ["".join(self.summary_parts)]
+        return self.summary_parts[0] if self.summary_parts else ""
+
+
+@dataclass(eq=False)
+class TurnUsage(Entry):
+    """The tokens one turn used, as the agent reported them in its answer to ``session/prompt``."""
+
+    ROLE: ClassVar[str] = "turn-usage"
+    total: int = 0
+    input: int = 0
+    output: int = 0
+    thought: int | None = None
+    cached_read: int | None = None
+    cached_write: int | None = None
 
 
 Answered = Callable[[str | None], None]

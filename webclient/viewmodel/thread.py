@@ -155,7 +155,7 @@ class Thread:
     @property
     def turn_replied(self) -> bool:
         """Whether the agent has shown anything in the current turn (a message, thought, tool call, plan, file)."""
-        return any(entry.role not in ("user-message", "notice") for entry in self.current_turn())
+        return any(entry.role not in ("user-message", "notice", "turn-usage") for entry in self.current_turn())
 
     def cancel_unfinished(self) -> list[ToolCall]:
         """Mark every tool call that has not finished as cancelled, and an unfinished plan as stopped (the user
@@ -354,7 +354,7 @@ class Thread:
         return self._append(change)
 
     def add_entry(self, entry: E) -> E:
-        """Add an entry made elsewhere in the view model (a question: `webclient.viewmodel.questions`)."""
+        """Add an entry made elsewhere in the view model (`webclient.viewmodel.questions`, `.advisories`)."""
         return self._append(entry)
 
     def add_notice(self, level: str, title: str, detail: str = "") -> Notice:
