@@ -23,6 +23,7 @@ from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
+from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
@@ -52,9 +53,6 @@ NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
 CLOSE_SECONDS = 1.0
 """How long ``session/close`` may take before the agent is stopped anyway."""
-
-MAX_LISTED = 1000
-"""Of an agent's own sessions, at most this many are listed."""
 
 STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
@@ -199,19 +197,8 @@ class AcpAgent:
             await _answer(connection.session_request("session/delete", session_id))
 
     async def list_sessions(self) -> list[AgentSession] | None:
-        """``session/list``, every page of it (up to `MAX_LISTED` sessions), when the agent offers it."""
-        if not self._offers("list"):
-            return None
-        connection, cursor = self._connected(), None
-        listed: list[AgentSession] = []
-        while len(listed) < MAX_LISTED:
-            result = await _answer(connection.list_sessions(cursor))
-            infos = result.get("sessions")
-            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                break
-        return listed[:MAX_LISTED]
+        """``session/list``, every page of it, when the agent offers it."""
+        return await _answer(list_all(self._connected())) if self._offers("list") else None
 
     def reloading(self, method: str) -> bool:
         """Whether what the agent replays now is already shown: ``session/load`` of the conversation this thread
@@ -376,19 +363,6 @@ class AcpAgent:
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
         )
-
-
-def _agent_session(info: Any) -> AgentSession | None:
-    """A ``SessionInfo`` of ``session/list``; None when it lacks its id or folder."""
-    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
-        return None
-    title, updated = info.get("title"), info.get("updatedAt")
-    return AgentSession(
-        id=info["sessionId"],
-        cwd=info["cwd"],
-        title=title if isinstance(title, str) else None,
-        updated=updated if isinstance(updated, str) else None,
-    )
 
 
 async def _answer(request: Awaitable[T]) -> T:
