@@ -23,7 +23,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     first = start_server(agent=None, **env)
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
-    with httpx.Client(base_url=first.url, headers=first.headers) as http:
+    with httpx.Client(base_url=first.url, headers=first.headers, timeout=30) as http:
         exported = http.get(f"/sessions/{session_id}/export.md").text
     shown = thread_html(before)
     for part in ('class="entry tool-call', 'data-role="terminal"', 'data-role="plan"', "You chose:", "<table"):
@@ -37,7 +37,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     assert thread_html(after) == thread_html(before)
     assert 'data-turn-state="ended"' in after
     assert 'data-action="resume"' in after
-    with httpx.Client(base_url=second.url, headers=second.headers) as http:
+    with httpx.Client(base_url=second.url, headers=second.headers, timeout=30) as http:
         assert http.get("/sessions/not-a-session").status_code == 404
         # The export and the protocol log come from the journal too.
         assert http.get(f"/sessions/{session_id}/export.md").text == exported
@@ -76,7 +76,7 @@ def test_an_ended_session_the_server_forgot_opens_again_from_the_store(
     server = start_server(agent=None, WEBCLIENT_MAX_ENDED_SESSIONS="1", WEBCLIENT_DATA_DIR=str(tmp_path / "data"))
     first, second = asyncio.run(drive(server, ["markdown"])), asyncio.run(drive(server, ["plan"]))
     before = session_page(server, first)
-    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+    with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
         assert http.post(f"/sessions/{first}/end").status_code == 303
         ended = thread_html(http.get(f"/sessions/{first}").text)
         assert http.post(f"/sessions/{second}/end").status_code == 303  # the first is forgotten now
