@@ -4,19 +4,13 @@ shown), or, if open when the server died, "Not answered: the server restarted"."
 from __future__ import annotations
 
 import asyncio
-import functools
-import html
 import json
-import re
 import signal
 import sys
 from pathlib import Path
 
-import httpx
-import websockets
-
 from tests.support.acp_schema import validate
-from tests.support.restarts import session_page, stop, thread_html
+from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import Server, ServerFactory
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'question_agent.py'}"
@@ -25,24 +19,14 @@ FIELDS = {"field:name": "calc", "field:token": "s3cret", "field:retries": "4", "
 
 async def ask_and_answer(server: Server, answer: bool) -> str:
     """A session that prompts ``form`` and answers the question (or leaves it open); returns its id."""
-    async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-        location = (await http.post("/sessions")).headers["location"]
-    connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)
-    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
-        frame = str(await socket.recv())
-        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
-        assert nonce is not None
-        async with asyncio.timeout(30):
-            while 'data-agent-state="ready"' not in frame:
-                frame = str(await socket.recv())
-            await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce.group(1)}))
-            while 'data-role="question"' not in frame:
-                frame = html.unescape(str(await socket.recv()))
-            if answer:
-                await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}))
-                while 'data-turn-state="idle"' not in frame:
-                    frame = str(await socket.recv())
-    return location.rsplit("/", 1)[1]
+    async with ready_page(server) as (socket, nonce, session_id):
+        await until(socket, 'data-agent-state="ready"')
+        await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce}))
+        await until(socket, 'data-role="question"')
+        if answer:
+            await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}))
+            await until(socket, 'data-turn-state="idle"')
+    return session_id
 
 
 def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -68,29 +52,17 @@ def test_a_form_answer_that_cannot_be_taken_says_why_and_a_question_is_answered_
     server = start_server(agent=AGENT)
 
     async def scenario() -> None:
-        async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            location = (await http.post("/sessions")).headers["location"]
-        url = server.url.replace("http", "ws") + location + "/ws"
-        async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
-            frame = str(await socket.recv())
-            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
-            assert nonce is not None
-            async with asyncio.timeout(30):
-                while 'data-agent-state="ready"' not in frame:
-                    frame = str(await socket.recv())
-                await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce.group(1)}))
-                while 'data-role="question"' not in frame:
-                    frame = str(await socket.recv())
-                wrong = {**FIELDS, "field:retries": "11"}
-                await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **wrong}))
-                while 'data-role="question-problem"' not in frame:
-                    frame = html.unescape(str(await socket.recv()))
-                assert "“Retries” is out of range." in frame
-                right = {"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}
-                await socket.send(json.dumps(right))
-                await socket.send(json.dumps({**right, "answer": "decline"}))  # a second click, too late
-                while 'data-turn-state="idle"' not in frame:
-                    frame = str(await socket.recv())
+        async with ready_page(server) as (socket, nonce, _):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "form", "nonce": nonce}))
+            await until(socket, 'data-role="question"')
+            wrong = {**FIELDS, "field:retries": "11"}
+            await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept", **wrong}))
+            assert "“Retries” is out of range." in await until(socket, 'data-role="question-problem"')
+            right = {"action": "question", "request_id": "e1", "answer": "accept", **FIELDS}
+            await socket.send(json.dumps(right))
+            await socket.send(json.dumps({**right, "answer": "decline"}))  # a second click, too late
+            await until(socket, 'data-turn-state="idle"')
 
     asyncio.run(scenario())
     answers = [m for m in server.received() if "result" in m and "action" in (m.get("result") or {})]

@@ -4,15 +4,18 @@ page and its thread."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import html
 import json
 import re
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import websockets
+from websockets.asyncio.client import ClientConnection
 
 from tests.support.servers import Server, stop_server
 
@@ -43,6 +46,28 @@ def session_page(server: Server, session_id: str) -> str:
         response = http.get(f"/sessions/{session_id}")
     assert response.status_code == 200, response.text[:500]
     return response.text
+
+
+@contextlib.asynccontextmanager
+async def ready_page(server: Server, session_id: str | None = None) -> AsyncIterator[tuple[ClientConnection, str, str]]:
+    """The page socket of a new session (or of ``session_id``), once its first frame came: the socket, the prompt
+    nonce and the session's id. The agent may still be starting: see `until`."""
+    if session_id is None:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
+            session_id = (await http.post("/sessions")).headers["location"].rsplit("/", 1)[1]
+    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
+        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+        assert nonce is not None
+        yield socket, nonce.group(1), session_id
+
+
+async def until(socket: ClientConnection, mark: str, seconds: float = 30) -> str:
+    """The first frame (HTML unescaped) that holds ``mark``."""
+    async with asyncio.timeout(seconds):
+        while mark not in (frame := html.unescape(str(await socket.recv()))):
+            pass
+    return frame
 
 
 async def drive(

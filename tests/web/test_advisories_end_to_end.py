@@ -4,19 +4,16 @@ process (``tests/agents/advisories_agent.py``), live over the page's socket, on 
 from __future__ import annotations
 
 import asyncio
-import functools
 import html
 import json
-import re
 import signal
 import sys
 from pathlib import Path
 
 import httpx
-import websockets
 
 from tests.support.html import parse, squash
-from tests.support.restarts import session_page, stop, thread_html
+from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.waiting import received
 
@@ -26,25 +23,15 @@ IN_PROGRESS = "Compacting the conversation…"
 
 async def one_turn(server: Server, prompt: str) -> tuple[str, list[str]]:
     """A new session that runs ``prompt`` over its page's socket: its id, and every frame the page was sent."""
-    async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-        location = (await http.post("/sessions")).headers["location"]
-    connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)
     frames: list[str] = []
-    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
-        frame = str(await socket.recv())
-        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
-        assert nonce is not None
+    async with ready_page(server) as (socket, nonce, session_id):
+        await until(socket, 'data-agent-state="ready"')
+        await socket.send(json.dumps({"action": "prompt", "prompt": prompt, "nonce": nonce}))
+        frames.append(await until(socket, 'data-turn-state="running"'))
         async with asyncio.timeout(30):
-            while 'data-agent-state="ready"' not in frame:
-                frame = str(await socket.recv())
-            await socket.send(json.dumps({"action": "prompt", "prompt": prompt, "nonce": nonce.group(1)}))
-            started = False
-            while not (started and 'data-turn-state="idle"' in frame):  # the turn ran, and ended
-                frame = html.unescape(str(await socket.recv()))
-                started = started or 'data-turn-state="running"' in frame
-                if started:
-                    frames.append(frame)
-    return location.rsplit("/", 1)[1], frames
+            while 'data-turn-state="idle"' not in frames[-1]:  # the turn ran, and ended
+                frames.append(html.unescape(str(await socket.recv())))
+    return session_id, frames
 
 
 def test_notices_compactions_and_usage_show_live_on_the_page_and_after_a_restart(
