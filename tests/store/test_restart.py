@@ -150,3 +150,9 @@ def test_a_session_whose_folder_the_agent_may_no_longer_use_is_not_resumed(
     assert "may no longer work in" in page and 'data-action="resume"' not in page
     asyncio.run(send_resume(second, session_id))
     assert second.received() == []
+
+
+def test_a_new_data_folder_is_the_servers_alone(start_server: ServerFactory, tmp_path: Path) -> None:
+    folder = tmp_path / "fresh" / "data"
+    start_server(agent=None, WEBCLIENT_DATA_DIR=str(folder))
+    assert folder.stat().st_mode & 0o077 == 0  # what every session said is in there

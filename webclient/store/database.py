@@ -86,7 +86,7 @@ def database_url(settings: Settings) -> str:
         return engine_url(settings.database_url)
     folder = settings.data_dir or Path(platformdirs.user_data_dir("acp-webclient"))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the journal holds all that was said: the user's only
     except OSError as error:
         raise StoreError(f"the data folder {folder} cannot be made ({error.strerror or error}); {ADVICE}") from None
     return f"sqlite+aiosqlite:///{folder / 'webclient.sqlite3'}"
