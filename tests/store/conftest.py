@@ -7,6 +7,7 @@ loopback port, with its socket in its own tmp folder, and stops at the end. As r
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -41,20 +42,28 @@ class Cluster:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
 
-@pytest.fixture(scope="session")
-def postgresql() -> Iterator[Cluster]:
+@contextlib.contextmanager
+def running_cluster(prefix: str, password: str | None = None) -> Iterator[Cluster]:
+    """A throw-away PostgreSQL cluster on a free loopback port, stopped and deleted afterwards; with ``password``,
+    ``postgres`` must give it (scram-sha-256), else anyone on loopback is trusted."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not found:
         pytest.fail("PostgreSQL is not installed: run scripts/ensure-postgresql")
     bin_dir = Path(found[-1]).parent
-    folder = Path(tempfile.mkdtemp(prefix="webclient-pg-"))
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     folder.chmod(0o755)
+    auth = ["--auth=trust"]
+    if password is not None:
+        (folder / "password").write_text(password + "\n")
+        auth = ["--auth=scram-sha-256", f"--pwfile={folder / 'password'}"]
     if os.getuid() == 0:
         user = pwd.getpwnam("postgres")
+        for path in folder.iterdir():
+            os.chown(path, user.pw_uid, user.pw_gid)
         os.chown(folder, user.pw_uid, user.pw_gid)
     cluster = Cluster(bin_dir, folder, free_port())
     data = str(folder / "data")
-    cluster.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+    cluster.run("initdb", "-D", data, "-U", "postgres", *auth, "-E", "UTF8", "--no-sync")
     options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
     try:
@@ -62,6 +71,12 @@ def postgresql() -> Iterator[Cluster]:
     finally:
         cluster.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgresql() -> Iterator[Cluster]:
+    with running_cluster("webclient-pg-") as cluster:
+        yield cluster
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

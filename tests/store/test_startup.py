@@ -4,14 +4,10 @@ what to do (no traceback); a database a newer server wrote, or whose tables do n
 from __future__ import annotations
 
 import asyncio
-import glob
 import os
-import pwd
 import secrets
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.store.conftest import Cluster
+from tests.store.conftest import Cluster, running_cluster
 from tests.support.servers import ROOT, ServerFactory, free_port
 from webclient.store.database import MIGRATIONS, engine_url, known_revisions
 from webclient.store.schema import metadata
@@ -100,25 +96,8 @@ def test_a_postgresql_server_that_refuses_the_role_or_database(postgresql: Clust
 @pytest.fixture(scope="module")
 def password_cluster() -> Iterator[Cluster]:
     """A PostgreSQL cluster that asks for a password (scram-sha-256; ``postgres``'s is ``right``), on loopback."""
-    bin_dir = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))[-1]).parent
-    folder = Path(tempfile.mkdtemp(prefix="webclient-pg-password-"))
-    folder.chmod(0o755)
-    (folder / "password").write_text("right\n")
-    if os.getuid() == 0:
-        user = pwd.getpwnam("postgres")
-        for path in (folder, folder / "password"):
-            os.chown(path, user.pw_uid, user.pw_gid)
-    cluster = Cluster(bin_dir, folder, free_port())
-    data = str(folder / "data")
-    auth = ["--auth=scram-sha-256", f"--pwfile={folder / 'password'}"]
-    cluster.run("initdb", "-D", data, "-U", "postgres", *auth, "-E", "UTF8", "--no-sync")
-    options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
-    try:
+    with running_cluster("webclient-pg-password-", password="right") as cluster:
         yield cluster
-    finally:
-        cluster.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_postgresql_server_that_refuses_the_password(password_cluster: Cluster) -> None:
