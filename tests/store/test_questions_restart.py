@@ -9,6 +9,8 @@ import signal
 import sys
 from pathlib import Path
 
+import httpx
+
 from tests.support.acp_schema import validate
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import Server, ServerFactory
@@ -37,6 +39,11 @@ def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory
     before = thread_html(session_page(first, answered))
     card = before.split('data-role="question"', 1)[1].split("</article>", 1)[0]
     assert 'data-state="accepted"' in card and "calc" in card and "s3cret" not in card  # the agent says it; we don't
+    with httpx.Client(base_url=first.url, headers=first.headers) as http:
+        exported = http.get(f"/sessions/{answered}/export.md").text
+    asked = exported.split("**The agent asked:**", 1)[1].split("answer: ", 1)[0]  # up to the agent's own reply
+    assert "Set up the \\<project\\>" in asked and "*Answer: accepted — Project \\<name\\>: calc; Retries: 4" in asked
+    assert "s3cret" not in asked  # the secret stays out of the export's answer
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 

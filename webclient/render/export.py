@@ -44,6 +44,7 @@ from webclient.viewmodel.content import (
     ToolContent,
 )
 from webclient.viewmodel.entries import Compaction, Entry, FileChange, MessageEntry, Notice, Plan, ToolCall, TurnUsage
+from webclient.viewmodel.questions import Question
 from webclient.viewmodel.terminals import TerminalSet
 from webclient.viewmodel.thread import Thread
 
@@ -202,8 +203,21 @@ class _Writer:
                 yield details("Summary", fence(entry.summary))
         elif isinstance(entry, TurnUsage):
             yield f"*{turn_usage(entry)}*"
+        elif isinstance(entry, Question):
+            yield from self.question(entry)
         else:
             yield f"*An entry of type {code_span(entry.role)} is not exported.*"
+
+    def question(self, entry: Question) -> Iterator[str]:
+        """One of the agent's questions, and the answer as the page shows it (a secret never)."""
+        body = f"**The agent asked:** {plain(entry.message or '')}"
+        if entry.url:
+            body += f"\n\n{code_span(entry.url)}"
+        titles = {f.name: f.title for f in entry.fields}
+        shown = entry.shown_values.items()
+        answer = "; ".join(f"{plain(titles.get(name, name))}: {plain(value)}" for name, value in shown)
+        body += f"\n\n*Answer: {entry.state}{' — ' + answer if answer else ''}*"
+        yield quote(body)
 
     def message(self, entry: MessageEntry) -> Iterator[str]:
         text = seal(entry.text)
