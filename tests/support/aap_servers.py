@@ -17,11 +17,16 @@ from tests.support.servers import ROOT, free_port
 @contextmanager
 def demo_aap_server(**env: str) -> Iterator[str]:
     """The demo AAP server's base URL while it runs (``DEMO_AAP_DELAY`` 0 unless given)."""
+    with aap_server([sys.executable, "-m", "demo_aap"], DEMO_AAP_DELAY="0", **env) as url:
+        yield url
+
+
+@contextmanager
+def aap_server(argv: list[str], **env: str) -> Iterator[str]:
+    """An AAP server started as ``argv --port N`` on a free port: its base URL while it runs."""
     port = free_port()
-    full_env = {**os.environ, "DEMO_AAP_DELAY": "0", **env}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "demo_aap", "--port", str(port)], cwd=ROOT, env=full_env, stderr=subprocess.PIPE
-    )
+    full_env = {**os.environ, **env}
+    process = subprocess.Popen([*argv, "--port", str(port)], cwd=ROOT, env=full_env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20

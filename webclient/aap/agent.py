@@ -149,6 +149,7 @@ class AapAgent:
                     raise
                 return "cancelled"
             settings.changed = False
+            await self._results_not_streamed(messages, record)
             stop = record.stop_reason
             open_calls = record.open_calls(self._client_tools())
             if self._cancelling:
@@ -167,6 +168,26 @@ class AapAgent:
             self.host.notice("warning", "The remote agent's stream ended without saying why", "")
         return stop
 
+    async def _results_not_streamed(self, sent: list[dict[str, Any]], record: TurnRecord) -> None:
+        """Server tools granted in ``sent`` whose ``tool_result`` never came (real servers do that): their result is
+        taken from the history when the agent keeps one, else the card says none came."""
+        missing = [
+            m["toolCallId"]
+            for m in sent
+            if m.get("role") == "tool_permission" and m.get("granted") and m["toolCallId"] not in record.answered
+        ]
+        if not missing:
+            return
+        client, remote, _ = self._ready()
+        results: dict[Any, Any] = {}
+        if remote.history_type is not None and self.known_session_id is not None:
+            history = await _answer(client.history(self.known_session_id, remote.history_type))
+            results = {m.get("toolCallId"): m.get("content") for m in history if m.get("role") == "tool"}
+        for call_id in missing:
+            result = results.get(call_id, "The server sent no result for this call.")
+            self._record("in", {"event": "tool_result", "data": {"toolCallId": call_id, "content": result}})
+            self.fold.result(call_id, result, "completed")
+
     async def _turn(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
         """One ``POST /sessions/:id/turns`` and its stream, in a task that Stop cancels."""
         self._record("out", {"request": "POST /sessions/:id/turns", "body": self._redacted_body(body)})
@@ -183,10 +204,9 @@ class AapAgent:
                 self._record("in", {"event": event.name, "data": event.data})
                 record.take(event)
                 self.fold.take(event)
-        except AapHttpError as error:
-            raise AgentRefused(str(error), error.status) from None
         except AapError as error:
-            raise AgentRefused(str(error)) from None
+            self._last_error = str(error)
+            raise AgentRefused(str(error), getattr(error, "status", None)) from None
         return record
 
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
