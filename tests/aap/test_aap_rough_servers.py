@@ -77,7 +77,7 @@ async def test_a_granted_tool_without_a_streamed_result_takes_it_from_the_histor
         await until(lambda: session.turn_state == "idle" and "c-deploy ran" in said(session))
         [card] = [e for e in session.thread if isinstance(e, ToolCall)]
         assert card.status == "completed"
-        assert card.content[0].text == '"deployed to preview"'  # type: ignore[union-attr]
+        assert card.content[0].raw["text"] == '"deployed to preview"'  # type: ignore[union-attr]
 
 
 async def test_an_http_error_shows_what_the_server_said(rough: tuple[str, Path], tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ names nobody declared are shown like any other. The same fold rebuilds a session
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from webclient.aap.turn import TurnEvent, tool_call_of
@@ -25,14 +26,22 @@ TOOL_KINDS = {
 """The card style of the client's own tools; everything else is drawn as a generic tool."""
 
 
+def verbatim(text: str) -> str:
+    """``text`` as a Markdown code block, shown as it is (a tool's output is not Markdown): the fence is longer
+    than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
 def blocks(content: Any) -> list[ToolContent]:
-    """AAP content (a string, or text/image/... blocks) as view-model content."""
+    """A tool's result (a string, or text/image/... blocks) as view-model content, its text shown verbatim."""
     if isinstance(content, str):
-        return [TextBlock(content)]
+        return [TextBlock(verbatim(content), {"type": "text", "text": content})]
     found: list[ToolContent] = []
     for block in content if isinstance(content, list) else [content]:
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            found.append(TextBlock(block["text"], block))
+            found.append(TextBlock(verbatim(block["text"]), block))
         elif isinstance(block, dict) and block.get("type") == "image" and isinstance(block.get("url"), str):
             url = block["url"]
             found.append(ImageBlock(mime_type="image/*", data=None, uri=url, raw=block))
