@@ -81,3 +81,15 @@ async def test_parallel_calls_are_answered_together_and_the_turn_goes_on(server_
         # One re-submission answered every open call: the client's tool result is in the server's history.
         assert [m["role"] for m in history].count("user") == 1
         assert any(m.get("role") == "tool" and "Sample project" in str(m.get("content")) for m in history)
+
+
+async def test_stop_ends_the_stream_and_the_session_goes_on(tmp_path: Path) -> None:
+    with demo_aap_server(DEMO_AAP_DELAY="0.3") as slow_url:
+        async with aap_session(slow_url, tmp_path) as session:
+            assert session.submit_prompt("hello", "n1")
+            await until(lambda: any(e.kind == "thought" for e in session.thread if isinstance(e, MessageEntry)))
+            session.cancel()
+            await until(lambda: session.turn_state == "idle")
+            assert "remote" not in said(session)  # the stream was cut before the answer
+            assert session.submit_prompt("hello again", "n2")
+            await until(lambda: session.turn_state == "idle" and "remote" in said(session), timeout=30)

@@ -17,7 +17,7 @@ from tests.support.servers import ROOT, free_port
 @contextmanager
 def demo_aap_server(**env: str) -> Iterator[str]:
     """The demo AAP server's base URL while it runs (``DEMO_AAP_DELAY`` 0 unless given)."""
-    with aap_server([sys.executable, "-m", "demo_aap"], DEMO_AAP_DELAY="0", **env) as url:
+    with aap_server([sys.executable, "-m", "demo_aap"], **{"DEMO_AAP_DELAY": "0", **env}) as url:
         yield url
 
 

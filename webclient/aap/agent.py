@@ -50,6 +50,9 @@ class AapAgent:
         self.host = host
         self.fold = EventFold(host.thread)
         self.asking = Asking(host.thread, host.changed)
+        self.asking.on_ask = lambda call_id, request_id, client_tool: self._record(
+            "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
+        )
         self.hands = Hands(host.workspace, host.terminals, host.events)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
@@ -108,10 +111,13 @@ class AapAgent:
         assert self.known_session_id is not None
         self.host.step("GET /sessions/:id")
         try:
-            await client.session(self.known_session_id)
+            info = await client.session(self.known_session_id)
         except AapError as error:
             self.host.notice("warning", "The agent starts a new session", f"The server no longer has it: {error}")
             return False
+        if self.settings is not None:
+            self.settings.adopt(info.get("agent"))
+            self.host.controls.set_settings(self.settings.controls())
         if remote.history_type is not None:
             history = await _answer(client.history(self.known_session_id, remote.history_type))
             self._open_again = open_calls_in_history(history, self._client_tools())
@@ -135,6 +141,9 @@ class AapAgent:
         user_message = {"role": "user", "content": _content(prompt, remote)}
         # Calls the server's session left open come first (it waits for them); the prompt follows.
         waiting, self._open_again = self._open_again, []
+        for open_call in waiting:  # shown again as cards of this turn, where they are answered
+            call = open_call.call
+            self._show(TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input}))
         messages = await self._answer_calls(waiting) if waiting else [user_message]
         prompt_sent = not waiting
         stop: str | None = None
@@ -185,8 +194,7 @@ class AapAgent:
             results = {m.get("toolCallId"): m.get("content") for m in history if m.get("role") == "tool"}
         for call_id in missing:
             result = results.get(call_id, "The server sent no result for this call.")
-            self._record("in", {"event": "tool_result", "data": {"toolCallId": call_id, "content": result}})
-            self.fold.result(call_id, result, "completed")
+            self._show(TurnEvent("tool_result", {"toolCallId": call_id, "content": result}))
 
     async def _turn(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
         """One ``POST /sessions/:id/turns`` and its stream, in a task that Stop cancels."""
@@ -201,9 +209,8 @@ class AapAgent:
         record = TurnRecord()
         try:
             async for event in client.turn(session_id, body):
-                self._record("in", {"event": event.name, "data": event.data})
                 record.take(event)
-                self.fold.take(event)
+                self._show(event)
         except AapError as error:
             self._last_error = str(error)
             raise AgentRefused(str(error), getattr(error, "status", None)) from None
@@ -212,7 +219,14 @@ class AapAgent:
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
         """Every open call answered, in one list: client tools run (asked first when they change things), server
         tools granted or denied. The questions are all on the page at once; the answers go back together."""
-        return list(await asyncio.gather(*(self._answer_call(open_call) for open_call in open_calls)))
+        return list(await asyncio.gather(*(self._answered(open_call) for open_call in open_calls)))
+
+    async def _answered(self, open_call: OpenCall) -> dict[str, Any]:
+        """One call's answer, journalled as soon as it is known (the others may keep the re-submission waiting for
+        long: a restart meanwhile still shows what this one did)."""
+        message = await self._answer_call(open_call)
+        self._record("out", {"answered": message})
+        return message
 
     async def _answer_call(self, open_call: OpenCall) -> dict[str, Any]:
         call = open_call.call
@@ -322,9 +336,10 @@ class AapAgent:
             self.fold.take(TurnEvent(record["event"], data if isinstance(data, dict) else {}))
         elif direction == "in" and isinstance(record, dict) and isinstance(record.get("sessionId"), str):
             self.known_session_id = record["sessionId"]
-        elif direction == "out" and isinstance(record, dict) and isinstance(record.get("body"), dict):
-            for message in record["body"].get("messages") or []:
-                self._show_answer_again(message)
+        elif direction == "out" and isinstance(record, dict) and "answered" in record:
+            self._show_answer_again(record["answered"])
+        elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
+            self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
 
     def _show_answer_again(self, message: Any) -> None:
         if not isinstance(message, dict) or not isinstance(message.get("toolCallId"), str):
@@ -334,6 +349,11 @@ class AapAgent:
             self.fold.result(call_id, message.get("content"), "completed")
         elif message.get("role") == "tool_permission" and message.get("granted") is not True:
             self.fold.result(call_id, "Denied by the person", "failed")
+
+    def _show(self, event: TurnEvent) -> None:
+        """An event on the thread, and in the journal (which shows it again after a restart)."""
+        self._record("in", {"event": event.name, "data": event.data})
+        self.fold.take(event)
 
     def _record(self, direction: str, record: dict[str, Any]) -> None:
         self.host.recorder.record(PROTOCOL, direction, json.dumps(record, ensure_ascii=False))

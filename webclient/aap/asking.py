@@ -30,6 +30,16 @@ class Asking:
         """Questions so far: the last one's id is ``q{asked}``, the same when the journal is replayed."""
         self.allowed_tools: set[str] = set()
         """The client's tools the person allowed for the whole session."""
+        self.on_ask: Callable[[str, str, bool], None] = lambda call_id, request_id, client_tool: None
+        """Told of each question as it is asked (the adapter journals it)."""
+
+    def show_again(self, call_id: str, request_id: str, client_tool: bool) -> None:
+        """A journalled question, asked again on its card while the session is rebuilt (its answer, if any, is
+        the journal's too)."""
+        self.asked += 1
+        call = self.thread.tool_call(call_id)
+        if call is not None:
+            self.thread.ask_permission(call, request_id, CLIENT_OPTIONS if client_tool else SERVER_OPTIONS)
 
     def ask(self, call_id: str, options: list[PermissionOption]) -> asyncio.Future[str | None]:
         """Ask on ``call_id``'s card; the future is the option chosen, or None if the turn was stopped."""
@@ -39,6 +49,7 @@ class Asking:
         if call is None:
             future.set_result(None)
             return future
+        self.on_ask(call_id, f"q{self.asked}", options is CLIENT_OPTIONS)
 
         def answered(option_id: str | None) -> None:
             if not future.done():

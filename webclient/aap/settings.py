@@ -63,6 +63,25 @@ class RemoteSettings:
         self.changed = True
         return True
 
+    def adopt(self, config: Any) -> None:
+        """Take the settings the server's session has (``SessionInfo.agent``, when the session is taken up again):
+        turns persist their overrides there. Secret values come back as ``***`` and are left as they are here."""
+        if not isinstance(config, dict):
+            return
+        tools = config.get("tools")
+        if isinstance(tools, list):
+            refs = {
+                t["name"]: t.get("trust") is True
+                for t in tools
+                if isinstance(t, dict) and t.get("name") in self.enabled
+            }
+            self.enabled = {name: name in refs for name in self.enabled}
+            self.trusted = {name: refs.get(name, False) for name in self.trusted}
+        options = config.get("options")
+        if isinstance(options, dict):
+            self.options.update({k: str(v) for k, v in options.items() if k in self.options and v != "***"})
+        self.changed = False
+
     def agent_config(self) -> dict[str, Any]:
         """``AgentConfig`` for ``POST /sessions`` (and a turn's ``agent`` override)."""
         tools = [{"name": name, "trust": self.trusted[name]} for name, on in self.enabled.items() if on]
