@@ -20,6 +20,7 @@ from webclient.aap.client import AapClient, AapHttpError
 from webclient.aap.fold import EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
+from webclient.aap.prompt import prompt_content
 from webclient.aap.settings import RemoteSettings
 from webclient.aap.turn import OpenCall, TurnEvent, TurnRecord, open_calls_in_history, tool_permission, tool_result
 from webclient.session.agent import (
@@ -35,7 +36,7 @@ from webclient.session.agent import (
 )
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.viewmodel.content import EmbeddedResource, ImageBlock, ResourceLink, TerminalRef, TextBlock
+from webclient.viewmodel.content import TerminalRef
 
 T = TypeVar("T")
 
@@ -138,7 +139,7 @@ class AapAgent:
         if session_id is None:
             raise AgentGone
         self._cancelling = False
-        user_message = {"role": "user", "content": _content(prompt, remote)}
+        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
         # Calls the server's session left open come first (it waits for them); the prompt follows.
         waiting, self._open_again = self._open_again, []
         for open_call in waiting:  # shown again as cards of this turn, where they are answered
@@ -372,24 +373,6 @@ class AapAgent:
 
     def _client_tools(self) -> set[str]:
         return {spec.name for spec in self.hands.specs()} if self.remote and self.remote.takes_client_tools else set()
-
-
-def _content(prompt: Sequence[PromptBlock], remote: RemoteAgent) -> str | list[dict[str, Any]]:
-    """A prompt as an AAP user message's content: its text, or text and images (as ``data:`` URLs) when the agent
-    takes them. Other attachments are named in the text: AAP has no block for them."""
-    image = remote.capabilities.get("image")
-    takes_data = isinstance(image, dict) and isinstance(image.get("data"), dict)
-    blocks: list[dict[str, Any]] = []
-    for block in prompt:
-        if isinstance(block, TextBlock):
-            blocks.append({"type": "text", "text": block.text})
-        elif isinstance(block, ImageBlock) and block.data and takes_data:
-            blocks.append({"type": "image", "url": f"data:{block.mime_type};base64,{block.data}"})
-        elif isinstance(block, ResourceLink | EmbeddedResource):
-            blocks.append({"type": "text", "text": f"(attached: {block.uri})"})
-    if all(b["type"] == "text" for b in blocks):
-        return "\n\n".join(b["text"] for b in blocks)
-    return blocks
 
 
 async def _answer(request: Awaitable[T]) -> T:
