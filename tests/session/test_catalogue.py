@@ -105,7 +105,8 @@ def test_a_config_file_with_every_field(tmp_path: Path) -> None:
         ('[agents.a]\ncommand = "x"\nterminals = "yes"\n', "agent 'a': field terminals: must be true or false"),
         ('[agents.a]\ncommand = "x"\nstart_timeout = 0\n', "agent 'a': field start_timeout: must be a number"),
         ('[agents.a]\ncommand = "x"\nprotocol = "aap"\n', "field protocol: 'aap' is not supported: only acp"),
-        ('[agents.a]\ncommand = "x"\nmodel = "m"\n', "agent 'a': field model: unknown (known: args,"),
+        ('[agents.a]\ncommand = "x"\nacp_protocol = 3\n', "agent 'a': field acp_protocol: must be 1 or 2"),
+        ('[agents.a]\ncommand = "x"\nmodel = "m"\n', "agent 'a': field model: unknown (known: acp_protocol, args,"),
         ("[registry]\npath = 'r.json'\n", "[registry]: field file must be a string"),
         ("[agents]\na = 1\n", "agent 'a': must be a table"),
     ],
@@ -201,3 +202,22 @@ def test_a_chosen_workspace_must_be_a_folder_inside_the_agents_roots(tmp_path: P
     demo = Catalogue.from_settings(settings(WEBCLIENT_AGENT="a"), path_env="").get("demo")
     with pytest.raises(WorkspaceRefused, match="fresh copy"):
         demo.choose(os.getcwd())
+
+
+def test_the_acp_version_comes_from_the_entry_else_from_the_environment(tmp_path: Path) -> None:
+    text = '[agents.old]\ncommand = "x"\n[agents.new]\ncommand = "y"\nacp_protocol = 2\n'
+    (tmp_path / "agents.toml").write_text(text)
+    config = str(tmp_path / "agents.toml")
+    plain = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config), path_env="")
+    assert [plain.get(name).spec(tmp_path, 1).acp_protocol for name in ("old", "new", "demo")] == [1, 2, 1]
+    two = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
+    assert [two.get(name).acp_protocol for name in ("old", "new", "demo")] == [2, 2, 2]
+    (tmp_path / "agents.toml").write_text(text.replace("acp_protocol = 2", "acp_protocol = 1"))
+    assert Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="").get(
+        "new"
+    ).acp_protocol == 1
+
+
+def test_a_wrong_acp_version_in_the_environment_is_refused() -> None:
+    with pytest.raises(ValueError, match="WEBCLIENT_ACP_PROTOCOL must be 1 or 2"):
+        settings(WEBCLIENT_ACP_PROTOCOL="3")

@@ -13,14 +13,12 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from webclient import __version__
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 # What every session of this client can do; files and terminals depend on the agent's settings.
@@ -120,16 +118,10 @@ class AgentConnection:
 
     # -- outgoing ----------------------------------------------------------------------------------
 
-    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/initialization — ``capabilities``: files and terminals."""
-        result = await self.peer.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": {**capabilities, **BASE_CAPABILITIES},
-                "clientInfo": {"name": "acp-webclient", "title": "ACP web client", "version": __version__},
-            },
-        )
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/initialization — ``params`` as the version asked shapes them
+        (`webclient.acp.versions`)."""
+        result = await self.peer.request("initialize", params)
         self.initialize_result = result if isinstance(result, dict) else {}
         return self.initialize_result
 
@@ -138,10 +130,12 @@ class AgentConnection:
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result if isinstance(result, dict) else {}
 
-    async def reattach(self, method: str, session_id: str, cwd: Path) -> dict[str, Any]:
+    async def reattach(self, method: str, session_id: str, cwd: Path, **extra: Any) -> dict[str, Any]:
         """``session/resume`` or ``session/load``
-        (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way."""
-        result = await self.peer.request(method, {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
+        (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way, and
+        v2's ``replayFrom`` in ``extra``."""
+        params = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": [], **extra}
+        result = await self.peer.request(method, params)
         return result if isinstance(result, dict) else {}
 
     async def session_request(self, method: str, session_id: str, **params: Any) -> None:
@@ -158,9 +152,9 @@ class AgentConnection:
         result = await self.peer.request("session/list", {"cursor": cursor} if cursor else {})
         return result if isinstance(result, dict) else {}
 
-    async def authenticate(self, method_id: str) -> None:
-        """https://agentclientprotocol.com/protocol/initialization#authentication"""
-        await self.peer.request("authenticate", {"methodId": method_id})
+    async def authenticate(self, method_id: str, method: str = "authenticate") -> None:
+        """https://agentclientprotocol.com/protocol/initialization#authentication (v2: ``auth/login``)."""
+        await self.peer.request(method, {"methodId": method_id})
 
     async def prompt(self, session_id: str, prompt: list[dict[str, Any]]) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/prompt-turn — pending for the whole turn."""
