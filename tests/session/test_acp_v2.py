@@ -157,3 +157,82 @@ async def test_a_v2_permission_and_background_work(tmp_path: Path) -> None:
         assert isinstance(call, ToolCall) and call.status == "in_progress"
     answered = [m for m in got(record) if m["method"] == "session/prompt"]
     assert len(answered) == 2
+
+
+@pytest.mark.asyncio
+async def test_v2_sessions_are_listed_resumed_with_their_replay_closed_and_deleted(tmp_path: Path) -> None:
+    session, record = ts_session(tmp_path, "dual_agent.mjs", 2)
+    async with started(session):
+        await until(lambda: session.ready, timeout=30)
+        await turn(session, "hello")
+        listed = await acp(session).list_sessions()  # session/list is part of the v2 baseline
+        assert listed is not None and [item.title for item in listed] == ["hello"]
+        agent_session_id = listed[0].id
+        await session.end()
+        assert session.can_resume
+        session.resume()  # v2 has no session/load: session/resume replays it, matched with what the page shows
+        await until(lambda: session.ready, timeout=30)
+        assert notices(session.thread)[-1] == (
+            "info",
+            "The agent resumed its session",
+            "With session/resume: what it replayed matches the 1 prompt shown.",
+        )
+        assert messages(session.thread, "user-message") == ["hello"]  # the replay is not shown twice
+        await session.delete()
+    sent = got(record)
+    resumed = [m["params"] for m in sent if m["method"] == "session/resume"]
+    assert resumed == [
+        {
+            "sessionId": agent_session_id,
+            "cwd": str(tmp_path / "workspace"),
+            "mcpServers": [],
+            "replayFrom": {"type": "start"},
+        }
+    ]
+    ended = [(m["method"], m["params"]) for m in sent if m["method"] in ("session/close", "session/delete")]
+    assert ended == [  # ended, then deleted (and closed) after the resume
+        ("session/close", {"sessionId": agent_session_id}),
+        ("session/delete", {"sessionId": agent_session_id}),
+        ("session/close", {"sessionId": agent_session_id}),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_an_agents_v2_session_is_continued_here_from_its_replay(tmp_path: Path) -> None:
+    first, record = ts_session(tmp_path, "dual_agent.mjs", 2)
+    async with started(first):
+        await until(lambda: first.ready, timeout=30)
+        await turn(first, "plan")
+        listed = await acp(first).list_sessions()
+        assert listed is not None
+    second, _ = ts_session(tmp_path, "dual_agent.mjs", 2)
+    second.start(continuing=listed[0].id)
+    try:
+        await until(lambda: second.ready, timeout=30)
+        assert notices(second.thread)[-1] == ("info", "The agent resumed its session", "With session/resume.")
+    finally:
+        await second.close()
+    assert [m["params"].get("replayFrom") for m in got(record) if m["method"] == "session/resume"] == [
+        {"type": "start"}
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_v2_sign_in_is_auth_login_and_a_sign_out_auth_logout(tmp_path: Path) -> None:
+    session, record = ts_session(tmp_path, "v2_only_agent.mjs", 2, TS_AGENT_AUTH="1")
+    async with started(session):
+        await until(lambda: session.agent_state == "auth-required", timeout=30)
+        assert [(m.id, m.name, m.type) for m in session.auth_methods] == [("token", "Sign in with a token", "agent")]
+        session.authenticate("token")
+        await until(lambda: session.ready, timeout=30)
+        assert acp(session).can_sign_out  # a non-empty authMethods offers auth/logout
+        session.sign_out()
+        await until(lambda: ("info", "Signed out of the agent") in [n[:2] for n in notices(session.thread)], timeout=30)
+    assert [m for m in methods(record) if m[1] != "session/close"] == [
+        (2, "initialize"),
+        (2, "session/new"),
+        (2, "auth/login"),
+        (2, "session/new"),
+        (2, "auth/logout"),
+    ]
+    assert [m["params"] for m in got(record) if m["method"] == "auth/login"] == [{"methodId": "token"}]

@@ -349,11 +349,11 @@ class AcpAgent:
 
     def on_session_update(self, params: dict[str, Any]) -> None:
         update = params.get("update")
-        if self.turns.echoes(update):
-            return  # the prompt this client sent, shown already
         if self.loading_history:
             self.history.take(update)
             return
+        if self.turns.echoes(update):
+            return  # the prompt this client sent, shown already
         if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
             if self.turns.state_changed(update):
                 self.turn_ended(update)
