@@ -213,9 +213,12 @@ def test_the_acp_version_comes_from_the_entry_else_from_the_environment(tmp_path
     two = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
     assert [two.get(name).acp_protocol for name in ("old", "new", "demo")] == [2, 2, 2]
     (tmp_path / "agents.toml").write_text(text.replace("acp_protocol = 2", "acp_protocol = 1"))
-    assert Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="").get(
-        "new"
-    ).acp_protocol == 1
+    assert (
+        Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
+        .get("new")
+        .acp_protocol
+        == 1
+    )
 
 
 def test_a_wrong_acp_version_in_the_environment_is_refused() -> None:

@@ -24,7 +24,8 @@ def test_a_v2_session_reopens_after_a_restart_exactly_as_it_was(
     first = start_server(agent=agent, workspace=tmp_path / "workspace", **env)
     session_id = asyncio.run(drive(first, ["hello", "tools", "permission", "plan", "error", "background"]))
     before = thread_html(session_page(first, session_id))
-    for shown in ("Permission answer: yes", "The agent reported an error", "The model is overloaded", "Watch the build"):
+    expected = ("Permission answer: yes", "The agent reported an error", "The model is overloaded", "Watch the build")
+    for shown in expected:
         assert shown in before, shown
     assert before.count("Still running in the background") == 1
     assert before.count(">hello<") == 1  # the agent's echo of the prompt is not shown
