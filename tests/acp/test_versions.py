@@ -142,3 +142,11 @@ def test_a_refused_version_says_what_the_agent_speaks_and_what_to_set() -> None:
 def test_only_files_and_terminals_need_a_v1_initialize() -> None:
     assert served_by_v1(V1_CAPABILITIES)
     assert not served_by_v1({"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False})
+
+
+def test_a_config_value_is_typed_as_each_version_asks() -> None:
+    assert DIALECTS[1].config_value("plan") == {"value": "plan"}
+    assert DIALECTS[1].config_value(True) == {"type": "boolean", "value": True}
+    assert DIALECTS[2].config_value("plan") == {"type": "id", "value": "plan"}
+    valid_v2({"sessionId": "s", "configId": "mode", **DIALECTS[2].config_value("plan")}, "SetSessionConfigOptionRequest")
+    valid_v2({"sessionId": "s", "configId": "web", **DIALECTS[2].config_value(False)}, "SetSessionConfigOptionRequest")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.acp_schema_v2 import validate_traffic
 from tests.support.sessions import acp, started
 from tests.support.ts_agents import got, ts_session
 from tests.support.waiting import until
@@ -236,3 +237,39 @@ async def test_a_v2_sign_in_is_auth_login_and_a_sign_out_auth_logout(tmp_path: P
         (2, "auth/logout"),
     ]
     assert [m["params"] for m in got(record) if m["method"] == "auth/login"] == [{"methodId": "token"}]
+
+
+@pytest.mark.asyncio
+async def test_every_message_of_a_v2_session_both_ways_is_valid_v2(tmp_path: Path) -> None:
+    session, _ = ts_session(tmp_path, "dual_agent.mjs", 2, TS_AGENT_AUTH="1")
+    async with started(session):
+        await until(lambda: session.agent_state == "auth-required", timeout=30)
+        session.authenticate("token")
+        await until(lambda: session.ready, timeout=30)
+        for text in ("everything", "background", "error", "refuse"):
+            await turn(session, text)
+        assert session.submit_prompt("permission", "n-permission")
+        await until(lambda: bool(session.thread.pending_permissions), timeout=30)
+        session.answer_permission(session.thread.pending_permissions[0].request_id, "no")
+        await until(lambda: not session.turn_running, timeout=30)
+        await acp(session).set_setting("mode", "code")  # (the controls read v2's configId once v2shapes is in)
+        assert await acp(session).list_sessions()
+        session.sign_out()
+        await until(lambda: any(line.method == "auth/logout" for line in acp(session).protocol_log), timeout=30)
+        lines = [(line.direction, line.text) for line in acp(session).protocol_log]
+    updates = {line.update for line in acp(session).protocol_log if line.update}
+    assert updates >= {
+        "user_message",
+        "agent_message_chunk",
+        "agent_message",
+        "agent_thought",
+        "state_update",
+        "tool_call_update",
+        "tool_call_content_chunk",
+        "plan_update",
+        "terminal_update",
+        "terminal_output_chunk",
+        "available_commands_update",
+        "config_option_update",
+    }
+    assert validate_traffic(lines) > 40

@@ -299,7 +299,7 @@ class AcpAgent:
 
     async def set_setting(self, setting_id: str, value: str | bool) -> None:
         connection, session_id = self._in_session()
-        result = await answer(connection.set_config_option(session_id, setting_id, value))
+        result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
         if isinstance(result.get("configOptions"), list):  # the agent's complete settings
             self.host.controls.set_settings(settings(result["configOptions"]))
 

@@ -172,11 +172,10 @@ class AgentConnection:
         result = await self.peer.request("session/set_model", {"sessionId": session_id, "modelId": model_id})
         return result if isinstance(result, dict) else {}
 
-    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state."""
-        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
-        if isinstance(value, bool):
-            params["type"] = "boolean"
+    async def set_config_option(self, session_id: str, config_id: str, value: dict[str, Any]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state.
+        ``value``: ``{value, type?}`` as the version spoken types it (`webclient.acp.versions`)."""
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, **value}
         result = await self.peer.request("session/set_config_option", params)
         return result if isinstance(result, dict) else {}
 

@@ -100,6 +100,11 @@ class Dialect:
         """Whether the agent replays the conversation in answer to this request."""
         return method == "session/load" or (method == "session/resume" and "replayFrom" in params)
 
+    @staticmethod
+    def config_value(value: str | bool) -> dict[str, Any]:
+        """A config option's value in ``session/set_config_option``: v1 types booleans only."""
+        return {"type": "boolean", "value": value} if isinstance(value, bool) else {"value": value}
+
     sign_in_method = "authenticate"
     sign_out_method = "logout"
     prompt_ends_turn = True
@@ -151,6 +156,11 @@ class DialectV2(Dialect):
         if "resume" not in greeting.session_methods:
             return None
         return "session/resume", {"replayFrom": {"type": "start"}}
+
+    @staticmethod
+    def config_value(value: str | bool) -> dict[str, Any]:
+        """v2 types every value: ``boolean``, or ``id`` for a select's value."""
+        return {"type": "boolean" if isinstance(value, bool) else "id", "value": value}
 
     sign_in_method = "auth/login"
     sign_out_method = "auth/logout"
