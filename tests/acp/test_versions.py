@@ -148,5 +148,6 @@ def test_a_config_value_is_typed_as_each_version_asks() -> None:
     assert DIALECTS[1].config_value("plan") == {"value": "plan"}
     assert DIALECTS[1].config_value(True) == {"type": "boolean", "value": True}
     assert DIALECTS[2].config_value("plan") == {"type": "id", "value": "plan"}
-    valid_v2({"sessionId": "s", "configId": "mode", **DIALECTS[2].config_value("plan")}, "SetSessionConfigOptionRequest")
-    valid_v2({"sessionId": "s", "configId": "web", **DIALECTS[2].config_value(False)}, "SetSessionConfigOptionRequest")
+    for config_id, value in (("mode", "plan"), ("web", False)):
+        request = {"sessionId": "s", "configId": config_id, **DIALECTS[2].config_value(value)}
+        valid_v2(request, "SetSessionConfigOptionRequest")
