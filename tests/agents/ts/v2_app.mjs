@@ -5,6 +5,24 @@
 // $TS_AGENT_STATE (a JSON file), so that a restarted agent can list, resume (and replay) and delete them.
 //
 // Environment: TS_AGENT_AUTH=1 asks for a sign-in (auth/login {methodId: "token"}) before session/new.
+//
+// The prompt's first word, and what the turn sends (every turn starts with the prompt's user_message, its messageId
+// in the answer, and state_update running; it ends with state_update idle, its stopReason and background):
+//   hello       agent_thought, agent_message_chunk x2 then the agent_message upsert that replaces them, usage
+//   tools       tool_call_update creating a call, tool_call_content_chunk, status paused, a v2 diff (changes + git
+//               patch), completed
+//   permission  requires_action, session/request_permission with title, description, subject (tool_call), running
+//               again; the reply says the option chosen
+//   plan        plan_update {type: items, planId, entries}
+//   terminal    a tool call holding a terminal; terminal_update (command, cwd, size, capabilities.cancel, output
+//               snapshot), terminal_output_chunk; idle with the terminal in background (terminal/cancel ends it)
+//   background  a tool call with capabilities.cancel, left running: idle lists it in background (tool_call/cancel
+//               marks it cancelled)
+//   commands    available_commands_update with typed commands (one with a text input), config_option_update
+//   error       idle with stopReason error and its JSON-RPC error
+//   refuse      session/prompt answered with an error (refused before insertion)
+//   slow        runs until session/cancel: idle cancelled
+//   everything  hello, tools, plan, commands, terminal in one turn
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 
