@@ -4,6 +4,7 @@ its record; what the user sees is in the thread."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,6 +130,12 @@ async def test_a_v2_turn_ends_with_its_idle_state_and_shows_each_stop(tmp_path: 
         assert session.submit_prompt("slow", "n-slow")
         await until(lambda: "Working slowly" in messages(session.thread, "agent-message"), timeout=30)
         assert session.turn_running  # the prompt was answered long ago: the turn runs until its idle state
+        session.cancel()
+        await until(lambda: not session.turn_running, timeout=30)
+        assert notices(session.thread)[-1][:2] == ("info", "Stopped")
+        assert session.submit_prompt("queued", "n-queued")  # never taken in: Stop ends it with -32800
+        await until(lambda: session.turn_running, timeout=30)
+        await asyncio.sleep(0.2)
         session.cancel()
         await until(lambda: not session.turn_running, timeout=30)
         assert notices(session.thread)[-1][:2] == ("info", "Stopped")

@@ -23,7 +23,7 @@ from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.jsonrpc import AuthRequired
+from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
@@ -241,8 +241,11 @@ class AcpAgent:
             return stop_reason(idle) if idle is not None else gone()
         except TurnFailed as failed:
             raise AgentRefused(failed.text, failed.code) from None
-        except AgentError:
+        except AgentError as error:
+            stopped = self.cancelling and isinstance(error, AgentRefused) and error.code == RequestCancelled.CODE
             self.turn_ended()
+            if stopped:
+                return "cancelled"  # stopped before the agent took the prompt in (claude-agent-acp's queue)
             raise
 
     async def sign_out(self) -> None:

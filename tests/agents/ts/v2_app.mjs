@@ -22,6 +22,7 @@
 //   error       idle with stopReason error and its JSON-RPC error
 //   refuse      session/prompt answered with an error (refused before insertion)
 //   slow        runs until session/cancel: idle cancelled
+//   queued      never taken in: session/prompt is answered -32800 after session/cancel
 //   everything  hello, tools, plan, commands, terminal in one turn
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
@@ -298,6 +299,14 @@ export function v2App(name) {
       const word = text.trim().split(/\s+/)[0].toLowerCase();
       if (word === "refuse") throw v2.RequestError.invalidParams({ reason: "refused before insertion" }, "This prompt is refused");
       const sessionId = params.sessionId;
+      if (word === "queued") {
+        // Held in a queue, never taken in: a cancel ends it with the prompt's -32800 answer, as claude-agent-acp does.
+        const queued = new AbortController();
+        turns.set(sessionId, queued);
+        while (!queued.signal.aborted) await sleep(50);
+        turns.delete(sessionId);
+        throw v2.RequestError.requestCancelled();
+      }
       const session = state.sessions[sessionId];
       const messageId = `user-${session.history.length + 1}`;
       const scenario = SCENARIOS[word] ?? SCENARIOS.hello;
