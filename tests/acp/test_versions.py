@@ -11,6 +11,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from tests.support.ts_agents import NODE_MODULES, node
+from webclient.acp.auth import sign_in_methods
 from webclient.acp.connection import BASE_CAPABILITIES
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.versions import DIALECTS, dialect, served_by_v1, unsupported_version
@@ -151,3 +152,9 @@ def test_a_config_value_is_typed_as_each_version_asks() -> None:
     for config_id, value in (("mode", "plan"), ("web", False)):
         request = {"sessionId": "s", "configId": config_id, **DIALECTS[2].config_value(value)}
         valid_v2(request, "SetSessionConfigOptionRequest")
+
+
+def test_v2_sign_in_methods_read_as_v1_ones() -> None:
+    (method,) = sign_in_methods(DIALECTS[2].greeting(CLAUDE_V2).auth_methods)
+    assert (method.id, method.name, method.type) == ("claude-ai-login", "Claude Subscription", "terminal")
+    assert method.args == ("--cli", "auth", "login", "--claudeai")
