@@ -48,6 +48,8 @@ class Greeting:
     auth_methods: list[Any]
     """``authMethods`` as v1 names them (``id``; a v2 ``methodId`` is copied there), for `sign_in_methods`."""
     can_sign_out: bool
+    capabilities: dict[str, Any]
+    """The agent's capabilities as it sent them (v1 ``agentCapabilities``, v2 ``capabilities``): for extensions."""
 
 
 def _offered(raw: Any) -> bool:
@@ -84,6 +86,7 @@ class Dialect:
             session_methods=frozenset(session),
             auth_methods=methods if isinstance(methods, list) else [],
             can_sign_out=_dict(capabilities.get("auth")).get("logout") is not None,
+            capabilities=capabilities,
         )
 
     def reattach(self, greeting: Greeting) -> tuple[str, dict[str, Any]] | None:
@@ -148,6 +151,7 @@ class DialectV2(Dialect):
             session_methods=frozenset(offered),
             auth_methods=auth_methods,
             can_sign_out=bool(auth_methods),  # a non-empty authMethods offers auth/login and auth/logout
+            capabilities=capabilities,
         )
 
     def reattach(self, greeting: Greeting) -> tuple[str, dict[str, Any]] | None:
