@@ -26,7 +26,7 @@ def test_claude_agent_acp_without_a_key_starts_and_asks_for_a_sign_in(
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    unset = "-u ANTHROPIC_API_KEY -u CLAUDE_CODE_OAUTH_TOKEN -u ANTHROPIC_AUTH_TOKEN"
+    unset = "-u ANTHROPIC_API_KEY -u CLAUDE_CODE_OAUTH_TOKEN -u ANTHROPIC_AUTH_TOKEN -u CLAUDE_CONFIG_DIR"
     # IS_SANDBOX: run as root (CI containers), Claude Code refuses its default permission mode otherwise.
     server = start_server(
         agent=f"env {unset} IS_SANDBOX=1 HOME={home} {node()} {CLAUDE_AGENT_ACP}",
