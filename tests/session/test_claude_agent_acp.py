@@ -13,9 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import waiting
 from tests.support.restarts import ready_page, session_page, thread_html, until
 from tests.support.servers import ServerFactory
+from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, node
+from webclient.acp.agent import AcpAgent
+from webclient.session.core import AgentSpec, Session
 
 pytestmark = pytest.mark.slow
 
@@ -53,3 +57,23 @@ def test_claude_agent_acp_without_a_key_starts_and_asks_for_a_sign_in(
     assert re.search(rf"&#34;protocolVersion&#34;: ?{version}|\"protocolVersion\": ?{version}", log)
     if version == "2":
         assert "state_update" in log and "auth/login" not in log
+
+
+@pytest.mark.asyncio
+async def test_claude_agent_acp_pinned_to_v2_refuses_a_v1_client_and_the_start_says_what_to_set(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    spec = AgentSpec(
+        argv=["env", "-u", "ANTHROPIC_API_KEY", f"HOME={home}", node(), str(CLAUDE_AGENT_ACP)],
+        cwd=tmp_path,
+        env={"CLAUDE_AGENT_ACP_PROTOCOL": "v2", "IS_SANDBOX": "1"},
+        start_timeout=60,
+        acp_protocol=1,
+    )
+    session = Session(spec, AcpAgent)
+    async with started(session):
+        await waiting.until(lambda: session.agent_state == "failed", timeout=60)
+    assert session.error is not None
+    assert session.error.startswith("The agent speaks only ACP version 2; this client asked for version 1.")
