@@ -1,16 +1,13 @@
 """ACP v1 and v2 side by side (webclient.acp.versions): what the client sends in each, checked against the official
-v2 schema of the SDK 2.4.0 package (installed with the TypeScript test agents), and what it reads of each answer."""
+v2 schema (SDK 2.4.0), and what it reads of each answer."""
 
 from __future__ import annotations
 
-import functools
-import json
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from tests.support.ts_agents import NODE_MODULES, node
+from tests.support.acp_schema_v2 import validate as valid_v2
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.connection import BASE_CAPABILITIES
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
@@ -47,20 +44,6 @@ CLAUDE_V2 = {
         }
     ],
 }
-
-
-@functools.cache
-def v2_schema() -> dict[str, Any]:
-    node()  # fails, saying how to install them, when the test agents are not installed
-    path = NODE_MODULES / "@agentclientprotocol" / "sdk" / "schema" / "v2" / "schema.unstable.json"
-    return dict(json.loads(path.read_text()))
-
-
-def valid_v2(instance: Any, definition: str) -> None:
-    schema = v2_schema()
-    jsonschema.validators.validator_for(schema)({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}).validate(
-        instance
-    )
 
 
 def test_a_v2_initialize_offers_only_v2_capabilities_and_is_valid() -> None:

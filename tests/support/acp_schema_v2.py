@@ -1,38 +1,22 @@
-"""The official ACP v2 schema (unstable: a superset), as the SDK 2.4.0 package ships it (installed with the
-TypeScript test agents), and a check of every message of a v2 connection against it."""
+"""Every message of a v2 connection, both ways (the agent's too), checked against the official ACP v2 schema
+(unstable: a superset; `tests.support.acp_schema` checks what the client sent in every test)."""
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extras
-
-from tests.support.ts_agents import NODE_MODULES, node
-
-
-@functools.cache
-def schema() -> dict[str, Any]:
-    node()  # fails, saying how to install them, when the test agents are not installed
-    path = NODE_MODULES / "@agentclientprotocol" / "sdk" / "schema" / "v2" / "schema.unstable.json"
-    return dict(json.loads(path.read_text()))
-
-
-@functools.cache
-def _validator(definition: str) -> Any:
-    defs = schema()["$defs"]
-    return jsonschema.validators.validator_for(schema())({"$defs": defs, "$ref": f"#/$defs/{definition}"})
+from tests.support import acp_schema
 
 
 def validate(instance: Any, definition: str) -> None:
-    """Check ``instance`` against ``definition``; raises `jsonschema.ValidationError`."""
-    _validator(definition).validate(instance)
+    """Check ``instance`` against ``definition`` of the v2 schema; raises `jsonschema.ValidationError`."""
+    acp_schema.validate(instance, definition, version=2, unstable=True)
 
 
 def definition(method: str, kind: str) -> str:
     """The definition of ``method``'s ``Request``, ``Response`` or ``Notification``."""
-    for name, value in schema()["$defs"].items():
+    for name, value in acp_schema.schema(2, unstable=True)["$defs"].items():
         if value.get("x-method") == method and name.endswith(kind):
             return name
     raise KeyError(f"no v2 {kind} for {method}")
