@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
 from webclient.acp.lifecycle import BACKGROUND, TurnFailed, TurnLifecycle, show_state, stop_reason
+from webclient.acp.protocol_log import ProtocolLog
 from webclient.viewmodel.entries import Notice
 from webclient.viewmodel.thread import Thread
 
@@ -79,3 +81,10 @@ def test_background_work_is_shown_at_the_idle_that_ends_a_turn() -> None:
     assert not show_state(thread, {"state": 3})
     shown = [(n.title, n.detail) for n in thread if isinstance(n, Notice)]
     assert shown == [(BACKGROUND, "“Watch the build”, terminal t1")]
+
+
+def test_the_protocol_log_knows_the_state_update() -> None:
+    update = {"sessionUpdate": "state_update", "state": "idle"}
+    line = json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}})
+    logged = ProtocolLog().record("in", line)
+    assert logged.update == "state_update" and not logged.unknown_update
