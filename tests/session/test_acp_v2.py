@@ -139,6 +139,8 @@ async def test_a_v2_turn_ends_with_its_idle_state_and_shows_each_stop(tmp_path: 
         session.cancel()
         await until(lambda: not session.turn_running, timeout=30)
         assert notices(session.thread)[-1][:2] == ("info", "Stopped")
+        await turn(session, "child")  # a subagent's idle state does not end the turn
+        assert messages(session.thread, "agent-message")[-1] == "After the child"
         await turn(session, "hello")  # the next turn runs as usual
         assert messages(session.thread, "agent-message")[-1].startswith("Hello")
     assert (2, "session/cancel") in methods(record)

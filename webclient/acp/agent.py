@@ -357,7 +357,8 @@ class AcpAgent:
             return
         if self.turns.echoes(update):
             return  # the prompt this client sent, shown already
-        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+        ours = params.get("sessionId") in (None, self._session_id)  # not a subagent's session
+        if ours and isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
             if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
                 self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).

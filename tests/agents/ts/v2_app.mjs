@@ -23,6 +23,7 @@
 //   refuse      session/prompt answered with an error (refused before insertion)
 //   slow        runs until session/cancel: idle cancelled
 //   queued      never taken in: session/prompt is answered -32800 after session/cancel
+//   child       a state_update idle of another session (a subagent's), then a reply: the turn goes on
 //   everything  hello, tools, plan, commands, terminal in one turn
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
@@ -176,6 +177,14 @@ const SCENARIOS = {
     return { stopReason: "error", error: { code: -32603, message: "The model is overloaded", data: { message: "try again in a minute" } } };
   },
 
+  async child(turn) {
+    // A subagent's session reports its own state: it ends that session's work, not this turn.
+    await turn.sendTo("child-1", { sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+    await sleep(300);
+    await turn.send({ sessionUpdate: "agent_message_chunk", messageId: "reply-child", content: { type: "text", text: "After the child" } });
+    return { stopReason: "end_turn" };
+  },
+
   async slow(turn) {
     await turn.send({ sessionUpdate: "agent_message_chunk", messageId: "reply-slow", content: { type: "text", text: "Working slowly" } });
     while (!turn.signal.aborted) await sleep(50);
@@ -320,6 +329,7 @@ export function v2App(name) {
         state: session,
         signal: controller.signal,
         send: (update) => send(sessionId, update),
+        sendTo: send,
         ask: (request) =>
           connection.client.request(v2.methods.client.session.requestPermission, { sessionId, ...request }, { signal: controller.signal }).catch(() => ({ outcome: { outcome: "cancelled" } })),
       };
