@@ -36,6 +36,10 @@ SAMPLES: dict[str, tuple[dict[str, Any], str]] = {
     "notice": ({"severity": "info", "title": "Indexing the repository"}, "thread"),
     "compaction_update": ({"compactionId": "k1", "status": "in_progress"}, "thread"),
     "compaction_summary_chunk": ({"compactionId": "k1", "content": {"type": "text", "text": "So far"}}, "thread"),
+    "state_update": (
+        {"state": "idle", "stopReason": "end_turn", "background": [{"type": "terminal", "terminalId": "t1"}]},
+        "thread",
+    ),
 }
 
 

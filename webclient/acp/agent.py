@@ -13,16 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from webclient.acp.advisories import turn_usage
+from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
-from webclient.acp.connection import AgentConnection
+from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
+from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
+from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
@@ -31,8 +33,10 @@ from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
 from webclient.acp.updates import SessionUpdates, content_block
+from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
+    AgentError,
     AgentFailed,
     AgentGone,
     AgentHello,
@@ -46,8 +50,6 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import SignInMethod
-
-T = TypeVar("T")
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
@@ -76,7 +78,9 @@ class AcpAgent:
         self._session_id: str | None = None
         self.known_session_id: str | None = None
         """The agent's id of the session it last opened (live or in the journal): what Resume reattaches to."""
-        self._capabilities: dict[str, Any] = {}
+        self.dialect: Dialect = DIALECTS[1]  # the version initialize settled (webclient.acp.versions)
+        self.greeting: Greeting = self.dialect.greeting({})
+        self.turns = TurnLifecycle()
         self._sign_in_methods: list[SignInMethod] = []
         self.cancelling = False
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
@@ -93,7 +97,18 @@ class AcpAgent:
     # -- the session's calls (AgentDriver) ---------------------------------------------------------
 
     async def start(self) -> AgentHello:
-        """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization)."""
+        """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization) in the
+        version its settings ask. A v1 answer to a v2 ``initialize`` starts the agent again with a v1 one when this
+        session serves files or terminals, which a v2 ``initialize`` cannot offer (a v1 agent would do without)."""
+        asked, served = self.host.spec.acp_protocol, self.client_methods.capabilities()
+        capabilities = {**served, **ELICITATION, **BASE_CAPABILITIES}
+        result = await answer(initialize(await self._spawn(), asked, capabilities))
+        if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
+            await self.close()  # nothing was opened: only the process stops
+            asked, result = 1, await answer(initialize(await self._spawn(), 1, capabilities))
+        return self.greeted(result, asked)
+
+    async def _spawn(self) -> AgentConnection:
         spec = self.host.spec
         self._stopping = False
         self.host.step(STARTING)
@@ -111,26 +126,21 @@ class AcpAgent:
         self._connection = connection
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
-        capabilities = {**self.client_methods.capabilities(), **ELICITATION}
-        return self.greeted(await _answer(connection.initialize(capabilities)))
+        return connection
 
-    def greeted(self, result: dict[str, Any]) -> AgentHello:
-        """What the agent's ``initialize`` answer says of it (live, or replayed from the journal)."""
-        info = result.get("agentInfo")
-        capabilities = result.get("agentCapabilities")
-        self._capabilities = capabilities if isinstance(capabilities, dict) else {}
+    def greeted(self, result: dict[str, Any], asked: int = 1) -> AgentHello:
+        """What the agent's ``initialize`` answer says of it (live, or replayed from the journal), ``asked`` in the
+        version the client asked for: the version both speak from now on, and what the agent offers in it."""
+        self.dialect = dialect(asked, result.get("protocolVersion"))
+        self.greeting = self.dialect.greeting(result)
         meta = result.get("_meta")
         steering = meta.get("steering") if isinstance(meta, dict) else None
         self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
-        auth = self._capabilities.get("auth")
-        self.can_sign_out = isinstance(auth, dict) and auth.get("logout") is not None
-        offered = self._capabilities.get("promptCapabilities")
-        self._sign_in_methods = sign_in_methods(result.get("authMethods"))
+        self.can_sign_out = self.greeting.can_sign_out
+        self._sign_in_methods = sign_in_methods(self.greeting.auth_methods)
         self.hello = AgentHello(
-            info=info if isinstance(info, dict) else {},
-            prompt_capabilities=frozenset(
-                name for name, on in (offered.items() if isinstance(offered, dict) else ()) if on is True
-            ),
+            info=self.greeting.info,
+            prompt_capabilities=self.greeting.prompt_capabilities,
             sign_in_methods=self._sign_in_methods,
         )
         return self.hello
@@ -145,7 +155,7 @@ class AcpAgent:
                 return
         self.host.step("session/new")
         try:
-            result = await _answer(connection.new_session(self.host.spec.cwd))
+            result = await answer(connection.new_session(self.host.spec.cwd))
         except AgentRefused as error:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
                 raise SignInRequired(error.text) from None
@@ -155,55 +165,51 @@ class AcpAgent:
         self.opened({}, result)
 
     async def _reattach(self, connection: AgentConnection, session_id: str) -> bool:
-        """``session/resume`` if the agent offers it, else ``session/load`` (its replay of the conversation is not
-        shown again); False, with a notice, when it offers neither or refused."""
-        session = self._capabilities.get("sessionCapabilities")
-        if isinstance(session, dict) and session.get("resume") is not None:
-            method = "session/resume"
-        elif self._capabilities.get("loadSession") is True:
-            method = "session/load"
-        else:
+        """``session/resume`` if the agent offers it, else ``session/load`` (v2: resume with ``replayFrom``; a replay
+        of the conversation is not shown again); False, with a notice, when it offers neither or refused."""
+        how = self.dialect.reattach(self.greeting)
+        if how is None:
             self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
             return False
+        method, extra = how
         self.host.step(method)
-        self.loading_history, self.history = self.reloading(method), LoadedHistory()
+        self.loading_history, self.history = self.reloading(method, extra), LoadedHistory()
         try:
-            result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
+            result = await answer(connection.reattach(method, session_id, self.host.spec.cwd, **extra))
         except AgentRefused as error:
             self.host.notice("warning", NOT_RESUMED, f"The agent refused {method}: {error}")
             return False
         finally:
             self.loading_history = False
         self.opened({"sessionId": session_id}, result)
-        if self.reloading(method):
-            self.host.notice(*self.history.verdict(self.host.thread))
+        if self.reloading(method, extra):
+            self.host.notice(*self.history.verdict(self.host.thread, method))
         else:
             self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
 
     def _offers(self, capability: str) -> bool:
-        """Whether the agent advertised ``sessionCapabilities.<capability>``."""
-        session = self._capabilities.get("sessionCapabilities")
-        return isinstance(session, dict) and session.get(capability) is not None
+        """Whether the agent offers ``session/<capability>`` (v1: ``sessionCapabilities``; v2: the baseline too)."""
+        return capability in self.greeting.session_methods
 
     async def set_title(self, title: str) -> None:
         if self._offers("title") and self._session_id is not None:
             connection, session_id = self._in_session()
-            await _answer(connection.session_request("session/set_title", session_id, title=title))
+            await answer(connection.session_request("session/set_title", session_id, title=title))
 
     async def forget(self) -> None:
         if self._offers("delete") and self._session_id is not None:
             connection, session_id = self._in_session()
-            await _answer(connection.session_request("session/delete", session_id))
+            await answer(connection.session_request("session/delete", session_id))
 
     async def list_sessions(self) -> list[AgentSession] | None:
         """``session/list``, every page of it, when the agent offers it."""
-        return await _answer(list_all(self._connected())) if self._offers("list") else None
+        return await answer(list_all(self._connected())) if self._offers("list") else None
 
-    def reloading(self, method: str) -> bool:
-        """Whether what the agent replays now is already shown: ``session/load`` of the conversation this thread
-        holds (its history is shown when the user chose one of the agent's sessions to continue here)."""
-        return method == "session/load" and self.host.thread.turn > 0
+    def reloading(self, method: str, params: dict[str, Any]) -> bool:
+        """Whether what the agent replays now is already shown: ``session/load`` (v2: ``replayFrom``) of the
+        conversation this thread holds (its history is shown when the user chose an agent's session to continue)."""
+        return self.dialect.replays(method, params) and self.host.thread.turn > 0
 
     def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
         """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
@@ -213,27 +219,44 @@ class AcpAgent:
         apply_session_result(self.host.controls, result)
 
     async def sign_in(self, method_id: str) -> None:
-        await _answer(self._connected().authenticate(method_id))
+        await answer(self._connected().authenticate(method_id, self.dialect.sign_in_method))
 
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
         connection, session_id = self._in_session()
+        if not self.dialect.prompt_ends_turn:
+            return await self._prompt_v2(connection, session_id, prompt_blocks(prompt))
         result: dict[str, Any] = {}
         try:
-            result = await _answer(connection.prompt(session_id, prompt_blocks(prompt)))
+            result = await answer(connection.prompt(session_id, prompt_blocks(prompt)))
         finally:
             self.turn_ended(result)
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
 
+    async def _prompt_v2(self, connection: AgentConnection, session_id: str, blocks: list[Any]) -> StopReason | None:
+        """A v2 turn: the prompt's answer says it was taken in, the idle ``state_update`` ends the turn
+        (`webclient.acp.lifecycle`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
+        try:
+            idle = await self.turns.run(lambda: answer(connection.prompt(session_id, blocks)), connection.reader)
+            return stop_reason(idle) if idle is not None else gone()
+        except TurnFailed as failed:
+            raise AgentRefused(failed.text, failed.code) from None
+        except AgentError as error:
+            stopped = self.cancelling and isinstance(error, AgentRefused) and error.code == RequestCancelled.CODE
+            self.turn_ended()
+            if stopped:
+                return "cancelled"  # stopped before the agent took the prompt in (claude-agent-acp's queue)
+            raise
+
     async def sign_out(self) -> None:
-        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout)."""
-        await _answer(self._connected().peer.request("logout", {}))
+        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout; v2: ``auth/logout``)."""
+        await answer(self._connected().peer.request(self.dialect.sign_out_method, {}))
 
     async def steer(self, prompt: Sequence[PromptBlock]) -> None:
         """``_session/steering`` (claude-agent-acp, codex-acp: advertised as ``_meta.steering.supported``)."""
         connection, session_id = self._in_session()
         blocks = prompt_blocks(prompt)
-        await _answer(connection.steer(session_id, blocks))
+        await answer(connection.steer(session_id, blocks))
         self.steered({"prompt": blocks})
 
     def steered(self, params: dict[str, Any]) -> None:
@@ -259,7 +282,7 @@ class AcpAgent:
 
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
         if connection is not None and session_id is not None:
-            await _answer(connection.cancel(session_id))
+            await answer(connection.cancel(session_id))
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.permissions.answer(request_id, option_id)
@@ -269,17 +292,17 @@ class AcpAgent:
 
     async def set_mode(self, mode_id: str) -> None:
         connection, session_id = self._in_session()
-        await _answer(connection.set_mode(session_id, mode_id))
+        await answer(connection.set_mode(session_id, mode_id))
         self.host.controls.set_current_mode(mode_id)
 
     async def set_model(self, model_id: str) -> None:
         connection, session_id = self._in_session()
-        await _answer(connection.set_model(session_id, model_id))
+        await answer(connection.set_model(session_id, model_id))
         self.host.controls.set_current_model(model_id)
 
     async def set_setting(self, setting_id: str, value: str | bool) -> None:
         connection, session_id = self._in_session()
-        result = await _answer(connection.set_config_option(session_id, setting_id, value))
+        result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
         if isinstance(result.get("configOptions"), list):  # the agent's complete settings
             self.host.controls.set_settings(settings(result["configOptions"]))
 
@@ -296,7 +319,7 @@ class AcpAgent:
         if self._offers("close") and self._connection is not None and self._session_id is not None:
             with contextlib.suppress(AgentRefused, AgentGone, TimeoutError):
                 async with asyncio.timeout(CLOSE_SECONDS):
-                    await _answer(self._connection.session_request("session/close", self._session_id))
+                    await answer(self._connection.session_request("session/close", self._session_id))
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True
@@ -328,11 +351,18 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
+        update = params.get("update")
         if self.loading_history:
-            self.history.take(params.get("update"))
+            self.history.take(update)
             return
+        if self.turns.echoes(update):
+            return  # the prompt this client sent, shown already
+        ours = params.get("sessionId") in (None, self._session_id)  # not a subagent's session
+        if ours and isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+            if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
+                self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
-        self.updates.apply(params.get("update"))
+        self.updates.apply(update)
 
     def on_notification(self, method: str, params: Any) -> None:
         if method == "elicitation/complete":
@@ -363,13 +393,3 @@ class AcpAgent:
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
         )
-
-
-async def _answer(request: Awaitable[T]) -> T:
-    """The agent's answer to a request, its error as the session's own."""
-    try:
-        return await request
-    except RpcError as error:
-        raise AgentRefused(error.text, error.code) from None
-    except ConnectionClosed:
-        raise AgentGone from None

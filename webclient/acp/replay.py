@@ -21,7 +21,8 @@ Answered = Callable[["AcpAgent", dict[str, Any], dict[str, Any]], None]
 
 
 def _initialized(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
-    agent.greeted(result)
+    asked = params.get("protocolVersion")
+    agent.greeted(result, asked if isinstance(asked, int) and not isinstance(asked, bool) else 1)
 
 
 def _opened(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -44,7 +45,10 @@ def _setting(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) ->
 
 
 def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
-    agent.turn_ended(result)
+    if agent.dialect.prompt_ends_turn:
+        agent.turn_ended(result)
+    else:  # v2: the prompt was taken in; its idle state_update ends the turn
+        agent.turns.prompt_answered(result)
 
 
 def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -98,9 +102,12 @@ class ProtocolReplay:
             if method == "session/cancel":
                 self.agent.cancelling = True
             elif "id" in message:
-                self._ours[message["id"]] = (method, params if isinstance(params, dict) else {})
-                if self.agent.reloading(method):  # the agent replays its history: already shown
+                sent = params if isinstance(params, dict) else {}
+                self._ours[message["id"]] = (method, sent)
+                if self.agent.reloading(method, sent):  # the agent replays its history: already shown
                     self.agent.loading_history = True
+                if method == "session/prompt" and not self.agent.dialect.prompt_ends_turn:
+                    self.agent.turns.prompt_sent()
             return
         asked = self._questions.pop(message.get("id"), None)
         result = message.get("result")
@@ -141,10 +148,13 @@ class ProtocolReplay:
         if request is None:
             return
         method, params = request
-        if method == "session/load":
+        if self.agent.dialect.replays(method, params):
             self.agent.loading_history = False
         answered = ANSWERS.get(method)
         # A turn ends with its answer, an error too; other requests changed nothing if refused.
-        if answered is not None and ("error" not in message or method == "session/prompt"):
+        if method == "session/prompt" and "error" in message and not self.agent.dialect.prompt_ends_turn:
+            self.agent.turns.prompt_answered(None)  # v2: a refused prompt ends the turn at once
+            self.agent.turn_ended()
+        elif answered is not None and ("error" not in message or method == "session/prompt"):
             result = message.get("result")
             answered(self.agent, params, result if isinstance(result, dict) else {})

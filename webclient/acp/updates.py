@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from webclient.acp import advisories
+from webclient.acp import advisories, lifecycle
 from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
 from webclient.viewmodel.content import (
     AudioBlock,
@@ -270,6 +270,7 @@ THREAD_FOLDS: dict[str, ThreadFold] = {
     "tool_call_content_chunk": _tool_call_content_chunk,
     "plan": _plan,
     "plan_update": _plan_update,
+    "state_update": lifecycle.show_state,  # the turn's end itself is the adapter's (webclient.acp.lifecycle)
     "notice": advisories.notice,
     "compaction_update": partial_fold(advisories.compaction_update),
     "compaction_summary_chunk": partial_fold(advisories.compaction_summary_chunk),
