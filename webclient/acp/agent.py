@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
+from webclient.acp import auth_status
 from webclient.acp.advisories import turn_usage
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
@@ -45,7 +46,8 @@ from webclient.session.agent import (
 )
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import SignInMethod
+from webclient.session.sign_in import AuthStatus, SignInMethod
+from webclient.viewmodel.changes import Region
 
 T = TypeVar("T")
 
@@ -86,6 +88,8 @@ class AcpAgent:
         self.can_steer = self.can_sign_out = False
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
+        self.auth_status: AuthStatus | None = None
+        """Whether it is signed in, and as whom, as it last said (`webclient.acp.auth_status`); None: not said."""
         self._replay: ProtocolReplay | None = None
         self._stopping = False
         self._exit_watch: asyncio.Task[None] | None = None
@@ -112,7 +116,10 @@ class AcpAgent:
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
         capabilities = {**self.client_methods.capabilities(), **ELICITATION}
-        return self.greeted(await _answer(connection.initialize(capabilities)))
+        hello = self.greeted(await _answer(connection.initialize(capabilities)))
+        if auth_status.advertised(self._capabilities):
+            self.auth_status_said(await auth_status.ask(connection.peer))
+        return hello
 
     def greeted(self, result: dict[str, Any]) -> AgentHello:
         """What the agent's ``initialize`` answer says of it (live, or replayed from the journal)."""
@@ -126,6 +133,7 @@ class AcpAgent:
         self.can_sign_out = isinstance(auth, dict) and auth.get("logout") is not None
         offered = self._capabilities.get("promptCapabilities")
         self._sign_in_methods = sign_in_methods(result.get("authMethods"))
+        self.auth_status = None  # a new agent process: it says again
         self.hello = AgentHello(
             info=info if isinstance(info, dict) else {},
             prompt_capabilities=frozenset(
@@ -337,6 +345,13 @@ class AcpAgent:
     def on_notification(self, method: str, params: Any) -> None:
         if method == "elicitation/complete":
             self.elicitations.complete(params)
+        elif method in auth_status.NOTIFICATIONS:
+            self.auth_status_said(params)
+
+    def auth_status_said(self, said: Any) -> None:
+        """The answer to ``auth/status`` or a notification of it (live, or in the journal): the header shows it."""
+        self.auth_status = auth_status.read(said) or self.auth_status
+        self.host.changed(Region.STATUS)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
