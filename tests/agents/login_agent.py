@@ -32,6 +32,15 @@ TOKEN = TOKEN_DIR / "token"
 ACCOUNT = "<b>Test</b> account"
 
 
+def controlling_tty() -> bool:
+    """Whether /dev/tty opens: the pty is this process's controlling terminal (password prompts read from it)."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+    except OSError:
+        return False
+    return True
+
+
 def login() -> int:
     TOKEN_DIR.mkdir(parents=True, exist_ok=True)
     sleeper = subprocess.Popen(["sleep", "300"])  # stays in our process group
@@ -43,6 +52,7 @@ def login() -> int:
         "pgid": os.getpgid(0),
         "sleeper": sleeper.pid,
         "tty": os.isatty(0),
+        "controlling_tty": controlling_tty(),
     }
     with (TOKEN_DIR / "runs.jsonl").open("a") as runs:
         runs.write(json.dumps(run) + "\n")

@@ -80,7 +80,7 @@ async def test_a_terminal_sign_in_runs_the_agents_command_and_the_agent_starts_a
         assert run["argv"] == ["--agent-flag", "--login"]  # the agent's own argv, the method's args appended
         assert run["login_via"] == "terminal"  # the method's env added
         assert run["cwd"] == str(session.spec.cwd)
-        assert run["tty"] is True
+        assert run["tty"] is True and run["controlling_tty"] is True
         assert session.lifecycle.sign_in_terminal is None  # closed once it ended well
         sent = [m.get("method") for m in received(record) if "method" in m]
         assert "authenticate" not in sent

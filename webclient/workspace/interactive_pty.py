@@ -20,9 +20,11 @@ import logging
 import os
 import pty
 import shlex
+import shutil
 import signal
 import struct
 import subprocess
+import sys
 import termios
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -45,16 +47,17 @@ _KILL_GRACE = 2.0
 _DRAIN_GRACE = 0.5
 
 
-def _controlling_terminal(setup: Callable[[], None]) -> Callable[[], None]:
-    """The child's ``preexec_fn``: the usual set-up (`process_group.child_setup`), then make the pty on stdin the
-    controlling terminal of the new session (subprocess has called ``setsid`` and ``dup2`` by then)."""
-    ioctl, request = fcntl.ioctl, termios.TIOCSCTTY
-
-    def run() -> None:
-        setup()
-        ioctl(0, request, 0)
-
-    return run
+# Runs in the child, as the program exec'd after ``setsid`` and the ``dup2`` of the pty onto 0, 1 and 2 (a
+# ``preexec_fn`` cannot do it: uvloop, which uvicorn uses, calls it before either), then becomes the command.
+_TAKE_TERMINAL = (
+    "import fcntl, os, sys, termios\n"
+    "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
+    "try:\n"
+    "    os.execvp(sys.argv[1], sys.argv[1:])\n"
+    "except OSError as error:\n"
+    "    print(f'{sys.argv[1]}: {error.strerror}', file=sys.stderr)\n"
+    "    sys.exit(127)\n"
+)
 
 
 class InteractivePty:
@@ -85,11 +88,17 @@ class InteractivePty:
         if not argv or not argv[0]:
             raise FileNotFoundError(errno.ENOENT, "empty command")
         full_env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
+        if os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(errno.ENOENT, f"command {argv[0]!r} not found on PATH", argv[0])
         master, slave = pty.openpty()
         try:
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
             os.set_blocking(master, False)
             process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-I",
+                "-c",
+                _TAKE_TERMINAL,
                 *argv,
                 stdin=slave,
                 stdout=slave,
@@ -97,7 +106,7 @@ class InteractivePty:
                 cwd=cwd,
                 env=full_env,
                 start_new_session=True,
-                preexec_fn=_controlling_terminal(process_group.child_setup(parent=os.getpid())),
+                preexec_fn=process_group.child_setup(parent=os.getpid()),
             )
         except OSError as exc:
             os.close(master)
