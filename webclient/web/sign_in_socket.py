@@ -57,10 +57,10 @@ class _Outbox:
 async def sign_in_terminal_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
     terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal if session is not None else None
+    await websocket.accept()  # past the access guard: a page of ours, which hears why in the close code
     if terminal is None or websocket.query_params.get("key") != terminal.key:
-        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")
         return
-    await websocket.accept()
     pty = terminal.pty
     outbox = _Outbox()
     outbox.put(pty.output)  # what it showed so far, then what comes: no await between, so nothing is lost
