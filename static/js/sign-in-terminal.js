@@ -62,7 +62,12 @@ async function start(element) {
   if (entry.closed) {
     return;
   }
-  const term = new Terminal({ cursorBlink: true, convertEol: false, fontSize: 13, scrollback: 1000 });
+  const term = new Terminal({
+    cursorBlink: true,
+    fontSize: 13,
+    scrollback: 1000,
+    theme: { background: "#16161b", foreground: "#d7d7dc" },
+  });
   const fit = new FitAddon();
   term.loadAddon(fit);
   withAdoptedStyles(function () {
@@ -82,6 +87,11 @@ async function start(element) {
     }
     send({ type: "resize", columns: term.cols, rows: term.rows });
   };
+  // Keys typed in the terminal are the command's: the page's shortcuts (Escape stops the turn, which would give up
+  // the sign-in) must not see them.
+  element.addEventListener("keydown", function (event) {
+    event.stopPropagation();
+  });
   term.onData(function (data) {
     send({ type: "input", data: data });
   });

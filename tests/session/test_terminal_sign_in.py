@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.acp_schema import validate
 from tests.support.servers import AGENTS, live_processes
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
@@ -63,6 +64,9 @@ async def test_a_terminal_sign_in_runs_the_agents_command_and_the_agent_starts_a
         await until(lambda: session.agent_state == "auth-required")
         (hello,) = [m for m in received(record) if m.get("method") == "initialize"]
         assert hello["params"]["clientCapabilities"]["auth"] == {"terminal": True}
+        validate(hello["params"], "InitializeRequest")
+        (status_request,) = [m for m in received(record) if m.get("method") == "auth/status"]
+        assert status_request["params"] == {}  # the agent advertised agentCapabilities.auth.status
         methods = {m.id: m for m in session.auth_methods}
         assert [(m.id, m.type) for m in session.auth_methods] == [
             ("login", "terminal"),
