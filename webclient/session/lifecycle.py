@@ -195,8 +195,12 @@ class AgentLifecycle:
         """Run the method's command in the sign-in terminal; exit 0 starts the agent again (it reads what the
         command stored), anything else shows how it ended and the methods again. Never ``authenticate``."""
         await self.close_terminal()
+        starting = asyncio.ensure_future(SignInTerminal.start(method, self.spec))
         try:
-            terminal = await SignInTerminal.start(method, self.spec)
+            terminal = await asyncio.shield(starting)  # cancelled meanwhile (Cancel): what started is stopped
+        except asyncio.CancelledError:
+            starting.add_done_callback(self._stop_unwanted)
+            raise
         except OSError as error:
             self.agent_state = "auth-required"
             self.signing_in = self._sign_in = None
@@ -219,6 +223,10 @@ class AgentLifecycle:
         self.step(STARTING)
         await self.agent.close()
         await self.start_agent()
+
+    def _stop_unwanted(self, starting: asyncio.Future[SignInTerminal]) -> None:
+        if not starting.cancelled() and starting.exception() is None:
+            self.tasks.spawn(starting.result().close(), "close sign-in terminal")
 
     async def close_terminal(self) -> None:
         """Stop the sign-in terminal's command (its whole process group) and forget it; nothing if there is none."""

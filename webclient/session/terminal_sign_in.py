@@ -66,7 +66,7 @@ class SignInTerminal:
             return None
         if status.exit_code is not None:
             return f"exit code {status.exit_code}"
-        return f"stopped by {status.signal}"
+        return f"signal {status.signal}"
 
     async def wait(self) -> ExitStatus:
         return await asyncio.shield(self.pty.exited)  # a cancelled waiter must not cancel the watch
