@@ -89,6 +89,15 @@ def test_a_wrong_code_shows_the_exit_code_and_the_terminal_goes_when_the_session
     expect(page.locator('[data-role="sign-in-terminal"] .xterm-rows')).to_contain_text("Enter the code:")
     runs = [json.loads(line) for line in (tokens / "runs.jsonl").read_text().splitlines()]
     assert len(runs) == 2 and alive(runs[1]["pid"]) and alive(runs[1]["sleeper"])
+    # A reload finds the same run: what it showed so far comes again, and it still takes keys.
+    page.reload()
+    screen = page.locator('[data-role="sign-in-terminal"] .xterm-rows')
+    expect(screen).to_contain_text("Test login (on a terminal).")
+    expect(screen).to_contain_text("Enter the code:")
+    expect(screen).not_to_contain_text("Wrong code.")  # a fresh screen for the new run
+    page.locator('[data-role="sign-in-terminal"] .xterm').click()
+    page.keyboard.type("77")
+    expect(screen).to_contain_text("Enter the code: 77")
     page.click('[data-action="end-session"]')
     expect(page.locator('[data-role="sign-in-terminal"]')).to_have_count(0)
     assert not alive(runs[1]["pid"]) and not alive(runs[1]["sleeper"])
