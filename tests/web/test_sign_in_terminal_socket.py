@@ -124,3 +124,25 @@ async def test_the_sign_in_terminal_does_not_outlive_the_server(
     while any(alive(pid) for pid in pids):
         assert time.monotonic() < deadline, f"still running after the server stopped: {pids}"
         await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_an_agent_method_says_whether_its_browser_can_be_the_users(
+    start_server: ServerFactory, tmp_path: Path, host: str
+) -> None:
+    """A server on loopback: the browser the agent opens is the user's own. Anywhere else: it says plainly that a
+    remote user will not see it, and names the terminal method instead."""
+    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tmp_path / "tokens"), WEBCLIENT_HOST=host)
+    session_id = new_session(server)
+    deadline = time.monotonic() + 20
+    while 'data-agent-state="auth-required"' not in (page := server.http().get(f"/sessions/{session_id}").text):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    said = re.search(r'data-role="browser-sign-in">(.*?)</p>', page, re.S)
+    assert said is not None
+    text = " ".join(re.sub(r"<[^>]+>", "", said.group(1)).split())
+    if host == "127.0.0.1":
+        assert "listens on this machine only" in text and "will not see" not in text
+    else:
+        assert "You will not see that page unless you are at that machine" in text
+        assert "Use “Log in in a terminal” instead: it runs in a terminal on this page." in text
