@@ -211,6 +211,8 @@ class AgentLifecycle:
         self.changed(Region.STATUS)
         status = await terminal.wait()
         self.signing_in = self._sign_in = None
+        if self.closing:
+            return  # the session ended, which stopped the command: nothing starts again
         if status.exit_code != 0:
             self.agent_state = "auth-required"
             self.error = f"The sign-in “{method.name}” ended with {terminal.ended_how}: try again, or another way."
