@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
-	static/vendor/addon-fit.mjs
+	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
 
 .PHONY: setup run test test-fast bench lint clean
 

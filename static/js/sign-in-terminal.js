@@ -55,9 +55,10 @@ async function start(element) {
   const entry = { socket: null, term: null, sheets: [], closed: false };
   running.set(element.id, entry);
   loadCss(element.dataset.xtermCss);
-  const [{ Terminal }, { FitAddon }] = await Promise.all([
+  const [{ Terminal }, { FitAddon }, { WebLinksAddon }] = await Promise.all([
     import(element.dataset.xterm),
     import(element.dataset.xtermFit),
+    import(element.dataset.xtermLinks),
   ]);
   if (entry.closed) {
     return;
@@ -70,6 +71,15 @@ async function start(element) {
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
+  // A login prints the link to open in the person's own browser: a click opens it in a new tab, without a
+  // reference back to this page. Only web links: the command's output is the agent's.
+  term.loadAddon(
+    new WebLinksAddon(function (event, uri) {
+      if (/^https?:\/\//i.test(uri)) {
+        window.open(uri, "_blank", "noopener,noreferrer");
+      }
+    }),
+  );
   withAdoptedStyles(function () {
     term.open(element);
   }, entry.sheets);

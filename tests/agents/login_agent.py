@@ -30,6 +30,7 @@ CODE = "4242"
 TOKEN_DIR = Path(os.environ.get("LOGIN_TOKEN_DIR", "."))
 TOKEN = TOKEN_DIR / "token"
 ACCOUNT = "<b>Test</b> account"
+LINK = "https://login.example/device?code=XYZ"
 
 
 def controlling_tty() -> bool:
@@ -57,6 +58,7 @@ def login() -> int:
     with (TOKEN_DIR / "runs.jsonl").open("a") as runs:
         runs.write(json.dumps(run) + "\n")
     print(f"Test login ({'on a terminal' if os.isatty(0) else 'NOT on a terminal'}).")
+    print(f"Open {LINK} in your browser.")
     try:
         code = input("Enter the code: ").strip()
     except EOFError:

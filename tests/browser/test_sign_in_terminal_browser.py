@@ -51,6 +51,16 @@ def test_typing_the_code_into_the_sign_in_terminal_signs_the_agent_in(
     screen = page.locator('[data-role="sign-in-terminal"] .xterm-rows')
     expect(screen).to_contain_text("Enter the code:")
     expect(screen).to_contain_text("on a terminal")
+    # The link the login prints opens in a tab of the person's own (the addon's link, a web link only).
+    page.context.route("https://login.example/**", lambda route: route.fulfill(body="the login page"))
+    link_row = screen.locator("div", has_text="https://login.example/device?code=XYZ").last
+    box = link_row.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 60, box["y"] + box["height"] / 2)
+    with page.context.expect_page() as opened:
+        page.mouse.click(box["x"] + 60, box["y"] + box["height"] / 2)
+    assert opened.value.url == "https://login.example/device?code=XYZ"
+    opened.value.close()
     page.locator('[data-role="sign-in-terminal"] .xterm').click()
     page.keyboard.type("4242")
     expect(screen).to_contain_text("Enter the code: 4242")  # echoed by the pty: it went through the terminal
