@@ -88,6 +88,9 @@ class InteractivePty:
         if not argv or not argv[0]:
             raise FileNotFoundError(errno.ENOENT, "empty command")
         full_env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
+        # 256 colours, not 24-bit: the page's terminal draws 24-bit colours with style attributes, which the page's
+        # Content-Security-Policy refuses (docs/deployment.md, "Front-end files").
+        full_env.pop("COLORTERM", None)
         if os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH", os.defpath)) is None:
             raise FileNotFoundError(errno.ENOENT, f"command {argv[0]!r} not found on PATH", argv[0])
         master, slave = pty.openpty()
