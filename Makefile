@@ -6,7 +6,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js
+VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
+	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
 TS_AGENTS := tests/agents/ts/node_modules/.package-lock.json
 
 .PHONY: setup run test test-fast ts-agents bench lint clean
@@ -19,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[demo,test,dev]'
 	touch $@
 
-# htmx comes from the npm registry, pinned by package-lock.json, checked against its published hash.
+# htmx and xterm.js come from the npm registry, pinned by package-lock.json, checked against its published hash.
 $(VENDOR) &: package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_assets.py

@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+from webclient.acp import auth_status
 from webclient.acp.advisories import turn_usage
 from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
@@ -49,7 +50,8 @@ from webclient.session.agent import (
 )
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import SignInMethod
+from webclient.session.sign_in import AuthStatus, SignInMethod
+from webclient.viewmodel.changes import Region
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
@@ -90,6 +92,8 @@ class AcpAgent:
         self.can_steer = self.can_sign_out = False
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
+        self.auth_status: AuthStatus | None = None
+        """Whether it is signed in, and as whom, as it last said (`webclient.acp.auth_status`); None: not said."""
         self._replay: ProtocolReplay | None = None
         self._stopping = False
         self._exit_watch: asyncio.Task[None] | None = None
@@ -106,7 +110,10 @@ class AcpAgent:
         if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
             await self.close()  # nothing was opened: only the process stops
             asked, result = 1, await answer(initialize(await self._spawn(), 1, capabilities))
-        return self.greeted(result, asked)
+        hello = self.greeted(result, asked)
+        if auth_status.advertised(self.greeting.capabilities):
+            self.auth_status_said(await auth_status.ask(self._connected().peer))
+        return hello
 
     async def _spawn(self) -> AgentConnection:
         spec = self.host.spec
@@ -138,6 +145,7 @@ class AcpAgent:
         self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
         self.can_sign_out = self.greeting.can_sign_out
         self._sign_in_methods = sign_in_methods(self.greeting.auth_methods)
+        self.auth_status = None  # a new agent process: it says again
         self.hello = AgentHello(
             info=self.greeting.info,
             prompt_capabilities=self.greeting.prompt_capabilities,
@@ -367,6 +375,13 @@ class AcpAgent:
     def on_notification(self, method: str, params: Any) -> None:
         if method == "elicitation/complete":
             self.elicitations.complete(params)
+        elif method in auth_status.NOTIFICATIONS:
+            self.auth_status_said(params)
+
+    def auth_status_said(self, said: Any) -> None:
+        """The answer to ``auth/status`` or a notification of it (live, or in the journal): the header shows it."""
+        self.auth_status = auth_status.read(said) or self.auth_status
+        self.host.changed(Region.STATUS)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         return self.permissions.ask(params, refuse=self.cancelling or self._stopping)

@@ -23,7 +23,8 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
-    "auth": {"terminal": False},
+    # Terminal sign-in: the agent's own command in the page's sign-in terminal (webclient.session.terminal_sign_in).
+    "auth": {"terminal": True},
     "session": {"configOptions": {"boolean": {}}, "compaction": {}, "notices": {}},
     # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).
     "_meta": {"terminal_output": True, "terminal_output_delta": True},

@@ -57,6 +57,7 @@ def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) ->
 
 ANSWERS: dict[str, Answered] = {
     "initialize": _initialized,
+    "auth/status": lambda agent, params, result: agent.auth_status_said(result),
     "session/new": _opened,
     "session/load": _opened,
     "session/resume": _opened,

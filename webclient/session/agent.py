@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import NO_RECORDER, Recorder
-from webclient.session.sign_in import SignInMethod
+from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.controls import SessionControls
@@ -151,6 +151,8 @@ class AgentDriver(Protocol):
 
     hello: AgentHello | None
     """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+    auth_status: AuthStatus | None
+    """Whether the agent is signed in, and as whom, as it last said (display only); None when it did not say."""
     can_sign_out: bool
     """Whether the agent offers a sign-out (`sign_out`), as it said when it started."""
     can_steer: bool

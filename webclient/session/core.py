@@ -234,6 +234,9 @@ class Session:
     def cancel_sign_in(self) -> None:
         self.lifecycle.cancel_sign_in()
 
+    def close_sign_in_terminal(self) -> None:
+        self.lifecycle.dismiss_terminal()
+
     def retry(self) -> None:
         self.lifecycle.retry()
 
@@ -265,6 +268,7 @@ class Session:
     async def close(self) -> None:
         """End the session: stop the agent and everything running for it."""
         self.lifecycle.closing = True
+        await self.lifecycle.close_terminal()
         await self.agent.close()
         if self.terminals is not None:
             await self.terminals.close()

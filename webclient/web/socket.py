@@ -133,6 +133,7 @@ ACTIONS: dict[str, Action] = {
     "cancel": lambda session, live, message: session.cancel(),
     "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
+    "close_sign_in_terminal": lambda session, live, message: session.close_sign_in_terminal(),
     "retry": lambda session, live, message: session.retry(),
     "resume": lambda session, live, message: session.resume(),
     "rename": lambda session, live, message: session.rename(_text(message, "title")),
