@@ -30,6 +30,8 @@ from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
+from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
+from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SessionUpdates, content_block
 from webclient.session.agent import (
     STARTING,
@@ -71,6 +73,7 @@ class AcpAgent:
         self.permissions = Permissions(host.thread, host.changed)
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
+        self.subagents = SubagentRouter(host.subagents)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
@@ -111,7 +114,7 @@ class AcpAgent:
         self._connection = connection
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
-        capabilities = {**self.client_methods.capabilities(), **ELICITATION}
+        capabilities = {**self.client_methods.capabilities(), **ELICITATION, **SUBAGENTS}
         return self.greeted(await _answer(connection.initialize(capabilities)))
 
     def greeted(self, result: dict[str, Any]) -> AgentHello:
@@ -257,6 +260,11 @@ class AcpAgent:
         self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        """Stop a child session's work (``session/cancel`` with its id), when it runs and the agent allows it."""
+        stoppable = self.subagents.stop(session_id)
+        return self._notify_cancel(self._connection if stoppable else None, session_id)
+
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
         if connection is not None and session_id is not None:
             await _answer(connection.cancel(session_id))
@@ -331,6 +339,8 @@ class AcpAgent:
         if self.loading_history:
             self.history.take(params.get("update"))
             return
+        if self.subagents.route(params, self._session_id or self.known_session_id):
+            return  # a child's, or of a session this client does not know
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
 

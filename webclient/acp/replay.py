@@ -96,7 +96,7 @@ class ProtocolReplay:
                 self._ours.clear()
                 self._questions.clear()
             if method == "session/cancel":
-                self.agent.cancelling = True
+                self.agent.cancelling = self.agent.cancelling or not self.agent.subagents.cancel_sent(params)
             elif "id" in message:
                 self._ours[message["id"]] = (method, params if isinstance(params, dict) else {})
                 if self.agent.reloading(method):  # the agent replays its history: already shown
