@@ -1,0 +1,123 @@
+"""Subagents end to end: a real server and a raw-JSON agent (tests/agents/subagent_agent.py) that runs child
+sessions. The client advertises ``subagents``; a child's messages and tool calls show inside the tool call card that
+launched it (in ACP's form and in claude's ``parentToolUseId`` form), escaped; a session nobody announced shows
+nothing; a Stop on the child sends ``session/cancel`` with the child's id; and all of it comes back after a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+import httpx
+
+from tests.support.acp_schema import validate
+from tests.support.restarts import ready_page, session_page, stop, thread_html, until
+from tests.support.servers import Server, ServerFactory
+
+AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'subagent_agent.py'}"
+
+
+async def run(server: Server, prompt: str) -> str:
+    """A new session that runs ``prompt`` to its end; its id."""
+    async with ready_page(server) as (socket, nonce, session_id):
+        await until(socket, 'data-agent-state="ready"')
+        await socket.send(json.dumps({"action": "prompt", "prompt": prompt, "nonce": nonce}))
+        await until(socket, 'data-turn-state="idle"')
+    return session_id
+
+
+def between(html: str, first: str, *marks: str) -> bool:
+    """Whether the marks come in this order after ``first`` (each after the one before)."""
+    at = html.index(first)
+    for mark in marks:
+        found = html.find(mark, at + 1)
+        if found < 0:
+            return False
+        at = found
+    return True
+
+
+def test_a_child_shows_inside_the_task_that_launched_it_and_comes_back_after_a_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    session_id = asyncio.run(run(first, "rfd"))
+    [hello] = [m for m in first.received() if m.get("method") == "initialize"]
+    assert hello["params"]["clientCapabilities"]["subagents"] == {}
+    validate(hello["params"], "InitializeRequest")
+    before = thread_html(session_page(first, session_id))
+    # In the Task's card: the child (escaped), its message, its tool call, its own child; then the placeholder of its
+    # entry, the prompt sent to it, its reply, and the parent's last words.
+    assert between(
+        before,
+        'data-tool-call-id="task-1"',
+        'data-role="subagent"',
+        "Explorer &lt;b&gt;",
+        "Done",
+        "Reads &lt;i&gt;the&lt;/i&gt; code",
+        "Find the bug",
+        "Child reading &lt;notes&gt;",
+        "Read notes.txt",
+        "Helper",
+        "Grandchild words",
+        'data-role="subagent-moved"',
+        "sent to Explorer &lt;b&gt;",
+        "reply from Explorer &lt;b&gt;",
+        "The bug is in line 7",
+        "Parent done",
+    )
+    assert "<b>" not in before and "<i>" not in before
+    assert 'id="sub1-entry-' in before and 'id="sub2-entry-' in before  # the children's ids never clash
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, signal.SIGKILL)
+
+    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    assert thread_html(session_page(second, session_id)) == before
+
+
+def test_claudes_parent_tool_use_id_form_nests_the_childs_updates_in_its_task(start_server: ServerFactory) -> None:
+    server = start_server(agent=AGENT)
+    thread = thread_html(session_page(server, asyncio.run(run(server, "classic"))))
+    assert between(
+        thread,
+        'data-tool-call-id="toolu_1"',
+        'data-role="subagent"',
+        "Classic child words",
+        'data-tool-call-id="toolu_2"',
+        'data-role="subagent-moved"',
+        "Classic parent words",
+    )
+
+
+def test_an_unannounced_session_shows_nothing_but_stays_in_the_protocol_log(start_server: ServerFactory) -> None:
+    server = start_server(agent=AGENT)
+    session_id = asyncio.run(run(server, "stranger"))
+    thread = thread_html(session_page(server, session_id))
+    assert "visible words" in thread and "ghost words" not in thread
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        assert "nobody-announced-this" in http.get(f"/sessions/{session_id}/log", params={"query": "ghost"}).text
+
+
+def test_stop_on_a_child_sends_session_cancel_with_its_id(start_server: ServerFactory) -> None:
+    server = start_server(agent=AGENT)
+
+    async def scenario() -> None:
+        async with ready_page(server) as (socket, nonce, _):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "wait", "nonce": nonce}))
+            await until(socket, 'data-action="stop-subagent"')
+            await socket.send(json.dumps({"action": "cancel_subagent", "session_id": "child-1"}))
+            await socket.send(json.dumps({"action": "cancel_subagent", "session_id": "grand-1"}))  # not cancellable
+            frame = await until(socket, "The child was stopped")
+            assert 'data-turn-state="idle"' in frame or 'data-turn-state="idle"' in await until(
+                socket, 'data-turn-state="idle"'
+            )
+
+    asyncio.run(scenario())
+    cancels = [m for m in server.received() if m.get("method") == "session/cancel"]
+    assert [c["params"] for c in cancels] == [{"sessionId": "child-1"}]
+    validate(cancels[0]["params"], "CancelNotification")
