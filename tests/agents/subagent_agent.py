@@ -8,6 +8,8 @@ Prompts:
   Task completes.
 * ``wait``: the same, but the child keeps working until a ``session/cancel`` names it: then it is idle, cancelled,
   and the turn ends with the Task failed. A ``session/cancel`` of the session itself ends the turn cancelled.
+* ``ask``: launches the child as ``rfd`` does, then the child asks a permission (``child-edit``) and a form question
+  (``elicitation/create`` with its ``sessionId``); the child says the outcomes, then ends as in ``rfd``.
 * ``classic``: claude's form: the child's updates on the session, marked ``_meta.claudeCode.parentToolUseId``.
 * ``stranger``: an update of a session nobody announced ("ghost words"), then "visible words".
 It says what the client advertised as ``subagents`` at ``initialize`` (in its title).
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from raw_jsonrpc import send, serve, take_response, update  # noqa: E402
+from raw_jsonrpc import ask, send, serve, take_response, update  # noqa: E402
 
 SESSION = "sub-main"
 CHILD = "child-1"
@@ -85,6 +87,18 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
         else:
             finish("end_turn")
             say(SESSION, "Parent done")
+    elif words == "ask":
+        launch()
+        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                   {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]  # fmt: skip
+        call = {"toolCallId": "child-edit", "title": "Edit notes.txt", "kind": "edit", "status": "pending"}
+        answer = ask("session/request_permission", {"sessionId": CHILD, "toolCall": call, "options": options})
+        say(CHILD, "permission: " + json.dumps(answer.get("result"), sort_keys=True))
+        form = {"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}, "required": ["name"]}
+        question = {"sessionId": CHILD, "mode": "form", "message": "Child asks", "requestedSchema": form}
+        answer = ask("elicitation/create", question)
+        say(CHILD, "question: " + json.dumps(answer.get("result"), sort_keys=True))
+        finish("end_turn")
     elif words == "classic":
         update(SESSION, {"sessionUpdate": "tool_call", "toolCallId": "toolu_1", "title": "Task: classic",
                          "status": "in_progress"})  # fmt: skip

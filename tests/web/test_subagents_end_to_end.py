@@ -121,3 +121,36 @@ def test_stop_on_a_child_sends_session_cancel_with_its_id(start_server: ServerFa
     cancels = [m for m in server.received() if m.get("method") == "session/cancel"]
     assert [c["params"] for c in cancels] == [{"sessionId": "child-1"}]
     validate(cancels[0]["params"], "CancelNotification")
+
+
+def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_after_a_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+
+    async def scenario() -> str:
+        async with ready_page(first) as (socket, nonce, session_id):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "ask", "nonce": nonce}))
+            await until(socket, 'data-option-id="allow"')
+            await socket.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "allow"}))
+            await socket.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "reject"}))
+            await until(socket, 'data-role="question-asker"')
+            await socket.send(json.dumps({"action": "question", "request_id": "e1", "answer": "accept",
+                                          "field:name": "Ada"}))  # fmt: skip
+            await until(socket, 'data-turn-state="idle"')
+        return session_id
+
+    session_id = asyncio.run(scenario())
+    answers = [m["result"] for m in first.received() if "result" in m and "outcome" in (m.get("result") or {})]
+    assert answers == [{"outcome": {"outcome": "selected", "optionId": "allow"}}]
+    before = thread_html(session_page(first, session_id))
+    # The permission is on the child's card, inside the Task's card; the question says which child asks.
+    marks = ('data-session-id="child-1"', 'data-tool-call-id="child-edit"', "You chose: <strong>Allow</strong>")
+    assert between(before, 'data-tool-call-id="task-1"', *marks, 'permission: {"outcome"', 'data-role="subagent-moved"')
+    assert "Asked by the subagent Explorer &lt;b&gt;" in before
+    asyncio.run(asyncio.sleep(0.3))
+    stop(first, signal.SIGKILL)
+    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    assert thread_html(session_page(second, session_id)) == before

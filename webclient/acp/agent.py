@@ -349,11 +349,13 @@ class AcpAgent:
             self.elicitations.complete(params)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
+        thread = self.subagents.registry.thread_of(params.get("sessionId"))  # a child's question: on its thread
+        return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         if method == "elicitation/create":
-            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping)
+            asked_by = self.subagents.asked_by(params)  # a child's question: labelled with it
+            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping, asked_by=asked_by)
         handler = self.client_methods.handler(method)
         return handler(params) if handler is not None else None
 

@@ -114,7 +114,7 @@ class ProtocolReplay:
         else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.host.thread.answer_permission(request_id, chosen if isinstance(chosen, str) else None)
+            self.agent.permissions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")

@@ -100,6 +100,11 @@ class SubagentRouter:
         self.registry.stopping(child)
         return True
 
+    def asked_by(self, params: dict[str, Any]) -> str | None:
+        """The child session a request of the agent's (a question) comes from, if it is one's."""
+        child = self.registry.child(params.get("sessionId"))
+        return child.session_id if child is not None else None
+
     # -- folds -------------------------------------------------------------------------------------
 
     def _child_updates(self, child: Subagent) -> SessionUpdates:

@@ -205,6 +205,15 @@ class Subagents:
             thread.add_entry(message)
         return message
 
+    def interrupted(self) -> None:
+        """The server stopped while the session's turn ran (it was rebuilt from its journal): the children's open
+        questions can no longer be answered, and what they were doing is not known."""
+        for child in self._children.values():
+            child.thread.settle_permissions(interrupted=True)
+            if child.running or child.stopping:
+                child.state, child.stopping = "unknown", False
+                _report(child)
+
     def all(self) -> list[Subagent]:
         return list(self._children.values())
 
