@@ -73,7 +73,7 @@ class AcpAgent:
         self.permissions = Permissions(host.thread, host.changed)
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
-        self.subagents = SubagentRouter(host.subagents)
+        self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None

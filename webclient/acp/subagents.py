@@ -16,6 +16,7 @@ an announced child is not shown: it stays in the protocol log, and `unrouted` co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
@@ -48,8 +49,10 @@ def parent_tool_use_id(update: dict[str, Any]) -> str | None:
 class SubagentRouter:
     """Routes one session's updates by ``sessionId`` to its thread or a child's, and folds the subagent updates."""
 
-    def __init__(self, registry: Subagents) -> None:
+    def __init__(self, registry: Subagents, unrouted: Callable[[], None] = lambda: None) -> None:
         self.registry = registry
+        self._unrouted = unrouted
+        """Told when an update of an unknown session came (the protocol log marks its line)."""
         self._updates: dict[str, SessionUpdates] = {}
         """Each child's own dispatch table (its thread; controls of its own, which the page does not show)."""
         self.unrouted = 0
@@ -71,6 +74,7 @@ class SubagentRouter:
             return True
         if main is not None and session_id != main:
             self.unrouted += 1
+            self._unrouted()
             return True
         if kind in SUBAGENT_UPDATES:
             self._fold(self.registry.main, main, update)
