@@ -22,6 +22,9 @@ from webclient.session.uploads import AUDIO_TYPES, IMAGE_TYPES
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 
+SUBAGENT_WINDOW = 40
+"""The newest entries of a subagent's thread that its card shows: the card is drawn whole at each change inside."""
+
 
 def markdown_filter(text: str) -> Markup:
     return Markup(render_markdown(text))
@@ -77,6 +80,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         SAFE_IMAGE_TYPES=formats.SAFE_IMAGE_TYPES,
         UPLOAD_IMAGE_TYPES=IMAGE_TYPES,
         UPLOAD_AUDIO_TYPES=AUDIO_TYPES,
+        SUBAGENT_WINDOW=SUBAGENT_WINDOW,
     )
     env.filters.update(
         markdown=markdown_filter,
