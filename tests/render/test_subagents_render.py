@@ -16,11 +16,12 @@ from webclient.viewmodel.thread import Thread
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert(2)</script>"'
 MAIN = "main"
+RENDERER = Renderer()
 
 
 def render(entry: Entry) -> str:
     context: dict[str, Any] = {"urls": Urls(), "static": Urls().static, "diff_mode": "unified", "csrf": "t"}
-    return Renderer().block("session.html", "entry", entry=entry, message=None, session=None, oob=None, **context)
+    return RENDERER.block("session.html", "entry", entry=entry, message=None, session=None, oob=None, **context)
 
 
 def child_of(*updates: tuple[str, dict[str, Any]]) -> Subagent:
@@ -56,3 +57,35 @@ def test_a_long_child_shows_its_newest_entries_and_says_how_many_are_not_shown()
     html = render(child_of((MAIN, announce), *notices))
     assert f"{50 - SUBAGENT_WINDOW} earlier entries of this subagent not shown." in html
     assert "step 49" in html and "step 9<" not in html and "step 10" in html
+
+
+def test_every_payload_in_every_subagent_field_is_inert_and_ids_stay_unique() -> None:
+    from tests.render.test_xss_corpus import page_problems
+    from tests.support.xss_payloads import PAYLOADS
+
+    updates: list[tuple[str, dict[str, Any]]] = [
+        (MAIN, {"sessionUpdate": "tool_call", "toolCallId": "task", "title": "T"})
+    ]
+    for index, payload in enumerate(PAYLOADS):
+        child, text = f"c{index}", {"type": "text", "text": payload}
+        updates += [
+            (MAIN, {"sessionUpdate": "subagent_update", "sessionId": child, "title": payload, "description": payload,
+                    "cwd": payload, "additionalDirectories": [payload], "capabilities": {"cancel": {}},
+                    "state": {"state": payload}}),
+            (MAIN, {"sessionUpdate": "session_message", "messageId": "task" if index == 0 else payload,
+                    "senderSessionId": MAIN, "recipientSessionId": child, "content": [text]}),
+            (child, {"sessionUpdate": "agent_message_chunk", "content": text}),
+            (child, {"sessionUpdate": "agent_thought_chunk", "content": text}),
+            (child, {"sessionUpdate": "tool_call", "toolCallId": payload, "title": payload, "kind": payload}),
+            (child, {"sessionUpdate": "subagent_update", "sessionId": f"g{index}", "title": payload}),
+            (child, {"sessionUpdate": "session_message_chunk", "messageId": payload, "content": text}),
+            (f"g{index}", {"sessionUpdate": "user_message_chunk", "content": text}),
+        ]  # fmt: skip
+    thread = Thread()
+    router = SubagentRouter(Subagents(thread))
+    for session_id, update in updates:
+        if not router.route({"sessionId": session_id, "update": update}, MAIN):
+            apply_update(thread, update)
+    assert router.registry.nested_in(thread.entries[0])  # type: ignore[arg-type]
+    html = "".join(render(entry) for entry in thread)
+    assert page_problems(html) == []
