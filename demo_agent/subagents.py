@@ -13,9 +13,9 @@ import asyncio
 import itertools
 from typing import Any
 
+from .edit_flow import TARGET
 from .turn import CHUNK_DELAY, STEP_DELAY, Turn, TurnCancelled, chunk_words
 
-TARGET = "calculator.py"
 PROMPT = f"Find where `{TARGET}` handles a division by zero, and say how."
 
 _RUNNING: dict[str, asyncio.Event] = {}

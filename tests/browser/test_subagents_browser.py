@@ -41,3 +41,25 @@ def test_a_nested_child_shows_its_work_and_stops_alone(start_server: ServerFacto
     expect(task).to_have_attribute("data-status", "failed")
     cancels = [m["params"] for m in server.received() if m.get("method") == "session/cancel"]
     assert cancels == [{"sessionId": "child-1"}]
+
+
+def test_the_demo_agents_subagent_works_nested_and_stops_alone(start_server: ServerFactory, page: Page) -> None:
+    # The demo agent runs in its workspace: PYTHONPATH makes it this checkout's (not an installed copy's).
+    server = start_server(agent=None, DEMO_AGENT_SPEED="1", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    open_session(page, server)
+    send_prompt(page, "subagent")
+    task = page.locator('[data-role="tool-call"]', has_text="Task: find how division by zero is handled").last
+    child = task.locator('[data-role="subagent"]')
+    expect(child.locator('[data-role="tool-call"]', has_text="Read src/calculator.py")).to_be_visible()
+    expect(child.locator('[data-role="subagent-state"]').first).to_have_text("Done", timeout=15_000)
+    expect(child.locator('[data-role="agent-message"]').last).to_contain_text("ZeroDivisionError")
+    expect(page.locator('[data-role="session-message"]', has_text="reply from Explorer")).to_contain_text("divide")
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+
+    send_prompt(page, "subagent")
+    task = page.locator('[data-role="tool-call"]', has_text="Task: find how division by zero is handled").last
+    child = task.locator('[data-role="subagent"]')
+    child.locator('[data-action="stop-subagent"]').click()
+    expect(child.locator('[data-role="subagent-state"]').first).to_have_text("Stopped")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text("You stopped the subagent")
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
