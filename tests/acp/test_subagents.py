@@ -148,3 +148,17 @@ def test_a_stop_needs_a_running_child_that_allows_it_and_a_sent_cancel_marks_it(
     assert router.cancel_sent({"sessionId": MAIN}) is False and router.cancel_sent({"sessionId": "b"}) is True
     send(router, thread, MAIN, announce("b", state={"state": "idle", "stopReason": "cancelled"}))
     assert not b.stopping and b.state == "idle"
+
+
+def test_a_permission_is_asked_on_the_thread_of_the_child_it_is_about() -> None:
+    router, thread, _ = setup()
+    send(router, thread, MAIN, announce("child-1"))
+    send(router, thread, MAIN, {"sessionUpdate": "tool_call", "toolCallId": "toolu_1", "title": "Task"})
+    meta = {"claudeCode": {"parentToolUseId": "toolu_1"}}
+    send(router, thread, MAIN, {"sessionUpdate": "tool_call", "toolCallId": "toolu_2", "title": "Edit", "_meta": meta})
+    child, classic = router.registry.child("child-1"), router.registry.child("parentToolUseId:toolu_1")
+    assert child is not None and classic is not None
+    assert router.permission_thread({"sessionId": "child-1", "toolCall": {"toolCallId": "x"}}) is child.thread
+    assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "toolu_2"}}) is classic.thread
+    assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "toolu_1"}}) is None
+    assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "new"}}) is None

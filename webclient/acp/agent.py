@@ -349,7 +349,7 @@ class AcpAgent:
             self.elicitations.complete(params)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        thread = self.subagents.registry.thread_of(params.get("sessionId"))  # a child's question: on its thread
+        thread = self.subagents.permission_thread(params)  # a child's question: on its thread
         return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:

@@ -104,6 +104,19 @@ class SubagentRouter:
         self.registry.stopping(child)
         return True
 
+    def permission_thread(self, params: dict[str, Any]) -> Thread | None:
+        """Where a ``session/request_permission`` is asked: its child's thread when it names a child session, or the
+        thread whose card it is about (claude's ``parentToolUseId`` form asks on the parent session about a card of
+        the child's); None for the session's own thread."""
+        thread = self.registry.thread_of(params.get("sessionId"))
+        if thread is not None or not len(self.registry):
+            return thread
+        tool_call = params.get("toolCall")
+        tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
+        if not isinstance(tool_call_id, str) or self.registry.main.tool_call(tool_call_id) is not None:
+            return None
+        return next((t for t in self._threads() if t.tool_call(tool_call_id) is not None), None)
+
     def asked_by(self, params: dict[str, Any]) -> str | None:
         """The child session a request of the agent's (a question) comes from, if it is one's."""
         child = self.registry.child(params.get("sessionId"))

@@ -62,6 +62,8 @@ class Subagent(Entry):
     """The user stopped it and it has not said that it stopped yet."""
     launched_by: str | None = None
     """The id of the tool call (in the parent's thread) that launched it, once known: it is shown in that card."""
+    card: ToolCall | None = field(default=None, init=False, repr=False)
+    """The card of that tool call (an agent may reuse its id for a later card: this one is it)."""
     thread: ChildThread = field(init=False, repr=False)
     parent: Thread = field(init=False, repr=False)
 
@@ -78,14 +80,12 @@ class Subagent(Entry):
     def shown_title(self) -> str:
         if self.title:
             return self.title
-        call = self.parent.tool_call(self.launched_by) if self.launched_by else None
-        return (call.title if call is not None else None) or "Subagent"
+        return (self.card.title if self.card is not None else None) or "Subagent"
 
     @property
     def home(self) -> Change:
         """What changes on the page when this child changes: the card it is nested in, else its own entry."""
-        call = self.parent.tool_call(self.launched_by) if self.launched_by else None
-        return call.change if call is not None else self.change
+        return self.card.change if self.card is not None else self.change
 
 
 @dataclass(eq=False)
@@ -182,7 +182,7 @@ class Subagents:
         call = child.parent.tool_call(tool_call_id)
         if child.launched_by is not None or call is None:
             return
-        child.launched_by = tool_call_id
+        child.launched_by, child.card = tool_call_id, call
         self._nested.setdefault(call, []).append(child)
         child.parent.listener(child.change)  # its own entry now shows nothing
         child.parent.listener(call.change)
