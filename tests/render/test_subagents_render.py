@@ -89,3 +89,19 @@ def test_every_payload_in_every_subagent_field_is_inert_and_ids_stay_unique() ->
     assert router.registry.nested_in(thread.entries[0])  # type: ignore[arg-type]
     html = "".join(render(entry) for entry in thread)
     assert page_problems(html) == []
+
+
+def test_the_markdown_export_quotes_a_childs_entries_under_its_title() -> None:
+    from webclient.render.export import thread_markdown
+
+    child = child_of(
+        (MAIN, {"sessionUpdate": "subagent_update", "sessionId": "c", "title": "Explorer <b>",
+                "state": {"state": "idle", "stopReason": "end_turn"}}),
+        ("c", {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Child says hi"}}),
+        (MAIN, {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": "c",
+                "recipientSessionId": MAIN, "content": [{"type": "text", "text": "The reply"}]}),
+    )  # fmt: skip
+    exported = thread_markdown(child.parent)
+    assert "> **Subagent:** Explorer \\<b\\> — *idle, end\\_turn*" in exported
+    assert "> Child says hi" in exported
+    assert "> **Received from another session:**\n>\n> The reply" in exported
