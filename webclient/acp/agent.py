@@ -336,10 +336,12 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
-        if self.loading_history:
-            self.history.take(params.get("update"))
+        main = self._session_id or self.known_session_id
+        if self.loading_history:  # the conversation shown already (its subagents too): only compared with it
+            if params.get("sessionId") in (main, None):
+                self.history.take(params.get("update"))
             return
-        if self.subagents.route(params, self._session_id or self.known_session_id):
+        if self.subagents.route(params, main):
             return  # a child's, or of a session this client does not know
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(params.get("update"))
