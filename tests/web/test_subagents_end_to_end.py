@@ -135,7 +135,9 @@ def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_aft
         async with ready_page(first) as (socket, nonce, session_id):
             await until(socket, 'data-agent-state="ready"')
             await socket.send(json.dumps({"action": "prompt", "prompt": "ask", "nonce": nonce}))
-            await until(socket, 'data-option-id="allow"')
+            frame = await until(socket, 'data-option-id="allow"')  # the session waits for the user, as for its own
+            if 'data-turn-state="awaiting-permission"' not in frame:
+                await until(socket, 'data-turn-state="awaiting-permission"', seconds=5)
             await socket.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "allow"}))
             await socket.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "reject"}))
             await until(socket, 'data-role="question-asker"')

@@ -106,6 +106,7 @@ class Session:
             self.uploads,
             self._changed,
             self._tasks,
+            self.subagents,
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
 

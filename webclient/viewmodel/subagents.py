@@ -205,6 +205,11 @@ class Subagents:
             thread.add_entry(message)
         return message
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a child's permission question waits for the user."""
+        return any(child.thread.pending_permissions for child in self._children.values())
+
     def interrupted(self) -> None:
         """The server stopped while the session's turn ran (it was rebuilt from its journal): the children's open
         questions can no longer be answered, and what they were doing is not known."""
