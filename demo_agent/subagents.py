@@ -108,7 +108,7 @@ async def _work(child: Child) -> str:
     search = await child.tool("Search for ZeroDivisionError", "search")
     await child.pause(STEP_DELAY * 3)
     lines = [f"{n}: {line.strip()}" for n, line in enumerate(source.splitlines(), 1) if "Zero" in line or "/ " in line]
-    await child.done(search, "\n".join(lines[:5]) or "No match.")
+    await child.done(search, "```\n" + "\n".join(lines[:5]) + "\n```" if lines else "No match.")
     await child.pause(STEP_DELAY * 3)
     return await child.say(
         f"`divide` in `{TARGET}` divides without a check, so Python raises `ZeroDivisionError` for a zero divisor; "
