@@ -158,3 +158,28 @@ def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_aft
     stop(first, signal.SIGKILL)
     second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
     assert thread_html(session_page(second, session_id)) == before
+
+
+def test_a_child_at_work_when_the_server_died_shows_its_state_unknown_after_a_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+
+    async def scenario() -> str:
+        async with ready_page(first) as (socket, nonce, session_id):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "wait", "nonce": nonce}))
+            await until(socket, "Grandchild words")
+        return session_id
+
+    session_id = asyncio.run(scenario())
+    asyncio.run(asyncio.sleep(0.5))
+    stop(first, signal.SIGKILL)
+    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    thread = thread_html(session_page(second, session_id))
+    assert between(thread, 'data-session-id="child-1"', 'data-role="subagent-state">Unknown<', "Grandchild words")
+    assert 'data-role="subagent-state">Working' not in thread and 'data-action="stop-subagent"' not in thread
+    stop(second, signal.SIGTERM)
+    third = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    assert thread_html(session_page(third, session_id)) == thread  # and so at every later rebuild
