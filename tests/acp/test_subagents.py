@@ -162,3 +162,25 @@ def test_a_permission_is_asked_on_the_thread_of_the_child_it_is_about() -> None:
     assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "toolu_2"}}) is classic.thread
     assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "toolu_1"}}) is None
     assert router.permission_thread({"sessionId": MAIN, "toolCall": {"toolCallId": "new"}}) is None
+
+
+def test_a_message_between_sessions_says_whom_it_is_to_or_from() -> None:
+    router, thread, _ = setup()
+    send(router, thread, MAIN, announce("child-1", title="Explorer"))
+    send(router, thread, "child-1", announce("grand-1", title="Helper"))
+
+    def heading(session_id: str, sender: str, recipient: str) -> str:
+        message_id = f"{session_id}-{sender}-{recipient}"
+        send(router, thread, session_id, {"sessionUpdate": "session_message", "messageId": message_id,
+                                          "senderSessionId": sender, "recipientSessionId": recipient})  # fmt: skip
+        owner = router.registry.thread_of(session_id) or thread
+        message = next(e for e in owner.entries if isinstance(e, SessionMessage) and e.message_id == message_id)
+        return router.registry.heading(message)
+
+    assert heading(MAIN, MAIN, "child-1") == "→ sent to Explorer"
+    assert heading(MAIN, "child-1", MAIN) == "← reply from Explorer"
+    assert heading("child-1", MAIN, "child-1") == "← from the parent session"
+    assert heading("child-1", "child-1", "grand-1") == "→ sent to Helper"
+    assert heading("child-1", "grand-1", "child-1") == "← reply from Helper"
+    assert heading("grand-1", "child-1", "grand-1") == "← from Explorer"
+    assert heading("grand-1", "grand-1", "child-1") == "→ sent to Explorer"

@@ -154,6 +154,15 @@ class Subagents:
         child = self.child(session_id)
         return child.shown_title if child is not None else None
 
+    def heading(self, message: SessionMessage) -> str:
+        """How a message between sessions is introduced: sent to whom, a reply from a child, or from whom."""
+        other = self.child(message.counterpart)
+        title = other.shown_title if other is not None else "the parent session"
+        if message.sent:
+            return f"\u2192 sent to {title}"
+        own = self.thread_of(message.own) or self.main
+        return f"\u2190 reply from {title}" if other is not None and other.parent is own else f"\u2190 from {title}"
+
     def announce(self, parent: Thread, session_id: str) -> Subagent | None:
         """The child ``session_id`` (announced on the session whose thread is ``parent``), made on first sight: an
         entry of ``parent`` where it was announced. None past `MAX_CHILDREN`."""
