@@ -105,3 +105,13 @@ def test_the_markdown_export_quotes_a_childs_entries_under_its_title() -> None:
     assert "> **Subagent:** Explorer \\<b\\> — *idle, end\\_turn*" in exported
     assert "> Child says hi" in exported
     assert "> **Received from another session:**\n>\n> The reply" in exported
+
+
+def test_a_display_only_terminal_a_child_reports_shows_its_output_in_the_childs_card() -> None:
+    meta = {"terminal_info": {"terminal_id": "t1"}, "terminal_output": {"terminal_id": "t1", "data": "hello-term\n"}}
+    child = child_of(
+        (MAIN, {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "running"}}),
+        ("c", {"sessionUpdate": "tool_call", "toolCallId": "run", "title": "Run", "kind": "execute", "_meta": meta}),
+    )
+    html = render(child)
+    assert "hello-term" in html and 'id="sub1-entry-1-term-1"' in html and "(no output)" not in html
