@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.content import ContentBlock, TextBlock
 from webclient.viewmodel.entries import Entry, ToolCall
-from webclient.viewmodel.thread import Thread
+from webclient.viewmodel.thread import Listener, Thread
 
 E = TypeVar("E", bound=Entry)
 
@@ -25,12 +25,15 @@ RUNNING_STATES = frozenset({"running", "requires_action"})
 MAX_CHILDREN = 500
 """Children kept per session: an agent that announces more is not followed further (their traffic is dropped)."""
 
+MAX_MESSAGES = 5000
+"""Inter-session messages whose id is remembered (a chunk of an older one starts a message of its own)."""
+
 
 class ChildThread(Thread):
     """A child's thread: a `Thread` whose entries' element ids carry the child's prefix (``sub3-entry-1``), so that
     they never clash with the session's (``entry-1``) when both are on the page."""
 
-    def __init__(self, scope: str, report: Any) -> None:
+    def __init__(self, scope: str, report: Listener) -> None:
         super().__init__(listener=report, max_entries=1000)
         self.scope = scope
 
@@ -211,6 +214,8 @@ class Subagents:
         if message is None:
             message = SessionMessage(seq=0, turn=thread.turn, message_id=message_id, own=own)
             self._messages[key] = message
+            if len(self._messages) > MAX_MESSAGES:
+                del self._messages[next(iter(self._messages))]
             thread.add_entry(message)
         return message
 
