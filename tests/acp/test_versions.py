@@ -50,10 +50,11 @@ def test_a_v2_initialize_offers_only_v2_capabilities_and_is_valid() -> None:
     params = DIALECTS[2].initialize_params(V1_CAPABILITIES)
     valid_v2(params, "InitializeRequest")
     assert params["protocolVersion"] == 2 and params["info"]["name"] == "acp-webclient"
-    assert set(params["capabilities"]) == {"elicitation", "_meta"}  # no fs, no terminal; auth.terminal is off
-    with_terminal = DIALECTS[2].initialize_params({**V1_CAPABILITIES, "auth": {"terminal": True}})
-    assert with_terminal["capabilities"]["auth"] == {"terminal": {}}
-    valid_v2(with_terminal, "InitializeRequest")
+    assert set(params["capabilities"]) == {"auth", "elicitation", "_meta"}  # no fs, no terminal, no session
+    assert params["capabilities"]["auth"] == {"terminal": {}}  # v1's true is v2's {}
+    without_terminal = DIALECTS[2].initialize_params({**V1_CAPABILITIES, "auth": {"terminal": False}})
+    assert "auth" not in without_terminal["capabilities"]
+    valid_v2(without_terminal, "InitializeRequest")
 
 
 def test_a_v1_initialize_is_as_before() -> None:

@@ -266,6 +266,9 @@ class AapAgent:
             self._stream.cancel()
         return asyncio.sleep(0)
 
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        return asyncio.sleep(0)  # AAP v3 has no child sessions
+
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.asking.answer(request_id, option_id)
 

@@ -21,18 +21,20 @@ from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
-from webclient.acp.controls import apply_session_result, settings
+from webclient.acp.controls import apply_session_result
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
-from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
+from webclient.acp.requests import SessionRequests
+from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
+from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SessionUpdates, content_block
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
@@ -43,7 +45,6 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
-    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
@@ -62,7 +63,7 @@ STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
 
 
-class AcpAgent:
+class AcpAgent(SessionRequests):
     """One session's ACP agent: `AgentDriver` for the session, `ClientHandler` for the connection.
 
     The protocol log and the stderr log last as long as the session, across Retry's fresh processes.
@@ -75,6 +76,7 @@ class AcpAgent:
         self.permissions = Permissions(host.thread, host.changed)
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
+        self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
@@ -105,7 +107,7 @@ class AcpAgent:
         version its settings ask. A v1 answer to a v2 ``initialize`` starts the agent again with a v1 one when this
         session serves files or terminals, which a v2 ``initialize`` cannot offer (a v1 agent would do without)."""
         asked, served = self.host.spec.acp_protocol, self.client_methods.capabilities()
-        capabilities = {**served, **ELICITATION, **BASE_CAPABILITIES}
+        capabilities = {**served, **ELICITATION, **SUBAGENTS, **BASE_CAPABILITIES}
         result = await answer(initialize(await self._spawn(), asked, capabilities))
         if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
             await self.close()  # nothing was opened: only the process stops
@@ -196,24 +198,6 @@ class AcpAgent:
             self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
 
-    def _offers(self, capability: str) -> bool:
-        """Whether the agent offers ``session/<capability>`` (v1: ``sessionCapabilities``; v2: the baseline too)."""
-        return capability in self.greeting.session_methods
-
-    async def set_title(self, title: str) -> None:
-        if self._offers("title") and self._session_id is not None:
-            connection, session_id = self._in_session()
-            await answer(connection.session_request("session/set_title", session_id, title=title))
-
-    async def forget(self) -> None:
-        if self._offers("delete") and self._session_id is not None:
-            connection, session_id = self._in_session()
-            await answer(connection.session_request("session/delete", session_id))
-
-    async def list_sessions(self) -> list[AgentSession] | None:
-        """``session/list``, every page of it, when the agent offers it."""
-        return await answer(list_all(self._connected())) if self._offers("list") else None
-
     def reloading(self, method: str, params: dict[str, Any]) -> bool:
         """Whether what the agent replays now is already shown: ``session/load`` (v2: ``replayFrom``) of the
         conversation this thread holds (its history is shown when the user chose an agent's session to continue)."""
@@ -225,9 +209,6 @@ class AcpAgent:
         if isinstance(session_id, str):
             self._session_id = self.known_session_id = session_id
         apply_session_result(self.host.controls, result)
-
-    async def sign_in(self, method_id: str) -> None:
-        await answer(self._connected().authenticate(method_id, self.dialect.sign_in_method))
 
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
         connection, session_id = self._in_session()
@@ -255,10 +236,6 @@ class AcpAgent:
             if stopped:
                 return "cancelled"  # stopped before the agent took the prompt in (claude-agent-acp's queue)
             raise
-
-    async def sign_out(self) -> None:
-        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout; v2: ``auth/logout``)."""
-        await answer(self._connected().peer.request(self.dialect.sign_out_method, {}))
 
     async def steer(self, prompt: Sequence[PromptBlock]) -> None:
         """``_session/steering`` (claude-agent-acp, codex-acp: advertised as ``_meta.steering.supported``)."""
@@ -288,6 +265,11 @@ class AcpAgent:
         self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        """Stop a child session's work (``session/cancel`` with its id), when it runs and the agent allows it."""
+        stoppable = self.subagents.stop(session_id)
+        return self._notify_cancel(self._connection if stoppable else None, session_id)
+
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
         if connection is not None and session_id is not None:
             await answer(connection.cancel(session_id))
@@ -297,22 +279,6 @@ class AcpAgent:
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
-
-    async def set_mode(self, mode_id: str) -> None:
-        connection, session_id = self._in_session()
-        await answer(connection.set_mode(session_id, mode_id))
-        self.host.controls.set_current_mode(mode_id)
-
-    async def set_model(self, model_id: str) -> None:
-        connection, session_id = self._in_session()
-        await answer(connection.set_model(session_id, model_id))
-        self.host.controls.set_current_model(model_id)
-
-    async def set_setting(self, setting_id: str, value: str | bool) -> None:
-        connection, session_id = self._in_session()
-        result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
-        if isinstance(result.get("configOptions"), list):  # the agent's complete settings
-            self.host.controls.set_settings(settings(result["configOptions"]))
 
     def diagnose(self) -> Diagnosis:
         stray = self._connection.peer.stray_responses if self._connection is not None else 0
@@ -359,14 +325,16 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
-        update = params.get("update")
-        if self.loading_history:
-            self.history.take(update)
+        update, main = params.get("update"), self._session_id or self.known_session_id
+        if self.loading_history:  # the conversation shown already (its subagents too): only compared with it
+            if params.get("sessionId") in (main, None):
+                self.history.take(update)
             return
+        if self.subagents.route(params, main):
+            return  # a child's, or of a session this client does not know
         if self.turns.echoes(update):
             return  # the prompt this client sent, shown already
-        ours = params.get("sessionId") in (None, self._session_id)  # not a subagent's session
-        if ours and isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
             if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
                 self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
@@ -384,11 +352,13 @@ class AcpAgent:
         self.host.changed(Region.STATUS)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
+        thread = self.subagents.permission_thread(params)  # a child's question: on its thread
+        return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         if method == "elicitation/create":
-            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping)
+            asked_by = self.subagents.asked_by(params)  # a child's question: labelled with it
+            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping, asked_by=asked_by)
         handler = self.client_methods.handler(method)
         return handler(params) if handler is not None else None
 

@@ -101,7 +101,7 @@ class ProtocolReplay:
                 self._ours.clear()
                 self._questions.clear()
             if method == "session/cancel":
-                self.agent.cancelling = True
+                self.agent.cancelling = self.agent.cancelling or not self.agent.subagents.cancel_sent(params)
             elif "id" in message:
                 sent = params if isinstance(params, dict) else {}
                 self._ours[message["id"]] = (method, sent)
@@ -122,7 +122,7 @@ class ProtocolReplay:
         else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.host.thread.answer_permission(request_id, chosen if isinstance(chosen, str) else None)
+            self.agent.permissions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")

@@ -277,7 +277,10 @@ THREAD_FOLDS: dict[str, ThreadFold] = {
 }
 """The thread's part of the dispatch table of every ``sessionUpdate``; the controls' is `CONTROL_FOLDS`."""
 
-KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES
+SUBAGENT_UPDATES = frozenset({"subagent_update", "session_message", "session_message_chunk"})
+"""Child sessions and the messages between sessions: folded by `webclient.acp.subagents`."""
+
+KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES | SUBAGENT_UPDATES
 """Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
 
 

@@ -131,6 +131,7 @@ ACTIONS: dict[str, Action] = {
         _text(message, "request_id"), _text(message, "option_id")
     ),
     "cancel": lambda session, live, message: session.cancel(),
+    "cancel_subagent": lambda session, live, message: session.cancel_subagent(_text(message, "session_id")),
     "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
     "close_sign_in_terminal": lambda session, live, message: session.close_sign_in_terminal(),
