@@ -282,8 +282,8 @@ class AcpAgent(SessionRequests):
         if connection is not None and session_id is not None:
             await answer(connection.cancel(session_id))
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        self.permissions.answer(request_id, option_id)
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        self.permissions.answer(request_id, option_id)  # ACP's answer has no reason
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)

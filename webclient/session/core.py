@@ -307,18 +307,18 @@ class Session:
         self._record_action("stop_subagent", session_id=session_id)
         self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        """Answer the agent's question: once the answer is stored (a restart then shows it given), it is shown as
-        given and sent."""
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        """Answer the agent's question (``reason``: why, when the option asks): once the answer is stored (a
+        restart then shows it given), it is shown as given and sent."""
         self._record_action("permission", request_id=request_id, option_id=option_id)
         if self.recorder is NO_RECORDER:
-            self.agent.answer_permission(request_id, option_id)
+            self.agent.answer_permission(request_id, option_id, reason)
         else:
-            self._tasks.spawn(self._answer_when_stored(request_id, option_id), "answer")
+            self._tasks.spawn(self._answer_when_stored(request_id, option_id, reason), "answer")
 
-    async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
+    async def _answer_when_stored(self, request_id: str, option_id: str, reason: str) -> None:
         await self.recorder.flush()
-        self.agent.answer_permission(request_id, option_id)
+        self.agent.answer_permission(request_id, option_id, reason)
 
     def rename(self, title: str) -> None:
         """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
