@@ -37,7 +37,7 @@ from webclient.session.turns import Turns, TurnState
 from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
-from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.controls import SECRET_SET, SessionControls
 from webclient.viewmodel.questions import Question, form_values
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
@@ -387,7 +387,8 @@ class Session:
         self.control_changes.set_model(model_id)
 
     def set_setting(self, setting_id: str, value: str) -> None:
-        self._record_action("setting", setting_id=setting_id, value=value)
+        secret = getattr(self.controls.setting(setting_id), "secret", False)
+        self._record_action("setting", setting_id=setting_id, value=SECRET_SET if secret else value)
         self.control_changes.set_setting(setting_id, value)
 
     def _record_action(self, action: str, **arguments: object) -> None:
