@@ -19,6 +19,7 @@ def test_the_remote_demo_calls_tools_in_parallel_and_asks_before_deploying(
     page.click('[data-action="new-session"][data-agent="demo-remote"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
     expect(page.locator("h1")).to_have_text("AAP demo agent")
+    expect(page.locator('[data-action="protocol-log"]')).to_have_count(0)  # its traffic is HTTP: no JSON-RPC log
     for label in ("Use Web search", "Run Web search without asking", "Use Deploy a preview"):
         page.get_by_label(label).check()
         expect(page.get_by_label(label)).to_be_checked()
