@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking
 from webclient.aap.client import AapClient, AapHttpError
-from webclient.aap.fold import EventFold
+from webclient.aap.fold import TERMINAL_SHOWN, EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
 from webclient.aap.prompt import prompt_content
@@ -37,7 +37,6 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus
-from webclient.viewmodel.content import TerminalRef
 
 T = TypeVar("T")
 
@@ -251,8 +250,7 @@ class AapAgent:
         self.fold.status(call.id, "in_progress")
 
         def show_terminal(terminal_id: str) -> None:
-            raw = {"type": "terminal", "terminalId": terminal_id}
-            self.host.thread.append_tool_content(call.id, TerminalRef(terminal_id=terminal_id, raw=raw), raw)
+            self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
 
         answer = await self.hands.run(call.name, call.input, show_terminal)
         self.fold.result(call.id, answer.text, "failed" if answer.failed else "completed")
