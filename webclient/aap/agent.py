@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking
 from webclient.aap.client import AapClient, AapHttpError
-from webclient.aap.fold import TERMINAL_SHOWN, EventFold
+from webclient.aap.fold import CALL_OUTCOME, TERMINAL_SHOWN, EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
 from webclient.aap.prompt import prompt_content
@@ -221,14 +221,7 @@ class AapAgent:
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
         """Every open call answered, in one list: client tools run (asked first when they change things), server
         tools granted or denied. The questions are all on the page at once; the answers go back together."""
-        return list(await asyncio.gather(*(self._answered(open_call) for open_call in open_calls)))
-
-    async def _answered(self, open_call: OpenCall) -> dict[str, Any]:
-        """One call's answer, journalled as soon as it is known (the others may keep the re-submission waiting for
-        long: a restart meanwhile still shows what this one did)."""
-        message = await self._answer_call(open_call)
-        self._record("out", {"answered": message})
-        return message
+        return list(await asyncio.gather(*(self._answer_call(open_call) for open_call in open_calls)))
 
     async def _answer_call(self, open_call: OpenCall) -> dict[str, Any]:
         call = open_call.call
@@ -236,24 +229,24 @@ class AapAgent:
             chosen, reason = await self.asking.ask(call.id, SERVER_OPTIONS)
             granted = chosen == ALLOW
             if not granted:
-                self.fold.result(call.id, denial(reason), "failed")
+                self._card(call.id, "failed", denial(reason))
             else:
-                self.fold.status(call.id, "in_progress")
+                self._card(call.id, "in_progress")
             return tool_permission(call.id, granted, reason if not granted else None)
         if call.name in CHANGES_THINGS and call.name not in self.asking.allowed_tools:
             chosen, _ = await self.asking.ask(call.id, CLIENT_OPTIONS)
             if chosen == ALWAYS:
                 self.asking.allowed_tools.add(call.name)
             elif chosen != ALLOW:
-                self.fold.result(call.id, "The person did not let this tool run.", "failed")
+                self._card(call.id, "failed", "The person did not let this tool run.")
                 return tool_result(call.id, "The person did not let this tool run.")
-        self.fold.status(call.id, "in_progress")
+        self._card(call.id, "in_progress")
 
         def show_terminal(terminal_id: str) -> None:
             self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
 
         answer = await self.hands.run(call.name, call.input, show_terminal)
-        self.fold.result(call.id, answer.text, "failed" if answer.failed else "completed")
+        self._card(call.id, "failed" if answer.failed else "completed", answer.shown)
         return tool_result(call.id, answer.text)
 
     def cancel(self) -> Awaitable[None]:
@@ -340,20 +333,12 @@ class AapAgent:
             self.fold.take(TurnEvent(record["event"], data if isinstance(data, dict) else {}))
         elif direction == "in" and isinstance(record, dict) and isinstance(record.get("sessionId"), str):
             self.known_session_id = record["sessionId"]
-        elif direction == "out" and isinstance(record, dict) and "answered" in record:
-            self._show_answer_again(record["answered"])
         elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
             self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
 
-    def _show_answer_again(self, message: Any) -> None:
-        if not isinstance(message, dict) or not isinstance(message.get("toolCallId"), str):
-            return
-        call_id = message["toolCallId"]
-        if message.get("role") == "tool":
-            self.fold.result(call_id, message.get("content"), "completed")
-        elif message.get("role") == "tool_permission" and message.get("granted") is not True:
-            reason = message.get("reason")
-            self.fold.result(call_id, denial(reason if isinstance(reason, str) else ""), "failed")
+    def _card(self, call_id: str, status: str, content: Any = None) -> None:
+        """What the client did about a call, on its card (and in the journal): running, or its outcome."""
+        self._show(TurnEvent(CALL_OUTCOME, {"toolCallId": call_id, "status": status, "content": content}))
 
     def _show(self, event: TurnEvent) -> None:
         """An event on the thread, and in the journal (which shows it again after a restart)."""

@@ -18,6 +18,8 @@ from webclient.viewmodel.thread import Thread
 
 TERMINAL_SHOWN = "client_terminal"
 """Not an AAP event: the client's own record that one of its commands runs in a terminal shown on the call's card."""
+CALL_OUTCOME = "client_outcome"
+"""Not an AAP event either: what the client did about a call (ran it, ran it and got this, denied it)."""
 
 TOOL_KINDS = {
     "read_file": "read",
@@ -88,6 +90,11 @@ class EventFold:
             self.result(data["toolCallId"], data.get("content"), "completed")
         elif name == "turn_stop":
             self._message.clear()
+        elif name == CALL_OUTCOME and isinstance(data.get("toolCallId"), str) and isinstance(data.get("status"), str):
+            if data.get("content") is None:
+                self.status(data["toolCallId"], data["status"])
+            else:
+                self.result(data["toolCallId"], data["content"], data["status"])
         elif (
             name == TERMINAL_SHOWN
             and isinstance(data.get("toolCallId"), str)

@@ -108,7 +108,14 @@ CHANGES_THINGS = frozenset({"write_file", "run_command"})
 @dataclass(frozen=True, slots=True)
 class ToolAnswer:
     text: str
+    """What the agent is told."""
     failed: bool = False
+    card: str | None = None
+    """What the call's card shows, when not ``text`` (a command's card has its terminal: just how it ended)."""
+
+    @property
+    def shown(self) -> str:
+        return self.card if self.card is not None else self.text
 
 
 class Hands:
@@ -237,4 +244,4 @@ class Hands:
         output, truncated, _ = process.output()
         said = f"exit code {status.exit_code}" if status.signal is None else f"killed by {status.signal}"
         cut = " (output truncated)" if truncated else ""
-        return ToolAnswer(f"{said}{cut}\n{output[-MAX_OUTPUT_CHARS:]}", failed=status.exit_code != 0)
+        return ToolAnswer(f"{said}{cut}\n{output[-MAX_OUTPUT_CHARS:]}", failed=status.exit_code != 0, card=said + cut)
