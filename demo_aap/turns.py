@@ -124,11 +124,7 @@ class Turn:
                 inline.append((call_id, name, arguments))
         for call_id, name, arguments in inline:
             yield self._tool_result(call_id, run_server_tool(name, arguments))
-        self._close()
-        if self.session.unresolved():
-            yield "turn_stop", {"stopReason": "tool_use"}
-            return
-        async for event in self._summary():
+        async for event in self._wait_or_sum_up():
             yield event
 
     async def _changes(self) -> AsyncIterator[Event]:
@@ -144,6 +140,11 @@ class Turn:
             yield await self._tool_call(
                 f"call_{uuid.uuid4().hex[:8]}", "run_command", {"command": "ls", "args": ["-1"]}
             )
+        async for event in self._wait_or_sum_up():
+            yield event
+
+    async def _wait_or_sum_up(self) -> AsyncIterator[Event]:
+        """After a round of calls: stop for ``tool_use`` if any waits for the client, else say what came back."""
         self._close()
         if self.session.unresolved():
             yield "turn_stop", {"stopReason": "tool_use"}
