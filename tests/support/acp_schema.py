@@ -58,6 +58,12 @@ def _definitions(version: int) -> dict[tuple[str, str], str]:
     return found
 
 
+LEGACY = {"session/set_model"}
+"""Methods the client still sends though the schema dropped them: ``session/set_model`` (unstable, removed in
+June 2026 for config options of category ``model``) is served by 16 of the registry's agents, Gemini CLI among
+them, and sent only to an agent that offered ``models`` in its session's answer."""
+
+
 def _version(value: Any) -> int:
     return value if value in (1, 2) else 1
 
@@ -113,8 +119,8 @@ def _problem(message: dict[str, Any], version: int, asked: dict[Any, str]) -> st
         if "error" in message:
             return _checked(message["error"], "Error", version)
         kind, instance = "response", message.get("result")
-    if method is None or method.startswith("_"):
-        return None  # an answer to a request never seen (the journal was cut), or an extension
+    if method is None or method.startswith("_") or method in LEGACY:
+        return None  # an answer to a request never seen (the journal was cut), an extension, or a legacy method
     definition = _definitions(version).get((method, kind))
     if definition is None:
         return f"the v{version} schema has no {kind} {method}"
