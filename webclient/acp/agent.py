@@ -22,6 +22,7 @@ from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
+from webclient.acp.entity_cancel import cancel_entity
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
 from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
@@ -266,6 +267,11 @@ class AcpAgent:
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
+
+    async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        connection, session_id = self._in_session()
+        host = self.host
+        await _answer(cancel_entity(connection.peer, host.thread, host.changed, session_id, kind, entity_id))
 
     async def set_mode(self, mode_id: str) -> None:
         connection, session_id = self._in_session()

@@ -10,6 +10,7 @@ from typing import Any
 
 from webclient.acp.updates import permission_options, tool_call_patch
 from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.entries import PermissionPrompt
 from webclient.viewmodel.thread import Thread
 
 Outcome = dict[str, Any]
@@ -34,8 +35,11 @@ class Permissions:
         request_id = f"q{self.asked}"
         tool_call = params.get("toolCall")
         subject = params.get("subject")
-        if not isinstance(tool_call, dict) and isinstance(subject, dict):
+        subject = subject if isinstance(subject, dict) else {}
+        if not isinstance(tool_call, dict):
             tool_call = subject.get("toolCall")  # the v2 draft's shape
+        if not isinstance(tool_call, dict) and isinstance(subject.get("toolCallId"), str):
+            tool_call = {"toolCallId": subject["toolCallId"]}  # a command the agent runs for a tool call it showed
         if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
             raw = {k: v for k, v in tool_call.items() if k != "toolCallId"}
             call = self.thread.upsert_tool_call(tool_call["toolCallId"], tool_call_patch(tool_call), raw)
@@ -55,6 +59,8 @@ class Permissions:
                 future.set_result(_outcome(option_id))
 
         prompt = self.thread.ask_permission(call, request_id, options, answered)
+        _describe(prompt, params, subject)
+        self.changed(call.change)
 
         def withdrawn(done: asyncio.Future[Outcome]) -> None:
             if done.cancelled() and prompt.state == "pending":  # the agent withdrew it ($/cancel_request)
@@ -76,6 +82,18 @@ class Permissions:
     def settle(self) -> None:
         """Answer every open question ``cancelled`` (the turn was stopped, or it is over)."""
         self.thread.settle_permissions()
+
+
+def _describe(prompt: PermissionPrompt, params: dict[str, Any], subject: dict[str, Any]) -> None:
+    """What the v2 draft's request says of itself: its title and description, and a ``command`` subject's command
+    and working directory (shown as the agent's text; the answer offers only the agent's options)."""
+    prompt.title, prompt.description = _str(params.get("title")), _str(params.get("description"))
+    if subject.get("type") == "command":
+        prompt.command, prompt.cwd = _str(subject.get("command")), _str(subject.get("cwd"))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _outcome(option_id: str | None) -> Outcome:

@@ -131,6 +131,7 @@ ACTIONS: dict[str, Action] = {
         _text(message, "request_id"), _text(message, "option_id")
     ),
     "cancel": lambda session, live, message: session.cancel(),
+    "cancel_entity": lambda session, live, message: session.cancel_entity(_text(message, "kind"), _text(message, "id")),
     "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
     "retry": lambda session, live, message: session.retry(),

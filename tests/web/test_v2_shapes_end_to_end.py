@@ -1,0 +1,124 @@
+"""End to end: the v2 draft's shapes (``tests/agents/v2shapes_agent.py``, on a v1 connection) through a real server,
+live over the page's socket, on the page, escaped, and the same after a restart; and per-entity cancel, sent only for
+what advertises it."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+from websockets.asyncio.client import ClientConnection
+
+from tests.support.html import parse, squash
+from tests.support.restarts import PERMISSION_ASKED, ready_page, session_page, stop, thread_html, until
+from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.waiting import received
+
+V2_AGENT = f"{sys.executable} {AGENTS / 'v2shapes_agent.py'}"
+
+
+async def tour(server: Server) -> str:
+    """A session that runs the tour, answering its permission request with the agent's custom option."""
+    async with ready_page(server) as (socket, nonce, session_id):
+        await until(socket, 'data-agent-state="ready"')
+        await socket.send(json.dumps({"action": "prompt", "prompt": "tour of v2", "nonce": nonce}))
+        frame = await until(socket, PERMISSION_ASKED)
+        request_id = re.search(r'"request_id": "([^"]+)"', frame)
+        assert request_id is not None
+        answer = {"action": "permission", "request_id": request_id.group(1), "option_id": "later"}
+        await socket.send(json.dumps(answer))
+        await until_idle(socket)
+    return session_id
+
+
+async def until_idle(socket: ClientConnection) -> None:
+    async with asyncio.timeout(30):
+        while 'data-turn-state="idle"' not in html.unescape(str(await socket.recv())):
+            pass
+
+
+def test_the_v2_shapes_show_escaped_live_and_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    workspace = tmp_path / "workspace"
+    first = start_server(agent=V2_AGENT, workspace=workspace, **env)
+    session_id = asyncio.run(tour(first))
+    shown = thread_html(session_page(first, session_id))
+    text = squash(parse(shown).text)
+    # Messages by id: the prompt named by the agent's user_message, m1 whole although a thought came between, m2
+    # replaced by its upsert.
+    assert shown.count('data-role="user-message"') == 1
+    assert squash("First part, second part.") in text
+    assert squash("Replaced whole.") in text and "draft to be replaced" not in text
+    assert "<strong>whole</strong>" in shown
+    # The tool call created by tool_call_update: its name, a custom kind, a custom status shown generically.
+    assert 'data-tool-call-id="c1"' in shown and "edit_files" in text
+    assert 'data-status="_reviewing"' in shown and "Reviewing" in text
+    # The v2 diff: its files with their operations, and the patch's hunks drawn as rows.
+    for part in ("Modified", "Moved", "Touch", "Added", "old.py → ", "new.py", "binary image/png", "Binary file"):
+        assert squash(part) in text, part
+    assert '<tr class="d-del">' in shown and '<tr class="d-add">' in shown
+    assert "print(&#39;new &lt;script&gt;&#39;)" in shown
+    # The agent-owned terminal: its snapshot and chunks (a split UTF-8 character joined), size, exit.
+    assert squash("snapshot line café € done") in text
+    assert 'data-role="terminal-size">20×5' in shown and squash("exit 0") in text
+    # Plans by id: items with a cancelled entry, Markdown, a file plan that was removed.
+    assert 'data-status="cancelled"' in shown
+    assert "<strong>tests</strong>" in shown
+    assert squash("removed by the agent") in text and "PLAN.md" in text
+    # The v2 permission request: title, Markdown description, the command and cwd, the custom option chosen.
+    for part in ("Run a command", "rm -rf build", "in /work", "You chose: Ask me later"):
+        assert squash(part) in text, part
+    assert "<strong>deletes</strong>" in shown
+    assert "'outcome': 'selected', 'optionId': 'later'" in html.unescape(shown)
+    # Agent strings are text, never markup.
+    for tag in re.findall(r"<(img|script)\b[^>]*>", shown):
+        raise AssertionError(f"agent markup on the page: {tag}")
+    stop(first, signal.SIGTERM)
+
+    second = start_server(agent=V2_AGENT, workspace=workspace, **env)
+    assert thread_html(session_page(second, session_id)) == shown
+
+
+def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:
+    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace")
+
+    async def run() -> tuple[str, str]:
+        async with ready_page(server) as (socket, nonce, _):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "stoppable", "nonce": nonce}))
+            first = await until(socket, 'data-action="stop-terminal"')
+            # Not advertised, unknown, or of another kind: nothing is sent.
+            for kind, entity in (("tool_call", "fixed"), ("tool_call", "nope"), ("session", "long")):
+                await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
+            for kind, entity in (("tool_call", "long"), ("terminal", "srv"), ("tool_call", "long")):
+                await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
+            stopping = await until(socket, "Stopping…")
+            await until_idle(socket)
+            return first, stopping
+
+    first, stopping = asyncio.run(run())
+    assert first.count('data-action="stop-tool-call"') <= 1
+    assert 'data-role="stopping"' in stopping
+    cancels = [m for m in received(server.record_file) if str(m.get("method", "")).endswith("/cancel")]
+    assert [(m["method"], m["params"]) for m in cancels] == [
+        ("tool_call/cancel", {"sessionId": "v2shapes-1", "toolCallId": "long"}),
+        ("terminal/cancel", {"sessionId": "v2shapes-1", "terminalId": "srv"}),
+    ]
+    page = thread_html(session_page(server, _only_session(server)))
+    assert 'data-tool-call-id="long" data-kind="other" data-status="cancelled"' in page
+    assert "killed (SIGTERM)" in page
+    assert "stop-tool-call" not in page and "stop-terminal" not in page  # capabilities cleared: no Stop any more
+
+
+def _only_session(server: Server) -> str:
+    import httpx
+
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        found = re.findall(r'/sessions/([\w-]+)"', http.get("/").text)
+    assert found
+    return found[0]
