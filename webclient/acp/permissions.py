@@ -59,8 +59,7 @@ class Permissions:
                 future.set_result(_outcome(option_id))
 
         prompt = self.thread.ask_permission(call, request_id, options, answered)
-        _describe(prompt, params, subject)
-        self.changed(call.change)
+        _describe(prompt, params, subject)  # before the page renders the change ask_permission reported
 
         def withdrawn(done: asyncio.Future[Outcome]) -> None:
             if done.cancelled() and prompt.state == "pending":  # the agent withdrew it ($/cancel_request)

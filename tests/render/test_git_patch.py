@@ -1,0 +1,64 @@
+"""Tests for webclient.render.git_patch: a v2 diff's git patch as files and hunks of the rows every diff is drawn with;
+the agent's lines escaped, binary files and unusual headers shown sensibly, a long patch cut."""
+
+from __future__ import annotations
+
+from webclient.render import git_patch as module
+from webclient.render.git_patch import git_patch
+
+PATCH = """diff --git a/src/app.py b/src/app.py
+index 83db48f..bf269f4 100644
+--- a/src/app.py
++++ b/src/app.py
+@@ -10,4 +10,4 @@ def main():
+ keep = 1
+-old = "<b>"
++new = "<script>"
+--- not a header: a deleted line that starts with two dashes
+\\ No newline at end of file
+@@ -40 +40,2 @@
+ tail
++added
+diff --git a/logo.png b/logo.png
+new file mode 100644
+Binary files /dev/null and b/logo.png differ
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+"""
+
+
+def test_files_hunks_and_line_numbers() -> None:
+    app, logo, gone = git_patch(PATCH)
+    assert (app.path, app.added, app.removed, app.binary) == ("src/app.py", 2, 2, False)
+    first, second = app.hunks
+    assert first.header.startswith("@@ -10,4 +10,4 @@")
+    assert [(r.kind, r.old_no, r.new_no) for r in first.rows] == [
+        ("ctx", 10, 10),
+        ("del", 11, None),
+        ("add", None, 11),
+        ("del", 12, None),
+    ]
+    assert first.rows[-1].no_newline
+    assert [(r.kind, r.old_no, r.new_no) for r in second.rows] == [("ctx", 40, 40), ("add", None, 41)]
+    assert (logo.path, logo.binary, logo.hunks) == ("logo.png", True, [])
+    assert gone.path == "gone.txt" and [r.kind for r in gone.hunks[0].rows] == ["del"]
+
+
+def test_lines_are_escaped_text() -> None:
+    (app, *_) = git_patch(PATCH)
+    rows = app.hunks[0].rows
+    assert str(rows[1].html) == 'old = "&lt;b&gt;"'.replace('"', "&#34;")
+    assert "<script>" not in "".join(str(r.html) for h in app.hunks for r in h.rows)
+
+
+def test_text_that_is_not_a_patch_and_a_long_patch() -> None:
+    (only,) = git_patch("just some words\n+ and a plus")
+    assert only.path == "(patch)" and only.hunks == []
+    assert git_patch("") == []
+    long = "diff --git a/x b/x\n@@ -1,9000 +1,9000 @@\n" + " same\n" * 9000
+    (x,) = git_patch(long)
+    assert x.cut and sum(len(h.rows) for h in x.hunks) == module.MAX_ROWS
