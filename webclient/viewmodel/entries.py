@@ -125,9 +125,7 @@ class ToolCall(Entry):
         """Whether the agent advertises ``capabilities.cancel`` on it now (an object; anything else is no control),
         and it is not final: the only time ``tool_call/cancel`` may be sent."""
         capabilities = self.raw.get("capabilities")
-        return (
-            isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict) and not self.finished
-        )
+        return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict) and not self.finished
 
     @property
     def stopping(self) -> bool:
