@@ -51,8 +51,9 @@ class TerminalView:
 
     @property
     def shown_state(self) -> str:
-        """What a page compares to tell whether to re-render the terminal whole rather than append to it."""
-        return f"{self.state}:{self.resets}"
+        """What a page compares to tell whether to re-render the terminal whole (its head changed, or its output was
+        replaced) rather than append to its output."""
+        return repr((self.state, self.resets, self.stoppable, self.stop_asked, self.command, self.cwd, self.size))
 
     @property
     def stoppable(self) -> bool:
