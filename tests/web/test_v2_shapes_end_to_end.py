@@ -85,13 +85,17 @@ def test_the_v2_shapes_show_escaped_live_and_after_a_restart(start_server: Serve
 
 
 def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:
-    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace")
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
 
-    async def run() -> tuple[str, str]:
-        async with ready_page(server) as (socket, nonce, _):
+    async def run() -> tuple[str, str, str]:
+        async with ready_page(server) as (socket, nonce, session_id):
             await until(socket, 'data-agent-state="ready"')
             await socket.send(json.dumps({"action": "prompt", "prompt": "stoppable", "nonce": nonce}))
-            first = await until(socket, 'data-action="stop-terminal"')
+            frames = [await until(socket, 'data-tool-call-id="fixed"')]
+            while 'data-action="stop-terminal"' not in frames[-1]:
+                frames.append(html.unescape(str(await socket.recv())))
+            first = "".join(frames)
             # Not advertised, unknown, or of another kind: nothing is sent.
             for kind, entity in (("tool_call", "fixed"), ("tool_call", "nope"), ("session", "long")):
                 await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
@@ -99,9 +103,9 @@ def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactor
                 await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
             stopping = await until(socket, "Stopping…")
             await until_idle(socket)
-            return first, stopping
+            return first, stopping, session_id
 
-    first, stopping = asyncio.run(run())
+    first, stopping, session_id = asyncio.run(run())
     assert first.count('data-action="stop-tool-call"') <= 1
     assert 'data-role="stopping"' in stopping
     cancels = [m for m in received(server.record_file) if str(m.get("method", "")).endswith("/cancel")]
@@ -109,16 +113,13 @@ def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactor
         ("tool_call/cancel", {"sessionId": "v2shapes-1", "toolCallId": "long"}),
         ("terminal/cancel", {"sessionId": "v2shapes-1", "terminalId": "srv"}),
     ]
-    page = thread_html(session_page(server, _only_session(server)))
+    fixed = re.search(r'<article [^>]*data-tool-call-id="fixed".*?</article>', first, re.DOTALL)
+    assert fixed is not None and "stop-tool-call" not in fixed.group(0)
+    page = thread_html(session_page(server, session_id))
     assert 'data-tool-call-id="long" data-kind="other" data-status="cancelled"' in page
     assert "killed (SIGTERM)" in page
     assert "stop-tool-call" not in page and "stop-terminal" not in page  # capabilities cleared: no Stop any more
-
-
-def _only_session(server: Server) -> str:
-    import httpx
-
-    with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        found = re.findall(r'/sessions/([\w-]+)"', http.get("/").text)
-    assert found
-    return found[0]
+    # The user's Stops are journalled as actions, and the thread is the same after a restart.
+    stop(server, signal.SIGTERM)
+    second = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
+    assert thread_html(session_page(second, session_id)) == page
