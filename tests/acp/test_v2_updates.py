@@ -353,3 +353,13 @@ def test_a_replaced_message_is_rendered_anew_not_continued() -> None:
     entry.streaming = False
     final = "".join(docs.view(entry, 3.0).blocks)
     assert "first paragraph" not in final and "<strong>and</strong>" in final
+
+
+def test_a_message_id_is_looked_for_in_the_current_turn_only() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock("one")])
+    feed(thread, chunk("agent_message_chunk", "msg_1", "first turn"))
+    thread.end_turn()
+    thread.start_turn([TextBlock("two")])
+    feed(thread, chunk("agent_message_chunk", "msg_1", "second turn"))
+    assert [text for _, _, text in messages(thread)] == ["one", "first turn", "two", "second turn"]

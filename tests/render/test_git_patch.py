@@ -3,8 +3,15 @@ the agent's lines escaped, binary files and unusual headers shown sensibly, a lo
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
+from tests.support.html import parse, squash
 from webclient.render import git_patch as module
 from webclient.render.git_patch import git_patch
+from webclient.render.rendering import Renderer
+from webclient.viewmodel.content import DiffChanges, FileOperation
 
 PATCH = """diff --git a/src/app.py b/src/app.py
 index 83db48f..bf269f4 100644
@@ -62,3 +69,31 @@ def test_text_that_is_not_a_patch_and_a_long_patch() -> None:
     long = "diff --git a/x b/x\n@@ -1,9000 +1,9000 @@\n" + " same\n" * 9000
     (x,) = git_patch(long)
     assert x.cut and sum(len(h.rows) for h in x.hunks) == module.MAX_ROWS
+
+
+def render_changes(item: DiffChanges, mode: str) -> str:
+    session = SimpleNamespace(display_path=lambda path: path.removeprefix("/work/"))  # the workspace-relative path
+    return Renderer().page("_diff_changes.html", item=item, session=session, diff_mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["unified", "split"])
+def test_a_v2_diff_shows_its_files_and_its_patch_in_the_users_layout(mode: str) -> None:
+    changes = (
+        FileOperation("move", "/work/new.py", "/work/old.py"),
+        FileOperation("_chmod", "/work/<b>run.sh"),
+        FileOperation("add", "/work/logo.png", file_type="binary", mime_type="image/png"),
+    )
+    page = parse(render_changes(DiffChanges(changes, "git_patch", PATCH), mode))
+    text = squash(page.text)
+    for part in ("Moved old.py → new.py", "Chmod <b>run.sh", "Added logo.png binary image/png", "Binary file"):
+        assert squash(part) in text, part
+    assert not [e for e in page.elements if e.tag == "b" or e.tag == "script"]
+    table = next(e for e in page.elements if e.tag == "table")
+    assert table.attrs["class"] == f"d-table d-{mode}"
+    cells = [e for e in page.elements if e.tag in ("tr", "td") and "d-add" in (e.attrs.get("class") or "").split()]
+    assert cells  # the added lines, drawn as diff rows
+
+
+def test_a_patch_in_another_format_shows_as_its_text() -> None:
+    html = render_changes(DiffChanges((), "_svn", "Index: <x>"), "unified")
+    assert "A patch in the format" in html and "_svn" in html and "Index: &lt;x&gt;" in html

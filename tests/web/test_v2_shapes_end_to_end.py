@@ -12,6 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
+import httpx
 from websockets.asyncio.client import ClientConnection
 
 from tests.support.html import parse, squash
@@ -78,10 +79,19 @@ def test_the_v2_shapes_show_escaped_live_and_after_a_restart(start_server: Serve
     # Agent strings are text, never markup.
     for tag in re.findall(r"<(img|script)\b[^>]*>", shown):
         raise AssertionError(f"agent markup on the page: {tag}")
+    exported = export(first, session_id)
+    for part in ("- move `", "print('new <script>')", "**Plan** *(removed)*", "1. Write **tests**"):
+        assert part in exported, part
     stop(first, signal.SIGTERM)
 
     second = start_server(agent=V2_AGENT, workspace=workspace, **env)
     assert thread_html(session_page(second, session_id)) == shown
+    assert export(second, session_id) == exported
+
+
+def export(server: Server, session_id: str) -> str:
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        return http.get(f"/sessions/{session_id}/export.md").text
 
 
 def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:

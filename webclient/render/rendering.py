@@ -15,6 +15,7 @@ from jinja2_fragments import render_block
 from markupsafe import Markup
 
 from webclient.render import diffs, dom, formats
+from webclient.render.diff_rows import split_rows
 from webclient.render.git_patch import git_patch
 from webclient.render.markdown import render_markdown
 from webclient.render.terminal import terminal_lines, terminal_screen
@@ -56,6 +57,7 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         option_class=formats.option_class,
         operation_label=formats.operation_label,
         git_patch=git_patch,
+        split_rows=split_rows,
         plan_status_class=formats.plan_status_class,
         plan_priority_class=formats.plan_priority_class,
         mixed_scripts=mixed_scripts,

@@ -18,11 +18,14 @@ SEARCHED = 500
 
 
 def find_message(thread: Thread, message_id: str) -> MessageEntry | None:
-    """The message ``message_id`` names among the newest entries, the last one first (the usual case)."""
+    """The message ``message_id`` names among the newest entries of the current turn, the last one first (the usual
+    case). Not beyond the turn: some agents number their messages afresh every turn."""
     last = thread.last
     if isinstance(last, MessageEntry) and last.message_id == message_id:
         return last
     for entry in reversed(thread.latest(SEARCHED)):
+        if entry.turn < thread.turn:
+            break
         if isinstance(entry, MessageEntry) and entry.message_id == message_id:
             return entry
     return None
