@@ -1,5 +1,5 @@
 """The demo agent's JSON-RPC surface: initialize, session/new, session/set_mode, session/set_config_option,
-session/prompt, session/cancel.
+session/prompt, session/cancel, and ``_session/steering``.
 
 ``initialize`` also records the client's capabilities, which decide whether scenarios read, write and run
 commands through the client (``fs/*``, ``terminal/*``) or fall back to the disk and simulated runs, and whether
@@ -29,6 +29,7 @@ from .prompt_content import Prompt
 from .scenarios import SCENARIOS, choose, play
 from .session_config import SessionSettings, config_update, mode_update
 from .session_state import SessionState
+from .steering import ADVERTISED, take_steering
 from .turn import Turn, TurnCancelled
 from .usage import estimate_tokens
 
@@ -75,6 +76,8 @@ class DemoAgent:
             return self._set_config_option(params)
         if method == "session/prompt":
             return await self._prompt(params)
+        if method == "_session/steering":
+            return take_steering(self._session(params), params)
         raise RequestError.method_not_found(method)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +93,7 @@ class DemoAgent:
                 "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
             },
             "authMethods": [],
+            "_meta": ADVERTISED,
         }
 
     def _new_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -152,6 +156,7 @@ class DemoAgent:
         log.info("session %s: running %s", session.session_id, scenario.name)
         turn = Turn(self.conn, session, self.speed, self.client_caps, prompt)
         session.turn = turn
+        session.steering.clear()
         cancelled = False
         try:
             await play(turn, scenario)

@@ -19,6 +19,7 @@ from .media import run_media
 from .prompt_content import Prompt
 from .questions import run_link, run_question
 from .session_config import MODEL_GROUPS, MODELS, MODES, THOUGHT_LEVELS, Choice, config_update, mode_update
+from .steering import run_steer
 from .terminal_demos import run_meta_terminal, run_run, run_tests
 from .tool_demos import failing_tool, line_of, read_tool, search_tool
 from .tools_scenario import run_tools
@@ -277,6 +278,9 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("link", "a link to follow (elicitation in URL mode)", run_link),
         Scenario("fail", "a tool call that fails", run_fail),
         Scenario("slow", "a long, slow answer — try the Stop button", run_slow),
+        Scenario(
+            "steer", "a slow walk through the project: send a prompt meanwhile with Send now to steer it", run_steer
+        ),
     ]
 }
 

@@ -27,6 +27,8 @@ class SessionState:
     prompts: int = 0
     usage: UsageMeter = field(default_factory=UsageMeter)
     turn: Turn | None = None
+    steering: list[str] = field(default_factory=list)
+    """Prompts sent into the running turn (``_session/steering``) that it has not taken up yet."""
     workspace: Workspace = field(init=False)
 
     def __post_init__(self) -> None:

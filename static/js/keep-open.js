@@ -23,3 +23,13 @@ if (root) {
     });
   });
 }
+
+// The rename box closes once its title is sent: the header shows the new title.
+if (root) {
+  root.addEventListener("htmx:wsAfterSend", function (event) {
+    const rename = event.target instanceof Element ? event.target.closest('details[data-role="rename"]') : null;
+    if (rename) {
+      rename.open = false;
+    }
+  });
+}

@@ -77,3 +77,16 @@ def test_typing_a_search_shows_the_matching_sessions_without_leaving_the_page(
     page.locator('[data-role="archived-toggle"]').click()
     expect(rows).to_have_count(2)
     expect(rows.nth(0).locator('[data-role="archived"]')).to_be_visible()
+
+
+def test_renaming_a_session_from_its_page(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=None)
+    open_session(page, server)
+    rename = page.locator('details[data-role="rename"]')
+    rename.locator("summary").click()
+    rename.locator('input[name="title"]').fill("Release checklist")
+    rename.locator('[data-action="rename"]').click()
+    expect(page.locator('h1[data-role="title"]')).to_have_text("Release checklist")
+    expect(rename).not_to_have_attribute("open", "")
+    page.goto(server.url + "/")
+    expect(page.locator(".history-title").first).to_have_text("Release checklist")

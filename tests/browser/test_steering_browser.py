@@ -35,3 +35,17 @@ def test_send_now_steers_the_running_turn(start_server: ServerFactory, page: Pag
         "sessionId": "steer-1",
         "prompt": [{"type": "text", "text": "also update the changelog"}],
     }
+
+
+def test_the_demo_agent_changes_course_when_steered(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=None, DEMO_AGENT_SPEED="1")  # slow enough to steer it halfway
+    open_session(page, server)
+    send_prompt(page, "steer")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text("Looking at src/calculator.py")
+    send_prompt(page, "check the README links")
+    page.locator('[data-role="queued"] [data-action="queue-send"]').click()
+    reply = page.locator('[data-role="agent-message"]').last
+    expect(reply).to_contain_text("Done: check the README links — taken into this turn")
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    expect(page.locator('[data-role="user-message"]')).to_have_count(2)
+    expect(reply).not_to_contain_text("Nobody steered me")

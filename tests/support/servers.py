@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.acp_schema import journal_problems
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,6 +59,8 @@ class Server:
     clients: list[httpx.Client] = field(default_factory=list)
     data_dir: Path | None = None
     """Where the server keeps its store (deleted when it is stopped)."""
+    store_dir: Path | None = None
+    """Where its SQLite store is, this folder or one the test gave, whose journal is checked when it stops."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -129,7 +133,10 @@ def launch_server(
     full_env.pop("WEBCLIENT_AGENT", None)
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
-    server = Server(f"http://127.0.0.1:{port}", process, record, workspace, token, data_dir=Path(data))
+    store_dir = None if "WEBCLIENT_DATABASE_URL" in env else Path(full_env["WEBCLIENT_DATA_DIR"])
+    server = Server(
+        f"http://127.0.0.1:{port}", process, record, workspace, token, data_dir=Path(data), store_dir=store_dir
+    )
     deadline = time.monotonic() + 20
     while True:
         if process.poll() is not None:
@@ -157,5 +164,7 @@ def stop_server(server: Server) -> None:
         server.process.wait()
     if server.process.stdout:
         server.process.stdout.close()
+    problems = journal_problems(server.store_dir) if server.store_dir is not None else []
     if server.data_dir is not None:
         shutil.rmtree(server.data_dir, ignore_errors=True)
+    assert not problems, "the client sent what the ACP schema does not allow:\n" + "\n".join(problems)
