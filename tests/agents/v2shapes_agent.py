@@ -12,11 +12,15 @@ Stdlib only; everything received is appended to ``$RECORD_FILE``. The prompt's f
 - ``stoppable`` — a tool call and a terminal that advertise ``capabilities.cancel``, and a tool call that does not;
   ``tool_call/cancel`` is answered ``{}`` then the call is reported ``cancelled``; ``terminal/cancel`` is answered
   then the terminal exits (SIGTERM). The turn ends once both stopped (or on ``session/cancel``).
+
+``$V2SHAPES_PROTOCOL`` (default 1) is the ``protocolVersion`` it answers ``initialize`` with: per-entity cancel is a
+v2 method, which a client sends only to an agent that answered 2 (this agent keeps the v1 prompt lifecycle).
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import threading
 import time
 from typing import Any
@@ -205,7 +209,10 @@ def handle(message: dict[str, Any]) -> None:
     if take_response(message):
         return
     if method == "initialize":
-        result = {"protocolVersion": 1, "agentInfo": {"name": "v2shapes-agent", "version": "1.0"}}
+        result = {
+            "protocolVersion": int(os.environ.get("V2SHAPES_PROTOCOL", "1")),
+            "agentInfo": {"name": "v2shapes-agent", "version": "1.0"},
+        }
         send({"id": request_id, "result": result})
     elif method == "session/new":
         send({"id": request_id, "result": {"sessionId": SESSION_ID}})

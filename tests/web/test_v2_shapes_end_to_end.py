@@ -95,7 +95,7 @@ def export(server: Server, session_id: str) -> str:
 
 
 def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:
-    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "V2SHAPES_PROTOCOL": "2"}
     server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
 
     async def run() -> tuple[str, str, str]:
@@ -133,3 +133,26 @@ def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactor
     stop(server, signal.SIGTERM)
     second = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
     assert thread_html(session_page(second, session_id)) == page
+
+
+def test_a_v1_connection_offers_no_stop_whatever_an_update_advertises(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace")  # the agent answers protocol version 1
+
+    async def run() -> str:
+        async with ready_page(server) as (socket, nonce, _):
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "stoppable", "nonce": nonce}))
+            frames = [await until(socket, 'data-tool-call-id="long"')]
+            while "listening" not in frames[-1]:
+                frames.append(html.unescape(str(await socket.recv())))
+            for kind, entity in (("tool_call", "long"), ("terminal", "srv")):
+                await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
+            await socket.send(json.dumps({"action": "cancel"}))
+            await until_idle(socket)
+            return "".join(frames)
+
+    frames = asyncio.run(run())
+    assert "stop-tool-call" not in frames and "stop-terminal" not in frames
+    assert [m["method"] for m in received(server.record_file) if "cancel" in str(m.get("method"))] == ["session/cancel"]

@@ -22,7 +22,7 @@ from webclient.acp.connection import AgentConnection
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.entity_cancel import cancel_entity
+from webclient.acp.entity_cancel import cancel_entity, speaks_v2
 from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
 from webclient.acp.listing import list_all
 from webclient.acp.loaded_history import LoadedHistory
@@ -268,8 +268,14 @@ class AcpAgent:
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
 
+    @property
+    def can_cancel_entities(self) -> bool:
+        return speaks_v2(self._connection)
+
     async def cancel_entity(self, kind: str, entity_id: str) -> None:
         connection, session_id = self._in_session()
+        if not speaks_v2(connection):
+            return
         host = self.host
         await _answer(cancel_entity(connection.peer, host.thread, host.changed, session_id, kind, entity_id))
 
