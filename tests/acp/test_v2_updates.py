@@ -363,3 +363,16 @@ def test_a_message_id_is_looked_for_in_the_current_turn_only() -> None:
     thread.start_turn([TextBlock("two")])
     feed(thread, chunk("agent_message_chunk", "msg_1", "second turn"))
     assert [text for _, _, text in messages(thread)] == ["one", "first turn", "two", "second turn"]
+
+
+def test_a_plan_updated_in_a_later_turn_shows_there_and_the_earlier_card_stays() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock("one")])
+    feed(thread, plan_update({"type": "items", "planId": "plan", "entries": [{"content": "a", "status": "pending"}]}))
+    thread.start_turn([TextBlock("two")])
+    feed(thread, plan_update({"type": "items", "planId": "plan", "entries": [{"content": "a", "status": "completed"}]}))
+    first, second = [e for e in thread.entries if isinstance(e, Plan)]
+    assert (first.turn, first.items[0].status) == (1, "pending")
+    assert (second.turn, second.items[0].status) == (2, "completed") and thread.current_plan is second
+    feed(thread, {"sessionUpdate": "plan_removed", "planId": "plan"})
+    assert second.removed and first.removed and thread.current_plan is None

@@ -142,6 +142,7 @@ def _terminal_update(thread: Thread, update: dict[str, Any]) -> bool:
         return False
     terminals = thread.terminals
     view = terminals.terminal(terminal_id)
+    view.agent_owned = True
     if "command" in update or "cwd" in update:
         view.command = _str(update["command"]) if "command" in update else view.command
         view.cwd = _str(update["cwd"]) if "cwd" in update else view.cwd
@@ -171,6 +172,7 @@ def _terminal_output_chunk(thread: Thread, update: dict[str, Any]) -> bool:
     terminal_id, data = update.get("terminalId"), _bytes(update.get("data"))
     if not isinstance(terminal_id, str) or data is None:
         return False
+    thread.terminals.terminal(terminal_id).agent_owned = True
     thread.terminals.output(terminal_id, data)
     return True
 

@@ -2,7 +2,8 @@
 replaced whole by its updates, as items, Markdown, a file, or a kind this client does not know.
 
 The thread's `set_plan` keeps v1's one plan per turn; a plan with an id is found among the thread's entries (plans
-are few, and updated rarely) and changed in place.
+are few, and updated rarely) and changed in place within a turn. A later turn's update shows it anew in that turn
+(claude-agent-acp keeps one plan, ``plan``, for the whole session): the earlier card stays as that turn left it.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def update_plan(
     uri: str = "",
     raw: dict[str, Any] | None = None,
 ) -> Plan:
-    """Replace the plan ``plan_id`` (created on first sight, or again after it was removed) with this content."""
+    """Replace the plan ``plan_id`` (created on first sight, in a new turn, or again after it was removed) with this
+    content."""
     plan = find_plan(thread, plan_id)
-    if plan is None or plan.removed:
+    if plan is None or plan.removed or plan.turn != thread.turn:
         plan = thread.add_entry(Plan(seq=0, turn=thread.turn, plan_id=plan_id))
     plan.form, plan.items, plan.markdown, plan.uri, plan.raw = form, items or [], markdown, uri, raw or {}
     plan.stopped = False
@@ -47,11 +49,17 @@ def update_plan(
 
 
 def remove_plan(thread: Thread, plan_id: str) -> Plan | None:
-    """The agent removed the plan: it stays where it was in the thread, marked removed, and leaves the view."""
-    plan = find_plan(thread, plan_id)
-    if plan is None or plan.removed:
+    """The agent removed the plan: its cards (one per turn that updated it) stay where they were in the thread, marked
+    removed, and it leaves the view. None when no card of it is shown (or all are removed already)."""
+    cards = [
+        entry
+        for entry in thread.latest(SEARCHED)
+        if isinstance(entry, Plan) and entry.plan_id == plan_id and not entry.removed
+    ]
+    for plan in cards:
+        plan.removed = True
+        thread.listener(plan.change)
+    if not cards:
         return None
-    plan.removed = True
-    thread.listener(plan.change)
     thread.listener(Region.PLAN)
-    return plan
+    return cards[-1]

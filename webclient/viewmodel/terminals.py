@@ -17,8 +17,9 @@ from webclient.viewmodel.terminal_screen import TerminalScreen
 
 TerminalState = Literal["running", "exited", "released"]
 
-KEPT_BYTES = 1024 * 1024
-"""Output bytes a terminal keeps (its newest) to lay them out again when the agent gives it a new size."""
+KEPT_BYTES = 256 * 1024
+"""Output bytes an agent-owned terminal keeps (its newest) to lay them out again when the agent gives it a new
+size."""
 
 
 @dataclass(eq=False)
@@ -44,6 +45,8 @@ class TerminalView:
     """The user asked the agent to stop it: "Stopping…" until it exits."""
     resets: int = 0
     """Counts the times its output was replaced (a snapshot, a new size): a page re-renders it whole."""
+    agent_owned: bool = False
+    """The agent reports it with the v2 draft's ``terminal_update``: it may be given a size, so its output is kept."""
     kept: bytearray = field(default_factory=bytearray, repr=False)
 
     def __post_init__(self) -> None:
@@ -106,9 +109,10 @@ class TerminalSet:
     def output(self, terminal_id: str, data: bytes) -> None:
         view = self.terminal(terminal_id)
         view.screen.feed(data)
-        view.kept += data
-        if len(view.kept) > KEPT_BYTES:
-            del view.kept[: len(view.kept) - KEPT_BYTES]
+        if view.agent_owned:
+            view.kept += data
+            if len(view.kept) > KEPT_BYTES:
+                del view.kept[: len(view.kept) - KEPT_BYTES]
         self._changed(view)
 
     def replace_output(self, terminal_id: str, data: bytes) -> None:
