@@ -9,8 +9,9 @@ Stdlib only; everything received is appended to ``$RECORD_FILE``. The prompt's f
   splitting a UTF-8 character, referenced after its output came), plans by id (items with ``cancelled``, Markdown,
   a file, one removed), and a v2 permission request about a command (title, Markdown description, a ``_custom``
   option kind) whose answer is said in a message.
-- ``stoppable`` — a tool call and a terminal that advertise ``capabilities.cancel``, and a tool call that does not;
-  ``tool_call/cancel`` is answered ``{}`` then the call is reported ``cancelled``; ``terminal/cancel`` is answered
+- ``stoppable`` — a tool call and a terminal that advertise ``capabilities.cancel``, a tool call that does not, and one
+  that advertises it but refuses (``-32602``); ``tool_call/cancel`` is answered ``{}`` then the call is reported
+  ``cancelled``; ``terminal/cancel`` is answered
   then the terminal exits (SIGTERM). The turn ends once both stopped (or on ``session/cancel``).
 
 ``$V2SHAPES_PROTOCOL`` (default 1) is the ``protocolVersion`` it answers ``initialize`` with: per-entity cancel is a
@@ -156,6 +157,15 @@ def stoppable(request_id: Any) -> None:
     update(
         {"sessionUpdate": "tool_call_update", "toolCallId": "fixed", "title": "Not stoppable", "status": "in_progress"}
     )
+    update(
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "refuses",
+            "title": "Refuses to stop",
+            "status": "in_progress",
+            "capabilities": cancel,
+        }
+    )
     update({"sessionUpdate": "terminal_update", "terminalId": "srv", "command": "serve", "capabilities": cancel})
     update({"sessionUpdate": "terminal_output_chunk", "terminalId": "srv", "data": b64(b"listening\n")})
     update(
@@ -221,6 +231,8 @@ def handle(message: dict[str, Any]) -> None:
         threading.Thread(target=run_prompt, args=(request_id, params), daemon=True).start()
     elif method == "session/cancel":
         _cancelled.set()
+    elif method == "tool_call/cancel" and params.get("toolCallId") == "refuses":
+        send({"id": request_id, "error": {"code": -32602, "message": "Not cancellable right now"}})
     elif method in ("tool_call/cancel", "terminal/cancel"):
         send({"id": request_id, "result": {}})
         kind = method.split("/")[0]

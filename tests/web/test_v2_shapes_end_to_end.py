@@ -109,30 +109,41 @@ def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactor
             # Not advertised, unknown, or of another kind: nothing is sent.
             for kind, entity in (("tool_call", "fixed"), ("tool_call", "nope"), ("session", "long")):
                 await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
-            for kind, entity in (("tool_call", "long"), ("terminal", "srv"), ("tool_call", "long")):
+            for kind, entity in (
+                ("tool_call", "long"),
+                ("terminal", "srv"),
+                ("tool_call", "long"),
+                ("tool_call", "refuses"),
+            ):
                 await socket.send(json.dumps({"action": "cancel_entity", "kind": kind, "id": entity}))
             stopping = await until(socket, "Stopping…")
             await until_idle(socket)
             return first, stopping, session_id
 
     first, stopping, session_id = asyncio.run(run())
-    assert first.count('data-action="stop-tool-call"') <= 1
     assert 'data-role="stopping"' in stopping
     cancels = [m for m in received(server.record_file) if str(m.get("method", "")).endswith("/cancel")]
     assert [(m["method"], m["params"]) for m in cancels] == [
         ("tool_call/cancel", {"sessionId": "v2shapes-1", "toolCallId": "long"}),
         ("terminal/cancel", {"sessionId": "v2shapes-1", "terminalId": "srv"}),
+        ("tool_call/cancel", {"sessionId": "v2shapes-1", "toolCallId": "refuses"}),
     ]
     fixed = re.search(r'<article [^>]*data-tool-call-id="fixed".*?</article>', first, re.DOTALL)
     assert fixed is not None and "stop-tool-call" not in fixed.group(0)
     page = thread_html(session_page(server, session_id))
     assert 'data-tool-call-id="long" data-kind="other" data-status="cancelled"' in page
     assert "killed (SIGTERM)" in page
-    assert "stop-tool-call" not in page and "stop-terminal" not in page  # capabilities cleared: no Stop any more
+    refuses = re.search(r'<article [^>]*data-tool-call-id="refuses".*?</article>', page, re.DOTALL)
+    assert refuses is not None and 'data-role="stopping"' not in refuses.group(0)  # refused: not stopping after all
+    assert "stop-tool-call" in refuses.group(0)  # still advertised: the user may try again
+    page_rest = page.replace(refuses.group(0), "")
+    assert "stop-tool-call" not in page_rest and "stop-terminal" not in page_rest  # capabilities cleared: no Stop
     # The user's Stops are journalled as actions, and the thread is the same after a restart.
     stop(server, signal.SIGTERM)
     second = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
-    assert thread_html(session_page(second, session_id)) == page
+    # Its agent not started again, the restarted page offers no Stop.
+    without_stop = re.sub(r'<button type="button" class="entity-stop".*?</button>', "", page)
+    assert thread_html(session_page(second, session_id)) == without_stop
 
 
 def test_a_v1_connection_offers_no_stop_whatever_an_update_advertises(
