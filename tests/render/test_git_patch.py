@@ -58,7 +58,10 @@ def test_files_hunks_and_line_numbers() -> None:
 def test_lines_are_escaped_text() -> None:
     (app, *_) = git_patch(PATCH)
     rows = app.hunks[0].rows
-    assert str(rows[1].html) == 'old = "&lt;b&gt;"'.replace('"', "&#34;")
+    # Highlighted by the file's language (Python here), the agent's text escaped.
+    assert str(rows[1].html) == (
+        '<span class="hl-n">old</span> <span class="hl-o">=</span> <span class="hl-s2">&#34;&lt;b&gt;&#34;</span>'
+    )
     assert "<script>" not in "".join(str(r.html) for h in app.hunks for r in h.rows)
 
 
@@ -97,3 +100,15 @@ def test_a_v2_diff_shows_its_files_and_its_patch_in_the_users_layout(mode: str) 
 def test_a_patch_in_another_format_shows_as_its_text() -> None:
     html = render_changes(DiffChanges((), "_svn", "Index: <x>"), "unified")
     assert "A patch in the format" in html and "_svn" in html and "Index: &lt;x&gt;" in html
+
+
+def test_odd_characters_in_lines_do_not_shift_the_highlighting() -> None:
+    patch = "diff --git a/x.py b/x.py\n@@ -1,3 +1,3 @@\n a = 1\x0c\n-b = 2\r\n+b = 3\n c = 4\n"
+    rows = git_patch(patch)[0].hunks[0].rows
+    assert [(r.kind, r.old_no, r.new_no) for r in rows] == [
+        ("ctx", 1, 1),
+        ("del", 2, None),
+        ("add", None, 2),
+        ("ctx", 3, 3),
+    ]
+    assert all('class="hl-' in str(r.html) for r in rows)  # every line highlighted, none fell back to plain
