@@ -63,7 +63,8 @@ def test_the_v2_shapes_show_escaped_live_and_after_a_restart(start_server: Serve
     for part in ("Modified", "Moved", "Touch", "Added", "old.py → ", "new.py", "binary image/png", "Binary file"):
         assert squash(part) in text, part
     assert '<tr class="d-del">' in shown and '<tr class="d-add">' in shown
-    assert "print(&#39;new &lt;script&gt;&#39;)" in shown
+    added = re.search(r'<tr class="d-add">.*?</tr>', shown)
+    assert added is not None and "&lt;script&gt;" in added.group(0) and 'class="hl-' in added.group(0)
     # The agent-owned terminal: its snapshot and chunks (a split UTF-8 character joined), size, exit.
     assert squash("snapshot line café € done") in text
     assert 'data-role="terminal-size">20×5' in shown and squash("exit 0") in text
