@@ -17,9 +17,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "viewmodel": set(),
     "session": {"workspace", "viewmodel", "config"},
     "acp": {"workspace", "viewmodel", "session"},
+    "aap": {"workspace", "viewmodel", "session"},
     "render": {"workspace", "viewmodel", "session"},
     "store": {"workspace", "viewmodel", "session", "config"},
-    "web": {"workspace", "viewmodel", "session", "acp", "render", "store", "config"},
+    "web": {"workspace", "viewmodel", "session", "acp", "aap", "render", "store", "config"},
     "config": {"workspace"},
     "cli": {"config", "web", "workspace"},
 }
@@ -41,7 +42,7 @@ def imports(path: Path) -> set[str]:
             found.update(f"webclient.{alias.name}" for alias in node.names)  # ``from webclient import x``
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
-    return {name for name in found if name.split(".")[0] in ("webclient", "demo_agent")}
+    return {name for name in found if name.split(".")[0] in ("webclient", "demo_agent", "demo_aap")}
 
 
 def modules() -> list[tuple[str, Path]]:
@@ -60,7 +61,7 @@ def test_every_layer_imports_only_the_layers_below_it() -> None:
         allowed = MAY_IMPORT[layer] | {layer}
         for name in imports(path):
             target = layer_of(name)
-            if name.startswith("demo_agent") or target not in allowed | {None, "__version__"}:
+            if name.startswith(("demo_agent", "demo_aap")) or target not in allowed | {None, "__version__"}:
                 wrong.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not wrong, "\n".join(wrong)
 

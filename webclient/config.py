@@ -55,6 +55,23 @@ class Settings:
     agent: str | None = field(
         default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"}
     )
+    aap_agent: str | None = field(
+        default=None,
+        metadata={
+            "help": "WEBCLIENT_AAP_AGENT: which agent of the AAP server that --agent names (when it has several)"
+        },
+    )
+    aap_key: str | None = field(
+        default=None,
+        repr=False,  # a secret
+        metadata={
+            "help": "WEBCLIENT_AAP_KEY: the API key for the AAP server that --agent names (never shown or logged)"
+        },
+    )
+    demo_remote: bool = field(
+        default=True,
+        metadata={"help": "WEBCLIENT_DEMO_REMOTE: also offer the built-in remote demo agent (AAP): on or off"},
+    )
     config: Path | None = field(
         default=None,
         metadata={"help": "WEBCLIENT_CONFIG: a TOML file listing the agents offered (see agents.example.toml)"},
@@ -177,6 +194,9 @@ class Settings:
         config, registry = env.get("WEBCLIENT_CONFIG"), env.get("WEBCLIENT_REGISTRY")
         return cls(
             agent=env.get("WEBCLIENT_AGENT") or None,
+            aap_agent=env.get("WEBCLIENT_AAP_AGENT") or None,
+            aap_key=env.get("WEBCLIENT_AAP_KEY") or None,
+            demo_remote=_bool(env.get("WEBCLIENT_DEMO_REMOTE", "on")),
             config=Path(config).expanduser().resolve() if config else None,
             registry=Path(registry).expanduser().resolve() if registry else None,
             workspace=Path(workspace).expanduser().resolve() if workspace else None,

@@ -104,8 +104,17 @@ def test_a_config_file_with_every_field(tmp_path: Path) -> None:
         ('[agents.a]\ncommand = "x"\nfile_access = "all"\n', "agent 'a': field file_access: must be one of"),
         ('[agents.a]\ncommand = "x"\nterminals = "yes"\n', "agent 'a': field terminals: must be true or false"),
         ('[agents.a]\ncommand = "x"\nstart_timeout = 0\n', "agent 'a': field start_timeout: must be a number"),
-        ('[agents.a]\ncommand = "x"\nprotocol = "aap"\n', "field protocol: 'aap' is not supported: only acp"),
-        ('[agents.a]\ncommand = "x"\nmodel = "m"\n', "agent 'a': field model: unknown (known: args,"),
+        ('[agents.a]\ncommand = "x"\nprotocol = "xyz"\n', "field protocol: 'xyz' is not supported: only acp, aap"),
+        ('[agents.a]\nprotocol = "aap"\n', "field url: missing or not an http(s):// URL"),
+        ('[agents.a]\nurl = "ftp://x"\n', "field url: missing or not an http(s):// URL"),
+        ('[agents.a]\nurl = "http://x"\ncommand = "x"\n', 'field command: a remote agent (protocol = "aap")'),
+        ('[agents.a]\ncommand = "x"\nagent = "y"\n', "field agent: only for a remote agent"),
+        ('[agents.a]\nurl = "http://x"\napi_key_env = "A-B"\n', "field api_key_env: must name an environment"),
+        ('[agents.a]\nurl = "http://x"\noptions = { n = 1 }\n', "field options: must be a table of strings"),
+        (
+            '[agents.a]\ncommand = "x"\nmodel = "m"\n',
+            "agent 'a': field model: unknown (known: agent, api_key_env, args,",
+        ),
         ("[registry]\npath = 'r.json'\n", "[registry]: field file must be a string"),
         ("[agents]\na = 1\n", "agent 'a': must be a table"),
     ],
@@ -201,3 +210,40 @@ def test_a_chosen_workspace_must_be_a_folder_inside_the_agents_roots(tmp_path: P
     demo = Catalogue.from_settings(settings(WEBCLIENT_AGENT="a"), path_env="").get("demo")
     with pytest.raises(WorkspaceRefused, match="fresh copy"):
         demo.choose(os.getcwd())
+
+
+def test_a_remote_agent_is_reached_by_its_url_with_its_key_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RESEARCH_KEY", "k-secret")
+    text = (
+        '[agents.research]\nurl = "https://agents.example.com/v1"\nagent = "research-agent"\n'
+        'api_key_env = "RESEARCH_KEY"\noptions = { language = "French" }\n'
+    )
+    entry = catalogue(tmp_path, text).get("research")
+    spec = entry.spec(tmp_path, max_line_bytes=1024)
+    assert (entry.protocol, spec.url, spec.remote_agent, spec.argv) == (
+        "aap",
+        "https://agents.example.com/v1",
+        "research-agent",
+        [],
+    )
+    assert spec.api_key == "k-secret" and dict(spec.remote_options or {}) == {"language": "French"}
+    assert "k-secret" not in repr(entry) and "k-secret" not in repr(spec)
+
+
+def test_agent_given_as_a_url_is_a_remote_agent(tmp_path: Path) -> None:
+    entry = Catalogue.from_settings(
+        settings(WEBCLIENT_AGENT="http://127.0.0.1:9/v1", WEBCLIENT_AAP_AGENT="helper", WEBCLIENT_AAP_KEY="k-1"),
+        path_env="",
+    ).get("agent")
+    spec = entry.spec(tmp_path, max_line_bytes=1024)
+    assert (spec.url, spec.remote_agent, spec.api_key, spec.argv) == ("http://127.0.0.1:9/v1", "helper", "k-1", [])
+    assert "k-1" not in repr(settings(WEBCLIENT_AAP_KEY="k-1"))
+
+
+def test_the_remote_demo_is_offered_when_its_server_runs(tmp_path: Path) -> None:
+    offered = Catalogue.from_settings(settings(), path_env="", demo_remote="http://127.0.0.1:5/")
+    assert list(offered.entries) == ["demo", "demo-remote"]
+    assert offered.get("demo-remote").url == "http://127.0.0.1:5/"
+    assert "demo-remote" not in Catalogue.from_settings(settings(), path_env="").entries

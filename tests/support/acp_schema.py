@@ -130,14 +130,15 @@ def _checked(instance: Any, definition: str, version: int) -> str | None:
 
 
 def journal_problems(data_dir: Path) -> list[str]:
-    """`sent_problems` of every session in the SQLite store of ``data_dir`` (none when it has no store)."""
+    """`sent_problems` of every ACP session in the SQLite store of ``data_dir`` (none when it has no store)."""
     database = data_dir / "webclient.sqlite3"
     if not database.exists():
         return []
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
         rows = connection.execute(
-            "SELECT session_id, direction, body FROM journal WHERE kind = 'protocol' ORDER BY session_id, seq"
-        ).fetchall()
+            "SELECT session_id, direction, body FROM journal JOIN sessions ON sessions.id = journal.session_id"
+            " WHERE kind = 'protocol' AND agent_command NOT LIKE 'http%' ORDER BY session_id, seq"
+        ).fetchall()  # remote agents (AAP, reached by URL) journal HTTP requests and events, not JSON-RPC
     by_session: dict[str, list[tuple[str, str]]] = {}
     for session_id, direction, body in rows:
         by_session.setdefault(session_id, []).append((direction, body))

@@ -129,7 +129,14 @@ def launch_server(
     # Each server keeps its store in a folder of its own, never in the user's data folder (nor under the test's
     # workspace, whose path may be longer than SQLite opens).
     data = tempfile.mkdtemp(prefix="webclient-data-")
-    full_env = {**os.environ, "RECORD_FILE": str(record), "WEBCLIENT_TOKEN": token, "WEBCLIENT_DATA_DIR": data, **env}
+    full_env = {
+        **os.environ,
+        "RECORD_FILE": str(record),
+        "WEBCLIENT_TOKEN": token,
+        "WEBCLIENT_DATA_DIR": data,
+        "WEBCLIENT_DEMO_REMOTE": "off",  # its server only where a test asks for it
+        **env,
+    }
     full_env.pop("WEBCLIENT_AGENT", None)
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)

@@ -111,7 +111,7 @@ def test_a_cross_site_form_cannot_start_an_agent(start_server: ServerFactory, tm
 
 def test_a_mistake_in_the_config_file_stops_the_start_naming_file_agent_and_field(tmp_path: Path) -> None:
     config = tmp_path / "agents.toml"
-    config.write_text('[agents.helper]\ncommand = "helper-acp"\nprotocol = "aap"\n', encoding="utf-8")
+    config.write_text('[agents.helper]\ncommand = "helper-acp"\nprotocol = "xyz"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}
     refused = subprocess.run(
         [sys.executable, "-m", "webclient", "--config", str(config), "--port", str(free_port())],
@@ -123,5 +123,5 @@ def test_a_mistake_in_the_config_file_stops_the_start_naming_file_agent_and_fiel
     )
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
-        f"webclient: {config}: agent 'helper': field protocol: 'aap' is not supported: only acp for now"
+        f"webclient: {config}: agent 'helper': field protocol: 'xyz' is not supported: only acp, aap"
     )

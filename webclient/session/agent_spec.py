@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from webclient.workspace.paths import Access
@@ -25,6 +25,14 @@ class AgentSpec:
     """Seconds the agent has to answer ``initialize`` and ``session/new``."""
     max_line_bytes: int = 64 * 1024 * 1024
     """A longer message from the agent is dropped as it streams."""
+    url: str | None = None
+    """A remote agent's AAP server (then ``argv`` is empty)."""
+    remote_agent: str | None = None
+    """Which of the AAP server's agents; None when it has only one."""
+    api_key: str | None = field(default=None, repr=False)
+    """Sent to the AAP server as ``Authorization: Bearer``; never shown, never logged (hence no repr)."""
+    remote_options: Mapping[str, str] | None = None
+    """Values for the remote agent's options (its defaults otherwise)."""
 
 
 def split_command(command: str) -> list[str]:

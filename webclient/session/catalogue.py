@@ -1,7 +1,8 @@
 """The agents a user may start: the config file's (``--config``), ``--agent``'s, the registry's found on PATH, the demo.
 
-Protocol-neutral: an entry says how to start an agent and what it may do (an :class:`AgentSpec` per session);
-``protocol`` names the adapter that speaks to it, and only ``acp`` exists today.
+Protocol-neutral: an entry says how to reach an agent and what it may do (an :class:`AgentSpec` per session);
+``protocol`` names the adapter that speaks to it: ``acp`` starts a command, ``aap`` reaches a remote agent server by
+its URL (``--agent http(s)://...`` is one too).
 """
 
 from __future__ import annotations
@@ -21,14 +22,18 @@ from webclient.workspace.paths import Access, Workspace
 
 DEMO = "demo"
 """The built-in demo agent's name: always in the catalogue."""
+DEMO_REMOTE = "demo-remote"
+"""The built-in remote demo agent (an AAP server the web server starts), when it runs."""
 
-PROTOCOLS = ("acp",)
-"""The protocols an agent may speak (``protocol = ...``); a second one comes with its adapter beside ``acp/``."""
+PROTOCOLS = ("acp", "aap")
+"""The protocols an agent may speak (``protocol = ...``), each with its adapter (``webclient/acp``, ``/aap``)."""
+REMOTE_FIELDS = {"url", "agent", "api_key_env", "options"}
+"""Fields of an ``aap`` entry (and only of one)."""
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 FIELDS = {
     "command", "args", "env", "workspace", "extra_roots", "file_access", "terminals", "start_timeout", "protocol",
-    "description",
+    "description", *REMOTE_FIELDS,
 }  # fmt: skip
 
 
@@ -61,6 +66,13 @@ class AgentEntry:
     protocol: str = "acp"
     template: Path | None = None
     """A folder each session gets a fresh copy of, when no workspace is chosen: the demo's sample project."""
+    url: str | None = None
+    """An ``aap`` agent's server (``argv`` is then empty)."""
+    remote_agent: str | None = None
+    """Which of the AAP server's agents (None: its only one)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The AAP server's API key (from the environment variable the entry names, or ``WEBCLIENT_AAP_KEY``)."""
+    remote_options: Mapping[str, str] | None = None
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -101,6 +113,10 @@ class AgentEntry:
             terminals=self.terminals,
             start_timeout=self.start_timeout,
             max_line_bytes=max_line_bytes,
+            url=self.url,
+            remote_agent=self.remote_agent,
+            api_key=self.api_key,
+            remote_options=self.remote_options,
         )
 
 
@@ -128,8 +144,11 @@ class Catalogue:
             raise UnknownAgent(f"No agent called {name!r} here.") from None
 
     @classmethod
-    def from_settings(cls, settings: Settings, path_env: str | None = None) -> Catalogue:
-        """The config file's agents (or ``--agent``'s), then the registry's found on PATH, then the demo.
+    def from_settings(
+        cls, settings: Settings, path_env: str | None = None, demo_remote: str | None = None
+    ) -> Catalogue:
+        """The config file's agents (or ``--agent``'s), then the registry's found on PATH, then the demo, and the
+        remote demo when its server runs at ``demo_remote``.
 
         Raises:
             CatalogueError: a config or registry file that cannot be used, naming the file, agent and field.
@@ -162,12 +181,44 @@ class Catalogue:
                         start_timeout=settings.start_timeout,
                     )
         entries[DEMO] = _demo_entry(settings, alone=not entries)
+        if demo_remote is not None:
+            entries[DEMO_REMOTE] = AgentEntry(
+                name=DEMO_REMOTE,
+                argv=[],
+                description="The built-in remote demo agent (AAP, over HTTP)",
+                protocol="aap",
+                url=demo_remote,
+                file_access=settings.file_access,
+                terminals=settings.terminals,
+                start_timeout=settings.start_timeout,
+                template=demo_sample(),
+            )
         return cls(entries)
 
 
+def is_url(text: str) -> bool:
+    return text.strip().lower().startswith(("http://", "https://"))
+
+
 def _command_entry(settings: Settings) -> AgentEntry:
-    """``--agent COMMAND``: a one-entry catalogue, with the server-wide settings."""
+    """``--agent COMMAND`` (or ``--agent URL``, an AAP server): a one-entry catalogue, with the server-wide settings."""
     assert settings.agent is not None
+    if is_url(settings.agent):
+        url = settings.agent.strip()
+        return AgentEntry(
+            name="agent",
+            argv=[],
+            description=url,
+            protocol="aap",
+            url=url,
+            remote_agent=settings.aap_agent,
+            api_key=settings.aap_key,
+            workspace=settings.workspace,
+            extra_roots=settings.extra_roots,
+            file_access=settings.file_access,
+            terminals=settings.terminals,
+            start_timeout=settings.start_timeout,
+        )
     return AgentEntry(
         name="agent",
         argv=(argv := split_command(settings.agent)),
@@ -267,12 +318,17 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
     unknown = sorted(set(table) - FIELDS)
     if unknown:
         raise fields.error(unknown[0], f"unknown (known: {', '.join(sorted(FIELDS))})")
-    protocol = fields.text("protocol", "acp")
+    protocol = fields.text("protocol", "aap" if "url" in table else "acp")
     if protocol not in PROTOCOLS:
-        raise fields.error("protocol", f"{protocol!r} is not supported: only {', '.join(PROTOCOLS)} for now")
+        raise fields.error("protocol", f"{protocol!r} is not supported: only {', '.join(PROTOCOLS)}")
+    remote = _remote_fields(fields) if protocol == "aap" else {}
     command = fields.text("command")
-    if not command:
+    if protocol == "acp" and not command:
         raise fields.error("command", "missing: the program to start (arguments go in args)")
+    if protocol == "acp" and (extra := sorted(REMOTE_FIELDS & set(table))):
+        raise fields.error(extra[0], 'only for a remote agent (protocol = "aap", with a url)')
+    if protocol == "aap" and command:
+        raise fields.error("command", 'a remote agent (protocol = "aap") is reached by its url, not started')
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
         raise fields.error("env", 'must be a table of strings, e.g. env = { API_KEY = "..." }')
@@ -289,8 +345,10 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
     roots = tuple(fields.folder_path(root) for root in fields.strings("extra_roots"))
     return AgentEntry(
         name=name,
-        argv=[command, *fields.strings("args")],
-        description=fields.text("description") or "",
+        argv=[command, *fields.strings("args")] if command else [],
+        protocol=protocol,
+        **remote,
+        description=fields.text("description") or remote.get("url") or "",
         env=cast(dict[str, str], env) or None,
         workspace=fields.folder_path(workspace) if workspace else settings.workspace,
         extra_roots=roots if "extra_roots" in table else settings.extra_roots,
@@ -298,3 +356,23 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         terminals=terminals,
         start_timeout=float(timeout),
     )
+
+
+def _remote_fields(fields: _Fields) -> dict[str, Any]:
+    """An ``aap`` entry's own fields: its server's URL, which of its agents, where its API key is, option values."""
+    url = fields.text("url")
+    if not url or not is_url(url):
+        raise fields.error("url", "missing or not an http(s):// URL: the AAP server's base URL")
+    key_env = fields.text("api_key_env")
+    if key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
+        raise fields.error("api_key_env", f"must name an environment variable, not {key_env!r}")
+    options = fields.table.get("options", {})
+    if not isinstance(options, dict) or not all(isinstance(value, str) for value in options.values()):
+        raise fields.error("options", 'must be a table of strings, e.g. options = { model = "fast" }')
+    return {
+        "url": url.strip(),
+        "remote_agent": fields.text("agent"),
+        # The key stays in the environment: read when the catalogue is made, never written to a file here.
+        "api_key": os.environ.get(key_env) if key_env else None,
+        "remote_options": cast(dict[str, str], options) or None,
+    }

@@ -17,7 +17,7 @@ from pathlib import Path
 from webclient.config import Settings
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
-from webclient.session.catalogue import Catalogue, UnknownAgent
+from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
@@ -66,7 +66,8 @@ class SessionManager:
 
     ``agent`` makes each session's agent adapter (the protocol it speaks); ``on_release`` is told the id of a
     session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too;
-    ``records`` (a store) keeps each session's row and journal.
+    ``records`` (a store) keeps each session's row and journal; ``demo_remote`` is the URL of the remote demo
+    agent's server when it runs.
     """
 
     def __init__(
@@ -75,9 +76,10 @@ class SessionManager:
         agent: AgentFactory,
         on_release: Callable[[str], None],
         records: SessionRecords | None = None,
+        demo_remote: str | None = None,
     ) -> None:
         self.settings = settings
-        self.catalogue = Catalogue.from_settings(settings)
+        self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -169,7 +171,10 @@ class SessionManager:
         try:
             entry = self.catalogue.get(stored.agent)
         except UnknownAgent:
-            spec = AgentSpec(argv=split_command(stored.command), cwd=stored.workspace, max_line_bytes=max_line_bytes)
+            if is_url(stored.command):
+                spec = AgentSpec(argv=[], cwd=stored.workspace, url=stored.command, max_line_bytes=max_line_bytes)
+            else:
+                spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
         if entry.template is not None:

@@ -78,7 +78,7 @@ class Store:
                 "id": session_id,
                 "agent": agent,
                 "agent_name": None,
-                "agent_command": shlex.join(spec.argv),
+                "agent_command": spec.url or shlex.join(spec.argv),  # a remote agent's: its server's URL
                 "workspace": str(spec.cwd),
                 "title": None,
                 "created": when,

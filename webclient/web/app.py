@@ -14,14 +14,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from webclient.aap.agent import AapAgent
 from webclient.acp.agent import AcpAgent
 from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
+from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
 from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
+from webclient.web.demo_remote import DemoRemote
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
 from webclient.web.socket import session_socket
@@ -53,6 +56,11 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "resource": (panels.resource_page, "GET"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
+
+
+def agent_driver(host: AgentHost) -> AgentDriver:
+    """The adapter of a new session's agent: AAP for a remote agent (its spec has a URL), ACP otherwise."""
+    return AapAgent(host) if host.spec.url else AcpAgent(host)
 
 
 def routes() -> list[BaseRoute]:
@@ -111,13 +119,20 @@ def create_app(settings: Settings | None = None) -> Starlette:
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
         app.state.store = store
-        app.state.sessions = SessionManager(settings, AcpAgent, on_release=app.state.docs.release, records=store)
+        reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
+        demo_remote = await DemoRemote.start() if settings.demo_remote else None
+        app.state.sessions = SessionManager(
+            settings,
+            agent_driver,
+            on_release=app.state.docs.release,
+            records=store,
+            demo_remote=demo_remote.url if demo_remote is not None else None,
+        )
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
         # every second by default: the other sessions' p99 round trip was 430 ms, with one per 100 middle
         # collections instead 206 ms (bench/isolation.py). Forgotten sessions are collected explicitly.
-        reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         gc.freeze()
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, 100)
@@ -126,6 +141,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await asyncio.gather(warming, return_exceptions=True)
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
+            if demo_remote is not None:
+                await demo_remote.close()
             reaper.close()
             if retention is not None:
                 await retention.close()

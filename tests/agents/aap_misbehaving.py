@@ -1,0 +1,123 @@
+"""An AAP v3 server that does what real servers do wrong (../shared/docs/aap-v3.md §6), one thing per prompt word:
+
+- ``no-stop``: calls the client's ``read_file`` and ends the stream without ``turn_stop``;
+- ``double-error``: says a little, then ``turn_stop`` ``error`` twice;
+- ``granted-no-result``: asks permission for ``deploy``; once granted it runs it but streams no ``tool_result``
+  (the result is only in the history);
+- ``http-500``: answers the turn with HTTP 500 and a plain-text body;
+- anything else: "ok".
+
+Every request body it gets is appended to ``RECORD_FILE`` (JSON lines).
+``python aap_misbehaving.py --port N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+META = {
+    "version": 3,
+    "agents": [
+        {
+            "name": "rough",
+            "tools": [{"name": "deploy", "description": "Deploy", "parameters": {"type": "object"}}],
+            "capabilities": {"stream": {"delta": {}}, "history": {"full": {}}, "application": {"tools": {}}},
+        }
+    ],
+}
+history: list[dict[str, Any]] = []
+
+
+def sse(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+async def stream(events: list[tuple[str, dict[str, Any]]]) -> AsyncIterator[bytes]:
+    for name, data in events:
+        yield sse(name, data)
+
+
+def record(body: Any) -> None:
+    if os.environ.get("RECORD_FILE"):
+        with open(os.environ["RECORD_FILE"], "a") as file:
+            file.write(json.dumps(body) + "\n")
+
+
+async def meta(request: Request) -> Response:
+    return JSONResponse(META)
+
+
+async def create(request: Request) -> Response:
+    record(await request.json())
+    return JSONResponse({"sessionId": "rough-1"}, status_code=201)
+
+
+async def session(request: Request) -> Response:
+    return JSONResponse({"sessionId": "rough-1", "agent": {"name": "rough"}})
+
+
+async def get_history(request: Request) -> Response:
+    return JSONResponse({"history": {"full": history}})
+
+
+async def turn(request: Request) -> Response:
+    body = await request.json()
+    record(body)
+    messages = body["messages"]
+    first = messages[0]
+    if first.get("role") == "user":
+        history.append(first)
+        word = str(first.get("content")).strip()
+        if word == "http-500":
+            return PlainTextResponse("model exploded: upstream timeout", status_code=500)
+        if word == "no-stop":
+            call = {"toolCallId": "c-read", "name": "read_file", "input": {"path": "notes.txt"}}
+            history.append({"role": "assistant", "content": [{"type": "tool_use", **call}]})
+            events = [("turn_start", {}), ("text_delta", {"delta": "Reading. "}), ("tool_call", call)]
+        elif word == "double-error":
+            events = [("turn_start", {}), ("text_delta", {"delta": "Thinking about it"}),
+                      ("turn_stop", {"stopReason": "error"}), ("turn_stop", {"stopReason": "error"})]  # fmt: skip
+        elif word == "granted-no-result":
+            call = {"toolCallId": "c-deploy", "name": "deploy", "input": {"branch": "main"}}
+            history.append({"role": "assistant", "content": [{"type": "tool_use", **call}]})
+            events = [("turn_start", {}), ("tool_call", call), ("turn_stop", {"stopReason": "tool_use"})]
+        else:
+            events = [("turn_start", {}), ("text_delta", {"delta": "ok"}), ("turn_stop", {"stopReason": "end_turn"})]
+        return StreamingResponse(stream(events), media_type="text/event-stream")
+    # The re-submission: tool results and permissions.
+    said = []
+    for message in messages:
+        if message.get("role") == "tool":
+            history.append(message)
+            said.append(f"{message['toolCallId']} said {json.dumps(message.get('content'))}")
+        elif message.get("role") == "tool_permission" and message.get("granted"):
+            history.append({"role": "tool", "toolCallId": message["toolCallId"], "content": '"deployed to preview"'})
+            said.append(f"{message['toolCallId']} ran")
+    events = [("turn_start", {}), ("text_delta", {"delta": "; ".join(said)}), ("turn_stop", {"stopReason": "end_turn"})]
+    return StreamingResponse(stream(events), media_type="text/event-stream")
+
+
+app = Starlette(
+    routes=[
+        Route("/meta", meta),
+        Route("/sessions", create, methods=["POST"]),
+        Route("/sessions/{session_id}", session),
+        Route("/sessions/{session_id}/history", get_history),
+        Route("/sessions/{session_id}/turns", turn, methods=["POST"]),
+    ]
+)
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    uvicorn.run(app, host="127.0.0.1", port=parser.parse_args().port, log_level="warning")

@@ -1,0 +1,40 @@
+"""A remote agent (AAP v3) in a real Chromium: the built-in remote demo, served by its own AAP server process, in
+the same page as ACP agents: streamed text and thinking, the seed page's parallel tool calls as cards (the client's
+read and list run here, the trusted search inline on the server, the untrusted deploy as a permission question),
+answered together, and the agent going on with the results."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import send_prompt
+from tests.support.servers import ServerFactory
+
+
+def test_the_remote_demo_calls_tools_in_parallel_and_asks_before_deploying(
+    start_server: ServerFactory, page: Page
+) -> None:
+    server = start_server(agent=None, WEBCLIENT_DEMO_REMOTE="on")
+    page.goto(server.sign_in_url("/"))
+    page.click('[data-action="new-session"][data-agent="demo-remote"]')
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    expect(page.locator("h1")).to_have_text("AAP demo agent")
+    for label in ("Use Web search", "Run Web search without asking", "Use Deploy a preview"):
+        page.get_by_label(label).check()
+        expect(page.get_by_label(label)).to_be_checked()
+
+    send_prompt(page, "tools")
+    deploy = page.locator('[data-role="tool-call"]', has_text="deploy_preview")
+    expect(deploy.locator('[data-role="permission"]')).to_have_attribute("data-state", "pending")
+    read = page.locator('[data-role="tool-call"]', has_text="read_file")
+    expect(read).to_contain_text("pocket-calc")  # the sample project's README, read by this client
+    expect(page.locator('[data-role="tool-call"]', has_text="web_search")).to_contain_text("example.com/1")
+    expect(page.locator('[data-role="tool-call"]', has_text="internal_notes")).to_contain_text("noted")
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission")
+
+    deploy.locator('[data-option-id="deny"]').click()
+    reply = page.locator('[data-role="agent-message"]').last
+    expect(reply).to_contain_text("Here is what came back")
+    expect(reply).to_contain_text("deploy_preview: Tool call denied")
+    expect(reply).to_contain_text("read_file: # pocket-calc")
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")

@@ -1,0 +1,384 @@
+"""The AAP adapter: a session's agent as a remote agent behind an AAP v3 server (`webclient.session.agent.AgentDriver`).
+
+A turn is one ``POST /sessions/:id/turns`` and its stream, folded into the thread (`webclient.aap.fold`). When the
+agent stops for ``tool_use``, every call still open is answered — the client's own tools run here (asking first
+when they change things), untrusted server tools become permission questions — and all answers go back in one
+``POST``, whose stream continues the turn. A stream that ends without ``turn_stop`` is read as the spec's silence:
+the calls left open are answered the same way. Every request and event is journalled (secrets hidden, the API key
+never), so the page is rebuilt from the journal like an ACP session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking
+from webclient.aap.client import AapClient, AapHttpError
+from webclient.aap.fold import EventFold
+from webclient.aap.hands import CHANGES_THINGS, Hands
+from webclient.aap.meta import AapError, RemoteAgent
+from webclient.aap.prompt import prompt_content
+from webclient.aap.settings import RemoteSettings
+from webclient.aap.turn import OpenCall, TurnEvent, TurnRecord, open_calls_in_history, tool_permission, tool_result
+from webclient.session.agent import (
+    STARTING,
+    AgentFailed,
+    AgentGone,
+    AgentHello,
+    AgentHost,
+    AgentRefused,
+    AgentSession,
+    Diagnosis,
+    StopReason,
+)
+from webclient.session.prompt_content import PromptBlock
+from webclient.session.recorder import PROTOCOL
+from webclient.viewmodel.content import TerminalRef
+
+T = TypeVar("T")
+
+MAX_ROUNDS = 50
+"""Tool rounds one prompt may take before the client stops answering (an agent that loops forever)."""
+
+
+class AapAgent:
+    """One session's remote agent. ``host.spec.url`` is the server, ``remote_agent`` which of its agents."""
+
+    def __init__(self, host: AgentHost) -> None:
+        self.host = host
+        self.fold = EventFold(host.thread)
+        self.asking = Asking(host.thread, host.changed)
+        self.asking.on_ask = lambda call_id, request_id, client_tool: self._record(
+            "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
+        )
+        self.hands = Hands(host.workspace, host.terminals, host.events)
+        self.hello: AgentHello | None = None
+        self.can_sign_out = self.can_steer = False
+        self.known_session_id: str | None = None
+        self.remote: RemoteAgent | None = None
+        self.settings: RemoteSettings | None = None
+        self._client: AapClient | None = None
+        self._stream: asyncio.Task[TurnRecord] | None = None
+        self._cancelling = False
+        self._last_error = ""
+        self._open_again: list[OpenCall] = []
+        """Calls the server's session had left open when it was taken up again: answered before the next prompt."""
+
+    # -- start and session ---------------------------------------------------------------------------
+
+    async def start(self) -> AgentHello:
+        spec = self.host.spec
+        if not spec.url:
+            raise AgentFailed("No AAP server URL was given.")
+        self.host.step(STARTING)
+        self._client = AapClient(spec.url, spec.api_key)
+        self.host.step("GET /meta")
+        try:
+            meta = await self._client.meta()
+            remote = meta.agent(spec.remote_agent)
+        except AapError as error:
+            raise AgentFailed(str(error)) from None
+        self._record("in", {"answer": "GET /meta", "agent": remote.name})
+        self.remote = remote
+        if self.settings is None or self.settings.agent != remote:
+            self.settings = RemoteSettings(remote, spec.remote_options)
+        self.host.controls.set_settings(self.settings.controls())
+        info = {"name": remote.name, "title": remote.display_name, "version": remote.version or ""}
+        image = isinstance(remote.capabilities.get("image"), dict)
+        self.hello = AgentHello(
+            info=info, prompt_capabilities=frozenset({"image"} if image else ()), sign_in_methods=[]
+        )
+        return self.hello
+
+    async def open_session(self, resume: bool = False) -> None:
+        client, remote, settings = self._ready()
+        if resume and self.known_session_id is not None and await self._reattach(client, remote):
+            return
+        self.host.step("POST /sessions")
+        config = settings.agent_config()
+        tools = [spec.wire() for spec in self.hands.specs()] if remote.takes_client_tools else None
+        self._record("out", {"request": "POST /sessions", "agent": settings.redacted(config), "tools": tools})
+        session_id = await _answer(client.create_session(config, tools))
+        settings.changed = False
+        self.known_session_id = session_id
+        self._record("in", {"answer": "POST /sessions", "sessionId": session_id})
+
+    async def _reattach(self, client: AapClient, remote: RemoteAgent) -> bool:
+        """Take up the server's session again; calls it left open (a turn that stopped for ``tool_use``, or a
+        restart mid-turn) are shown again, to be answered with the next prompt's first request."""
+        assert self.known_session_id is not None
+        self.host.step("GET /sessions/:id")
+        try:
+            info = await client.session(self.known_session_id)
+        except AapError as error:
+            self.host.notice("warning", "The agent starts a new session", f"The server no longer has it: {error}")
+            return False
+        if self.settings is not None:
+            self.settings.adopt(info.get("agent"))
+            self.host.controls.set_settings(self.settings.controls())
+        if remote.history_type is not None:
+            history = await _answer(client.history(self.known_session_id, remote.history_type))
+            self._open_again = open_calls_in_history(history, self._client_tools())
+            for open_call in self._open_again:
+                if self.host.thread.tool_call(open_call.call.id) is None:
+                    call = open_call.call
+                    self.fold.take(
+                        TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input})
+                    )
+        self.host.notice("info", "The remote agent's session was taken up again", "")
+        return True
+
+    # -- turns -----------------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
+        client, remote, settings = self._ready()
+        session_id = self.known_session_id
+        if session_id is None:
+            raise AgentGone
+        self._cancelling = False
+        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
+        # Calls the server's session left open come first (it waits for them); the prompt follows.
+        waiting, self._open_again = self._open_again, []
+        for open_call in waiting:  # shown again as cards of this turn, where they are answered
+            call = open_call.call
+            self._show(TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input}))
+        messages = await self._answer_calls(waiting) if waiting else [user_message]
+        prompt_sent = not waiting
+        stop: str | None = None
+        for _ in range(MAX_ROUNDS):
+            body: dict[str, Any] = {"stream": remote.stream_mode, "messages": messages}
+            if settings.changed:
+                body["agent"] = {k: v for k, v in settings.agent_config().items() if k != "name"}
+            try:
+                record = await self._turn(client, session_id, body)
+            except asyncio.CancelledError:
+                if not self._cancelling:
+                    raise
+                return "cancelled"
+            settings.changed = False
+            await self._results_not_streamed(messages, record)
+            stop = record.stop_reason
+            open_calls = record.open_calls(self._client_tools())
+            if self._cancelling:
+                return "cancelled"
+            if stop in (None, "tool_use") and open_calls:
+                messages = await self._answer_calls(open_calls)
+            elif not prompt_sent:
+                messages, prompt_sent = [user_message], True
+            else:
+                break
+            if self._cancelling:
+                return "cancelled"
+        if stop == "error":
+            self.host.notice("error", "The remote agent stopped with an error", "AAP gives no detail for it.")
+        elif stop is None:
+            self.host.notice("warning", "The remote agent's stream ended without saying why", "")
+        return stop
+
+    async def _results_not_streamed(self, sent: list[dict[str, Any]], record: TurnRecord) -> None:
+        """Server tools granted in ``sent`` whose ``tool_result`` never came (real servers do that): their result is
+        taken from the history when the agent keeps one, else the card says none came."""
+        missing = [
+            m["toolCallId"]
+            for m in sent
+            if m.get("role") == "tool_permission" and m.get("granted") and m["toolCallId"] not in record.answered
+        ]
+        if not missing:
+            return
+        client, remote, _ = self._ready()
+        results: dict[Any, Any] = {}
+        if remote.history_type is not None and self.known_session_id is not None:
+            history = await _answer(client.history(self.known_session_id, remote.history_type))
+            results = {m.get("toolCallId"): m.get("content") for m in history if m.get("role") == "tool"}
+        for call_id in missing:
+            result = results.get(call_id, "The server sent no result for this call.")
+            self._show(TurnEvent("tool_result", {"toolCallId": call_id, "content": result}))
+
+    async def _turn(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
+        """One ``POST /sessions/:id/turns`` and its stream, in a task that Stop cancels."""
+        self._record("out", {"request": "POST /sessions/:id/turns", "body": self._redacted_body(body)})
+        self._stream = asyncio.create_task(self._read(client, session_id, body))
+        try:
+            return await self._stream
+        finally:
+            self._stream = None
+
+    async def _read(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
+        record = TurnRecord()
+        try:
+            async for event in client.turn(session_id, body):
+                record.take(event)
+                self._show(event)
+        except AapError as error:
+            self._last_error = str(error)
+            raise AgentRefused(str(error), getattr(error, "status", None)) from None
+        return record
+
+    async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
+        """Every open call answered, in one list: client tools run (asked first when they change things), server
+        tools granted or denied. The questions are all on the page at once; the answers go back together."""
+        return list(await asyncio.gather(*(self._answered(open_call) for open_call in open_calls)))
+
+    async def _answered(self, open_call: OpenCall) -> dict[str, Any]:
+        """One call's answer, journalled as soon as it is known (the others may keep the re-submission waiting for
+        long: a restart meanwhile still shows what this one did)."""
+        message = await self._answer_call(open_call)
+        self._record("out", {"answered": message})
+        return message
+
+    async def _answer_call(self, open_call: OpenCall) -> dict[str, Any]:
+        call = open_call.call
+        if open_call.side == "server":
+            chosen = await self.asking.ask(call.id, SERVER_OPTIONS)
+            granted = chosen == ALLOW
+            if not granted:
+                self.fold.result(call.id, "Denied by the person", "failed")
+            else:
+                self.fold.status(call.id, "in_progress")
+            return tool_permission(call.id, granted)
+        if call.name in CHANGES_THINGS and call.name not in self.asking.allowed_tools:
+            chosen = await self.asking.ask(call.id, CLIENT_OPTIONS)
+            if chosen == ALWAYS:
+                self.asking.allowed_tools.add(call.name)
+            elif chosen != ALLOW:
+                self.fold.result(call.id, "The person did not let this tool run.", "failed")
+                return tool_result(call.id, "The person did not let this tool run.")
+        self.fold.status(call.id, "in_progress")
+
+        def show_terminal(terminal_id: str) -> None:
+            raw = {"type": "terminal", "terminalId": terminal_id}
+            self.host.thread.append_tool_content(call.id, TerminalRef(terminal_id=terminal_id, raw=raw), raw)
+
+        answer = await self.hands.run(call.name, call.input, show_terminal)
+        self.fold.result(call.id, answer.text, "failed" if answer.failed else "completed")
+        return tool_result(call.id, answer.text)
+
+    def cancel(self) -> Awaitable[None]:
+        """Stop ends the stream; the session stays usable (AAP v3 has no cancel request: the server may go on)."""
+        self._cancelling = True
+        self.asking.settle()
+        if self._stream is not None:
+            self._stream.cancel()
+        return asyncio.sleep(0)
+
+    def answer_permission(self, request_id: str, option_id: str) -> None:
+        self.asking.answer(request_id, option_id)
+
+    def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        pass  # AAP agents ask nothing but permissions
+
+    # -- settings and the rest of the driver -----------------------------------------------------------
+
+    async def set_setting(self, setting_id: str, value: str | bool) -> None:
+        _, _, settings = self._ready()
+        if not settings.set(setting_id, value):
+            raise AgentRefused(f"The remote agent has no setting {setting_id!r}.")
+        self.host.controls.set_settings(settings.controls())
+
+    async def set_mode(self, mode_id: str) -> None:
+        raise AgentRefused("Remote agents have no modes.")
+
+    async def set_model(self, model_id: str) -> None:
+        raise AgentRefused("Remote agents choose models through their options.")
+
+    async def sign_in(self, method_id: str) -> None:
+        raise AgentRefused("Remote agents are signed in with an API key.")
+
+    async def sign_out(self) -> None:
+        raise AgentRefused("Remote agents are signed in with an API key.")
+
+    async def steer(self, prompt: Sequence[PromptBlock]) -> None:
+        raise AgentRefused("Remote agents take prompts between turns only.")
+
+    async def set_title(self, title: str) -> None:
+        pass  # AAP sessions have no title
+
+    async def forget(self) -> None:
+        if self._client is not None and self.known_session_id is not None:
+            await _answer(self._client.delete_session(self.known_session_id))
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        client, remote, _ = self._ready()
+        found = await _answer(client.sessions())
+        cwd = str(self.host.spec.cwd)
+        return [
+            AgentSession(id=s["sessionId"], cwd=cwd)
+            for s in found
+            if isinstance(s.get("sessionId"), str)
+            and isinstance(s.get("agent"), dict)
+            and s["agent"].get("name") == remote.name
+        ]
+
+    def diagnose(self) -> Diagnosis:
+        return Diagnosis(detail=self._last_error or "The AAP server gave no more detail.")
+
+    async def close(self) -> None:
+        self.asking.settle()
+        if self._stream is not None:
+            self._stream.cancel()
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    # -- the journal -----------------------------------------------------------------------------------
+
+    def replay(self, direction: str, line: str) -> None:
+        """Show again what a journalled request or event showed: events fold as they did live, and the answers
+        the client sent (tool results, permissions) complete their cards."""
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return
+        if direction == "in" and isinstance(record, dict) and isinstance(record.get("event"), str):
+            data = record.get("data")
+            self.fold.take(TurnEvent(record["event"], data if isinstance(data, dict) else {}))
+        elif direction == "in" and isinstance(record, dict) and isinstance(record.get("sessionId"), str):
+            self.known_session_id = record["sessionId"]
+        elif direction == "out" and isinstance(record, dict) and "answered" in record:
+            self._show_answer_again(record["answered"])
+        elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
+            self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
+
+    def _show_answer_again(self, message: Any) -> None:
+        if not isinstance(message, dict) or not isinstance(message.get("toolCallId"), str):
+            return
+        call_id = message["toolCallId"]
+        if message.get("role") == "tool":
+            self.fold.result(call_id, message.get("content"), "completed")
+        elif message.get("role") == "tool_permission" and message.get("granted") is not True:
+            self.fold.result(call_id, "Denied by the person", "failed")
+
+    def _show(self, event: TurnEvent) -> None:
+        """An event on the thread, and in the journal (which shows it again after a restart)."""
+        self._record("in", {"event": event.name, "data": event.data})
+        self.fold.take(event)
+
+    def _record(self, direction: str, record: dict[str, Any]) -> None:
+        self.host.recorder.record(PROTOCOL, direction, json.dumps(record, ensure_ascii=False))
+
+    def _redacted_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self.settings is None or not isinstance(body.get("agent"), dict):
+            return body
+        return {**body, "agent": self.settings.redacted(body["agent"])}
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _ready(self) -> tuple[AapClient, RemoteAgent, RemoteSettings]:
+        if self._client is None or self.remote is None or self.settings is None:
+            raise AgentGone
+        return self._client, self.remote, self.settings
+
+    def _client_tools(self) -> set[str]:
+        return {spec.name for spec in self.hands.specs()} if self.remote and self.remote.takes_client_tools else set()
+
+
+async def _answer(request: Awaitable[T]) -> T:
+    try:
+        return await request
+    except AapHttpError as error:
+        raise AgentRefused(str(error), error.status) from None
+    except AapError as error:
+        raise AgentRefused(str(error)) from None

@@ -1,0 +1,69 @@
+"""The person's say over tool calls of a remote agent: questions on the calls' cards, answered once.
+
+A server tool the person does not trust (or one nobody declared) needs a permission; the client's own tools that
+change things (`hands.CHANGES_THINGS`) ask before they run, unless the person allowed that tool for the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.content import PermissionOption
+from webclient.viewmodel.thread import Thread
+
+ALLOW, ALWAYS, DENY = "allow", "allow-always", "deny"
+SERVER_OPTIONS = [PermissionOption(ALLOW, "Allow", "allow_once"), PermissionOption(DENY, "Deny", "reject_once")]
+CLIENT_OPTIONS = [
+    PermissionOption(ALLOW, "Allow once", "allow_once"),
+    PermissionOption(ALWAYS, "Allow for this session", "allow_always"),
+    PermissionOption(DENY, "Deny", "reject_once"),
+]
+
+
+class Asking:
+    def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
+        self.thread = thread
+        self.changed = changed
+        self.asked = 0
+        """Questions so far: the last one's id is ``q{asked}``, the same when the journal is replayed."""
+        self.allowed_tools: set[str] = set()
+        """The client's tools the person allowed for the whole session."""
+        self.on_ask: Callable[[str, str, bool], None] = lambda call_id, request_id, client_tool: None
+        """Told of each question as it is asked (the adapter journals it)."""
+
+    def show_again(self, call_id: str, request_id: str, client_tool: bool) -> None:
+        """A journalled question, asked again on its card while the session is rebuilt (its answer, if any, is
+        the journal's too)."""
+        self.asked += 1
+        call = self.thread.tool_call(call_id)
+        if call is not None:
+            self.thread.ask_permission(call, request_id, CLIENT_OPTIONS if client_tool else SERVER_OPTIONS)
+
+    def ask(self, call_id: str, options: list[PermissionOption]) -> asyncio.Future[str | None]:
+        """Ask on ``call_id``'s card; the future is the option chosen, or None if the turn was stopped."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.asked += 1
+        call = self.thread.tool_call(call_id)
+        if call is None:
+            future.set_result(None)
+            return future
+        self.on_ask(call_id, f"q{self.asked}", options is CLIENT_OPTIONS)
+
+        def answered(option_id: str | None) -> None:
+            if not future.done():
+                future.set_result(option_id)
+
+        self.thread.ask_permission(call, f"q{self.asked}", options, answered)
+        self.changed(Region.STATUS)
+        return future
+
+    def answer(self, request_id: str, option_id: str) -> None:
+        if self.thread.answer_permission(request_id, option_id) is not None:
+            self.changed(Region.STATUS)
+        elif (call := self.thread.tool_call_for_permission(request_id)) is not None:
+            self.changed(call.change)
+
+    def settle(self) -> None:
+        self.thread.settle_permissions()
