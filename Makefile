@@ -6,9 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js
+VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
+	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
+TS_AGENTS := tests/agents/ts/node_modules/.package-lock.json
 
-.PHONY: setup run test test-fast bench lint clean
+.PHONY: setup run test test-fast ts-agents bench lint clean
 
 setup: $(STAMP) $(VENDOR)
 
@@ -18,24 +20,31 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[demo,test,dev]'
 	touch $@
 
-# htmx comes from the npm registry, pinned by package-lock.json, checked against its published hash.
+# htmx and xterm.js come from the npm registry, pinned by package-lock.json, checked against its published hash.
 $(VENDOR) &: package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_assets.py
+
+# The test agents written with the official ACP TypeScript SDK, and claude-agent-acp: pinned by their own
+# package-lock.json (tests/agents/ts), installed for the tests only.
+ts-agents: $(TS_AGENTS)
+
+$(TS_AGENTS): tests/agents/ts/package.json tests/agents/ts/package-lock.json
+	npm ci --prefix tests/agents/ts --no-audit --no-fund --loglevel=error
 
 run: setup
 	$(BIN)/webclient $(ARGS)
 
 # Every test: those that need no browser and time nothing on every core, then the browser and timing ones one at a
 # time (they measure memory, latency and layout, which a second test beside them would skew).
-test: setup
+test: setup ts-agents
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
-test-fast: setup
+test-fast: setup ts-agents
 	scripts/ensure-postgresql
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
@@ -47,4 +56,4 @@ lint: setup
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor
+	rm -rf $(VENV) node_modules static/vendor tests/agents/ts/node_modules

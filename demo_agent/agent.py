@@ -30,6 +30,7 @@ from .scenarios import SCENARIOS, choose, play
 from .session_config import SessionSettings, config_update, mode_update
 from .session_state import SessionState
 from .steering import ADVERTISED, take_steering
+from .subagents import cancel_child
 from .turn import Turn, TurnCancelled
 from .usage import estimate_tokens
 
@@ -181,6 +182,8 @@ class DemoAgent:
         await self._notify(session, updates)
 
     def _cancel(self, params: dict[str, Any]) -> None:
+        if cancel_child(params.get("sessionId")):  # one of a turn's subagents: the turn goes on
+            return
         session = self.sessions.get(str(params.get("sessionId")))
         if session is not None and session.turn is not None:
             log.info("session %s: cancel", session.session_id)

@@ -31,6 +31,8 @@ class ClientCapabilities:
     """``elicitation.form``: the client asks the user a form the agent describes (``elicitation/create``)."""
     link_questions: bool = False
     """``elicitation.url``: the client shows the user a link to follow."""
+    subagents: bool = False
+    """``subagents`` (unstable): the client shows child sessions (``subagent_update``, ``session_message``)."""
 
     @classmethod
     def from_wire(cls, raw: Any) -> ClientCapabilities:
@@ -47,6 +49,7 @@ class ClientCapabilities:
             boolean_config_options=isinstance(config_options.get("boolean"), dict),
             form_questions=isinstance(elicitation.get("form"), dict),
             link_questions=isinstance(elicitation.get("url"), dict),
+            subagents=isinstance(caps.get("subagents"), dict),
         )
 
 

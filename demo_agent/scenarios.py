@@ -20,6 +20,7 @@ from .prompt_content import Prompt
 from .questions import run_link, run_question
 from .session_config import MODEL_GROUPS, MODELS, MODES, THOUGHT_LEVELS, Choice, config_update, mode_update
 from .steering import run_steer
+from .subagents import run_subagent
 from .terminal_demos import run_meta_terminal, run_run, run_tests
 from .tool_demos import failing_tool, line_of, read_tool, search_tool
 from .tools_scenario import run_tools
@@ -276,6 +277,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("replay", "an earlier conversation replayed as `session/load` does, yours included", run_replay),
         Scenario("question", "a form question (elicitation): a choice, a number, a switch, a secret", run_question),
         Scenario("link", "a link to follow (elicitation in URL mode)", run_link),
+        Scenario("subagent", "a Task that runs a subagent, shown nested, which you can stop on its own", run_subagent),
         Scenario("fail", "a tool call that fails", run_fail),
         Scenario("slow", "a long, slow answer — try the Stop button", run_slow),
         Scenario(

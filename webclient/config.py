@@ -27,6 +27,18 @@ def _bool(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+ACP_PROTOCOLS = (1, 2)
+"""The ACP versions a client may offer (``WEBCLIENT_ACP_PROTOCOL``, an agent's ``acp_protocol``)."""
+
+
+def acp_protocol(value: object, name: str) -> int:
+    """An ACP version to offer: 1 or 2 (a string from the environment, an integer from the config file)."""
+    text = str(value).strip().lower().removeprefix("v") if not isinstance(value, bool) else ""
+    if text not in {str(version) for version in ACP_PROTOCOLS}:
+        raise ValueError(f"{name} must be 1 or 2 (the ACP v2 draft), not {value!r}")
+    return int(text)
+
+
 def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     try:
         value = float(env.get(name) or default)
@@ -131,6 +143,13 @@ class Settings:
         default=64,
         metadata={"help": "WEBCLIENT_MAX_LINE_MB: a longer message from an agent is dropped, with a notice (MiB)"},
     )
+    acp_protocol: int = field(
+        default=1,
+        metadata={
+            "help": "WEBCLIENT_ACP_PROTOCOL: the ACP version offered to agents, 1 or 2 (the v2 draft; the client "
+            "speaks what the agent answers); an agent's acp_protocol in the config file wins"
+        },
+    )
     frame_ancestors: str = field(
         default="'self'",
         metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
@@ -210,6 +229,7 @@ class Settings:
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
             start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
             max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),
+            acp_protocol=acp_protocol(env.get("WEBCLIENT_ACP_PROTOCOL", "1"), "WEBCLIENT_ACP_PROTOCOL"),
             file_access=cast(Access, access),
             terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from webclient.acp import auth_status
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.jsonrpc import RpcError, error_text
-from webclient.session.sign_in import EnvVar
+from webclient.session.sign_in import Account, AuthStatus, EnvVar
 
 
 def test_each_auth_method_type_is_read_and_only_agent_methods_are_buttons(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,6 +49,48 @@ def test_each_auth_method_type_is_read_and_only_agent_methods_are_buttons(monkey
     assert methods[3].env_vars == (EnvVar("SET_KEY", "Key", False, False), EnvVar("NO_KEY", None, True, True))
     assert [v.is_set for v in methods[3].env_vars] == [True, False]
     assert methods[4].terminal_command(["/bin/agent", "--acp"]) == "A='b c' /bin/agent --acp --login"
+
+
+def test_v2_methods_name_their_id_method_id_and_terminal_ones_run_the_agents_argv_with_their_args() -> None:
+    raw: list[Any] = [
+        {"methodId": "login", "type": "terminal", "name": "Log in", "args": ["--login"], "env": {"MODE": "tty"}},
+        {"methodId": "oauth", "type": "agent", "name": "Browser"},
+        {"methodId": "key", "type": "env_var", "name": "Key", "vars": [{"name": "SOME_KEY"}]},
+        {"methodId": "", "id": "v1-too", "name": "Both"},
+    ]
+    methods = sign_in_methods(raw)
+    assert [(m.id, m.type, m.button, m.in_terminal) for m in methods] == [
+        ("login", "terminal", False, True),
+        ("oauth", "agent", True, False),
+        ("key", "env_var", False, False),  # kept, shown as instructions
+        ("v1-too", "agent", True, False),
+    ]
+    assert methods[0].terminal_argv(["/bin/agent", "--acp"]) == ["/bin/agent", "--acp", "--login"]
+    assert methods[0].env == (("MODE", "tty"),)
+    assert methods[1].may_open_browser and not methods[0].may_open_browser and not methods[2].may_open_browser
+
+
+def test_auth_status_in_both_forms_is_read_for_display_only() -> None:
+    assert auth_status.advertised({"auth": {"status": {}}}) and not auth_status.advertised({"auth": {"logout": {}}})
+    said = {
+        "state": "authenticated",
+        "accounts": [
+            {"label": "Claude Max", "email": "me@example.com", "organization": "Org", "active": True},
+            {"email": "no label: left out"},
+            "junk",
+        ],
+    }
+    assert auth_status.read(said) == AuthStatus(
+        "authenticated", (Account("Claude Max", "me@example.com · Org", active=True),)
+    )
+    assert auth_status.read({"state": "something-new"}) == AuthStatus("unknown")
+    assert auth_status.read({"state": "unauthenticated"}).words == "Not signed in"  # type: ignore[union-attr]
+    claude = {"authStatus": {"kind": "account", "label": "Claude Pro", "account": {"email": "a@b.c"}}}
+    assert auth_status.read(claude) == AuthStatus("authenticated", (Account("Claude Pro", "a@b.c", active=True),))
+    assert auth_status.read({"authStatus": {"kind": "none", "label": "Not logged in"}}) == AuthStatus("unauthenticated")
+    key = {"authStatus": {"kind": "api_key", "label": "Anthropic API key", "detail": "env"}}
+    assert auth_status.read(key) == AuthStatus("authenticated", (Account("Anthropic API key", "env", active=True),))
+    assert auth_status.read({"authStatus": "junk"}) is None and auth_status.read(None) is None
 
 
 def test_a_description_without_environment_words_names_no_variable() -> None:

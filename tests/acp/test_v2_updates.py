@@ -376,3 +376,15 @@ def test_a_plan_updated_in_a_later_turn_shows_there_and_the_earlier_card_stays()
     assert (second.turn, second.items[0].status) == (2, "completed") and thread.current_plan is second
     feed(thread, {"sessionUpdate": "plan_removed", "planId": "plan"})
     assert second.removed and first.removed and thread.current_plan is None
+
+
+def test_a_user_message_after_the_agent_replied_is_not_taken_for_the_prompt() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock("fix the bug")])
+    feed(thread, chunk("agent_message_chunk", "a1", "On it."))
+    feed(thread, {"sessionUpdate": "user_message", "messageId": "u9", "content": [text("also this")]})
+    assert messages(thread) == [
+        ("user-message", None, "fix the bug"),
+        ("agent-message", "a1", "On it."),
+        ("user-message", "u9", "also this"),
+    ]

@@ -14,14 +14,13 @@ Stdlib only; everything received is appended to ``$RECORD_FILE``. The prompt's f
   ``cancelled``; ``terminal/cancel`` is answered
   then the terminal exits (SIGTERM). The turn ends once both stopped (or on ``session/cancel``).
 
-``$V2SHAPES_PROTOCOL`` (default 1) is the ``protocolVersion`` it answers ``initialize`` with: per-entity cancel is a
-v2 method, which a client sends only to an agent that answered 2 (this agent keeps the v1 prompt lifecycle).
+It answers ``initialize`` in the version asked (1 or 2). In v2 the prompt is answered at once and the turn ends with
+an idle ``state_update``; per-entity cancel (a v2 method) is for a v2 client only.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import threading
 import time
 from typing import Any
@@ -33,6 +32,7 @@ SESSION_ID = "v2shapes-1"
 HOSTILE = '<img src=x onerror="alert(1)">'
 _stopped = {"tool_call": threading.Event(), "terminal": threading.Event()}
 _cancelled = threading.Event()
+_version = {"v": 1}
 
 
 def update(body: dict[str, Any]) -> None:
@@ -138,7 +138,7 @@ def tour(request_id: Any, prompt: list[Any]) -> None:
     )
     outcome = answer.get("result", {}).get("outcome", {})
     update({"sessionUpdate": "agent_message_chunk", "messageId": "m3", "content": text(f"Answer: {outcome}")})
-    send({"id": request_id, "result": {"stopReason": "end_turn"}})
+    end_turn(request_id, "end_turn")
 
 
 def stoppable(request_id: Any) -> None:
@@ -179,7 +179,7 @@ def stoppable(request_id: Any) -> None:
     )
     while not _cancelled.is_set() and not all(event.is_set() for event in _stopped.values()):
         time.sleep(0.05)
-    send({"id": request_id, "result": {"stopReason": "cancelled" if _cancelled.is_set() else "end_turn"}})
+    end_turn(request_id, "cancelled" if _cancelled.is_set() else "end_turn")
 
 
 def stop_later(kind: str, params: dict[str, Any]) -> None:
@@ -205,8 +205,18 @@ def stop_later(kind: str, params: dict[str, Any]) -> None:
     _stopped[kind].set()
 
 
+def end_turn(request_id: Any, reason: str) -> None:
+    """v1: the answer to ``session/prompt``; v2 (answered already): the idle ``state_update``."""
+    if _version["v"] == 2:
+        update({"sessionUpdate": "state_update", "state": "idle", "stopReason": reason})
+    else:
+        send({"id": request_id, "result": {"stopReason": reason}})
+
+
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
     prompt = params.get("prompt", [])
+    if _version["v"] == 2:
+        update({"sessionUpdate": "state_update", "state": "running"})
     words = " ".join(b.get("text", "") for b in prompt if isinstance(b, dict)).split()
     if words[:1] == ["stoppable"]:
         stoppable(request_id)
@@ -219,15 +229,19 @@ def handle(message: dict[str, Any]) -> None:
     if take_response(message):
         return
     if method == "initialize":
-        result = {
-            "protocolVersion": int(os.environ.get("V2SHAPES_PROTOCOL", "1")),
-            "agentInfo": {"name": "v2shapes-agent", "version": "1.0"},
-        }
+        _version["v"] = 2 if params.get("protocolVersion") == 2 else 1
+        info = {"name": "v2shapes-agent", "version": "1.0"}
+        if _version["v"] == 2:
+            result = {"protocolVersion": 2, "info": info, "capabilities": {"session": {}}}
+        else:
+            result = {"protocolVersion": 1, "agentInfo": info}
         send({"id": request_id, "result": result})
     elif method == "session/new":
         send({"id": request_id, "result": {"sessionId": SESSION_ID}})
     elif method == "session/prompt":
         _cancelled.clear()
+        if _version["v"] == 2:
+            send({"id": request_id, "result": {}})  # taken in; the tour's user_message says where
         threading.Thread(target=run_prompt, args=(request_id, params), daemon=True).start()
     elif method == "session/cancel":
         _cancelled.set()

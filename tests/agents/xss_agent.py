@@ -1,6 +1,7 @@
 """A hostile raw-JSON ACP agent: every string it controls is an XSS payload from ``tests/support/xss_payloads.py``.
 
-It fills every surface an agent reaches: ``agentInfo``, auth methods, the ``session/new`` result (modes and
+It fills every surface an agent reaches: ``agentInfo``, auth methods (a terminal one too), its sign-in state
+(``auth/status`` and claude's ``_auth/status_update``), the ``session/new`` result (modes and
 config options), commands, the session title, usage, and on ``session/prompt`` messages, thoughts, user
 messages, tool calls (titles, kinds, statuses, locations, every content block type, diffs, raw input and
 output), a display-only terminal through tool-call ``_meta``, a real terminal, a file written through the
@@ -498,17 +499,25 @@ def handle(message: dict[str, Any]) -> None:
     if method == "initialize":
         _client_capabilities.update(params.get("clientCapabilities") or {})
         methods = [{"id": p(i), "name": p(i + 1), "description": p(i + 2)} for i in range(0, 12, 3)]
+        methods.append(  # a terminal method: its command line (the agent's argv, these args and env) is shown
+            {"id": p(12), "type": "terminal", "name": p(13), "args": [p(14)], "env": {"XSS_VAR": p(15)}}
+        )
         send(
             {
                 "id": request_id,
                 "result": {
                     "protocolVersion": 1,
                     "agentInfo": {"name": p(0), "title": p(1), "version": p(2)},
-                    "agentCapabilities": {"loadSession": False, "_meta": {p(3): p(4)}},
+                    "agentCapabilities": {"loadSession": False, "_meta": {p(3): p(4)}, "auth": {"status": {}}},
                     "authMethods": methods,
                 },
             }
         )
+    elif method == "auth/status":
+        accounts = [{"label": p(16), "email": p(17), "organization": p(18)}, {"label": p(19), "name": p(20)}]
+        send({"id": request_id, "result": {"state": p(21), "accounts": accounts}})
+        claude = {"kind": "account", "label": p(22), "account": {"email": p(23)}}
+        send({"method": "_auth/status_update", "params": {"authStatus": claude}})
     elif method == "authenticate":
         _auth_attempts += 1
         if _auth_attempts == 1:

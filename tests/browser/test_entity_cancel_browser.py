@@ -18,7 +18,7 @@ AGENT = f"{sys.executable} {AGENTS / 'v2shapes_agent.py'}"
 
 @pytest.mark.browser
 def test_stop_on_a_tool_call_and_a_terminal(start_server: ServerFactory, page: Page) -> None:
-    server = start_server(agent=AGENT, V2SHAPES_PROTOCOL="2")
+    server = start_server(agent=AGENT, WEBCLIENT_ACP_PROTOCOL="2")
     open_session(page, server)
     send_prompt(page, "stoppable")
     long = page.locator('[data-role="tool-call"][data-tool-call-id="long"]')

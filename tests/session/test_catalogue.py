@@ -111,9 +111,10 @@ def test_a_config_file_with_every_field(tmp_path: Path) -> None:
         ('[agents.a]\ncommand = "x"\nagent = "y"\n', "field agent: only for a remote agent"),
         ('[agents.a]\nurl = "http://x"\napi_key_env = "A-B"\n', "field api_key_env: must name an environment"),
         ('[agents.a]\nurl = "http://x"\noptions = { n = 1 }\n', "field options: must be a table of strings"),
+        ('[agents.a]\ncommand = "x"\nacp_protocol = 3\n', "agent 'a': field acp_protocol: must be 1 or 2"),
         (
             '[agents.a]\ncommand = "x"\nmodel = "m"\n',
-            "agent 'a': field model: unknown (known: agent, api_key_env, args,",
+            "agent 'a': field model: unknown (known: acp_protocol, agent, api_key_env, args,",
         ),
         ("[registry]\npath = 'r.json'\n", "[registry]: field file must be a string"),
         ("[agents]\na = 1\n", "agent 'a': must be a table"),
@@ -247,3 +248,25 @@ def test_the_remote_demo_is_offered_when_its_server_runs(tmp_path: Path) -> None
     assert list(offered.entries) == ["demo", "demo-remote"]
     assert offered.get("demo-remote").url == "http://127.0.0.1:5/"
     assert "demo-remote" not in Catalogue.from_settings(settings(), path_env="").entries
+
+
+def test_the_acp_version_comes_from_the_entry_else_from_the_environment(tmp_path: Path) -> None:
+    text = '[agents.old]\ncommand = "x"\n[agents.new]\ncommand = "y"\nacp_protocol = 2\n'
+    (tmp_path / "agents.toml").write_text(text)
+    config = str(tmp_path / "agents.toml")
+    plain = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config), path_env="")
+    assert [plain.get(name).spec(tmp_path, 1).acp_protocol for name in ("old", "new", "demo")] == [1, 2, 1]
+    two = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
+    assert [two.get(name).acp_protocol for name in ("old", "new", "demo")] == [2, 2, 2]
+    (tmp_path / "agents.toml").write_text(text.replace("acp_protocol = 2", "acp_protocol = 1"))
+    assert (
+        Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
+        .get("new")
+        .acp_protocol
+        == 1
+    )
+
+
+def test_a_wrong_acp_version_in_the_environment_is_refused() -> None:
+    with pytest.raises(ValueError, match="WEBCLIENT_ACP_PROTOCOL must be 1 or 2"):
+        settings(WEBCLIENT_ACP_PROTOCOL="3")

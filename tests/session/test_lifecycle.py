@@ -29,7 +29,7 @@ async def test_a_refused_sign_in_asks_again_and_an_accepted_one_opens_the_sessio
         assert session.auth_reason is not None and "Gemini API key is missing" in session.auth_reason
         assert [m.id for m in session.auth_methods] == ["oauth", "api-key", "ok", "env", "term", "qr"]
         assert session.turn_state == "auth-required" and session.start_step is None
-        session.authenticate("term")  # a terminal method: the page says how; the client never calls it
+        session.authenticate("qr")  # a type of the agent's own: the page shows its instructions, nothing is called
         assert session.agent_state == "auth-required"
         session.authenticate("api-key")
         assert session.agent_state == "signing-in" and session.signing_in is not None

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from websockets.asyncio.client import ClientConnection
 
 from tests.support.html import parse, squash
@@ -43,11 +44,17 @@ async def until_idle(socket: ClientConnection) -> None:
             pass
 
 
-def test_the_v2_shapes_show_escaped_live_and_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
-    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_the_v2_shapes_show_escaped_live_and_after_a_restart(
+    start_server: ServerFactory, tmp_path: Path, version: str
+) -> None:
+    """The same shapes on a v1 connection (the folds take them) and on a v2 one."""
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "WEBCLIENT_ACP_PROTOCOL": version}
     workspace = tmp_path / "workspace"
     first = start_server(agent=V2_AGENT, workspace=workspace, **env)
     session_id = asyncio.run(tour(first))
+    initialize = next(m for m in received(first.record_file) if m.get("method") == "initialize")
+    assert initialize["params"]["protocolVersion"] == int(version)
     shown = thread_html(session_page(first, session_id))
     text = squash(parse(shown).text)
     # Messages by id: the prompt named by the agent's user_message, m1 whole although a thought came between, m2
@@ -96,7 +103,7 @@ def export(server: Server, session_id: str) -> str:
 
 
 def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:
-    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "V2SHAPES_PROTOCOL": "2"}
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "WEBCLIENT_ACP_PROTOCOL": "2"}
     server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace", **env)
 
     async def run() -> tuple[str, str, str]:
@@ -150,7 +157,7 @@ def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactor
 def test_a_v1_connection_offers_no_stop_whatever_an_update_advertises(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
-    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace")  # the agent answers protocol version 1
+    server = start_server(agent=V2_AGENT, workspace=tmp_path / "workspace")  # the client asks for version 1
 
     async def run() -> str:
         async with ready_page(server) as (socket, nonce, _):

@@ -36,6 +36,7 @@ from webclient.session.agent import (
 )
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
+from webclient.session.sign_in import AuthStatus
 from webclient.viewmodel.content import TerminalRef
 
 T = TypeVar("T")
@@ -57,6 +58,7 @@ class AapAgent:
         self.hands = Hands(host.workspace, host.terminals, host.events)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
+        self.auth_status: AuthStatus | None = None  # an AAP server is signed in to with its API key
         self.known_session_id: str | None = None
         self.remote: RemoteAgent | None = None
         self.settings: RemoteSettings | None = None
@@ -263,6 +265,9 @@ class AapAgent:
         if self._stream is not None:
             self._stream.cancel()
         return asyncio.sleep(0)
+
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        return asyncio.sleep(0)  # AAP v3 has no child sessions
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.asking.answer(request_id, option_id)

@@ -13,42 +13,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
+from webclient.acp import auth_status
 from webclient.acp.advisories import turn_usage
+from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
-from webclient.acp.connection import AgentConnection
-from webclient.acp.controls import apply_session_result, settings
+from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
+from webclient.acp.controls import apply_session_result
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.entity_cancel import cancel_entity, speaks_v2
-from webclient.acp.jsonrpc import AuthRequired, ConnectionClosed, RpcError
-from webclient.acp.listing import list_all
+from webclient.acp.entity_cancel import cancel_entity
+from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
+from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
+from webclient.acp.requests import SessionRequests
+from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
+from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SessionUpdates, content_block
+from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
+    AgentError,
     AgentFailed,
     AgentGone,
     AgentHello,
     AgentHost,
     AgentRefused,
-    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
 )
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import SignInMethod
-
-T = TypeVar("T")
+from webclient.session.sign_in import AuthStatus, SignInMethod
+from webclient.viewmodel.changes import Region
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
@@ -59,7 +64,7 @@ STDERR_LINES = 20
 """Lines of the agent's stderr shown under a notice that it failed or exited."""
 
 
-class AcpAgent:
+class AcpAgent(SessionRequests):
     """One session's ACP agent: `AgentDriver` for the session, `ClientHandler` for the connection.
 
     The protocol log and the stderr log last as long as the session, across Retry's fresh processes.
@@ -72,12 +77,15 @@ class AcpAgent:
         self.permissions = Permissions(host.thread, host.changed)
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
+        self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
         self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
         self.known_session_id: str | None = None
         """The agent's id of the session it last opened (live or in the journal): what Resume reattaches to."""
-        self._capabilities: dict[str, Any] = {}
+        self.dialect: Dialect = DIALECTS[1]  # the version initialize settled (webclient.acp.versions)
+        self.greeting: Greeting = self.dialect.greeting({})
+        self.turns = TurnLifecycle()
         self._sign_in_methods: list[SignInMethod] = []
         self.cancelling = False
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
@@ -87,6 +95,8 @@ class AcpAgent:
         self.can_steer = self.can_sign_out = False
         self.hello: AgentHello | None = None
         """What the agent said when it last started (live, or in the journal)."""
+        self.auth_status: AuthStatus | None = None
+        """Whether it is signed in, and as whom, as it last said (`webclient.acp.auth_status`); None: not said."""
         self._replay: ProtocolReplay | None = None
         self._stopping = False
         self._exit_watch: asyncio.Task[None] | None = None
@@ -94,7 +104,21 @@ class AcpAgent:
     # -- the session's calls (AgentDriver) ---------------------------------------------------------
 
     async def start(self) -> AgentHello:
-        """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization)."""
+        """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization) in the
+        version its settings ask. A v1 answer to a v2 ``initialize`` starts the agent again with a v1 one when this
+        session serves files or terminals, which a v2 ``initialize`` cannot offer (a v1 agent would do without)."""
+        asked, served = self.host.spec.acp_protocol, self.client_methods.capabilities()
+        capabilities = {**served, **ELICITATION, **SUBAGENTS, **BASE_CAPABILITIES}
+        result = await answer(initialize(await self._spawn(), asked, capabilities))
+        if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
+            await self.close()  # nothing was opened: only the process stops
+            asked, result = 1, await answer(initialize(await self._spawn(), 1, capabilities))
+        hello = self.greeted(result, asked)
+        if auth_status.advertised(self.greeting.capabilities):
+            self.auth_status_said(await auth_status.ask(self._connected().peer))
+        return hello
+
+    async def _spawn(self) -> AgentConnection:
         spec = self.host.spec
         self._stopping = False
         self.host.step(STARTING)
@@ -112,26 +136,22 @@ class AcpAgent:
         self._connection = connection
         self._exit_watch = asyncio.create_task(self._watch_exit(connection), name=f"acp-exit-{connection.process.pid}")
         self.host.step("initialize")
-        capabilities = {**self.client_methods.capabilities(), **ELICITATION}
-        return self.greeted(await _answer(connection.initialize(capabilities)))
+        return connection
 
-    def greeted(self, result: dict[str, Any]) -> AgentHello:
-        """What the agent's ``initialize`` answer says of it (live, or replayed from the journal)."""
-        info = result.get("agentInfo")
-        capabilities = result.get("agentCapabilities")
-        self._capabilities = capabilities if isinstance(capabilities, dict) else {}
+    def greeted(self, result: dict[str, Any], asked: int = 1) -> AgentHello:
+        """What the agent's ``initialize`` answer says of it (live, or replayed from the journal), ``asked`` in the
+        version the client asked for: the version both speak from now on, and what the agent offers in it."""
+        self.dialect = dialect(asked, result.get("protocolVersion"))
+        self.greeting = self.dialect.greeting(result)
         meta = result.get("_meta")
         steering = meta.get("steering") if isinstance(meta, dict) else None
         self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
-        auth = self._capabilities.get("auth")
-        self.can_sign_out = isinstance(auth, dict) and auth.get("logout") is not None
-        offered = self._capabilities.get("promptCapabilities")
-        self._sign_in_methods = sign_in_methods(result.get("authMethods"))
+        self.can_sign_out = self.greeting.can_sign_out
+        self._sign_in_methods = sign_in_methods(self.greeting.auth_methods)
+        self.auth_status = None  # a new agent process: it says again
         self.hello = AgentHello(
-            info=info if isinstance(info, dict) else {},
-            prompt_capabilities=frozenset(
-                name for name, on in (offered.items() if isinstance(offered, dict) else ()) if on is True
-            ),
+            info=self.greeting.info,
+            prompt_capabilities=self.greeting.prompt_capabilities,
             sign_in_methods=self._sign_in_methods,
         )
         return self.hello
@@ -146,7 +166,7 @@ class AcpAgent:
                 return
         self.host.step("session/new")
         try:
-            result = await _answer(connection.new_session(self.host.spec.cwd))
+            result = await answer(connection.new_session(self.host.spec.cwd))
         except AgentRefused as error:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
                 raise SignInRequired(error.text) from None
@@ -156,55 +176,33 @@ class AcpAgent:
         self.opened({}, result)
 
     async def _reattach(self, connection: AgentConnection, session_id: str) -> bool:
-        """``session/resume`` if the agent offers it, else ``session/load`` (its replay of the conversation is not
-        shown again); False, with a notice, when it offers neither or refused."""
-        session = self._capabilities.get("sessionCapabilities")
-        if isinstance(session, dict) and session.get("resume") is not None:
-            method = "session/resume"
-        elif self._capabilities.get("loadSession") is True:
-            method = "session/load"
-        else:
+        """``session/resume`` if the agent offers it, else ``session/load`` (v2: resume with ``replayFrom``; a replay
+        of the conversation is not shown again); False, with a notice, when it offers neither or refused."""
+        how = self.dialect.reattach(self.greeting)
+        if how is None:
             self.host.notice("warning", NOT_RESUMED, "The agent cannot resume or load a session.")
             return False
+        method, extra = how
         self.host.step(method)
-        self.loading_history, self.history = self.reloading(method), LoadedHistory()
+        self.loading_history, self.history = self.reloading(method, extra), LoadedHistory()
         try:
-            result = await _answer(connection.reattach(method, session_id, self.host.spec.cwd))
+            result = await answer(connection.reattach(method, session_id, self.host.spec.cwd, **extra))
         except AgentRefused as error:
             self.host.notice("warning", NOT_RESUMED, f"The agent refused {method}: {error}")
             return False
         finally:
             self.loading_history = False
         self.opened({"sessionId": session_id}, result)
-        if self.reloading(method):
-            self.host.notice(*self.history.verdict(self.host.thread))
+        if self.reloading(method, extra):
+            self.host.notice(*self.history.verdict(self.host.thread, method))
         else:
             self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
 
-    def _offers(self, capability: str) -> bool:
-        """Whether the agent advertised ``sessionCapabilities.<capability>``."""
-        session = self._capabilities.get("sessionCapabilities")
-        return isinstance(session, dict) and session.get(capability) is not None
-
-    async def set_title(self, title: str) -> None:
-        if self._offers("title") and self._session_id is not None:
-            connection, session_id = self._in_session()
-            await _answer(connection.session_request("session/set_title", session_id, title=title))
-
-    async def forget(self) -> None:
-        if self._offers("delete") and self._session_id is not None:
-            connection, session_id = self._in_session()
-            await _answer(connection.session_request("session/delete", session_id))
-
-    async def list_sessions(self) -> list[AgentSession] | None:
-        """``session/list``, every page of it, when the agent offers it."""
-        return await _answer(list_all(self._connected())) if self._offers("list") else None
-
-    def reloading(self, method: str) -> bool:
-        """Whether what the agent replays now is already shown: ``session/load`` of the conversation this thread
-        holds (its history is shown when the user chose one of the agent's sessions to continue here)."""
-        return method == "session/load" and self.host.thread.turn > 0
+    def reloading(self, method: str, params: dict[str, Any]) -> bool:
+        """Whether what the agent replays now is already shown: ``session/load`` (v2: ``replayFrom``) of the
+        conversation this thread holds (its history is shown when the user chose an agent's session to continue)."""
+        return self.dialect.replays(method, params) and self.host.thread.turn > 0
 
     def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
         """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
@@ -213,28 +211,38 @@ class AcpAgent:
             self._session_id = self.known_session_id = session_id
         apply_session_result(self.host.controls, result)
 
-    async def sign_in(self, method_id: str) -> None:
-        await _answer(self._connected().authenticate(method_id))
-
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
         connection, session_id = self._in_session()
+        if not self.dialect.prompt_ends_turn:
+            return await self._prompt_v2(connection, session_id, prompt_blocks(prompt))
         result: dict[str, Any] = {}
         try:
-            result = await _answer(connection.prompt(session_id, prompt_blocks(prompt)))
+            result = await answer(connection.prompt(session_id, prompt_blocks(prompt)))
         finally:
             self.turn_ended(result)
         reason = result.get("stopReason")
         return reason if isinstance(reason, str) else None
 
-    async def sign_out(self) -> None:
-        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout)."""
-        await _answer(self._connected().peer.request("logout", {}))
+    async def _prompt_v2(self, connection: AgentConnection, session_id: str, blocks: list[Any]) -> StopReason | None:
+        """A v2 turn: the prompt's answer says it was taken in, the idle ``state_update`` ends the turn
+        (`webclient.acp.lifecycle`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
+        try:
+            idle = await self.turns.run(lambda: answer(connection.prompt(session_id, blocks)), connection.reader)
+            return stop_reason(idle) if idle is not None else gone()
+        except TurnFailed as failed:
+            raise AgentRefused(failed.text, failed.code) from None
+        except AgentError as error:
+            stopped = self.cancelling and isinstance(error, AgentRefused) and error.code == RequestCancelled.CODE
+            self.turn_ended()
+            if stopped:
+                return "cancelled"  # stopped before the agent took the prompt in (claude-agent-acp's queue)
+            raise
 
     async def steer(self, prompt: Sequence[PromptBlock]) -> None:
         """``_session/steering`` (claude-agent-acp, codex-acp: advertised as ``_meta.steering.supported``)."""
         connection, session_id = self._in_session()
         blocks = prompt_blocks(prompt)
-        await _answer(connection.steer(session_id, blocks))
+        await answer(connection.steer(session_id, blocks))
         self.steered({"prompt": blocks})
 
     def steered(self, params: dict[str, Any]) -> None:
@@ -258,9 +266,14 @@ class AcpAgent:
         self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        """Stop a child session's work (``session/cancel`` with its id), when it runs and the agent allows it."""
+        stoppable = self.subagents.stop(session_id)
+        return self._notify_cancel(self._connection if stoppable else None, session_id)
+
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
         if connection is not None and session_id is not None:
-            await _answer(connection.cancel(session_id))
+            await answer(connection.cancel(session_id))
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         self.permissions.answer(request_id, option_id)
@@ -270,30 +283,14 @@ class AcpAgent:
 
     @property
     def can_cancel_entities(self) -> bool:
-        return speaks_v2(self._connection)
+        return self._connection is not None and self.dialect.version >= 2  # tool_call/cancel is a v2 method
 
     async def cancel_entity(self, kind: str, entity_id: str) -> None:
         connection, session_id = self._in_session()
-        if not speaks_v2(connection):
-            return
-        host = self.host
-        await _answer(cancel_entity(connection.peer, host.thread, host.changed, session_id, kind, entity_id))
-
-    async def set_mode(self, mode_id: str) -> None:
-        connection, session_id = self._in_session()
-        await _answer(connection.set_mode(session_id, mode_id))
-        self.host.controls.set_current_mode(mode_id)
-
-    async def set_model(self, model_id: str) -> None:
-        connection, session_id = self._in_session()
-        await _answer(connection.set_model(session_id, model_id))
-        self.host.controls.set_current_model(model_id)
-
-    async def set_setting(self, setting_id: str, value: str | bool) -> None:
-        connection, session_id = self._in_session()
-        result = await _answer(connection.set_config_option(session_id, setting_id, value))
-        if isinstance(result.get("configOptions"), list):  # the agent's complete settings
-            self.host.controls.set_settings(settings(result["configOptions"]))
+        if self.can_cancel_entities:
+            await answer(
+                cancel_entity(connection.peer, self.host.thread, self.host.changed, session_id, kind, entity_id)
+            )
 
     def diagnose(self) -> Diagnosis:
         stray = self._connection.peer.stray_responses if self._connection is not None else 0
@@ -308,7 +305,7 @@ class AcpAgent:
         if self._offers("close") and self._connection is not None and self._session_id is not None:
             with contextlib.suppress(AgentRefused, AgentGone, TimeoutError):
                 async with asyncio.timeout(CLOSE_SECONDS):
-                    await _answer(self._connection.session_request("session/close", self._session_id))
+                    await answer(self._connection.session_request("session/close", self._session_id))
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True
@@ -340,22 +337,40 @@ class AcpAgent:
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
     def on_session_update(self, params: dict[str, Any]) -> None:
-        if self.loading_history:
-            self.history.take(params.get("update"))
+        update, main = params.get("update"), self._session_id or self.known_session_id
+        if self.loading_history:  # the conversation shown already (its subagents too): only compared with it
+            if params.get("sessionId") in (main, None):
+                self.history.take(update)
             return
+        if self.subagents.route(params, main):
+            return  # a child's, or of a session this client does not know
+        if self.turns.echoes(update):
+            return  # the prompt this client sent, shown already
+        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+            if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
+                self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
-        self.updates.apply(params.get("update"))
+        self.updates.apply(update)
 
     def on_notification(self, method: str, params: Any) -> None:
         if method == "elicitation/complete":
             self.elicitations.complete(params)
+        elif method in auth_status.NOTIFICATIONS:
+            self.auth_status_said(params)
+
+    def auth_status_said(self, said: Any) -> None:
+        """The answer to ``auth/status`` or a notification of it (live, or in the journal): the header shows it."""
+        self.auth_status = auth_status.read(said) or self.auth_status
+        self.host.changed(Region.STATUS)
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
-        return self.permissions.ask(params, refuse=self.cancelling or self._stopping)
+        thread = self.subagents.permission_thread(params)  # a child's question: on its thread
+        return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         if method == "elicitation/create":
-            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping)
+            asked_by = self.subagents.asked_by(params)  # a child's question: labelled with it
+            return self.elicitations.ask(params, refuse=self.cancelling or self._stopping, asked_by=asked_by)
         handler = self.client_methods.handler(method)
         return handler(params) if handler is not None else None
 
@@ -375,13 +390,3 @@ class AcpAgent:
             f"The agent sent a message of more than {size}; it was dropped",
             "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
         )
-
-
-async def _answer(request: Awaitable[T]) -> T:
-    """The agent's answer to a request, its error as the session's own."""
-    try:
-        return await request
-    except RpcError as error:
-        raise AgentRefused(error.text, error.code) from None
-    except ConnectionClosed:
-        raise AgentGone from None

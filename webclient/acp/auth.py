@@ -3,8 +3,10 @@
 Spec: https://agentclientprotocol.com/protocol/initialization#authentication. Types:
 
 * ``agent`` (or no type): the client calls ``authenticate {methodId}``: a button.
-* ``terminal``: the client would re-run the agent's own command with ``args``/``env`` in a terminal. A
-  browser cannot, so the page says how to do it on the server; ``authenticate`` is never called for it.
+* ``terminal``: the client runs the agent's own command with ``args`` appended and ``env`` added, in a terminal
+  (the page's sign-in terminal, `webclient.session.terminal_sign_in`), then starts the agent again;
+  ``authenticate`` is never called for it. Offered by agents only when the client advertises
+  ``clientCapabilities.auth.terminal`` (`webclient.acp.connection.BASE_CAPABILITIES`).
 * ``env_var`` (``vars: [{name, label?, secret?, optional?}]``, removed from the spec but still sent by some
   agents): the variables must be set in the server's environment before the server starts.
 * anything else: shown as instructions (name and description), never as a button.
@@ -69,8 +71,11 @@ def _named_vars(description: str | None, meta: Any) -> list[EnvVar]:
 
 
 def sign_in_method(raw: Any) -> SignInMethod | None:
-    """One ``AuthMethod``, or None when it has no id."""
-    if not isinstance(raw, dict) or not _str(raw.get("id")):
+    """One ``AuthMethod`` (its id is ``id`` in v1, ``methodId`` in v2), or None when it has no id."""
+    if not isinstance(raw, dict):
+        return None
+    method_id = _str(raw.get("methodId")) or _str(raw.get("id"))
+    if method_id is None:
         return None
     kind = _str(raw.get("type")) or "agent"
     description = _str(raw.get("description"))
@@ -78,8 +83,8 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
     args = raw.get("args")
     env = raw.get("env")
     return SignInMethod(
-        id=raw["id"],
-        name=_str(raw.get("name")) or raw["id"],
+        id=method_id,
+        name=_str(raw.get("name")) or method_id,
         type=kind,
         description=description,
         env_vars=tuple(env_vars),

@@ -13,19 +13,18 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from webclient import __version__
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
-    "auth": {"terminal": False},
+    # Terminal sign-in: the agent's own command in the page's sign-in terminal (webclient.session.terminal_sign_in).
+    "auth": {"terminal": True},
     "session": {"configOptions": {"boolean": {}}, "compaction": {}, "notices": {}},
     # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).
     "_meta": {"terminal_output": True, "terminal_output_delta": True},
@@ -120,16 +119,10 @@ class AgentConnection:
 
     # -- outgoing ----------------------------------------------------------------------------------
 
-    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/initialization — ``capabilities``: files and terminals."""
-        result = await self.peer.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": {**capabilities, **BASE_CAPABILITIES},
-                "clientInfo": {"name": "acp-webclient", "title": "ACP web client", "version": __version__},
-            },
-        )
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/initialization — ``params`` as the version asked shapes them
+        (`webclient.acp.versions`)."""
+        result = await self.peer.request("initialize", params)
         self.initialize_result = result if isinstance(result, dict) else {}
         return self.initialize_result
 
@@ -138,10 +131,12 @@ class AgentConnection:
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         return result if isinstance(result, dict) else {}
 
-    async def reattach(self, method: str, session_id: str, cwd: Path) -> dict[str, Any]:
+    async def reattach(self, method: str, session_id: str, cwd: Path, **extra: Any) -> dict[str, Any]:
         """``session/resume`` or ``session/load``
-        (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way."""
-        result = await self.peer.request(method, {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
+        (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way, and
+        v2's ``replayFrom`` in ``extra``."""
+        params = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": [], **extra}
+        result = await self.peer.request(method, params)
         return result if isinstance(result, dict) else {}
 
     async def session_request(self, method: str, session_id: str, **params: Any) -> None:
@@ -158,9 +153,9 @@ class AgentConnection:
         result = await self.peer.request("session/list", {"cursor": cursor} if cursor else {})
         return result if isinstance(result, dict) else {}
 
-    async def authenticate(self, method_id: str) -> None:
-        """https://agentclientprotocol.com/protocol/initialization#authentication"""
-        await self.peer.request("authenticate", {"methodId": method_id})
+    async def authenticate(self, method_id: str, method: str = "authenticate") -> None:
+        """https://agentclientprotocol.com/protocol/initialization#authentication (v2: ``auth/login``)."""
+        await self.peer.request(method, {"methodId": method_id})
 
     async def prompt(self, session_id: str, prompt: list[dict[str, Any]]) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/prompt-turn — pending for the whole turn."""
@@ -178,11 +173,10 @@ class AgentConnection:
         result = await self.peer.request("session/set_model", {"sessionId": session_id, "modelId": model_id})
         return result if isinstance(result, dict) else {}
 
-    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state."""
-        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
-        if isinstance(value, bool):
-            params["type"] = "boolean"
+    async def set_config_option(self, session_id: str, config_id: str, value: dict[str, Any]) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state.
+        ``value``: ``{value, type?}`` as the version spoken types it (`webclient.acp.versions`)."""
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, **value}
         result = await self.peer.request("session/set_config_option", params)
         return result if isinstance(result, dict) else {}
 

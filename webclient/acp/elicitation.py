@@ -85,8 +85,9 @@ class Elicitations:
         self.asked = 0
         self._by_elicitation: dict[str, Question] = {}
 
-    def ask(self, params: dict[str, Any], *, refuse: bool) -> Awaitable[dict[str, Any]]:
-        """Show the question and return the answer to come; ``refuse`` answers ``cancel`` at once (a Stop)."""
+    def ask(self, params: dict[str, Any], *, refuse: bool, asked_by: str | None = None) -> Awaitable[dict[str, Any]]:
+        """Show the question and return the answer to come; ``refuse`` answers ``cancel`` at once (a Stop).
+        ``asked_by``: the subagent (child session) that asks, if one does."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.asked += 1
         mode = params.get("mode")
@@ -101,6 +102,7 @@ class Elicitations:
             fields=form_fields(params.get("requestedSchema")) if mode == "form" else [],
             url=url if mode == "url" and isinstance(url, str) and url.startswith(("https://", "http://")) else None,
             elicitation_id=elicitation_id if isinstance(elicitation_id, str) else None,
+            asked_by=asked_by,
         )
 
         def answered(action: str, values: dict[str, Any] | None) -> None:

@@ -9,18 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from webclient.acp.connection import AgentConnection
 from webclient.acp.jsonrpc import RpcError
 from webclient.acp.peer import Peer
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.thread import Thread
-
-
-def speaks_v2(connection: AgentConnection | None) -> bool:
-    """Whether the agent runs and answered ``initialize`` with protocol version 2: ``tool_call/cancel`` and
-    ``terminal/cancel`` are v2 methods (a v1 connection has none to send, whatever an update advertises)."""
-    result = getattr(connection, "initialize_result", None) if connection is not None else None
-    return isinstance(result, dict) and result.get("protocolVersion") == 2
 
 
 async def cancel_entity(

@@ -21,8 +21,14 @@ class LoadedHistory:
 
     def take(self, update: Any) -> None:
         self.updates += 1
-        prompt = isinstance(update, dict) and update.get("sessionUpdate") == "user_message_chunk"
-        content = update.get("content") if prompt else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if kind == "user_message":  # v2: a whole message (replayed with session/resume's replayFrom)
+            content = update.get("content")
+            texts = [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            self.prompts.append("".join(text for text in texts if isinstance(text, str)))
+            self._in_prompt = False
+            return
+        content = update.get("content") if kind == "user_message_chunk" else None
         text = content.get("text") if isinstance(content, dict) else None
         if isinstance(text, str):
             if self._in_prompt:
@@ -33,7 +39,7 @@ class LoadedHistory:
         else:
             self._in_prompt = False
 
-    def verdict(self, thread: Thread) -> tuple[str, str, str]:
+    def verdict(self, thread: Thread, method: str = "session/load") -> tuple[str, str, str]:
         """The notice that says how the agent's history compares with the thread: level, title, detail."""
         prompts = (entry for entry in thread if isinstance(entry, MessageEntry) and entry.kind == "user-message")
         shown = [entry.text.strip() for entry in prompts]
@@ -41,7 +47,7 @@ class LoadedHistory:
         if remembered == shown or not remembered:
             count = len(remembered)
             what = f"the {count} prompt{'s' if count != 1 else ''} shown" if remembered else "what is shown"
-            return "info", "The agent resumed its session", f"With session/load: what it replayed matches {what}."
+            return "info", "The agent resumed its session", f"With {method}: what it replayed matches {what}."
         return (
             "warning",
             "The agent resumed its session, but remembers it differently",

@@ -202,6 +202,15 @@ class ProtocolLog:
         """Lines of a journal being replayed, not made log lines yet: only the newest can stay, and a session of
         100,000 lines is rebuilt faster without (`replayed`)."""
         self._replayed_count = 0
+        self.unrouted: set[int] = set()
+        """The numbers of the ``session/update`` lines of a session that is neither this one nor one of its announced
+        subagents: shown in no thread, marked here."""
+
+    def mark_unrouted(self) -> None:
+        """The line just recorded (or replayed) is an update of a session this client does not know."""
+        self.unrouted.add(self._count + self._replayed_count)
+        if len(self.unrouted) > 2 * (self._lines.maxlen or MAX_LINES):  # keep the newest: older lines are gone
+            self.unrouted = set(sorted(self.unrouted)[-(self._lines.maxlen or MAX_LINES) :])
 
     def replayed(self, direction: str, line: str, message: Any) -> None:
         """A line of the session's journal, replayed when the session is rebuilt: counted now, made a log line when

@@ -21,7 +21,8 @@ Answered = Callable[["AcpAgent", dict[str, Any], dict[str, Any]], None]
 
 
 def _initialized(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
-    agent.greeted(result)
+    asked = params.get("protocolVersion")
+    agent.greeted(result, asked if isinstance(asked, int) and not isinstance(asked, bool) else 1)
 
 
 def _opened(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -44,7 +45,10 @@ def _setting(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) ->
 
 
 def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
-    agent.turn_ended(result)
+    if agent.dialect.prompt_ends_turn:
+        agent.turn_ended(result)
+    else:  # v2: the prompt was taken in; its idle state_update ends the turn
+        agent.turns.prompt_answered(result)
 
 
 def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -53,6 +57,7 @@ def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) ->
 
 ANSWERS: dict[str, Answered] = {
     "initialize": _initialized,
+    "auth/status": lambda agent, params, result: agent.auth_status_said(result),
     "session/new": _opened,
     "session/load": _opened,
     "session/resume": _opened,
@@ -96,11 +101,14 @@ class ProtocolReplay:
                 self._ours.clear()
                 self._questions.clear()
             if method == "session/cancel":
-                self.agent.cancelling = True
+                self.agent.cancelling = self.agent.cancelling or not self.agent.subagents.cancel_sent(params)
             elif "id" in message:
-                self._ours[message["id"]] = (method, params if isinstance(params, dict) else {})
-                if self.agent.reloading(method):  # the agent replays its history: already shown
+                sent = params if isinstance(params, dict) else {}
+                self._ours[message["id"]] = (method, sent)
+                if self.agent.reloading(method, sent):  # the agent replays its history: already shown
                     self.agent.loading_history = True
+                if method == "session/prompt" and not self.agent.dialect.prompt_ends_turn:
+                    self.agent.turns.prompt_sent()
             return
         asked = self._questions.pop(message.get("id"), None)
         result = message.get("result")
@@ -114,7 +122,7 @@ class ProtocolReplay:
         else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.host.thread.answer_permission(request_id, chosen if isinstance(chosen, str) else None)
+            self.agent.permissions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")
@@ -141,10 +149,13 @@ class ProtocolReplay:
         if request is None:
             return
         method, params = request
-        if method == "session/load":
+        if self.agent.dialect.replays(method, params):
             self.agent.loading_history = False
         answered = ANSWERS.get(method)
         # A turn ends with its answer, an error too; other requests changed nothing if refused.
-        if answered is not None and ("error" not in message or method == "session/prompt"):
+        if method == "session/prompt" and "error" in message and not self.agent.dialect.prompt_ends_turn:
+            self.agent.turns.prompt_answered(None)  # v2: a refused prompt ends the turn at once
+            self.agent.turn_ended()
+        elif answered is not None and ("error" not in message or method == "session/prompt"):
             result = message.get("result")
             answered(self.agent, params, result if isinstance(result, dict) else {})

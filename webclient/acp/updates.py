@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from webclient.acp import advisories
+from webclient.acp import advisories, lifecycle
 from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
 from webclient.acp.v2_updates import V2_FOLDS, diff_changes, message_folds, plan_items
 from webclient.viewmodel.content import (
@@ -234,13 +234,17 @@ THREAD_FOLDS: dict[str, ThreadFold] = {
     "tool_call_update": _tool_call_fold(create=False),
     "tool_call_content_chunk": _tool_call_content_chunk,
     "plan": _plan,
+    "state_update": lifecycle.show_state,  # the turn's end itself is the adapter's (webclient.acp.lifecycle)
     "notice": advisories.notice,
     "compaction_update": partial_fold(advisories.compaction_update),
     "compaction_summary_chunk": partial_fold(advisories.compaction_summary_chunk),
 }
 """The thread's part of the dispatch table of every ``sessionUpdate``; the controls' is `CONTROL_FOLDS`."""
 
-KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES
+SUBAGENT_UPDATES = frozenset({"subagent_update", "session_message", "session_message_chunk"})
+"""Child sessions and the messages between sessions: folded by `webclient.acp.subagents`."""
+
+KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES | SUBAGENT_UPDATES
 """Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
 
 

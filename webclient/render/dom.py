@@ -12,27 +12,27 @@ from webclient.viewmodel.entries import Entry
 
 def dom_id(entry: Entry) -> str:
     """The element of an entry (its card): every fragment about it targets this id or one made from it."""
-    return f"entry-{entry.seq}"
+    return f"{entry.scope}entry-{entry.seq}"
 
 
 def markdown_id(entry: Entry) -> str:
     """A message's finished Markdown blocks (new blocks are appended to it)."""
-    return f"entry-{entry.seq}-md"
+    return f"{dom_id(entry)}-md"
 
 
 def live_id(entry: Entry) -> str:
     """A message's unfinished rest, rendered as of the last catch-up (replaced whole)."""
-    return f"entry-{entry.seq}-live"
+    return f"{dom_id(entry)}-live"
 
 
 def tail_id(entry: Entry) -> str:
     """The raw text of a message that arrived since the last catch-up (new text is appended to it)."""
-    return f"entry-{entry.seq}-tail"
+    return f"{dom_id(entry)}-tail"
 
 
 def terminal_id(entry: Entry, number: int) -> str:
     """Terminal ``number`` as the card of ``entry`` embeds it (a terminal may show in several cards)."""
-    return f"entry-{entry.seq}-term-{number}"
+    return f"{dom_id(entry)}-term-{number}"
 
 
 def terminal_lines_id(terminal: str) -> str:
@@ -47,7 +47,7 @@ def terminal_screen_id(terminal: str) -> str:
 
 def entry_diff_id(entry: Entry, index: int) -> str:
     """The ``index``-th diff (from 1) in the card of ``entry``."""
-    return f"entry-{entry.seq}-diff-{index}"
+    return f"{dom_id(entry)}-diff-{index}"
 
 
 GLOBALS = {

@@ -46,6 +46,7 @@ from webclient.viewmodel.content import (
 )
 from webclient.viewmodel.entries import Compaction, Entry, FileChange, MessageEntry, Notice, Plan, ToolCall, TurnUsage
 from webclient.viewmodel.questions import Question
+from webclient.viewmodel.subagents import SessionMessage, Subagent
 from webclient.viewmodel.terminals import TerminalSet
 from webclient.viewmodel.thread import Thread
 
@@ -206,8 +207,24 @@ class _Writer:
             yield f"*{turn_usage(entry)}*"
         elif isinstance(entry, Question):
             yield from self.question(entry)
+        elif isinstance(entry, Subagent):
+            yield from self.subagent(entry)
+        elif isinstance(entry, SessionMessage):
+            label = "Sent to a subagent" if entry.sent else "Received from another session"
+            yield quote(f"**{label}:**\n\n{seal(entry.text)}")
         else:
             yield f"*An entry of type {code_span(entry.role)} is not exported.*"
+
+    def subagent(self, child: Subagent) -> Iterator[str]:
+        """A subagent where it was announced: its title and state, then its own entries, quoted."""
+        state = child.state or "state unknown"
+        if child.state == "idle" and child.stop_reason:
+            state = f"idle, {child.stop_reason}"
+        body = [f"**Subagent:** {plain(child.shown_title)} — *{plain(state)}*"]
+        if child.description:
+            body.append(plain(child.description))
+        body += [block for entry in child.thread for block in self.entry(entry)]
+        yield quote("\n\n".join(body))
 
     def question(self, entry: Question) -> Iterator[str]:
         """One of the agent's questions, and the answer as the page shows it (a secret never)."""

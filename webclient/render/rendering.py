@@ -7,6 +7,7 @@ markup we trust is what :mod:`webclient.render.markdown` produced (sanitised).
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,25 @@ from webclient.session.uploads import AUDIO_TYPES, IMAGE_TYPES
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 
+KEPT_MARKDOWN_CHARS = 20_000
+
+SUBAGENT_WINDOW = 40
+"""The newest entries of a subagent's thread that its card shows: the card is drawn whole at each change inside."""
+
 
 def markdown_filter(text: str) -> Markup:
     return Markup(render_markdown(text))
+
+
+@lru_cache(maxsize=256)
+def _kept_markdown(text: str) -> Markup:
+    return Markup(render_markdown(text))
+
+
+def kept_markdown_filter(text: str) -> Markup:
+    """Markdown of a text drawn again and again unchanged (a subagent's messages: its card is drawn whole at every
+    change inside), kept once rendered; a long text is rendered each time rather than held."""
+    return _kept_markdown(text) if len(text) <= KEPT_MARKDOWN_CHARS else markdown_filter(text)
 
 
 class _Environment(Environment):
@@ -82,9 +99,11 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         SAFE_IMAGE_TYPES=formats.SAFE_IMAGE_TYPES,
         UPLOAD_IMAGE_TYPES=IMAGE_TYPES,
         UPLOAD_AUDIO_TYPES=AUDIO_TYPES,
+        SUBAGENT_WINDOW=SUBAGENT_WINDOW,
     )
     env.filters.update(
         markdown=markdown_filter,
+        kept_markdown=kept_markdown_filter,
         pretty_json=formats.pretty_json,
         visible=reveal,
         visible_text=reveal_plain,

@@ -33,6 +33,7 @@ ROUTES: dict[str, str] = {
     "diff_body": "/sessions/{session_id}/diffs/{seq:int}/{index:int}",
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
     "socket": "/sessions/{session_id}/ws",
+    "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

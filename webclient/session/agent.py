@@ -26,10 +26,11 @@ from typing import Any, Protocol
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import NO_RECORDER, Recorder
-from webclient.session.sign_in import SignInMethod
+from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
@@ -116,6 +117,8 @@ class AgentHost:
     spec: AgentSpec
     thread: Thread
     controls: SessionControls
+    subagents: Subagents
+    """The session's child sessions (each with its own thread), shown nested in its thread."""
     workspace: Workspace
     """What the agent may read and write through the client (already limited by ``spec.file_access``)."""
     terminals: Terminals | None
@@ -151,6 +154,8 @@ class AgentDriver(Protocol):
 
     hello: AgentHello | None
     """What the agent said of itself when it last started, live or in the journal replayed (None before)."""
+    auth_status: AuthStatus | None
+    """Whether the agent is signed in, and as whom, as it last said (display only); None when it did not say."""
     can_sign_out: bool
     """Whether the agent offers a sign-out (`sign_out`), as it said when it started."""
     can_steer: bool
@@ -190,6 +195,10 @@ class AgentDriver(Protocol):
         """Stop the turn that runs: its open questions are answered ``cancelled`` now, and questions it asks
         from now on as well, until the turn ends. The awaitable tells the agent: the session runs it in the
         background, so that an agent that reads nothing cannot hold up the page."""
+
+    def cancel_subagent(self, session_id: str) -> Awaitable[None]:
+        """Stop the work of one child session (`AgentHost.subagents`), when the agent allows it; nothing otherwise.
+        The awaitable tells the agent, like `cancel`'s."""
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         """The user chose ``option_id`` for an open question: answer it once; a repeated or late answer

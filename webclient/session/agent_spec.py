@@ -25,6 +25,9 @@ class AgentSpec:
     """Seconds the agent has to answer ``initialize`` and ``session/new``."""
     max_line_bytes: int = 64 * 1024 * 1024
     """A longer message from the agent is dropped as it streams."""
+    acp_protocol: int = 1
+    """The ACP version the client asks for in ``initialize`` (1, or 2 for the v2 draft); it speaks what the agent
+    answers."""
     url: str | None = None
     """A remote agent's AAP server (then ``argv`` is empty)."""
     remote_agent: str | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from webclient.config import DEMO_AGENT, Settings, demo_sample
+from webclient.config import DEMO_AGENT, Settings, acp_protocol, demo_sample
 from webclient.session.agent_spec import AgentSpec, command_display, split_command
 from webclient.session.known_agents import load_registry
 from webclient.workspace.paths import Access, Workspace
@@ -33,7 +33,7 @@ REMOTE_FIELDS = {"url", "agent", "api_key_env", "options"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 FIELDS = {
     "command", "args", "env", "workspace", "extra_roots", "file_access", "terminals", "start_timeout", "protocol",
-    "description", *REMOTE_FIELDS,
+    "description", "acp_protocol", *REMOTE_FIELDS,
 }  # fmt: skip
 
 
@@ -64,6 +64,8 @@ class AgentEntry:
     terminals: bool = True
     start_timeout: float = 120.0
     protocol: str = "acp"
+    acp_protocol: int = 1
+    """The ACP version offered in ``initialize`` (``acp_protocol``, else ``WEBCLIENT_ACP_PROTOCOL``)."""
     template: Path | None = None
     """A folder each session gets a fresh copy of, when no workspace is chosen: the demo's sample project."""
     url: str | None = None
@@ -113,6 +115,7 @@ class AgentEntry:
             terminals=self.terminals,
             start_timeout=self.start_timeout,
             max_line_bytes=max_line_bytes,
+            acp_protocol=self.acp_protocol,
             url=self.url,
             remote_agent=self.remote_agent,
             api_key=self.api_key,
@@ -179,6 +182,7 @@ class Catalogue:
                         file_access=settings.file_access,
                         terminals=settings.terminals,
                         start_timeout=settings.start_timeout,
+                        acp_protocol=settings.acp_protocol,
                     )
         entries[DEMO] = _demo_entry(settings, alone=not entries)
         if demo_remote is not None:
@@ -228,6 +232,7 @@ def _command_entry(settings: Settings) -> AgentEntry:
         file_access=settings.file_access,
         terminals=settings.terminals,
         start_timeout=settings.start_timeout,
+        acp_protocol=settings.acp_protocol,
     )
 
 
@@ -243,6 +248,7 @@ def _demo_entry(settings: Settings, alone: bool) -> AgentEntry:
         file_access=settings.file_access,
         terminals=settings.terminals,
         start_timeout=settings.start_timeout,
+        acp_protocol=settings.acp_protocol,
         template=demo_sample() if workspace is None else None,
     )
 
@@ -342,6 +348,10 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
     timeout = table.get("start_timeout", settings.start_timeout)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         raise fields.error("start_timeout", f"must be a number of seconds above 0, not {timeout!r}")
+    try:
+        version = acp_protocol(table.get("acp_protocol", settings.acp_protocol), "acp_protocol")
+    except ValueError as error:
+        raise fields.error("acp_protocol", str(error).removeprefix("acp_protocol ")) from None
     roots = tuple(fields.folder_path(root) for root in fields.strings("extra_roots"))
     return AgentEntry(
         name=name,
@@ -355,6 +365,7 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         file_access=cast(Access, access),
         terminals=terminals,
         start_timeout=float(timeout),
+        acp_protocol=version,
     )
 
 

@@ -39,6 +39,7 @@ from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.questions import Question, form_values
+from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
@@ -69,6 +70,7 @@ class Session:
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
+        self.subagents = Subagents(self.thread)
         self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
@@ -81,6 +83,7 @@ class Session:
                 spec=spec,
                 thread=self.thread,
                 controls=self.controls,
+                subagents=self.subagents,
                 workspace=self.workspace,
                 terminals=self.terminals,
                 events=WorkspaceEvents(self.thread, self.workspace, self.changes, recorder),
@@ -103,6 +106,7 @@ class Session:
             self.uploads,
             self._changed,
             self._tasks,
+            self.subagents,
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
 
@@ -234,6 +238,9 @@ class Session:
     def cancel_sign_in(self) -> None:
         self.lifecycle.cancel_sign_in()
 
+    def close_sign_in_terminal(self) -> None:
+        self.lifecycle.dismiss_terminal()
+
     def retry(self) -> None:
         self.lifecycle.retry()
 
@@ -265,6 +272,7 @@ class Session:
     async def close(self) -> None:
         """End the session: stop the agent and everything running for it."""
         self.lifecycle.closing = True
+        await self.lifecycle.close_terminal()
         await self.agent.close()
         if self.terminals is not None:
             await self.terminals.close()
@@ -293,6 +301,11 @@ class Session:
             self.lifecycle.cancel_sign_in()
         else:
             self.turns.cancel()
+
+    def cancel_subagent(self, session_id: str) -> None:
+        """Stop one child session's work (a Stop on it): recorded, then sent in the background."""
+        self._record_action("stop_subagent", session_id=session_id)
+        self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
         """Answer the agent's question: once the answer is stored (a restart then shows it given), it is shown as

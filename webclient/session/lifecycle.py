@@ -20,6 +20,7 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.shown import Shown
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
+from webclient.session.terminal_sign_in import SignInTerminal
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 
@@ -64,6 +65,8 @@ class AgentLifecycle:
         self.closing = False
         """The user ended the session: nothing starts again."""
         self._sign_in: asyncio.Task[None] | None = None
+        self.sign_in_terminal: SignInTerminal | None = None
+        """The page's sign-in terminal (a ``terminal`` method's command), running or ended; one at most."""
         self.resume_refused: str | None = None
         """Why this stored session cannot be resumed (its agent or folder no longer allowed), or None."""
         self._resuming = False
@@ -172,9 +175,10 @@ class AgentLifecycle:
     # -- sign-in -----------------------------------------------------------------------------------
 
     def authenticate(self, method_id: str) -> None:
-        """Sign in with one of the agent's ``agent`` methods, then open the session: in the background, since
-        an agent may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
-        method = next((m for m in self.auth_methods if m.id == method_id and m.button), None)
+        """Sign in with one of the agent's methods, then open the session: an ``agent`` method through the agent
+        (``authenticate``), a ``terminal`` method in the page's sign-in terminal. In the background, since an agent
+        may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
+        method = next((m for m in self.auth_methods if m.id == method_id and (m.button or m.in_terminal)), None)
         if self.agent_state != "auth-required" or method is None:
             return
         self.agent_state = "signing-in"
@@ -182,7 +186,64 @@ class AgentLifecycle:
         self.since = time.time()
         self.error = None
         self.changed(Region.STATUS)
-        self._sign_in = self.tasks.spawn(self._authenticate(method), "sign-in")
+        if method.in_terminal:
+            self._sign_in = self.tasks.spawn(self._sign_in_in_terminal(method), "sign-in terminal")
+        else:
+            self._sign_in = self.tasks.spawn(self._authenticate(method), "sign-in")
+
+    async def _sign_in_in_terminal(self, method: SignInMethod) -> None:
+        """Run the method's command in the sign-in terminal; exit 0 starts the agent again (it reads what the
+        command stored), anything else shows how it ended and the methods again. Never ``authenticate``."""
+        await self.close_terminal()
+        starting = asyncio.ensure_future(SignInTerminal.start(method, self.spec))
+        try:
+            terminal = await asyncio.shield(starting)  # cancelled meanwhile (Cancel): what started is stopped
+        except asyncio.CancelledError:
+            starting.add_done_callback(self._stop_unwanted)
+            raise
+        except OSError as error:
+            self.agent_state = "auth-required"
+            self.signing_in = self._sign_in = None
+            self.error = f"The sign-in command could not be started: {error.strerror or error}"
+            self.changed(Region.STATUS)
+            return
+        self.sign_in_terminal = terminal
+        self.changed(Region.STATUS)
+        status = await terminal.wait()
+        self.signing_in = self._sign_in = None
+        if self.closing:
+            return  # the session ended, which stopped the command: nothing starts again
+        if status.exit_code != 0:
+            self.agent_state = "auth-required"
+            self.error = f"The sign-in “{method.name}” ended with {terminal.ended_how}: try again, or another way."
+            self.changed(Region.STATUS)
+            return
+        await self.close_terminal()
+        self.shown.notice("info", "Signed in", f"“{method.name}” succeeded: the agent starts again.")
+        self.agent_state = "starting"
+        self.error = self.auth_reason = None
+        self.step(STARTING)
+        await self.agent.close()
+        await self.start_agent()
+
+    def _stop_unwanted(self, starting: asyncio.Future[SignInTerminal]) -> None:
+        if not starting.cancelled() and starting.exception() is None:
+            self.tasks.spawn(starting.result().close(), "close sign-in terminal")
+
+    async def close_terminal(self) -> None:
+        """Stop the sign-in terminal's command (its whole process group) and forget it; nothing if there is none."""
+        terminal, self.sign_in_terminal = self.sign_in_terminal, None
+        if terminal is not None:
+            self.changed(Region.STATUS)
+            await terminal.close()
+
+    def dismiss_terminal(self) -> None:
+        """The person closed the sign-in terminal: stop what runs in it; a sign-in it was running is given up."""
+        if self.sign_in_terminal is None:
+            return
+        if self.agent_state == "signing-in" and self.signing_in is not None and self.signing_in.in_terminal:
+            self.cancel_sign_in()
+        self.tasks.spawn(self.close_terminal(), "close sign-in terminal")
 
     async def _authenticate(self, method: SignInMethod) -> None:
         try:
@@ -208,6 +269,8 @@ class AgentLifecycle:
         if self.agent_state != "signing-in" or task is None:
             return
         task.cancel()
+        if self.signing_in is not None and self.signing_in.in_terminal:
+            self.tasks.spawn(self.close_terminal(), "close sign-in terminal")
         self._sign_in = None
         self.signing_in = None
         self.agent_state = "auth-required"
@@ -228,5 +291,6 @@ class AgentLifecycle:
         self.since = time.time()
         self.step(STARTING)
         self.shown.notice("info", "Restarting the agent")
+        await self.close_terminal()
         await self.agent.close()
         await self.start_agent()

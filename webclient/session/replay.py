@@ -48,6 +48,8 @@ class Rebuild:
                     if event["event"] == "queue":
                         session.queue.items = [QueuedPrompt(*item) for item in shown.queued_again(event)]
                     shown.show_again(thread, event)
+                    if event["event"] == "interrupted":
+                        session.subagents.interrupted()
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
                 elif kind in (FILE, TERMINAL):
@@ -74,6 +76,7 @@ class Rebuild:
         session.lifecycle.closing = self.ended
         if self.turn_open or session.thread.pending_permissions:
             session.shown.interrupted()
+            session.subagents.interrupted()
         # Prompts that waited for their turn wait for the user's "Send now" after Resume.
         session.turns.queue_paused = session.turns.kept_from_restart = bool(session.queue)
 

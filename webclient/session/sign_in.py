@@ -45,7 +45,50 @@ class SignInMethod:
         """Whether the client signs in with this method itself (`AgentDriver.sign_in`): only ``agent`` methods."""
         return self.type == "agent"
 
+    @property
+    def in_terminal(self) -> bool:
+        """Whether it runs in the page's sign-in terminal: ``terminal`` methods (the agent's command, its ``args``)."""
+        return self.type == "terminal"
+
+    @property
+    def may_open_browser(self) -> bool:
+        """An ``agent`` method that names no environment variable: the agent signs in by itself, often by opening a
+        login page in a browser on the machine it runs on (the server's), which a remote user cannot see."""
+        return self.button and not self.env_vars
+
+    def terminal_argv(self, argv: list[str]) -> list[str]:
+        """The command of a ``terminal`` method: the agent's own command with the method's ``args`` appended."""
+        return [*argv, *self.args]
+
     def terminal_command(self, argv: list[str]) -> str:
         """The command a person runs in a terminal on the server for a ``terminal`` method."""
         assignments = [f"{name}={shlex.quote(value)}" for name, value in self.env]
-        return " ".join([*assignments, shlex.join([*argv, *self.args])])
+        return " ".join([*assignments, shlex.join(self.terminal_argv(argv))])
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """An account or key the agent says it uses: display only (never an identifier, never logged)."""
+
+    label: str
+    detail: str | None = None
+    """A second line: the e-mail, the organisation, where a key comes from."""
+    active: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AuthStatus:
+    """Whether the agent is signed in, as it says (ACP's unstable ``auth/status``, or an agent's own form)."""
+
+    state: str
+    """``authenticated``, ``unauthenticated``, ``not_required`` or ``unknown`` (anything else is read as unknown)."""
+    accounts: tuple[Account, ...] = ()
+
+    @property
+    def words(self) -> str:
+        """The state as the header says it."""
+        return {
+            "authenticated": "Signed in",
+            "unauthenticated": "Not signed in",
+            "not_required": "No sign-in needed",
+        }.get(self.state, "Sign-in state unknown")

@@ -15,6 +15,7 @@ from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.questions import Question
+from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
 
@@ -41,6 +42,7 @@ class Turns:
         uploads: Uploads,
         changed: Callable[[Change], None],
         tasks: BackgroundTasks,
+        subagents: Subagents | None = None,
     ) -> None:
         self.agent = agent
         self.lifecycle = lifecycle
@@ -50,6 +52,8 @@ class Turns:
         self.uploads = uploads
         self.changed = changed
         self.tasks = tasks
+        self.subagents = subagents
+        """The session's child sessions: a question of one waits for the user as the session's own do."""
         self.queue = PromptQueue(self._queue_changed)
         self.queue_paused = False
         self.kept_from_restart = False
@@ -70,8 +74,10 @@ class Turns:
             return "ended"
         if agent_state in ("auth-required", "signing-in"):
             return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
-        if self.thread.pending_permissions or any(
-            isinstance(entry, Question) and entry.state == "pending" for entry in self.thread.latest(50)
+        if (
+            self.thread.pending_permissions
+            or (self.subagents is not None and self.subagents.waiting)
+            or any(isinstance(entry, Question) and entry.state == "pending" for entry in self.thread.latest(50))
         ):
             return "awaiting-permission"
         # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.

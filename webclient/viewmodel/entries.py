@@ -35,6 +35,8 @@ class Entry:
     change: EntryChanged = field(init=False, repr=False)
     """What the thread tells its listener when this entry changes: set once it is numbered, so a streamed chunk
     makes no new event."""
+    scope: str = field(default="", init=False, repr=False)
+    """The prefix of the entry's element ids: empty in the session's thread, a subagent's in its thread."""
 
     @property
     def role(self) -> str:

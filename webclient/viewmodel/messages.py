@@ -48,8 +48,8 @@ def upsert_message(
     """``user_message``/``agent_message``/``agent_thought``: create the message ``message_id`` on first sight, and
     when ``replace``, set its whole content (``content`` None or empty clears it, chunks included).
 
-    The turn's prompt, shown by this client before the agent inserted it, takes the id of the first ``user_message``
-    (the agent's version of the prompt then replaces the local one when it has content)."""
+    The turn's prompt, shown by this client before the agent inserted it, takes the id of a ``user_message`` that
+    comes right after it (the agent's version of the prompt then replaces the local one when it has content)."""
     entry = find_message(thread, message_id)
     if entry is None and kind == "user-message":
         entry = _unclaimed_prompt(thread)
@@ -68,10 +68,11 @@ def upsert_message(
 
 
 def _unclaimed_prompt(thread: Thread) -> MessageEntry | None:
-    """The current turn's prompt as this client showed it, when no ``user_message`` has named it yet."""
-    for entry in reversed(thread.current_turn()):
-        if isinstance(entry, MessageEntry) and entry.local and entry.message_id is None:
-            return entry
+    """The prompt this client just showed, when no ``user_message`` named it yet and nothing came after it: the
+    agent's first report of it (on v2 the adapter drops that echo before it gets here: `webclient.acp.lifecycle`)."""
+    last = thread.last
+    if isinstance(last, MessageEntry) and last.local and last.message_id is None and last.turn == thread.turn:
+        return last
     return None
 
 

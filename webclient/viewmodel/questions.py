@@ -58,6 +58,8 @@ class Question(Entry):
     """For a link: the agent said the flow at the link is done."""
     answered: Answer | None = field(default=None, repr=False)
     problem: str | None = None
+    asked_by: str | None = None
+    """The subagent (child session) that asked, when one did: the question is labelled with it."""
     """Why the last answer could not be taken (shown on the form, which stays open)."""
 
 

@@ -27,6 +27,7 @@ from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
+from webclient.web.sign_in_socket import sign_in_terminal_socket
 from webclient.web.socket import session_socket
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
@@ -69,6 +70,8 @@ def routes() -> list[BaseRoute]:
     for name, path in ROUTES.items():
         if name == "socket":
             table.append(WebSocketRoute(path, session_socket, name=name))
+        elif name == "sign_in_terminal":
+            table.append(WebSocketRoute(path, sign_in_terminal_socket, name=name))
         elif name == "static":
             table.append(Mount(path, app=StaticFiles(directory=STATIC_DIR), name=name))
         else:

@@ -13,6 +13,7 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
 from webclient.session.registry import SessionManager
+from webclient.web.access import is_loopback
 
 
 def manager(conn: HTTPConnection) -> SessionManager:
@@ -38,7 +39,11 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     builder = urls(conn)
     diff_mode = diff_layout(conn.cookies.get("diff_mode"))
     csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.web.access)
-    return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf}
+    settings = getattr(conn.app.state, "settings", None)
+    # The server listens on this machine only: a browser it opens (an agent's sign-in) is the user's own.
+    server_local = settings is not None and is_loopback(settings.host)
+    local = {"server_local": server_local}
+    return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf, **local}
 
 
 def renderer(conn: HTTPConnection) -> Renderer:

@@ -1,0 +1,136 @@
+"""The ACP v2 prompt lifecycle (``docs/protocol/v2/prompt-lifecycle.mdx``): ``session/prompt`` is answered as soon as
+the agent takes the prompt in (``{messageId}``), and the turn ends with ``state_update {state: "idle", stopReason?}``.
+
+`TurnLifecycle` follows one session's turns the same way live and in the replay of its journal: what the agent
+echoes of the prompt this client sent (``user_message`` with the prompt's ``messageId``) is not shown twice, and
+the idle ``state_update`` ends the turn (`AcpAgent.prompt` waits for it). `show_state` is the thread's fold of a
+``state_update``: the work still running in the background when the turn ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from webclient.acp.jsonrpc import error_text
+from webclient.viewmodel.advisories import add_agent_notice
+from webclient.viewmodel.thread import Thread
+
+BACKGROUND = "Still running in the background"
+"""The notice of an idle ``state_update`` that lists work going on after the turn."""
+
+_ECHOES = ("user_message", "user_message_chunk")
+
+
+class TurnFailed(Exception):
+    """The turn ended with the ``error`` stop reason: ``text`` and ``code`` of its JSON-RPC error, if it said."""
+
+    def __init__(self, text: str, code: int | None) -> None:
+        super().__init__(text)
+        self.text = text
+        self.code = code
+
+
+class TurnLifecycle:
+    """One session's v2 turns: the prompt sent, its answer, its end."""
+
+    def __init__(self) -> None:
+        self.state: str | None = None
+        """The agent's last ``state``: ``running``, ``requires_action``, ``idle`` (or a future one), None before."""
+        self._asked = False
+        """A prompt was sent and not answered yet: the first user message the agent reports now is its echo."""
+        self._echoes: set[str] = set()
+        """The ``messageId`` of each prompt this client sent (its answer's, or the echo's)."""
+        self._end: asyncio.Future[dict[str, Any]] | None = None
+
+    def prompt_sent(self) -> None:
+        self._asked = True
+
+    def prompt_answered(self, result: dict[str, Any] | None) -> None:
+        """The answer to ``session/prompt`` (None: it was refused): the id of the user message it became."""
+        self._asked = False
+        message_id = (result or {}).get("messageId")
+        if isinstance(message_id, str):
+            self._echoes.add(message_id)
+
+    def echoes(self, update: Any) -> bool:
+        """Whether ``update`` is the agent's report of the prompt this client sent, which the thread shows already."""
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in _ECHOES:
+            return False
+        message_id = update.get("messageId")
+        if not isinstance(message_id, str):
+            return False
+        if self._asked:
+            self._echoes.add(message_id)  # reported before the answer: the prompt just sent
+            return True
+        return message_id in self._echoes
+
+    async def run(
+        self, send: Callable[[], Awaitable[dict[str, Any]]], reader: asyncio.Future[None]
+    ) -> dict[str, Any] | None:
+        """A live turn: ``send`` the prompt, then wait for the idle ``state_update`` that ends the turn (which may come
+        before the answer); None when the connection (its ``reader``) ended first. A refused prompt raises what
+        ``send`` raises."""
+        end = self._end = asyncio.get_running_loop().create_future()
+        self._asked = True
+        try:
+            try:
+                self.prompt_answered(await send())
+            except BaseException:
+                self.prompt_answered(None)
+                raise
+            gone = asyncio.ensure_future(asyncio.shield(reader))
+            try:
+                await asyncio.wait((end, gone), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+            return end.result() if end.done() and not end.cancelled() else None
+        finally:
+            end.cancel()
+
+    def state_changed(self, update: dict[str, Any]) -> bool:
+        """A ``state_update``: True when it ends a turn (``idle``)."""
+        state = update.get("state")
+        self.state = state if isinstance(state, str) else None
+        if state != "idle":
+            return False
+        end, self._end = self._end, None
+        if end is not None and not end.done():
+            end.set_result(update)
+        return True
+
+
+def stop_reason(idle: dict[str, Any]) -> str | None:
+    """The stop reason of an idle ``state_update``; raises `TurnFailed` for ``error`` (with its details)."""
+    reason = idle.get("stopReason")
+    if reason == "error":
+        error = idle.get("error")
+        error = error if isinstance(error, dict) else {}
+        message, code = error.get("message"), error.get("code")
+        text = error_text(message if isinstance(message, str) else "The turn failed", error.get("data"))
+        raise TurnFailed(text, code if isinstance(code, int) and not isinstance(code, bool) else None)
+    return reason if isinstance(reason, str) else None
+
+
+def _work(thread: Thread, item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return None
+    if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str):
+        return f"terminal {item['terminalId']}"
+    if item.get("type") == "tool_call" and isinstance(item.get("toolCallId"), str):
+        call = thread.tool_call(item["toolCallId"])
+        return f"“{call.title}”" if call is not None and call.title else f"tool call {item['toolCallId']}"
+    kind = item.get("type")
+    return str(kind)[:80] if isinstance(kind, str) else None
+
+
+def show_state(thread: Thread, update: dict[str, Any]) -> bool:
+    """The thread's fold of a ``state_update``: at the idle that ends a turn, the work still running in the
+    background (``background``, a complete snapshot; omitted means not reported, ``[]`` nothing)."""
+    background = update.get("background")
+    if update.get("state") == "idle" and update.get("stopReason") is not None and isinstance(background, list):
+        work = [name for name in (_work(thread, item) for item in background) if name]
+        if work:
+            add_agent_notice(thread, "info", BACKGROUND, ", ".join(work))
+    return isinstance(update.get("state"), str)

@@ -1,0 +1,108 @@
+"""The sign-in terminal's web socket: the pty's output out (binary frames), keystrokes and resizes in.
+
+Its own route (``sign_in_terminal``), beside the page's socket, because a terminal's bytes are no HTML fragment for
+htmx. The access guard checks it as every web socket before routing (host, sign-in, origin:
+`webclient.web.access`); on top, the URL must carry the key of the session's running sign-in terminal, which only
+that session's page shows. Messages from the page are JSON: ``{"type": "input", "data": "..."}`` and
+``{"type": "resize", "columns": C, "rows": R}``. When the command ends, ``{"type": "exit", "how": "..."}`` goes
+out and the socket closes.
+
+Bounded both ways: a message from the page over `MESSAGE_LIMIT` is ignored; output the page does not take fast
+enough (over `OUTPUT_LIMIT` waiting) closes the socket with 1013, and the page reconnects to the kept output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from starlette import status
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from webclient.session.terminal_sign_in import SignInTerminal
+from webclient.web.context import manager
+from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
+
+log = logging.getLogger(__name__)
+
+MESSAGE_LIMIT = 16 * 1024
+TRY_AGAIN = 1013
+"""Close code when the page fell behind: it reconnects and gets the kept output."""
+
+
+class _Outbox:
+    """Output waiting for the socket; ``None`` ends it (the command ended, or the page fell behind)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.waiting = 0
+        self.overflowed = False
+
+    def put(self, data: bytes) -> None:
+        if self.overflowed:
+            return
+        self.waiting += len(data)
+        if self.waiting > OUTPUT_LIMIT:
+            self.overflowed = True
+            self.queue.put_nowait(None)
+            return
+        self.queue.put_nowait(data)
+
+    def end(self, _: object = None) -> None:
+        self.queue.put_nowait(None)
+
+
+async def sign_in_terminal_socket(websocket: WebSocket) -> None:
+    session = manager(websocket).get(websocket.path_params["session_id"])
+    terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal if session is not None else None
+    await websocket.accept()  # past the access guard: a page of ours, which hears why in the close code
+    if terminal is None or websocket.query_params.get("key") != terminal.key:
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")
+        return
+    pty = terminal.pty
+    outbox = _Outbox()
+    outbox.put(pty.output)  # what it showed so far, then what comes: no await between, so nothing is lost
+    pty.listeners.add(outbox.put)
+    pty.exited.add_done_callback(outbox.end)
+    sender = asyncio.create_task(_send(websocket, outbox, terminal), name=f"sign-in-terminal-{pty.pid}")
+    try:
+        while True:
+            text = await websocket.receive_text()
+            if len(text) <= MESSAGE_LIMIT:
+                _handle(pty, text)
+    except (WebSocketDisconnect, KeyError, RuntimeError):  # KeyError: a binary frame; RuntimeError: closed by us
+        pass
+    finally:
+        pty.listeners.discard(outbox.put)
+        pty.exited.remove_done_callback(outbox.end)
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+
+
+async def _send(websocket: WebSocket, outbox: _Outbox, terminal: SignInTerminal) -> None:
+    while (data := await outbox.queue.get()) is not None:
+        outbox.waiting -= len(data)
+        if data:
+            await websocket.send_bytes(data)
+    if outbox.overflowed:
+        await websocket.close(code=TRY_AGAIN)
+        return
+    await websocket.send_text(json.dumps({"type": "exit", "how": terminal.ended_how or "closed"}))
+    await websocket.close()
+
+
+def _handle(pty: InteractivePty, text: str) -> None:
+    try:
+        message: Any = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    if not isinstance(message, dict):
+        return
+    if message.get("type") == "input" and isinstance(message.get("data"), str):
+        pty.write(message["data"].encode("utf-8", "replace"))
+    elif message.get("type") == "resize":
+        columns, rows = message.get("columns"), message.get("rows")
+        if isinstance(columns, int) and isinstance(rows, int):
+            pty.resize(columns, rows)
