@@ -2,9 +2,9 @@
 
 A user message chooses a script by its words: ``tools`` calls every tool it can at once (the client's
 ``read_file`` and ``list_files`` when the client declared them, the trusted and the untrusted server tool when the
-client enabled them, and its unexposed notes tool), ``fail`` stops with ``error``, anything else gets a thought and
-an answer. Tool results and permissions (the re-submission after ``tool_use``) are resolved as the spec says, then
-the agent sums up what came back.
+client enabled them, and its unexposed notes tool), ``change`` the client's ``write_file`` and ``run_command``,
+``fail`` stops with ``error``, anything else gets a thought and an answer. Tool results and permissions (the
+re-submission after ``tool_use``) are resolved as the spec says, then the agent sums up what came back.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ Event = tuple[str, dict[str, Any]]
 
 GREETING = (
     "Hello from a **remote** agent: I run behind an AAP server, not as a process of this client. "
-    "Say `tools` and I call your tools and mine in parallel; `fail` shows an error stop."
+    "Say `tools` and I call your tools and mine in parallel; `change` writes a note and runs a command with your "
+    "tools (you are asked first); `fail` shows an error stop."
 )
 
 
@@ -64,7 +65,15 @@ class Turn:
         if len(messages) == 1 and messages[0].get("role") == "user":
             self.session.history.append(messages[0])
             words = text_of(messages[0].get("content")).lower()
-            script = self._tools() if "tools" in words else self._fail() if "fail" in words else self._greet()
+            script = (
+                self._tools()
+                if "tools" in words
+                else self._changes()
+                if "change" in words
+                else self._fail()
+                if "fail" in words
+                else self._greet()
+            )
         else:
             script = self._resolve(messages)
         stop = "end_turn"
@@ -115,6 +124,26 @@ class Turn:
                 inline.append((call_id, name, arguments))
         for call_id, name, arguments in inline:
             yield self._tool_result(call_id, run_server_tool(name, arguments))
+        self._close()
+        if self.session.unresolved():
+            yield "turn_stop", {"stopReason": "tool_use"}
+            return
+        async for event in self._summary():
+            yield event
+
+    async def _changes(self) -> AsyncIterator[Event]:
+        """The client's tools that change things, which it asks the person about first: a file written, a command."""
+        async for event in self._text("I'll leave a note in the project and list it with a command."):
+            yield event
+        if "write_file" in self.session.client_tools:
+            note = "# Notes\n\nLeft by the remote demo agent.\n"
+            yield await self._tool_call(
+                f"call_{uuid.uuid4().hex[:8]}", "write_file", {"path": "NOTES.md", "content": note}
+            )
+        if "run_command" in self.session.client_tools:
+            yield await self._tool_call(
+                f"call_{uuid.uuid4().hex[:8]}", "run_command", {"command": "ls", "args": ["-1"]}
+            )
         self._close()
         if self.session.unresolved():
             yield "turn_stop", {"stopReason": "tool_use"}

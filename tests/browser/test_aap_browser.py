@@ -1,7 +1,7 @@
 """A remote agent (AAP v3) in a real Chromium: the built-in remote demo, served by its own AAP server process, in
 the same page as ACP agents: streamed text and thinking, the seed page's parallel tool calls as cards (the client's
 read and list run here, the trusted search inline on the server, the untrusted deploy as a permission question),
-answered together, and the agent going on with the results."""
+answered together (a denial with its reason), and the agent going on with the results."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def test_the_remote_demo_calls_tools_in_parallel_and_asks_before_deploying(
     page.click('[data-action="new-session"][data-agent="demo-remote"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
     expect(page.locator("h1")).to_have_text("AAP demo agent")
+    expect(page.locator('[data-action="protocol-log"]')).to_have_count(0)  # its traffic is HTTP: no JSON-RPC log
     for label in ("Use Web search", "Run Web search without asking", "Use Deploy a preview"):
         page.get_by_label(label).check()
         expect(page.get_by_label(label)).to_be_checked()
@@ -32,9 +33,11 @@ def test_the_remote_demo_calls_tools_in_parallel_and_asks_before_deploying(
     expect(page.locator('[data-role="tool-call"]', has_text="internal_notes")).to_contain_text("noted")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission")
 
+    deploy.locator('[data-role="permission-reason"]').fill("not on a Friday")
     deploy.locator('[data-option-id="deny"]').click()
     reply = page.locator('[data-role="agent-message"]').last
     expect(reply).to_contain_text("Here is what came back")
-    expect(reply).to_contain_text("deploy_preview: Tool call denied")
+    expect(reply).to_contain_text("deploy_preview: Tool call denied: not on a Friday")  # the reason reached the agent
+    expect(deploy).to_contain_text("Denied by the person: not on a Friday")
     expect(reply).to_contain_text("read_file: # pocket-calc")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")

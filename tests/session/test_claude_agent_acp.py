@@ -1,7 +1,8 @@
 """claude-agent-acp 0.101.0 (npm, ``tests/agents/ts``), started without a key (an empty HOME, no ANTHROPIC_API_KEY) in
 both ACP versions: it initializes in the version asked, opens a session (it checks the account at the first prompt),
-and that prompt ends with its ``Authentication required``: an error answer in v1, an idle ``state_update`` with the
-``error`` stop reason in v2. What the page shows, and what the protocol log holds."""
+and that prompt ends with its ``Authentication required`` (an error answer in v1, an idle ``state_update`` with the
+``error`` stop reason in v2), which the page turns into the sign-in it offers: its terminal methods (the client
+advertises ``auth.terminal``). What the page shows, and what the protocol log holds."""
 
 from __future__ import annotations
 
@@ -42,15 +43,18 @@ def test_claude_agent_acp_without_a_key_starts_and_asks_for_a_sign_in(
         async with ready_page(server) as (socket, nonce, session_id):
             await until(socket, 'data-agent-state="ready"', seconds=60)
             await socket.send(json.dumps({"action": "prompt", "prompt": "hi", "nonce": f"{nonce}-1"}))
-            await until(socket, "Authentication required", seconds=60)
-            await until(socket, 'data-turn-state="idle"', seconds=30)
+            await until(socket, 'data-agent-state="auth-required"', seconds=60)
             return session_id
 
     session_id = asyncio.run(prompt())
     page = session_page(server, session_id)
     assert "Claude Agent" in page
     shown = thread_html(page)
-    assert "The agent reported an error" in shown and "Authentication required" in shown
+    assert "The agent asks you to sign in" in shown and "Authentication required" in shown
+    assert "The agent reported an error" not in shown
+    # Its own sign-in, offered to run in the page's terminal: claude-agent-acp's own command with the method's args.
+    assert re.search(r'data-terminal-sign-in="[^"]+"', page), page[page.find('class="auth"') :][:2000]
+    assert "auth login" in page
     assert shown.count(">hi<") == 1  # v2: the agent's user_message echo is not shown again
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
         log = http.get(f"/sessions/{session_id}/log").text

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking
 from webclient.aap.client import AapClient, AapHttpError
-from webclient.aap.fold import EventFold
+from webclient.aap.fold import TERMINAL_SHOWN, EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
 from webclient.aap.prompt import prompt_content
@@ -37,7 +37,6 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus
-from webclient.viewmodel.content import TerminalRef
 
 T = TypeVar("T")
 
@@ -234,15 +233,15 @@ class AapAgent:
     async def _answer_call(self, open_call: OpenCall) -> dict[str, Any]:
         call = open_call.call
         if open_call.side == "server":
-            chosen = await self.asking.ask(call.id, SERVER_OPTIONS)
+            chosen, reason = await self.asking.ask(call.id, SERVER_OPTIONS)
             granted = chosen == ALLOW
             if not granted:
-                self.fold.result(call.id, "Denied by the person", "failed")
+                self.fold.result(call.id, denial(reason), "failed")
             else:
                 self.fold.status(call.id, "in_progress")
-            return tool_permission(call.id, granted)
+            return tool_permission(call.id, granted, reason if not granted else None)
         if call.name in CHANGES_THINGS and call.name not in self.asking.allowed_tools:
-            chosen = await self.asking.ask(call.id, CLIENT_OPTIONS)
+            chosen, _ = await self.asking.ask(call.id, CLIENT_OPTIONS)
             if chosen == ALWAYS:
                 self.asking.allowed_tools.add(call.name)
             elif chosen != ALLOW:
@@ -251,8 +250,7 @@ class AapAgent:
         self.fold.status(call.id, "in_progress")
 
         def show_terminal(terminal_id: str) -> None:
-            raw = {"type": "terminal", "terminalId": terminal_id}
-            self.host.thread.append_tool_content(call.id, TerminalRef(terminal_id=terminal_id, raw=raw), raw)
+            self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
 
         answer = await self.hands.run(call.name, call.input, show_terminal)
         self.fold.result(call.id, answer.text, "failed" if answer.failed else "completed")
@@ -269,8 +267,8 @@ class AapAgent:
     def cancel_subagent(self, session_id: str) -> Awaitable[None]:
         return asyncio.sleep(0)  # AAP v3 has no child sessions
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        self.asking.answer(request_id, option_id)
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        self.asking.answer(request_id, option_id, reason)
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         pass  # AAP agents ask nothing but permissions
@@ -360,7 +358,8 @@ class AapAgent:
         if message.get("role") == "tool":
             self.fold.result(call_id, message.get("content"), "completed")
         elif message.get("role") == "tool_permission" and message.get("granted") is not True:
-            self.fold.result(call_id, "Denied by the person", "failed")
+            reason = message.get("reason")
+            self.fold.result(call_id, denial(reason if isinstance(reason, str) else ""), "failed")
 
     def _show(self, event: TurnEvent) -> None:
         """An event on the thread, and in the journal (which shows it again after a restart)."""
@@ -384,6 +383,10 @@ class AapAgent:
 
     def _client_tools(self) -> set[str]:
         return {spec.name for spec in self.hands.specs()} if self.remote and self.remote.takes_client_tools else set()
+
+
+def denial(reason: str) -> str:
+    return f"Denied by the person: {reason}" if reason else "Denied by the person"
 
 
 async def _answer(request: Awaitable[T]) -> T:

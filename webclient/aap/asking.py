@@ -14,7 +14,10 @@ from webclient.viewmodel.content import PermissionOption
 from webclient.viewmodel.thread import Thread
 
 ALLOW, ALWAYS, DENY = "allow", "allow-always", "deny"
-SERVER_OPTIONS = [PermissionOption(ALLOW, "Allow", "allow_once"), PermissionOption(DENY, "Deny", "reject_once")]
+SERVER_OPTIONS = [
+    PermissionOption(ALLOW, "Allow", "allow_once"),
+    PermissionOption(DENY, "Deny", "reject_once", asks_reason=True),  # the reason reaches the agent
+]
 CLIENT_OPTIONS = [
     PermissionOption(ALLOW, "Allow once", "allow_once"),
     PermissionOption(ALWAYS, "Allow for this session", "allow_always"),
@@ -30,6 +33,7 @@ class Asking:
         """Questions so far: the last one's id is ``q{asked}``, the same when the journal is replayed."""
         self.allowed_tools: set[str] = set()
         """The client's tools the person allowed for the whole session."""
+        self._reasons: dict[str, str] = {}
         self.on_ask: Callable[[str, str, bool], None] = lambda call_id, request_id, client_tool: None
         """Told of each question as it is asked (the adapter journals it)."""
 
@@ -41,25 +45,28 @@ class Asking:
         if call is not None:
             self.thread.ask_permission(call, request_id, CLIENT_OPTIONS if client_tool else SERVER_OPTIONS)
 
-    def ask(self, call_id: str, options: list[PermissionOption]) -> asyncio.Future[str | None]:
-        """Ask on ``call_id``'s card; the future is the option chosen, or None if the turn was stopped."""
-        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+    def ask(self, call_id: str, options: list[PermissionOption]) -> asyncio.Future[tuple[str | None, str]]:
+        """Ask on ``call_id``'s card; the future is the option chosen (None if the turn was stopped) and the reason
+        the person gave (empty if none)."""
+        future: asyncio.Future[tuple[str | None, str]] = asyncio.get_running_loop().create_future()
         self.asked += 1
+        request_id = f"q{self.asked}"
         call = self.thread.tool_call(call_id)
         if call is None:
-            future.set_result(None)
+            future.set_result((None, ""))
             return future
-        self.on_ask(call_id, f"q{self.asked}", options is CLIENT_OPTIONS)
+        self.on_ask(call_id, request_id, options is CLIENT_OPTIONS)
 
         def answered(option_id: str | None) -> None:
             if not future.done():
-                future.set_result(option_id)
+                future.set_result((option_id, self._reasons.pop(request_id, "")))
 
-        self.thread.ask_permission(call, f"q{self.asked}", options, answered)
+        self.thread.ask_permission(call, request_id, options, answered)
         self.changed(Region.STATUS)
         return future
 
-    def answer(self, request_id: str, option_id: str) -> None:
+    def answer(self, request_id: str, option_id: str, reason: str = "") -> None:
+        self._reasons.setdefault(request_id, reason)  # the first answer's: later clicks change nothing
         if self.thread.answer_permission(request_id, option_id) is not None:
             self.changed(Region.STATUS)
         elif (call := self.thread.tool_call_for_permission(request_id)) is not None:

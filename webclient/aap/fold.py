@@ -12,9 +12,12 @@ import re
 from typing import Any
 
 from webclient.aap.turn import TurnEvent, tool_call_of
-from webclient.viewmodel.content import ImageBlock, TextBlock, ToolContent, Unknown
+from webclient.viewmodel.content import ImageBlock, TerminalRef, TextBlock, ToolContent, Unknown
 from webclient.viewmodel.entries import MessageRole
 from webclient.viewmodel.thread import Thread
+
+TERMINAL_SHOWN = "client_terminal"
+"""Not an AAP event: the client's own record that one of its commands runs in a terminal shown on the call's card."""
 
 TOOL_KINDS = {
     "read_file": "read",
@@ -85,11 +88,23 @@ class EventFold:
             self.result(data["toolCallId"], data.get("content"), "completed")
         elif name == "turn_stop":
             self._message.clear()
+        elif (
+            name == TERMINAL_SHOWN
+            and isinstance(data.get("toolCallId"), str)
+            and isinstance(data.get("terminalId"), str)
+        ):
+            raw = {"type": "terminal", "terminalId": data["terminalId"]}
+            self.thread.append_tool_content(
+                data["toolCallId"], TerminalRef(terminal_id=data["terminalId"], raw=raw), raw
+            )
 
     def result(self, call_id: str, content: Any, status: str) -> None:
-        """A tool call's outcome on its card: the server's inline result, a client tool's, or a denial."""
+        """A tool call's outcome on its card: the server's inline result, a client tool's, or a denial (under the
+        terminal a client command ran in, which stays)."""
         self._message.clear()
-        patch = {"status": status, "content": blocks(content), "raw_output": content}
+        call = self.thread.tool_call(call_id)
+        terminals = [item for item in call.content if isinstance(item, TerminalRef)] if call is not None else []
+        patch = {"status": status, "content": [*terminals, *blocks(content)], "raw_output": content}
         self.thread.upsert_tool_call(call_id, patch, {"result": content})
 
     def status(self, call_id: str, status: str) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from webclient.aap.meta import ToolSpec
-from webclient.workspace.files import NotText, read_text_file, write_text_file
+from webclient.workspace.files import NotText, WriteResult, read_text_file, write_text_file
 from webclient.workspace.listing import list_files
 from webclient.workspace.paths import PathRefused, Workspace
 from webclient.workspace.terminals import Terminals
@@ -140,6 +140,10 @@ class Hands:
         try:
             if name == "run_command":
                 return await self._run_command(arguments, terminal_shown)
+            if name == "write_file":
+                answer, written = await asyncio.to_thread(self._write_file, arguments)
+                self.events.file_written(written)  # on the loop: the changes list and the diff update from here
+                return answer
             return await asyncio.to_thread(getattr(self, f"_{name}"), arguments)
         except (PathRefused, NotText, ValueError, OSError, re.error) as error:
             return ToolAnswer(str(error) or type(error).__name__, failed=True)
@@ -169,13 +173,12 @@ class Hands:
         )
         return ToolAnswer(text[:MAX_OUTPUT_CHARS])
 
-    def _write_file(self, arguments: dict[str, Any]) -> ToolAnswer:
+    def _write_file(self, arguments: dict[str, Any]) -> tuple[ToolAnswer, WriteResult]:
         content = arguments.get("content")
         if not isinstance(content, str):
             raise ValueError("content must be a string")
         result = write_text_file(self.workspace, self._path(arguments), content)
-        self.events.file_written(result)
-        return ToolAnswer(f"Wrote {len(content.encode())} bytes to {arguments['path']}.")
+        return ToolAnswer(f"Wrote {len(content.encode())} bytes to {arguments['path']}."), result
 
     def _list_files(self, arguments: dict[str, Any]) -> ToolAnswer:
         folder = self._folder(arguments)

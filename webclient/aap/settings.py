@@ -1,9 +1,8 @@
 """A remote agent's settings as the person chooses them: its options, and which of its server tools are enabled
 and trusted. AAP v3 sends them at ``POST /sessions`` and, when changed, with the next turn (where they persist).
 
-Server tools start disabled and untrusted, as the protocol has it: the person decides. Select options are shown
-as the session's select settings, tools as on/off switches; text and secret options keep their defaults (or the
-values the catalogue gives) until the settings form takes them.
+Server tools start disabled and untrusted, as the protocol has it: the person decides. Options are shown as the
+session's settings (a select, a text, a secret that the page never gets back), tools as on/off switches.
 """
 
 from __future__ import annotations
@@ -12,7 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from webclient.aap.meta import RemoteAgent
-from webclient.viewmodel.controls import Choice, ChoiceGroup, SelectSetting, Setting, ToggleSetting
+from webclient.viewmodel.controls import (
+    SECRET_SET,
+    Choice,
+    ChoiceGroup,
+    SelectSetting,
+    Setting,
+    TextSetting,
+    ToggleSetting,
+)
 
 ENABLED = "enable:"
 TRUSTED = "trust:"
@@ -41,6 +48,17 @@ class RemoteSettings:
                         current=self.options[option.name],
                         groups=(ChoiceGroup(None, choices),),
                         description=option.description,
+                    )
+                )
+            else:  # text, secret (whose value stays here: the page learns only whether it has one)
+                value = self.options[option.name]
+                shown.append(
+                    TextSetting(
+                        id=OPTION + option.name,
+                        name=option.title or option.name,
+                        current=(SECRET_SET if value else "") if option.secret else value,
+                        description=option.description,
+                        secret=option.secret,
                     )
                 )
         for tool in self.agent.tools:

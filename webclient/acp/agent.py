@@ -212,6 +212,14 @@ class AcpAgent(SessionRequests):
         apply_session_result(self.host.controls, result)
 
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
+        try:
+            return await self._prompt(prompt)
+        except AgentRefused as error:  # claude-agent-acp checks the account at the first prompt, not at session/new
+            if error.code == AuthRequired.CODE and self._sign_in_methods:
+                raise SignInRequired(error.text) from None
+            raise
+
+    async def _prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
         connection, session_id = self._in_session()
         if not self.dialect.prompt_ends_turn:
             return await self._prompt_v2(connection, session_id, prompt_blocks(prompt))
@@ -275,8 +283,8 @@ class AcpAgent(SessionRequests):
         if connection is not None and session_id is not None:
             await answer(connection.cancel(session_id))
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        self.permissions.answer(request_id, option_id)
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        self.permissions.answer(request_id, option_id)  # ACP's answer has no reason
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)

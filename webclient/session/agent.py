@@ -200,9 +200,9 @@ class AgentDriver(Protocol):
         """Stop the work of one child session (`AgentHost.subagents`), when the agent allows it; nothing otherwise.
         The awaitable tells the agent, like `cancel`'s."""
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
         """The user chose ``option_id`` for an open question: answer it once; a repeated or late answer
-        changes nothing (but shows the settled question again)."""
+        changes nothing (but shows the settled question again). ``reason``: why, when the option asks for it."""
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         """The user answered one of the agent's other questions (a form, a link: `viewmodel.questions.Question`) with

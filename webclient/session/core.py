@@ -37,7 +37,7 @@ from webclient.session.turns import Turns, TurnState
 from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
-from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.controls import SECRET_SET, SessionControls
 from webclient.viewmodel.questions import Question, form_values
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
@@ -307,18 +307,18 @@ class Session:
         self._record_action("stop_subagent", session_id=session_id)
         self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
 
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        """Answer the agent's question: once the answer is stored (a restart then shows it given), it is shown as
-        given and sent."""
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        """Answer the agent's question (``reason``: why, when the option asks): once the answer is stored (a
+        restart then shows it given), it is shown as given and sent."""
         self._record_action("permission", request_id=request_id, option_id=option_id)
         if self.recorder is NO_RECORDER:
-            self.agent.answer_permission(request_id, option_id)
+            self.agent.answer_permission(request_id, option_id, reason)
         else:
-            self._tasks.spawn(self._answer_when_stored(request_id, option_id), "answer")
+            self._tasks.spawn(self._answer_when_stored(request_id, option_id, reason), "answer")
 
-    async def _answer_when_stored(self, request_id: str, option_id: str) -> None:
+    async def _answer_when_stored(self, request_id: str, option_id: str, reason: str) -> None:
         await self.recorder.flush()
-        self.agent.answer_permission(request_id, option_id)
+        self.agent.answer_permission(request_id, option_id, reason)
 
     def cancel_entity(self, kind: str, entity_id: str) -> None:
         """The user's Stop on one tool call or terminal (``kind`` ``tool_call`` or ``terminal``): journalled, sent."""
@@ -393,7 +393,8 @@ class Session:
         self.control_changes.set_model(model_id)
 
     def set_setting(self, setting_id: str, value: str) -> None:
-        self._record_action("setting", setting_id=setting_id, value=value)
+        secret = getattr(self.controls.setting(setting_id), "secret", False)
+        self._record_action("setting", setting_id=setting_id, value=SECRET_SET if secret else value)
         self.control_changes.set_setting(setting_id, value)
 
     def _record_action(self, action: str, **arguments: object) -> None:

@@ -174,6 +174,14 @@ class AgentLifecycle:
 
     # -- sign-in -----------------------------------------------------------------------------------
 
+    def sign_in_required(self, reason: str) -> None:
+        """The agent refused a prompt until the user signs in (claude-agent-acp opens a session, then checks the
+        account at the first prompt): its sign-in methods are offered, as after a refused ``session/new``."""
+        self.agent_state = "auth-required"
+        self.auth_reason = reason
+        self.shown.notice("warning", "The agent asks you to sign in", reason)
+        self.changed(Region.STATUS)
+
     def authenticate(self, method_id: str) -> None:
         """Sign in with one of the agent's methods, then open the session: an ``agent`` method through the agent
         (``authenticate``), a ``terminal`` method in the page's sign-in terminal. In the background, since an agent

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
+from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, SignInRequired
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
 from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
@@ -155,6 +155,8 @@ class Turns:
             elif reason is not None and reason != "end_turn":
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
                 self.shown.notice(level, title)
+        except SignInRequired as request:
+            self.lifecycle.sign_in_required(request.reason)
         except AgentRefused as error:
             self.shown.notice("error", "The agent reported an error", str(error))
         except AgentGone:

@@ -152,3 +152,5 @@ class PermissionOption:
     option_id: str
     name: str
     kind: str
+    asks_reason: bool = False
+    """Whether the person may say why (a denial whose reason the agent is told: AAP's ``tool_permission``)."""

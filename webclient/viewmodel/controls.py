@@ -84,7 +84,25 @@ class ToggleSetting:
     type: Literal["boolean"] = "boolean"
 
 
-Setting = SelectSetting | ToggleSetting
+@dataclass(frozen=True, slots=True)
+class TextSetting:
+    """A free-text setting (a remote agent's ``text`` or ``secret`` option). A secret's value never reaches the view
+    model: ``current`` is empty, or ``SECRET_SET`` once it has one."""
+
+    id: str
+    name: str
+    current: str
+    description: str | None = None
+    secret: bool = False
+    category: str | None = None
+    type: Literal["text"] = "text"
+
+
+SECRET_SET = "***"
+"""What a secret setting's ``current`` holds once it has a value."""
+MAX_TEXT_SETTING = 2000
+
+Setting = SelectSetting | ToggleSetting | TextSetting
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +176,9 @@ class SessionControls:
         if isinstance(setting, ToggleSetting):
             on = value in ("true", "on")
             return on if on != setting.current else None
+        if isinstance(setting, TextSetting):
+            value = value[:MAX_TEXT_SETTING]
+            return value if setting.secret or value != setting.current else None
         return None
 
     def set_title(self, title: str | None) -> None:

@@ -84,6 +84,10 @@ def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
     action(session, live, message)
 
 
+MAX_REASON = 500
+"""Characters of the reason a person may give with a denial."""
+
+
 def _text(message: Message, field: str) -> str:
     return str(message.get(field, ""))
 
@@ -128,7 +132,7 @@ ACTIONS: dict[str, Action] = {
     ),
     "set_model": lambda session, live, message: session.set_model(_text(message, "model_id")),
     "permission": lambda session, live, message: session.answer_permission(
-        _text(message, "request_id"), _text(message, "option_id")
+        _text(message, "request_id"), _text(message, "option_id"), _text(message, "reason")[:MAX_REASON].strip()
     ),
     "cancel": lambda session, live, message: session.cancel(),
     "cancel_entity": lambda session, live, message: session.cancel_entity(_text(message, "kind"), _text(message, "id")),
