@@ -508,3 +508,36 @@ def test_models_of_a_session_new_answer_give_a_model_selector_unless_a_model_set
     assert not controls.show_models
     acp.apply_session_result(controls, {"models": models, "configOptions": [{**option, "category": "other"}]})
     assert controls.show_models
+
+
+def test_v2_config_options_name_themselves_configId_and_their_groups_groupId() -> None:
+    raw = {
+        "configId": "model",
+        "name": "Model",
+        "type": "select",
+        "currentValue": "fast",
+        "options": [
+            {"groupId": "cheap", "name": "Cheap", "options": [{"value": "fast", "name": "Fast"}]},
+            {"groupId": "big", "options": [{"value": "deep", "name": "Deep"}]},
+        ],
+    }
+    found = acp.setting(raw)
+    assert isinstance(found, SelectSetting) and found.id == "model"
+    assert [(g.name, [c.value for c in g.choices]) for g in found.groups] == [("Cheap", ["fast"]), ("big", ["deep"])]
+    toggle = acp.setting({"configId": "web", "name": "Web", "type": "boolean", "currentValue": False})
+    assert isinstance(toggle, ToggleSetting) and toggle.id == "web"
+
+
+def test_v2_typed_commands_and_commands_of_another_type_show_as_plain_commands() -> None:
+    found = acp.commands(
+        [
+            {"type": "command", "name": "review", "description": "Review", "input": {"type": "text", "hint": "a PR"}},
+            {"type": "command", "name": "draw", "description": "Draw", "input": {"type": "_canvas", "hint": "no"}},
+            {"type": "_macro", "name": "deploy", "description": "Deploy it"},
+        ]
+    )
+    assert found == [
+        Command(name="review", description="Review", hint="a PR"),
+        Command(name="draw", description="Draw", hint=None),  # an input of another type: none taken
+        Command(name="deploy", description="Deploy it"),
+    ]

@@ -99,3 +99,52 @@ async def test_a_question_about_no_tool_call_gets_a_card_of_its_own() -> None:
     assert call is not None and call.title == "Run `make`?" and call.tool_call_id == f"permission-{prompt.request_id}"
     asked.answer(prompt.request_id, "allow")
     assert await answer == SELECTED
+
+
+@pytest.mark.asyncio
+async def test_a_v2_command_request_shows_its_title_description_command_and_cwd() -> None:
+    asked, thread, _ = permissions()
+    thread.upsert_tool_call("run-1", {"title": "Run the build"}, {})
+    params = {
+        "sessionId": "s",
+        "title": "Allow this command?",
+        "description": "It **deletes** `build/`.",
+        "subject": {"type": "command", "command": "rm -rf build", "cwd": "/work", "toolCallId": "run-1"},
+        "options": [*OPTIONS, {"optionId": "later", "name": "Later", "kind": "_defer"}],
+    }
+    answer = asked.ask(params, refuse=False)
+    (prompt,) = thread.pending_permissions
+    # About the tool call the agent named: asked on its card, not on a card of its own.
+    assert thread.tool_call_for_permission(prompt.request_id) is thread.tool_call("run-1") and len(thread) == 1
+    assert (prompt.title, prompt.description) == ("Allow this command?", "It **deletes** `build/`.")
+    assert (prompt.command, prompt.cwd) == ("rm -rf build", "/work")
+    assert [option.kind for option in prompt.options] == ["allow_once", "reject_once", "_defer"]
+    asked.answer(prompt.request_id, "later")
+    assert await answer == {"outcome": {"outcome": "selected", "optionId": "later"}}
+
+
+@pytest.mark.asyncio
+async def test_a_v2_tool_call_subject_is_applied_like_an_update_and_unknown_subjects_get_a_card() -> None:
+    asked, thread, _ = permissions()
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c9", "title": "Edit", "status": "pending"}}
+    asked.ask({"sessionId": "s", "title": "Edit main.py?", "subject": subject, "options": OPTIONS}, refuse=False)
+    asked.ask(
+        {"sessionId": "s", "title": "Spend $3?", "subject": {"type": "_budget"}, "options": OPTIONS}, refuse=False
+    )
+    first, second = thread.pending_permissions
+    assert thread.tool_call_for_permission(first.request_id) is thread.tool_call("c9")
+    assert first.title == "Edit main.py?" and first.command is None
+    call = thread.tool_call_for_permission(second.request_id)
+    assert call is not None and call.title == "Spend $3?" and call.raw["subject"] == {"type": "_budget"}
+
+
+@pytest.mark.asyncio
+async def test_a_selected_answer_is_only_ever_an_option_the_agent_offered() -> None:
+    asked, thread, _ = permissions()
+    answer = asked.ask(question(), refuse=False)
+    (prompt,) = thread.pending_permissions
+    for forged in ("allow_always", "", "ALLOW", "reject "):
+        asked.answer(prompt.request_id, forged)
+    assert not answer.done() if isinstance(answer, asyncio.Future) else False
+    asked.settle()
+    assert await answer == CANCELLED

@@ -36,11 +36,18 @@ SAMPLES: dict[str, tuple[dict[str, Any], str]] = {
     "notice": ({"severity": "info", "title": "Indexing the repository"}, "thread"),
     "compaction_update": ({"compactionId": "k1", "status": "in_progress"}, "thread"),
     "compaction_summary_chunk": ({"compactionId": "k1", "content": {"type": "text", "text": "So far"}}, "thread"),
+    "agent_message": ({"messageId": "m1", "content": [{"type": "text", "text": "Whole"}]}, "thread"),
+    "agent_thought": ({"messageId": "m2", "content": [{"type": "text", "text": "Hmm"}]}, "thread"),
+    "user_message": ({"messageId": "m3", "content": [{"type": "text", "text": "Hi"}]}, "thread"),
+    "plan_removed": ({"planId": "p1"}, "thread"),  # removes the plan the first sample made (see below)
+    "terminal_update": ({"terminalId": "t1", "command": "make", "size": {"cols": 80, "rows": 24}}, "thread"),
+    "terminal_output_chunk": ({"terminalId": "t1", "data": "aGk="}, "thread"),
     "state_update": (
         {"state": "idle", "stopReason": "end_turn", "background": [{"type": "terminal", "terminalId": "t1"}]},
         "thread",
     ),
 }
+PLAN_P1 = {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p1", "content": "1. x"}}
 
 
 def session() -> tuple[SessionUpdates, Thread, SessionControls, list[Any], list[Any]]:
@@ -59,6 +66,9 @@ def test_the_samples_cover_every_type_the_table_knows() -> None:
 def test_every_known_type_reaches_the_thread_or_the_controls(kind: str) -> None:
     updates, thread, controls, thread_changes, control_changes = session()
     fields, target = SAMPLES[kind]
+    if kind == "plan_removed":
+        updates.apply(PLAN_P1)
+        thread_changes.clear()
     assert updates.apply({"sessionUpdate": kind, **fields}) is True
     assert (thread_changes, control_changes) != ([], [])
     assert (control_changes if target == "thread" else thread_changes) == []
@@ -104,6 +114,13 @@ def test_unknown_types_change_nothing(update: Any) -> None:
         {"sessionUpdate": "tool_call", "title": "no id"},
         {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c1"},
         {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "text": "1. x"}},
+        {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p", "text": "1. x"}},
+        {"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p"}},
+        {"sessionUpdate": "plan_removed", "planId": "never-made"},
+        {"sessionUpdate": "agent_message", "content": []},
+        {"sessionUpdate": "agent_message", "messageId": "m", "content": "text"},
+        {"sessionUpdate": "terminal_update"},
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "not base64!"},
         {"sessionUpdate": "current_mode_update"},
         {"sessionUpdate": "usage_update", "used": "many"},
     ],

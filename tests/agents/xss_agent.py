@@ -356,10 +356,51 @@ def run_corpus(session_id: str) -> None:
     update(
         session_id, {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": p(11), "content": p(12)}}
     )
+    v2_shapes(session_id)
     session_updates(session_id)
     run_real_terminal(session_id)
     write_file(session_id)
     ask_permission(session_id)
+
+
+def v2_shapes(session_id: str) -> None:
+    """The v2 draft's shapes with payloads: a tool call's name and custom status, a ``changes``/``patch`` diff, an
+    agent-owned terminal that can be stopped (its id goes into the Stop button's values), plans of a file and of an
+    unknown kind."""
+    changes = [
+        {"operation": "move", "path": p(22), "oldPath": p(23), "fileType": p(24), "mimeType": p(25)},
+        {"operation": p(26), "path": p(27)},
+    ]
+    patch = f"diff --git a/{p(28)} b/{p(28)}\n@@ -1 +1 @@\n-{p(29)}\n+{p(30)}\n"
+    update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "v2-diff",
+            "name": p(31),
+            "status": p(32),
+            "capabilities": {"cancel": {}},
+            "content": [
+                {"type": "diff", "changes": changes, "patch": {"format": "git_patch", "text": patch}},
+                {"type": "diff", "changes": [], "patch": {"format": p(33), "text": p(34)}},
+                {"type": "terminal", "terminalId": p(35)},
+            ],
+        },
+    )
+    data = base64.b64encode(p(36).encode("utf-8", "surrogatepass")).decode()
+    update(
+        session_id,
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": p(35),
+            "command": p(37),
+            "cwd": p(38),
+            "output": {"data": data},
+            "capabilities": {"cancel": {}},
+        },
+    )
+    update(session_id, {"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": p(39), "uri": p(40)}})
+    update(session_id, {"sessionUpdate": "plan_update", "plan": {"type": p(41), "planId": p(42), p(43): p(44)}})
 
 
 def run_real_terminal(session_id: str) -> None:

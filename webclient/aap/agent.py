@@ -266,6 +266,12 @@ class AapAgent:
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         pass  # AAP agents ask nothing but permissions
 
+    can_cancel_entities = False
+    """AAP has no cancel of one tool call (ACP v2's ``tool_call/cancel``): no Stop is drawn on its cards."""
+
+    async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        pass  # never offered
+
     # -- settings and the rest of the driver -----------------------------------------------------------
 
     async def set_setting(self, setting_id: str, value: str | bool) -> None:

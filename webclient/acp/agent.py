@@ -24,6 +24,7 @@ from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
 from webclient.acp.controls import apply_session_result
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
+from webclient.acp.entity_cancel import cancel_entity
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
@@ -287,6 +288,17 @@ class AcpAgent(SessionRequests):
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
+
+    @property
+    def can_cancel_entities(self) -> bool:
+        return self._connection is not None and self.dialect.version >= 2  # tool_call/cancel is a v2 method
+
+    async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        connection, session_id = self._in_session()
+        if self.can_cancel_entities:
+            await answer(
+                cancel_entity(connection.peer, self.host.thread, self.host.changed, session_id, kind, entity_id)
+            )
 
     def diagnose(self) -> Diagnosis:
         stray = self._connection.peer.stray_responses if self._connection is not None else 0

@@ -78,10 +78,10 @@ def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
     """A flat list of values becomes one unnamed group; a grouped list keeps its headings."""
     if not isinstance(raw, list):
         return ()
-    if all(isinstance(item, dict) and "group" in item for item in raw) and raw:
+    if all(isinstance(item, dict) and ("group" in item or "groupId" in item) for item in raw) and raw:
         return tuple(
             ChoiceGroup(
-                name=_str(group.get("name")) or str(group["group"]),
+                name=_str(group.get("name")) or str(group.get("groupId", group.get("group"))),
                 choices=tuple(c for c in map(_choice, _list(group.get("options"))) if c is not None),
             )
             for group in raw
@@ -90,12 +90,13 @@ def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
 
 
 def setting(raw: Any) -> Setting | None:
-    """One ``SessionConfigOption``, or None when it is malformed or of a type we do not know."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+    """One ``SessionConfigOption`` (v1 names it ``id``, the v2 draft ``configId``), or None when it is malformed or
+    of a type we do not know."""
+    if not isinstance(raw, dict) or not isinstance(option_id := raw.get("configId", raw.get("id")), str):
         return None
-    common = {
-        "id": raw["id"],
-        "name": _str(raw.get("name")) or raw["id"],
+    common: dict[str, Any] = {
+        "id": option_id,
+        "name": _str(raw.get("name")) or option_id,
         "description": _str(raw.get("description")),
         "category": _str(raw.get("category")),
     }
@@ -115,13 +116,16 @@ def settings(raw: Any) -> list[Setting]:
 
 
 def commands(raw: Any) -> list[Command]:
+    """``availableCommands``: v1's commands, and the v2 draft's ``{type: "command"}`` ones; a command of another
+    ``type`` shows as a plain command (its name and description), an input of another type as none."""
     found = []
     for item in _list(raw):
         name = item.get("name") if isinstance(item, dict) else None
         name = name.strip().lstrip("/").strip() if isinstance(name, str) else ""
         if name:
             given = item.get("input")
-            hint = _str(given.get("hint")) if isinstance(given, dict) else None
+            typed = isinstance(given, dict) and given.get("type", "text") == "text"
+            hint = _str(given.get("hint")) if isinstance(given, dict) and typed else None
             found.append(Command(name=name, description=_str(item.get("description")) or "", hint=hint))
     return found
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from webclient.acp.updates import permission_options, tool_call_patch
 from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.entries import PermissionPrompt
 from webclient.viewmodel.thread import Thread
 
 Outcome = dict[str, Any]
@@ -40,8 +41,11 @@ class Permissions:
         thread = thread or self.thread
         tool_call = params.get("toolCall")
         subject = params.get("subject")
-        if not isinstance(tool_call, dict) and isinstance(subject, dict):
+        subject = subject if isinstance(subject, dict) else {}
+        if not isinstance(tool_call, dict):
             tool_call = subject.get("toolCall")  # the v2 draft's shape
+        if not isinstance(tool_call, dict) and isinstance(subject.get("toolCallId"), str):
+            tool_call = {"toolCallId": subject["toolCallId"]}  # a command the agent runs for a tool call it showed
         if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
             raw = {k: v for k, v in tool_call.items() if k != "toolCallId"}
             call = thread.upsert_tool_call(tool_call["toolCallId"], tool_call_patch(tool_call), raw)
@@ -61,6 +65,7 @@ class Permissions:
                 future.set_result(_outcome(option_id))
 
         prompt = thread.ask_permission(call, request_id, options, answered)
+        _describe(prompt, params, subject)  # before the page renders the change ask_permission reported
 
         def withdrawn(done: asyncio.Future[Outcome]) -> None:
             if done.cancelled() and prompt.state == "pending":  # the agent withdrew it ($/cancel_request)
@@ -93,6 +98,18 @@ class Permissions:
     def answered_again(self, request_id: str, option_id: str | None) -> None:
         """The journal says how a question was answered: it shows answered (on its child's thread, if a child's)."""
         self._threads.get(request_id, self.thread).answer_permission(request_id, option_id)
+
+
+def _describe(prompt: PermissionPrompt, params: dict[str, Any], subject: dict[str, Any]) -> None:
+    """What the v2 draft's request says of itself: its title and description, and a ``command`` subject's command
+    and working directory (shown as the agent's text; the answer offers only the agent's options)."""
+    prompt.title, prompt.description = _str(params.get("title")), _str(params.get("description"))
+    if subject.get("type") == "command":
+        prompt.command, prompt.cwd = _str(subject.get("command")), _str(subject.get("cwd"))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _outcome(option_id: str | None) -> Outcome:

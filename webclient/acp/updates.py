@@ -15,6 +15,7 @@ from typing import Any
 
 from webclient.acp import advisories, lifecycle
 from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
+from webclient.acp.v2_updates import V2_FOLDS, diff_changes, message_folds, plan_items
 from webclient.viewmodel.content import (
     AudioBlock,
     ContentBlock,
@@ -23,7 +24,6 @@ from webclient.viewmodel.content import (
     ImageBlock,
     Location,
     PermissionOption,
-    PlanItem,
     ResourceLink,
     TerminalRef,
     TextBlock,
@@ -31,13 +31,13 @@ from webclient.viewmodel.content import (
     Unknown,
 )
 from webclient.viewmodel.controls import SessionControls
-from webclient.viewmodel.entries import MessageRole
 from webclient.viewmodel.thread import Thread
 
 log = logging.getLogger(__name__)
 
 # Wire field → view-model field of a tool call, and the type a value must have to be taken.
 _TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
+    "name": ("name", str),
     "title": ("title", str),
     "kind": ("kind", str),
     "status": ("status", str),
@@ -96,6 +96,8 @@ def tool_content(raw: Any) -> ToolContent:
     if kind == "diff" and isinstance(raw.get("path"), str) and isinstance(raw.get("newText"), str):
         old = raw.get("oldText")
         return Diff(path=raw["path"], old_text=old if isinstance(old, str) else None, new_text=raw["newText"], raw=raw)
+    if kind == "diff" and (changes := diff_changes(raw)) is not None:  # the v2 draft's shape
+        return changes
     if kind == "terminal" and isinstance(raw.get("terminalId"), str):
         return TerminalRef(terminal_id=raw["terminalId"], raw=raw)
     return Unknown(kind=str(kind), raw=raw)
@@ -136,20 +138,6 @@ def tool_call_patch(update: dict[str, Any]) -> dict[str, Any]:
 
 def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in update.items() if k not in ("sessionUpdate", "toolCallId")}
-
-
-def plan_items(raw: Any) -> list[PlanItem]:
-    if not isinstance(raw, list):
-        return []
-    return [
-        PlanItem(
-            content=str(item.get("content", "")),
-            priority=str(item.get("priority", "medium")),
-            status=str(item.get("status", "pending")),
-        )
-        for item in raw
-        if isinstance(item, dict)
-    ]
 
 
 def permission_options(raw: Any) -> list[PermissionOption]:
@@ -201,19 +189,6 @@ def apply_terminal_meta(thread: Thread, tool_call_id: str, meta: dict[str, Any])
         )
 
 
-def _message_fold(role: MessageRole) -> ThreadFold:
-    """The fold of a message chunk: the hot path (a flood is nearly all ``agent_message_chunk``)."""
-
-    def fold(thread: Thread, update: dict[str, Any]) -> bool:
-        message_id = update.get("messageId")
-        thread.append_message(
-            role, content_block(update.get("content")), message_id if type(message_id) is str else None
-        )
-        return True
-
-    return fold
-
-
 def _tool_call_fold(create: bool) -> ThreadFold:
     """``tool_call`` (``create``: a new card) and ``tool_call_update`` (an upsert, as v2 has it)."""
 
@@ -243,15 +218,6 @@ def _plan(thread: Thread, update: dict[str, Any]) -> bool:
     return True
 
 
-def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
-    """The v2 draft's plan: only its ``items`` kind is known (others stay in the protocol log)."""
-    plan = update.get("plan")
-    if not isinstance(plan, dict) or plan.get("type") != "items":
-        return False
-    thread.set_plan(plan_items(plan.get("entries")))
-    return True
-
-
 ThreadFold = Callable[[Thread, dict[str, Any]], bool]
 """Folds one ``session/update`` into the thread; False when it is malformed (and so not applied)."""
 
@@ -262,14 +228,12 @@ def partial_fold(fold: Callable[[Thread, dict[str, Any], Any], bool]) -> ThreadF
 
 
 THREAD_FOLDS: dict[str, ThreadFold] = {
-    "agent_message_chunk": _message_fold("agent-message"),
-    "agent_thought_chunk": _message_fold("thought"),
-    "user_message_chunk": _message_fold("user-message"),
+    **message_folds(content_block),
+    **V2_FOLDS,
     "tool_call": _tool_call_fold(create=True),
     "tool_call_update": _tool_call_fold(create=False),
     "tool_call_content_chunk": _tool_call_content_chunk,
     "plan": _plan,
-    "plan_update": _plan_update,
     "state_update": lifecycle.show_state,  # the turn's end itself is the adapter's (webclient.acp.lifecycle)
     "notice": advisories.notice,
     "compaction_update": partial_fold(advisories.compaction_update),

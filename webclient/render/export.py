@@ -36,6 +36,7 @@ from webclient.render.markdown_blocks import (
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,
+    DiffChanges,
     EmbeddedResource,
     ImageBlock,
     ResourceLink,
@@ -277,6 +278,10 @@ class _Writer:
         return f"**Permission:** waiting for an answer{offered}."
 
     def plan(self, plan: Plan) -> Iterator[str]:
+        if plan.form != "items":  # the v2 draft's Markdown, file, or another kind
+            yield "**Plan**" + (" *(removed)*" if plan.removed else "")
+            yield seal(plan.markdown) if plan.form == "markdown" else self.reference(plan.uri) if plan.uri else ""
+            return
         yield f"**Plan** ({plan.done} of {len(plan.items)} done)"
         lines = []
         for item in plan.items:
@@ -291,6 +296,10 @@ class _Writer:
         elif isinstance(item, Diff):
             yield f"Diff of {code_span(self.path(item.path)) or 'a file'}:"
             yield from self.diff(item.old_text, item.new_text or "", self.path(item.path))
+        elif isinstance(item, DiffChanges):
+            yield "\n".join(f"- {plain(c.operation)} {code_span(self.path(c.path))}" for c in item.changes) or "Diff:"
+            if item.patch_text:
+                yield fence(item.patch_text, "diff")
         elif isinstance(item, TerminalRef):
             yield from self.terminal(item.terminal_id)
         elif isinstance(item, ImageBlock):

@@ -35,9 +35,11 @@ KNOWN_STATUSES = {
     "completed": "Done",
     "failed": "Failed",
     "cancelled": "Cancelled",
+    "paused": "Paused",
 }
+OPERATION_LABELS = {"add": "Added", "delete": "Deleted", "modify": "Modified", "move": "Moved", "copy": "Copied"}
 KNOWN_OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
-KNOWN_PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
+KNOWN_PLAN_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled"})
 KNOWN_PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
 SAFE_IMAGE_TYPES = IMAGE_TYPES | {"image/avif", "image/bmp"}
 """Images the page shows: the types a prompt sends as images, and two more that browsers decode safely."""
@@ -64,6 +66,11 @@ def status_label(status: str) -> str:
 
 def status_class(status: str) -> str:
     return status if status in KNOWN_STATUSES else "generic"
+
+
+def operation_label(operation: str) -> str:
+    """A v2 diff's file operation in words; an extension's (``_rename_dir``) as its name."""
+    return OPERATION_LABELS.get(operation, operation.lstrip("_").replace("_", " ").capitalize() or "Changed")
 
 
 def option_class(kind: str) -> str:

@@ -89,10 +89,13 @@ class MessageDoc:
     """The rendering of one message: its Markdown stream, when it last caught up and the rest rendered then (cut
     where the raw text goes once per catch-up, not once per frame)."""
 
-    __slots__ = ("after", "before", "caught_up", "stream", "updated")
+    __slots__ = ("after", "before", "caught_up", "revision", "stream", "updated")
 
-    def __init__(self) -> None:
+    def __init__(self, revision: int = 0, generation: int = 0) -> None:
+        self.revision = revision
+        """The message's ``revision`` this rendering follows (a new one replaced or reopened its content)."""
         self.stream = MarkdownStream()
+        self.stream.generation = generation
         self.updated = 0.0
         self.caught_up = 0
         self.before = ""
@@ -169,6 +172,8 @@ class MessageDocs:
 
     def view(self, entry: MessageEntry, now: float) -> MessageView:
         doc = self._docs.get(entry.seq)
+        if doc is not None and doc.revision != entry.revision:  # its content was replaced: render it anew, whole
+            doc = self._docs[entry.seq] = MessageDoc(entry.revision, doc.stream.generation + 1)
         if doc is None:
             if self._granted is not None and self._leave_as_text(entry):
                 return _as_text(entry)

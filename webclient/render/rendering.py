@@ -16,6 +16,8 @@ from jinja2_fragments import render_block
 from markupsafe import Markup
 
 from webclient.render import diffs, dom, formats
+from webclient.render.diff_rows import split_rows
+from webclient.render.git_patch import git_patch
 from webclient.render.markdown import render_markdown
 from webclient.render.terminal import terminal_lines, terminal_screen
 from webclient.render.text import mixed_scripts, reveal, reveal_plain, scrub
@@ -70,6 +72,9 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         status_label=formats.status_label,
         status_class=formats.status_class,
         option_class=formats.option_class,
+        operation_label=formats.operation_label,
+        git_patch=git_patch,
+        split_rows=split_rows,
         plan_status_class=formats.plan_status_class,
         plan_priority_class=formats.plan_priority_class,
         mixed_scripts=mixed_scripts,

@@ -208,6 +208,14 @@ class AgentDriver(Protocol):
         """The user answered one of the agent's other questions (a form, a link: `viewmodel.questions.Question`) with
         ``accept`` (and the form's values), ``decline`` or ``cancel``: answer it once."""
 
+    @property
+    def can_cancel_entities(self) -> bool:
+        """Whether the connection has per-entity cancel (a v2 method): a Stop is shown on what advertises it."""
+
+    async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        """Ask the agent to stop one ``tool_call`` or ``terminal`` (by its id), only if it advertises that it can
+        now; shown stopping until the agent reports it stopped."""
+
     async def set_mode(self, mode_id: str) -> None:
         """Switch to one of the modes in `AgentHost.controls`; shown there once the agent agreed."""
 

@@ -320,6 +320,11 @@ class Session:
         await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id, reason)
 
+    def cancel_entity(self, kind: str, entity_id: str) -> None:
+        """The user's Stop on one ``tool_call`` or ``terminal``: journalled, then asked (if the adapter may ask)."""
+        self._record_action("cancel_entity", kind=kind, id=entity_id)
+        self._tasks.spawn(self._tell(self.agent.cancel_entity(kind, entity_id)), "cancel-entity")
+
     def rename(self, title: str) -> None:
         """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
         title = " ".join(title.split())[:200]

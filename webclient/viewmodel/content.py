@@ -79,6 +79,31 @@ class Diff:
 
 
 @dataclass(frozen=True, slots=True)
+class FileOperation:
+    """One file a v2 diff changes: its ``operation`` (``add``, ``delete``, ``modify``, ``move``, ``copy``, or an
+    extension, kept as sent), the path after it, the path before a move or copy, and what kind of file it is."""
+
+    operation: str
+    path: str
+    old_path: str | None = None
+    file_type: str | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffChanges:
+    """The v2 draft's diff: the files it changes (authoritative) and, optionally, a patch of them (``git_patch`` is
+    the format this client reads; another format is shown as its text)."""
+
+    changes: tuple[FileOperation, ...]
+    patch_format: str | None = None
+    patch_text: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: str = "diff_changes"
+    kind: str = "diff"
+
+
+@dataclass(frozen=True, slots=True)
 class TerminalRef:
     """A terminal embedded in a tool call, by id."""
 
@@ -99,7 +124,7 @@ class Unknown:
 ContentBlock = TextBlock | ImageBlock | AudioBlock | ResourceLink | EmbeddedResource | Unknown
 """What a message can carry."""
 
-ToolContent = ContentBlock | Diff | TerminalRef
+ToolContent = ContentBlock | Diff | DiffChanges | TerminalRef
 """What a tool call can carry: any content block, a diff or a terminal."""
 
 

@@ -57,6 +57,9 @@ class MessageEntry(Entry):
     """True for a prompt this client sent (as opposed to one an agent replayed)."""
     echoed: int = 0
     """How many characters of a local prompt the agent has echoed back (they are not shown twice)."""
+    revision: int = 0
+    """Counts the changes that were not appends at its end (v2 upserts replacing the content, a chunk for it after
+    it closed): a rendering that followed its growth starts over."""
 
     @property
     def role(self) -> str:
@@ -80,6 +83,12 @@ class PermissionPrompt:
     """``interrupted``: the server stopped while it was open, so it was never answered; ``withdrawn``: the agent
     took it back."""
     chosen: str | None = None
+    title: str | None = None
+    """The v2 draft's question, its ``description`` (Markdown) and a ``command`` subject's command and cwd: agent
+    text, shown escaped."""
+    description: str | None = None
+    command: str | None = None
+    cwd: str | None = None
 
     @property
     def chosen_option(self) -> PermissionOption | None:
@@ -92,6 +101,8 @@ class ToolCall(Entry):
 
     ROLE: ClassVar[str] = "tool-call"
     tool_call_id: str = ""
+    name: str | None = None
+    """The tool's programmatic name (v2 draft), shown beside the title."""
     title: str | None = None
     kind: str | None = None
     status: str | None = None
@@ -102,11 +113,26 @@ class ToolCall(Entry):
     raw: dict[str, Any] = field(default_factory=dict)
     """The tool call as the agent described it, every field merged in, understood or not."""
     permission: PermissionPrompt | None = None
+    stop_asked_in: str | None = None
+    """The status it had when the user asked the agent to stop it (``tool_call/cancel``): "Stopping…" is shown
+    until the status changes."""
 
     @property
     def effective_status(self) -> str:
         """The status to show: the client default is ``pending``."""
         return self.status or "pending"
+
+    @property
+    def can_cancel(self) -> bool:
+        """Whether the agent advertises ``capabilities.cancel`` on it now (an object; anything else is no control),
+        and it is not final: the only time ``tool_call/cancel`` may be sent."""
+        capabilities = self.raw.get("capabilities")
+        return isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict) and not self.finished
+
+    @property
+    def stopping(self) -> bool:
+        """The user asked to stop it and its status has not changed since (the agent's answer means "accepted")."""
+        return self.stop_asked_in is not None and self.stop_asked_in == self.effective_status and not self.finished
 
     @property
     def finished(self) -> bool:
@@ -121,6 +147,16 @@ class Plan(Entry):
     items: list[PlanItem] = field(default_factory=list)
     stopped: bool = False
     """The turn that worked on it was stopped: it is history, not a live plan."""
+    plan_id: str | None = None
+    """The v2 draft's id: a session may have several plans, each updated (and removed) by its id."""
+    form: str = "items"
+    """``items``, ``markdown`` (``markdown`` holds it), ``file`` (``uri`` names it), or another kind the agent sent
+    (shown as its JSON, ``raw``)."""
+    markdown: str = ""
+    uri: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+    removed: bool = False
+    """The agent removed it (``plan_removed``): it stays in the thread as history, marked."""
 
     @property
     def done(self) -> int:
@@ -128,7 +164,7 @@ class Plan(Entry):
 
     @property
     def finished(self) -> bool:
-        return all(item.status == "completed" for item in self.items)
+        return self.removed or all(item.status in ("completed", "cancelled") for item in self.items)
 
     @property
     def current(self) -> PlanItem | None:

@@ -17,6 +17,10 @@ from webclient.viewmodel.terminal_screen import TerminalScreen
 
 TerminalState = Literal["running", "exited", "released"]
 
+KEPT_BYTES = 256 * 1024
+"""Output bytes an agent-owned terminal keeps (its newest) to lay them out again when the agent gives it a new
+size."""
+
 
 @dataclass(eq=False)
 class TerminalView:
@@ -33,9 +37,30 @@ class TerminalView:
     signal: str | None = None
     exited: bool = False
     released: bool = False
+    size: tuple[int, int] | None = None
+    """(columns, rows) the agent said its command uses (v2 ``terminal_update.size``); None: this client's default."""
+    can_cancel: bool = False
+    """The agent advertises ``capabilities.cancel`` on it now: the only time ``terminal/cancel`` may be sent."""
+    stop_asked: bool = False
+    """The user asked the agent to stop it: "Stopping…" until it exits."""
+    resets: int = 0
+    """Counts the times its output was replaced (a snapshot, a new size): a page re-renders it whole."""
+    agent_owned: bool = False
+    """The agent reports it with the v2 draft's ``terminal_update``: it may be given a size, so its output is kept."""
+    kept: bytearray = field(default_factory=bytearray, repr=False)
 
     def __post_init__(self) -> None:
         self.change = TerminalChanged(self.number)
+
+    @property
+    def shown_state(self) -> str:
+        """What a page compares to tell whether to re-render the terminal whole (its head changed, or its output was
+        replaced) rather than append to its output."""
+        return repr((self.state, self.resets, self.stoppable, self.stop_asked, self.command, self.cwd, self.size))
+
+    @property
+    def stoppable(self) -> bool:
+        return self.can_cancel and not self.exited
 
     @property
     def state(self) -> TerminalState:
@@ -84,7 +109,54 @@ class TerminalSet:
     def output(self, terminal_id: str, data: bytes) -> None:
         view = self.terminal(terminal_id)
         view.screen.feed(data)
+        if view.agent_owned:
+            view.kept += data
+            if len(view.kept) > KEPT_BYTES:
+                del view.kept[: len(view.kept) - KEPT_BYTES]
         self._changed(view)
+
+    def replace_output(self, terminal_id: str, data: bytes) -> None:
+        """The agent's snapshot of all the terminal's bytes (v2 ``terminal_update.output``) replaces what it had."""
+        view = self.terminal(terminal_id)
+        view.kept = bytearray()
+        self._redraw(view)
+        self.output(terminal_id, data)
+
+    def resize(self, terminal_id: str, size: tuple[int, int] | None) -> None:
+        """The size the command's output is laid out for (None: this client's default): the output kept is laid
+        out again."""
+        view = self.terminal(terminal_id)
+        if view.size != size:
+            view.size = size
+            self._redraw(view)
+            view.screen.feed(bytes(view.kept))
+            self._changed(view)
+
+    def reopen(self, terminal_id: str) -> None:
+        """Its exit status was cleared (patch semantics): it runs again as far as the page is concerned."""
+        view = self.terminal(terminal_id)
+        view.exited, view.exit_code, view.signal, view.stop_asked = False, None, None, False
+        self._changed(view)
+
+    def set_cancel(self, terminal_id: str, can_cancel: bool) -> None:
+        view = self.terminal(terminal_id)
+        view.can_cancel = can_cancel
+        self._changed(view)
+
+    def ask_stop(self, terminal_id: str) -> bool:
+        """The user asked to stop it: True (and shown "Stopping…") when the agent advertises it can."""
+        view = self.get(terminal_id)
+        if view is None or not view.stoppable:
+            return False
+        view.stop_asked = True
+        self._changed(view)
+        return True
+
+    @staticmethod
+    def _redraw(view: TerminalView) -> None:
+        columns, rows = view.size or (view.screen.columns, view.screen.rows)
+        view.screen = TerminalScreen(columns, rows) if view.size else TerminalScreen()
+        view.resets += 1
 
     def exited(self, terminal_id: str, exit_code: int | None, signal: str | None) -> None:
         view = self.terminal(terminal_id)

@@ -40,7 +40,7 @@ Listener = Callable[[Change], None]
 E = TypeVar("E", bound=Entry)
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
-TOOL_CALL_FIELDS = frozenset({"title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
+TOOL_CALL_FIELDS = frozenset({"name", "title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
 
 
 def _ignore(change: Change) -> None:
@@ -346,7 +346,7 @@ class Thread:
     @property
     def current_plan(self) -> Plan | None:
         """The latest plan the agent made (the page keeps it in view while the agent works on it)."""
-        return next((e for e in reversed(self._entries.values()) if isinstance(e, Plan)), None)
+        return next((e for e in reversed(self._entries.values()) if isinstance(e, Plan) and not e.removed), None)
 
     def add_file_change(self, display_path: str, old_text: str | None, new_text: str) -> FileChange:
         """Record a file the agent wrote through the client, so the user can open it as a diff."""

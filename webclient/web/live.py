@@ -304,7 +304,7 @@ class LiveView:
     @staticmethod
     def _terminal_state(term: TerminalView) -> TerminalState:
         screen = term.screen
-        return (screen.dropped, screen.dropped + len(screen.committed), term.state)
+        return (screen.dropped, screen.dropped + len(screen.committed), term.shown_state)
 
     def _terminal_updates(self, number: int) -> str:
         """New output of a terminal for every card of this page that shows it: new lines appended, the
@@ -327,7 +327,7 @@ class LiveView:
             tid = terminal_id(entry, number)
             new = total - sent
             if (
-                state != term.state
+                state != term.shown_state
                 or new > len(screen.committed)
                 or screen.dropped - base_dropped > self.TERMINAL_REDRAW_AFTER
             ):

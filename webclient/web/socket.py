@@ -135,6 +135,7 @@ ACTIONS: dict[str, Action] = {
         _text(message, "request_id"), _text(message, "option_id"), _text(message, "reason")[:MAX_REASON].strip()
     ),
     "cancel": lambda session, live, message: session.cancel(),
+    "cancel_entity": lambda session, live, message: session.cancel_entity(_text(message, "kind"), _text(message, "id")),
     "cancel_subagent": lambda session, live, message: session.cancel_subagent(_text(message, "session_id")),
     "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
     "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
