@@ -5,18 +5,15 @@ again and answered before the next prompt goes."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import signal
-import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.aap_servers import demo_aap_server
-from tests.support.restarts import ready_page, session_page, stop, thread_html, until
+from tests.support.restarts import journalled, ready_page, session_page, stop, thread_html, until
 from tests.support.servers import ServerFactory
 
 
@@ -48,18 +45,6 @@ async def resume_and_prompt(server: object, session_id: str) -> str:
         return await until(socket, "I run behind an AAP server")  # the prompt's answer, after the open call's
 
 
-def stored(data: Path, mark: str, seconds: float = 20) -> None:
-    """Wait until the SQLite store in ``data`` has a journal record holding ``mark`` (written in batches)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        with contextlib.suppress(sqlite3.OperationalError):
-            with contextlib.closing(sqlite3.connect(data / "webclient.sqlite3")) as db:
-                if db.execute("SELECT count(*) FROM journal WHERE body LIKE ?", (f"%{mark}%",)).fetchone()[0]:
-                    return
-        assert time.monotonic() < deadline, f"the journal never held {mark}"
-        time.sleep(0.05)
-
-
 def test_a_remote_session_is_rebuilt_and_its_open_call_answered_after_a_restart(
     remote: str, start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -70,7 +55,7 @@ def test_a_remote_session_is_rebuilt_and_its_open_call_answered_after_a_restart(
     session_id = asyncio.run(leave_asking(remote, first))
     before = thread_html(session_page(first, session_id))
     assert "Restart me" in before and 'data-state="pending"' in before
-    stored(tmp_path / "data", '"asked"')  # the question asked is in the journal: the rest came before it
+    journalled(tmp_path / "data", '"asked"')  # the question asked is in the journal: the rest came before it
     stop(first, signal.SIGKILL)
 
     second = start_server(agent=remote, workspace=tmp_path / "project", **env)

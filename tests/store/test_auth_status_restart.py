@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.support.restarts import ready_page, session_page, stop, until
+from tests.support.restarts import journalled, ready_page, session_page, stop, until
 from tests.support.servers import ServerFactory
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'login_agent.py'}"
@@ -31,6 +31,7 @@ def test_the_sign_in_state_is_shown_again_after_a_restart(start_server: ServerFa
     session_id = asyncio.run(open_session())
     page = session_page(first, session_id)
     assert STATUS.findall(page) == ["authenticated"] and "&lt;b&gt;Test&lt;/b&gt; account" in page
+    journalled(tmp_path / "data", "Test</b> account")  # what the agent said is stored (in batches) before the kill
     stop(first, signal.SIGKILL)
 
     second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)

@@ -10,6 +10,8 @@ import html
 import json
 import re
 import signal
+import sqlite3
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -143,3 +145,15 @@ def stop(server: Server, how: signal.Signals) -> None:
     server.process.send_signal(how)
     server.process.wait(timeout=30)
     stop_server(server)
+
+
+def journalled(data: Path, mark: str, seconds: float = 20) -> None:
+    """Wait until the SQLite store in ``data`` has a journal record holding ``mark`` (written in batches)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(sqlite3.OperationalError):
+            with contextlib.closing(sqlite3.connect(data / "webclient.sqlite3")) as db:
+                if db.execute("SELECT count(*) FROM journal WHERE body LIKE ?", (f"%{mark}%",)).fetchone()[0]:
+                    return
+        assert time.monotonic() < deadline, f"the journal never held {mark}"
+        time.sleep(0.05)
