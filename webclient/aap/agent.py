@@ -82,13 +82,17 @@ class AapAgent:
             remote = meta.agent(spec.remote_agent)
         except AapError as error:
             raise AgentFailed(str(error)) from None
-        self._record("in", {"answer": "GET /meta", "agent": remote.name})
         self.remote = remote
         if self.settings is None or self.settings.agent != remote:
             self.settings = RemoteSettings(remote, spec.remote_options)
         self.host.controls.set_settings(self.settings.controls())
         info = {"name": remote.name, "title": remote.display_name, "version": remote.version or ""}
         image = isinstance(remote.capabilities.get("image"), dict)
+        self._record("in", {"answer": "GET /meta", "agent": remote.name, "info": info, "image": image})
+        return self._greeted(info, image)
+
+    def _greeted(self, info: dict[str, Any], image: bool) -> AgentHello:
+        """What the agent is, as ``/meta`` said (live, or in the journal: the rebuilt page's header says it)."""
         self.hello = AgentHello(
             info=info, prompt_capabilities=frozenset({"image"} if image else ()), sign_in_methods=[]
         )
@@ -337,6 +341,8 @@ class AapAgent:
         if direction == "in" and isinstance(record, dict) and isinstance(record.get("event"), str):
             data = record.get("data")
             self.fold.take(TurnEvent(record["event"], data if isinstance(data, dict) else {}))
+        elif direction == "in" and isinstance(record, dict) and isinstance(record.get("info"), dict):
+            self._greeted(record["info"], record.get("image") is True)
         elif direction == "in" and isinstance(record, dict) and isinstance(record.get("sessionId"), str):
             self.known_session_id = record["sessionId"]
         elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
