@@ -100,21 +100,21 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
 ) -> None:
     async with aap_session(server_url, tmp_path) as session:
         assert session.submit_prompt("change", "n1")
-        await until(lambda: len(session.thread.pending_permissions) == 2)  # asked together, on their cards
+        await until(lambda: len(session.thread.pending_permissions) == 2, timeout=30)  # asked together, on their cards
         write, run = session.thread.pending_permissions
         assert [o.option_id for o in write.options] == ["allow", "allow-always", "deny"]
         session.answer_permission(write.request_id, "allow")
         session.answer_permission(run.request_id, "allow-always")
-        await until(lambda: session.turn_state == "idle" and "came back" in said(session))
+        await until(lambda: session.turn_state == "idle" and "came back" in said(session), timeout=30)
         assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
         ran = cards(session)["run_command"]
         assert ran.status == "completed" and any(getattr(c, "terminal_id", None) for c in ran.content)
         assert "`run_command`: exit code 0 NOTES.md README.md" in said(session)
         # "Allow for this session": the next command runs without asking; the write asks again.
         assert session.submit_prompt("change", "n2")
-        await until(lambda: len(session.thread.pending_permissions) == 1)
+        await until(lambda: len(session.thread.pending_permissions) == 1, timeout=30)
         [again] = session.thread.pending_permissions
         assert cards(session)["write_file"].permission is again
         session.answer_permission(again.request_id, "deny")
-        await until(lambda: session.turn_state == "idle" and said(session).count("came back") == 2)
+        await until(lambda: session.turn_state == "idle" and said(session).count("came back") == 2, timeout=30)
         assert "`write_file`: The person did not let this tool run." in said(session)

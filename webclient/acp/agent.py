@@ -20,7 +20,13 @@ from webclient.acp.advisories import turn_usage
 from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
-from webclient.acp.connection import BASE_CAPABILITIES, AgentConnection
+from webclient.acp.connection import (
+    BASE_CAPABILITIES,
+    STDERR_LINES,
+    AgentConnection,
+    diagnosis,
+    oversized_notice,
+)
 from webclient.acp.controls import apply_session_result
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
@@ -59,9 +65,6 @@ NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
 CLOSE_SECONDS = 1.0
 """How long ``session/close`` may take before the agent is stopped anyway."""
-
-STDERR_LINES = 20
-"""Lines of the agent's stderr shown under a notice that it failed or exited."""
 
 
 class AcpAgent(SessionRequests):
@@ -301,11 +304,7 @@ class AcpAgent(SessionRequests):
             )
 
     def diagnose(self) -> Diagnosis:
-        stray = self._connection.peer.stray_responses if self._connection is not None else 0
-        return Diagnosis(
-            detail=self.stderr.tail(STDERR_LINES) or "The agent wrote nothing on stderr.",
-            unanswered=f"{stray} answer{'s' if stray > 1 else ''} came with an id we never sent" if stray else None,
-        )
+        return diagnosis(self.stderr, self._connection.peer.stray_responses if self._connection is not None else 0)
 
     async def close(self) -> None:
         """Answer open questions ``cancelled``, ``session/close`` if the agent offers it (for a second at most), close
@@ -392,9 +391,4 @@ class AcpAgent(SessionRequests):
         self._replay.line(direction, line)
 
     def on_oversized_message(self, limit: int) -> None:
-        size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
-        self.host.notice(
-            "warning",
-            f"The agent sent a message of more than {size}; it was dropped",
-            "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
-        )
+        self.host.notice("warning", *oversized_notice(limit))

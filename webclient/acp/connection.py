@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
+from webclient.session.agent import Diagnosis
 
 log = logging.getLogger(__name__)
 
@@ -190,3 +191,25 @@ class AgentConnection:
         await self.peer.close()
         await asyncio.gather(self.reader, return_exceptions=True)
         return code
+
+
+STDERR_LINES = 20
+"""Lines of the agent's stderr shown under a notice that it failed or exited."""
+
+
+def oversized_notice(limit: int) -> tuple[str, str]:
+    """The title and detail of the notice that an agent's message over ``limit`` bytes was dropped."""
+    size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+    return (
+        f"The agent sent a message of more than {size}; it was dropped",
+        "The limit is WEBCLIENT_MAX_LINE_MB. What the message said is lost; the agent may wait for an answer.",
+    )
+
+
+def diagnosis(stderr: StderrLog, stray_responses: int) -> Diagnosis:
+    """What can be said of an agent that failed: the end of its stderr, and answers to requests never sent."""
+    stray = stray_responses
+    return Diagnosis(
+        detail=stderr.tail(STDERR_LINES) or "The agent wrote nothing on stderr.",
+        unanswered=f"{stray} answer{'s' if stray > 1 else ''} came with an id we never sent" if stray else None,
+    )

@@ -7,7 +7,8 @@ callback that is told *which* part changed (an entry's ``seq`` or a region name)
 they are ready.
 
 Its jobs live in their own modules: the agent's life (`lifecycle`), the turns and their queue (`turns`), changes
-to the controls (`control_changes`), the agent's work in the workspace (`workspace_events`).
+to the controls (`control_changes`), the user's answers (`answers`), the agent's work in the workspace
+(`workspace_events`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
+from webclient.session.answers import Answers
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
@@ -38,7 +40,6 @@ from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SECRET_SET, SessionControls
-from webclient.viewmodel.questions import Question, form_values
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
@@ -109,6 +110,7 @@ class Session:
             self.subagents,
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
+        self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed)
 
     # -- watching ----------------------------------------------------------------------------------
 
@@ -308,17 +310,8 @@ class Session:
         self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
 
     def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        """Answer the agent's question (``reason``: why, when the option asks): once the answer is stored (a
-        restart then shows it given), it is shown as given and sent."""
-        self._record_action("permission", request_id=request_id, option_id=option_id)
-        if self.recorder is NO_RECORDER:
-            self.agent.answer_permission(request_id, option_id, reason)
-        else:
-            self._tasks.spawn(self._answer_when_stored(request_id, option_id, reason), "answer")
-
-    async def _answer_when_stored(self, request_id: str, option_id: str, reason: str) -> None:
-        await self.recorder.flush()
-        self.agent.answer_permission(request_id, option_id, reason)
+        """Answer the agent's question (``reason``: why, when the option asks): stored, then shown given and sent."""
+        self.answers.permission(request_id, option_id, reason)
 
     def cancel_entity(self, kind: str, entity_id: str) -> None:
         """The user's Stop on one ``tool_call`` or ``terminal``: journalled, then asked (if the adapter may ask)."""
@@ -363,25 +356,8 @@ class Session:
         await self.close()
 
     def answer_question(self, request_id: str, action: str, fields: dict[str, str]) -> None:
-        """Answer one of the agent's questions (a form or a link): ``accept`` with the form's ``fields`` as the page
-        sent them, ``decline`` or ``cancel``. A form that cannot be taken says why and stays open; an answer is
-        stored before it is sent, like a permission's."""
-        recent = self.thread.latest(200)
-        question = next((e for e in recent if isinstance(e, Question) and e.request_id == request_id), None)
-        if question is None or question.state != "pending":
-            return
-        values = None
-        if action == "accept" and question.mode == "form":
-            values, question.problem = form_values(question, fields)
-            if values is None:
-                self._changed(question.change)
-                return
-        self._record_action("question", request_id=request_id, answer=action)  # the values are in the protocol line
-        self._tasks.spawn(self._question_answered(request_id, action, values), "answer")
-
-    async def _question_answered(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
-        await self.recorder.flush()
-        self.agent.answer_question(request_id, action, values)
+        """Answer one of the agent's questions (a form or a link): ``accept``, ``decline`` or ``cancel``."""
+        self.answers.question(request_id, action, fields)
 
     def set_mode(self, mode_id: str) -> None:
         self._record_action("mode", mode_id=mode_id)

@@ -1,0 +1,67 @@
+"""The user's answers to the agent's questions: a permission (with a reason when the option asks for one), a form
+or a link. Each is journalled first and sent once the journal holds it, so a restart shows it given; the agent's
+adapter answers the agent once, however many clicks came."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from webclient.session.agent import AgentDriver
+from webclient.session.recorder import NO_RECORDER, Recorder
+from webclient.session.tasks import BackgroundTasks
+from webclient.viewmodel.changes import Change
+from webclient.viewmodel.questions import Question, form_values
+from webclient.viewmodel.thread import Thread
+
+RECENT_ENTRIES = 200
+"""How far back an answer looks for its question (a question far back in the thread is long settled)."""
+
+
+class Answers:
+    def __init__(
+        self,
+        agent: AgentDriver,
+        thread: Thread,
+        recorder: Recorder,
+        tasks: BackgroundTasks,
+        record_action: Callable[..., None],
+        changed: Callable[[Change], None],
+    ) -> None:
+        self.agent = agent
+        self.thread = thread
+        self.recorder = recorder
+        self.tasks = tasks
+        self.record_action = record_action
+        self.changed = changed
+
+    def permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+        self.record_action("permission", request_id=request_id, option_id=option_id)
+        if self.recorder is NO_RECORDER:
+            self.agent.answer_permission(request_id, option_id, reason)
+        else:
+            self.tasks.spawn(self._permission_when_stored(request_id, option_id, reason), "answer")
+
+    async def _permission_when_stored(self, request_id: str, option_id: str, reason: str) -> None:
+        await self.recorder.flush()
+        self.agent.answer_permission(request_id, option_id, reason)
+
+    def question(self, request_id: str, action: str, fields: dict[str, str]) -> None:
+        """``accept`` with the form's ``fields`` as the page sent them, ``decline`` or ``cancel``. A form that cannot
+        be taken says why and stays open."""
+        recent = self.thread.latest(RECENT_ENTRIES)
+        question = next((e for e in recent if isinstance(e, Question) and e.request_id == request_id), None)
+        if question is None or question.state != "pending":
+            return
+        values = None
+        if action == "accept" and question.mode == "form":
+            values, question.problem = form_values(question, fields)
+            if values is None:
+                self.changed(question.change)
+                return
+        self.record_action("question", request_id=request_id, answer=action)  # the values are in the protocol line
+        self.tasks.spawn(self._question_when_stored(request_id, action, values), "answer")
+
+    async def _question_when_stored(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
+        await self.recorder.flush()
+        self.agent.answer_question(request_id, action, values)
