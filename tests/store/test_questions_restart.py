@@ -4,8 +4,10 @@ shown), or, if open when the server died, "Not answered: the server restarted"."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -44,6 +46,12 @@ def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory
     asked = exported.split("**The agent asked:**", 1)[1].split("answer: ", 1)[0]  # up to the agent's own reply
     assert "Set up the \\<project\\>" in asked and "*Answer: accepted — Project \\<name\\>: calc; Retries: 4" in asked
     assert "s3cret" not in asked  # the secret stays out of the export's answer
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "webclient.sqlite3")) as db:
+        sent = [
+            body for (body,) in db.execute("SELECT body FROM journal WHERE kind = 'protocol' AND direction = 'out'")
+        ]
+    assert any('"token":"***"' in body.replace(" ", "") for body in sent)  # the agent got it; the record did not
+    assert not any("s3cret" in body for body in sent)
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 

@@ -382,6 +382,8 @@ class AcpAgent(SessionRequests):
         return handler(params) if handler is not None else None
 
     def on_traffic(self, direction: str, line: str, message: Any) -> None:
+        if direction == "out" and self.elicitations.secrets:
+            line = self.elicitations.redact(line)  # what goes on record; the agent got the line as it was
         self.protocol_log.record(direction, line, message)
         self.host.recorder.record(PROTOCOL, direction, line)
 

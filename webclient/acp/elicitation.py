@@ -6,6 +6,7 @@ https://agentclientprotocol.com/protocol/elicitation
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -84,6 +85,18 @@ class Elicitations:
         self.changed = changed
         self.asked = 0
         self._by_elicitation: dict[str, Question] = {}
+        self.secrets: set[str] = set()
+        """Secret values the user typed, until the answer that carries them is recorded (see `redact`)."""
+
+    def redact(self, line: str) -> str:
+        """``line`` (an answer going to the agent) as the journal and the protocol log keep it: the secrets the user
+        typed replaced by ``***``. The agent gets them; nothing this server stores or shows does."""
+        for secret in list(self.secrets):
+            quoted = json.dumps(secret)[1:-1]
+            if quoted in line:
+                line = line.replace(quoted, "***")
+                self.secrets.discard(secret)
+        return line
 
     def ask(self, params: dict[str, Any], *, refuse: bool, asked_by: str | None = None) -> Awaitable[dict[str, Any]]:
         """Show the question and return the answer to come; ``refuse`` answers ``cancel`` at once (a Stop).
@@ -106,6 +119,8 @@ class Elicitations:
         )
 
         def answered(action: str, values: dict[str, Any] | None) -> None:
+            secret = {f.name for f in question.fields if f.secret}
+            self.secrets.update(v for k, v in (values or {}).items() if k in secret and isinstance(v, str) and v)
             if not future.done():
                 future.set_result({"action": action, **({"content": values} if values is not None else {})})
 
