@@ -5,6 +5,8 @@
 - ``granted-no-result``: asks permission for ``deploy``; once granted it runs it but streams no ``tool_result``
   (the result is only in the history);
 - ``http-500``: answers the turn with HTTP 500 and a plain-text body;
+- ``xss``: the XSS corpus (``tests/support/xss_payloads.py``) in every field it controls: text, thinking, tool
+  names, inputs and results, and the name of a tool that needs a permission;
 - anything else: "ok".
 
 Every request body it gets is appended to ``RECORD_FILE`` (JSON lines).
@@ -16,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -36,6 +40,21 @@ META = {
     ],
 }
 history: list[dict[str, Any]] = []
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from xss_payloads import PAYLOADS  # noqa: E402  (by path: this server runs as a script)
+
+
+def hostile_events() -> list[tuple[str, dict[str, Any]]]:
+    events: list[tuple[str, dict[str, Any]]] = [("turn_start", {})]
+    for index, payload in enumerate(PAYLOADS):
+        events.append(("thinking_delta" if index % 7 == 0 else "text_delta", {"delta": payload + "\n\n"}))
+    for index, payload in enumerate(PAYLOADS[::9]):
+        call = {"toolCallId": f"x{index}", "name": payload, "input": {"path": payload, payload: payload}}
+        events += [("tool_call", call), ("tool_result", {"toolCallId": f"x{index}", "content": payload})]
+    asked = {"toolCallId": "x-ask", "name": PAYLOADS[3], "input": {"why": PAYLOADS[4]}}
+    history.append({"role": "assistant", "content": [{"type": "tool_use", **asked}]})
+    return [*events, ("tool_call", asked), ("turn_stop", {"stopReason": "tool_use"})]
 
 
 def sse(name: str, data: dict[str, Any]) -> bytes:
@@ -78,6 +97,8 @@ async def turn(request: Request) -> Response:
     if first.get("role") == "user":
         history.append(first)
         word = str(first.get("content")).strip()
+        if word == "xss":
+            return StreamingResponse(stream(hostile_events()), media_type="text/event-stream")
         if word == "http-500":
             return PlainTextResponse("model exploded: upstream timeout", status_code=500)
         if word == "no-stop":

@@ -79,8 +79,8 @@ AUDIT = r"""
   const problems = [];
   const origin = location.origin;
   const HTMX = ["hx-get", "hx-post", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob",
-                "hx-push-url", "hx-sync", "hx-history", "hx-params", "hx-encoding", "hx-headers", "ws-connect",
-                "ws-send"];
+                "hx-push-url", "hx-sync", "hx-history", "hx-params", "hx-encoding", "hx-headers", "hx-include",
+                "ws-connect", "ws-send"];
   const URL_ATTRS = ["href", "src", "action", "formaction", "xlink:href", "poster", "data", "srcset", "background"];
   const INLINE = /^data:(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[a-z0-9.+-]+);base64,/;
   const NEVER = ["iframe", "object", "embed", "frame", "frameset", "base", "portal", "svg", "math", "template",
@@ -108,6 +108,8 @@ AUDIT = r"""
         if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/") && !search) {
           say(name + " " + value);
         }
+        // A denial's reason: its own card's reason box, by the id the page gave it.
+        if (name === "hx-include" && !/^#entry-\d+-reason$/.test(a.value)) say("hx-include " + value);
         if (name === "hx-headers" && (el.id !== "attach-input" || !/^\{"X-CSRF-Token": "[0-9a-f]+"\}$/.test(a.value))) {
           say("hx-headers " + value);
         }
