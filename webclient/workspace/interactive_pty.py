@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from webclient.workspace import process_group
-from webclient.workspace.terminal_process import ExitStatus, _start_error
+from webclient.workspace.terminal_process import ExitStatus, _start_error, read_pty
 
 __all__ = ["OUTPUT_LIMIT", "InteractivePty"]
 
@@ -42,7 +42,6 @@ INPUT_LIMIT = 4096
 """Bytes one keystroke message may carry (a pasted code is far shorter); more is cut."""
 COLUMNS, ROWS = 100, 24
 
-_READ_CHUNK = 1 << 16
 _KILL_GRACE = 2.0
 _DRAIN_GRACE = 0.5
 
@@ -170,14 +169,9 @@ class InteractivePty:
 
     def _read(self) -> None:
         assert self._master is not None
-        try:
-            data = os.read(self._master, _READ_CHUNK)
-        except BlockingIOError:
+        data = read_pty(self._master, self.pid, "sign-in terminal")
+        if data is None:
             return
-        except OSError as exc:
-            if exc.errno != errno.EIO:  # EIO: every slave end is closed
-                logger.warning("reading sign-in terminal pid %d failed: %s", self.pid, exc)
-            data = b""
         if not data:
             self._close_pty()
             return

@@ -229,14 +229,9 @@ class TerminalProcess:
 
     def _read(self) -> None:
         assert self._master is not None
-        try:
-            data = os.read(self._master, _READ_CHUNK)
-        except BlockingIOError:
+        data = read_pty(self._master, self.pid, "terminal")
+        if data is None:
             return
-        except OSError as exc:
-            if exc.errno != errno.EIO:  # EIO is how Linux reports that every slave end is closed
-                logger.warning("reading terminal pid %d failed: %s", self.pid, exc)
-            data = b""
         if not data:
             self._close_pty()
             return
@@ -296,3 +291,16 @@ def _start_error(exc: OSError, command: str, cwd: Path, env: Mapping[str, str]) 
     else:
         reason = f"cannot execute {command!r}: {exc.strerror or exc}"
     return type(exc)(exc.errno, reason, command)
+
+
+def read_pty(master: int, pid: int, what: str) -> bytes | None:
+    """One read of a pty's master end (non-blocking): its bytes, ``b""`` once every slave end is closed (Linux says
+    so with EIO), or None when nothing is there yet."""
+    try:
+        return os.read(master, _READ_CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError as exc:
+        if exc.errno != errno.EIO:
+            logger.warning("reading %s pid %d failed: %s", what, pid, exc)
+        return b""
