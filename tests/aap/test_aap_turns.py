@@ -38,7 +38,7 @@ def test_calls_answered_inline_are_not_left_to_the_client() -> None:
 
 def test_a_second_turn_stop_with_error_wins_and_a_missing_one_is_seen() -> None:
     record = TurnRecord()
-    assert not record.stopped
+    assert record.stop_reason is None and record.stops == 0
     record.take(TurnEvent("turn_stop", {"stopReason": "end_turn"}))
     record.take(TurnEvent("turn_stop", {"stopReason": "error"}))
     assert record.stop_reason == "error" and record.stops == 2
@@ -63,3 +63,27 @@ def test_the_history_s_last_assistant_message_holds_the_open_calls() -> None:
     assert (left.call.id, left.call.input, left.side) == ("a", {"path": "x"}, "client")
     names = [event.name for event in messages_as_events(history)]
     assert names == ["user", "tool_call", "tool_result", "text", "tool_call", "tool_call", "tool_result"]
+
+
+def test_an_inline_image_shows_and_any_other_image_url_stays_a_link() -> None:
+    from webclient.aap.fold import EventFold
+    from webclient.viewmodel.content import ImageBlock
+    from webclient.viewmodel.thread import Thread
+
+    thread = Thread()
+    fold = EventFold(thread)
+    fold.take(call("c1", "draw"))
+    content = [
+        {"type": "image", "url": "data:image/png;base64,iVBORw0KGgo="},
+        {"type": "image", "url": "https://x/y.png"},
+    ]
+    fold.take(TurnEvent("tool_result", {"toolCallId": "c1", "content": content}))
+    card = thread.tool_call("c1")
+    assert card is not None
+    inline, linked = card.content
+    assert isinstance(inline, ImageBlock) and (inline.mime_type, inline.data, inline.uri) == (
+        "image/png",
+        "iVBORw0KGgo=",
+        None,
+    )
+    assert isinstance(linked, ImageBlock) and (linked.data, linked.uri) == (None, "https://x/y.png")

@@ -21,6 +21,9 @@ TERMINAL_SHOWN = "client_terminal"
 CALL_OUTCOME = "client_outcome"
 """Not an AAP event either: what the client did about a call (ran it, ran it and got this, denied it)."""
 
+DATA_URL = re.compile(r"data:(?P<mime>image/[A-Za-z0-9.+-]+);base64,(?P<data>[A-Za-z0-9+/=\s]*)")
+"""An image AAP sends inline (its ``url`` a ``data:`` URL); any other URL stays a link."""
+
 TOOL_KINDS = {
     "read_file": "read",
     "list_files": "read",
@@ -48,8 +51,9 @@ def blocks(content: Any) -> list[ToolContent]:
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
             found.append(TextBlock(verbatim(block["text"]), block))
         elif isinstance(block, dict) and block.get("type") == "image" and isinstance(block.get("url"), str):
-            url = block["url"]
-            found.append(ImageBlock(mime_type="image/*", data=None, uri=url, raw=block))
+            inline = DATA_URL.fullmatch(block["url"])  # shown when it is one of the image types the page shows
+            mime, data, uri = (inline["mime"], inline["data"], None) if inline else ("image/*", None, block["url"])
+            found.append(ImageBlock(mime_type=mime, data=data, uri=uri, raw=block))
         else:
             found.append(
                 Unknown(

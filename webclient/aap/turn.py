@@ -13,8 +13,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "refusal", "error")
-
 
 @dataclass(frozen=True, slots=True)
 class TurnEvent:
@@ -66,10 +64,6 @@ class TurnRecord:
             reason = event.data.get("stopReason")
             if self.stop_reason is None or reason == "error":
                 self.stop_reason = reason if isinstance(reason, str) else "unknown"
-
-    @property
-    def stopped(self) -> bool:
-        return self.stops > 0
 
     def open_calls(self, client_tools: Iterable[str]) -> list[OpenCall]:
         """The calls no result answered, each sorted to the side that must act on it."""
