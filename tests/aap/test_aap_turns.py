@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from webclient.aap.fold import EventFold
 from webclient.aap.meta import AapError, parse_meta
 from webclient.aap.turn import TurnEvent, TurnRecord, messages_as_events, open_calls_in_history
+from webclient.viewmodel.content import ImageBlock
+from webclient.viewmodel.thread import Thread
 
 
 def test_only_version_3_is_spoken() -> None:
@@ -66,10 +69,6 @@ def test_the_history_s_last_assistant_message_holds_the_open_calls() -> None:
 
 
 def test_an_inline_image_shows_and_any_other_image_url_stays_a_link() -> None:
-    from webclient.aap.fold import EventFold
-    from webclient.viewmodel.content import ImageBlock
-    from webclient.viewmodel.thread import Thread
-
     thread = Thread()
     fold = EventFold(thread)
     fold.take(call("c1", "draw"))
