@@ -15,12 +15,13 @@ PACKAGE = ROOT / "webclient"
 MAY_IMPORT: dict[str, set[str]] = {
     "workspace": set(),
     "viewmodel": set(),
-    "session": {"workspace", "viewmodel", "config"},
+    "people": set(),
+    "session": {"workspace", "viewmodel", "people", "config"},
     "acp": {"workspace", "viewmodel", "session"},
     "aap": {"workspace", "viewmodel", "session"},
-    "render": {"workspace", "viewmodel", "session"},
-    "store": {"workspace", "viewmodel", "session", "config"},
-    "web": {"workspace", "viewmodel", "session", "acp", "aap", "render", "store", "config"},
+    "render": {"workspace", "viewmodel", "people", "session"},
+    "store": {"workspace", "viewmodel", "people", "session", "config"},
+    "web": {"workspace", "viewmodel", "people", "session", "acp", "aap", "render", "store", "config"},
     "config": {"workspace"},
     "cli": {"config", "web", "workspace"},
 }

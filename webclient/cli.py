@@ -118,9 +118,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         check_store(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
+    if settings.auth != "token":  # people sign in another way: the token lets no one in
+        token = None
     url = sign_in_url(args.host, args.port, token)
     if args.host.strip("[]") in WILDCARD_ADDRESSES:
         print(f"ACP web client listening on all addresses, port {args.port}; on this machine open {url}", flush=True)
+    elif settings.auth != "token":
+        print(f"ACP web client on {url} (people sign in by {settings.auth})", flush=True)
     elif token is None:
         print(f"ACP web client on {url} (sign-in is off)", flush=True)
     else:

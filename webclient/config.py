@@ -8,9 +8,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast, get_args
+from typing import Literal, cast, get_args
 
 from webclient.workspace.paths import Access
+
+Auth = Literal["token", "oidc", "trusted-header"]
 
 DEMO_AGENT = f"{sys.executable} -m demo_agent"
 """The default agent: the demo (its own top-level package, installed with the ``demo`` extra)."""
@@ -115,6 +117,67 @@ class Settings:
         default=False,
         metadata={"help": "WEBCLIENT_NO_TOKEN: turn sign-in off (refused unless the server listens on loopback only)"},
     )
+    auth: Auth = field(
+        default="token",
+        metadata={
+            "help": "WEBCLIENT_AUTH: how people sign in: token (one person), oidc (the company's OpenID provider) or "
+            "trusted-header (a proxy in front names them)"
+        },
+    )
+    trusted_header: str = field(
+        default="X-Forwarded-User",
+        metadata={"help": "WEBCLIENT_TRUSTED_HEADER: the header a trusted proxy names the person in (trusted-header)"},
+    )
+    trusted_email_header: str | None = field(
+        default=None, metadata={"help": "WEBCLIENT_TRUSTED_EMAIL_HEADER: the header with the person's email, if any"}
+    )
+    trusted_groups_header: str | None = field(
+        default=None,
+        metadata={"help": "WEBCLIENT_TRUSTED_GROUPS_HEADER: the header with the person's groups (comma-separated)"},
+    )
+    trusted_proxies: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "WEBCLIENT_TRUSTED_PROXIES: addresses or networks (comma-separated) whose trusted header is "
+            "believed; from anywhere else it is ignored"
+        },
+    )
+    admin_group: str = field(
+        default="admins", metadata={"help": "WEBCLIENT_ADMIN_GROUP: members of this group are admins (see all)"}
+    )
+    oidc_issuer: str | None = field(
+        default=None, metadata={"help": "WEBCLIENT_OIDC_ISSUER: the OpenID provider's issuer URL (oidc)"}
+    )
+    oidc_client_id: str | None = field(default=None, metadata={"help": "WEBCLIENT_OIDC_CLIENT_ID: this client's id"})
+    oidc_client_secret: str | None = field(
+        default=None, repr=False, metadata={"help": "WEBCLIENT_OIDC_CLIENT_SECRET: this client's secret (if any)"}
+    )
+    oidc_scopes: str = field(
+        default="openid profile email",
+        metadata={"help": "WEBCLIENT_OIDC_SCOPES: the scopes asked for (space-separated)"},
+    )
+    oidc_groups_claim: str = field(
+        default="groups", metadata={"help": "WEBCLIENT_OIDC_GROUPS_CLAIM: the claim that lists a person's groups"}
+    )
+    signin_days: float = field(
+        default=14.0, metadata={"help": "WEBCLIENT_SIGNIN_DAYS: how long a sign-in lasts without being used again"}
+    )
+    secret_key: str | None = field(
+        default=None,
+        repr=False,
+        metadata={
+            "help": "WEBCLIENT_SECRET_KEY: the key people's stored secrets are encrypted with; default: a key file "
+            "made in the data folder"
+        },
+    )
+    max_sessions_per_person: int = field(
+        default=0,
+        metadata={"help": "WEBCLIENT_MAX_SESSIONS_PER_PERSON: live sessions one person may have; 0: no limit"},
+    )
+    max_agents_per_person: int = field(
+        default=0,
+        metadata={"help": "WEBCLIENT_MAX_AGENTS_PER_PERSON: agents one person may have running; 0: no limit"},
+    )
     allowed_hosts: tuple[str, ...] = field(
         default=(),
         metadata={
@@ -211,6 +274,16 @@ class Settings:
             raise ValueError(f"WEBCLIENT_FILE_ACCESS must be one of {', '.join(get_args(Access))}, not {access!r}")
         roots = env.get("WEBCLIENT_EXTRA_ROOTS", "")
         config, registry = env.get("WEBCLIENT_CONFIG"), env.get("WEBCLIENT_REGISTRY")
+        auth = env.get("WEBCLIENT_AUTH", "token").strip().lower() or "token"
+        if auth not in get_args(Auth):
+            raise ValueError(f"WEBCLIENT_AUTH must be one of {', '.join(get_args(Auth))}, not {auth!r}")
+        proxies = tuple(p.strip() for p in env.get("WEBCLIENT_TRUSTED_PROXIES", "").split(",") if p.strip())
+        if auth == "trusted-header" and not proxies:
+            raise ValueError("WEBCLIENT_AUTH=trusted-header needs WEBCLIENT_TRUSTED_PROXIES: the proxy's addresses")
+        if auth == "oidc" and not (env.get("WEBCLIENT_OIDC_ISSUER") and env.get("WEBCLIENT_OIDC_CLIENT_ID")):
+            raise ValueError("WEBCLIENT_AUTH=oidc needs WEBCLIENT_OIDC_ISSUER and WEBCLIENT_OIDC_CLIENT_ID")
+        if auth != "token" and not _bool(env.get("WEBCLIENT_STORE", "on")):
+            raise ValueError(f"WEBCLIENT_AUTH={auth} needs the store (WEBCLIENT_STORE): it keeps who owns what")
         return cls(
             agent=env.get("WEBCLIENT_AGENT") or None,
             aap_agent=env.get("WEBCLIENT_AAP_AGENT") or None,
@@ -225,6 +298,21 @@ class Settings:
             allowed_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             token=env.get("WEBCLIENT_TOKEN") or None,  # empty is "not set", never "no sign-in"
             no_token=_bool(env.get("WEBCLIENT_NO_TOKEN")),
+            auth=cast(Auth, auth),
+            trusted_header=env.get("WEBCLIENT_TRUSTED_HEADER") or "X-Forwarded-User",
+            trusted_email_header=env.get("WEBCLIENT_TRUSTED_EMAIL_HEADER") or None,
+            trusted_groups_header=env.get("WEBCLIENT_TRUSTED_GROUPS_HEADER") or None,
+            trusted_proxies=proxies,
+            admin_group=env.get("WEBCLIENT_ADMIN_GROUP") or "admins",
+            oidc_issuer=(env.get("WEBCLIENT_OIDC_ISSUER") or "").rstrip("/") or None,
+            oidc_client_id=env.get("WEBCLIENT_OIDC_CLIENT_ID") or None,
+            oidc_client_secret=env.get("WEBCLIENT_OIDC_CLIENT_SECRET") or None,
+            oidc_scopes=env.get("WEBCLIENT_OIDC_SCOPES") or "openid profile email",
+            oidc_groups_claim=env.get("WEBCLIENT_OIDC_GROUPS_CLAIM") or "groups",
+            signin_days=_positive(env, "WEBCLIENT_SIGNIN_DAYS", "14"),
+            secret_key=env.get("WEBCLIENT_SECRET_KEY") or None,
+            max_sessions_per_person=int(_not_negative(env, "WEBCLIENT_MAX_SESSIONS_PER_PERSON")),
+            max_agents_per_person=int(_not_negative(env, "WEBCLIENT_MAX_AGENTS_PER_PERSON")),
             allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
             start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),

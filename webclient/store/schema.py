@@ -34,8 +34,10 @@ sessions = Table(
     Column("state", String(32), nullable=False),  # the turn state, or "ended"
     Column("turns", Integer, nullable=False, server_default="0"),  # turns so far
     Column("archived", Boolean, nullable=False, server_default=false()),  # hidden from the history unless asked
+    Column("owner", String(200), nullable=True),  # the person's id; None: from before people (admins only)
 )
 Index("sessions_by_last_activity", sessions.c.last_activity)
+Index("sessions_by_owner", sessions.c.owner, sessions.c.last_activity)
 
 journal = Table(
     "journal",
@@ -64,3 +66,85 @@ transcript = Table(
     Column("text", Text, nullable=False),
 )
 Index("transcript_by_session", transcript.c.session_id, transcript.c.id)
+
+# -- people (migration 0003) -----------------------------------------------------------------------------------------
+
+people = Table(
+    "people",
+    metadata,
+    Column("id", String(200), primary_key=True),  # stable: the provider's subject, the proxy's user name, "local"
+    Column("name", Text, nullable=False, server_default=""),
+    Column("email", Text, nullable=True),
+    Column("groups", Text, nullable=False, server_default="[]"),  # JSON list, as the provider or proxy said last
+    Column("admin", Boolean, nullable=False, server_default=false()),
+    Column("first_seen", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+)
+
+signins = Table(
+    "signins",
+    metadata,
+    Column("id", String(64), primary_key=True),  # the SHA-256 of the cookie's value: the store never holds the cookie
+    Column("person_id", String(200), ForeignKey("people.id", ondelete="CASCADE"), nullable=False),
+    Column("method", String(16), nullable=False),  # token or oidc
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+    Column("expires", DateTime(timezone=True), nullable=False),
+    Column("user_agent", Text, nullable=True),
+)
+Index("signins_by_person", signins.c.person_id)
+
+shares = Table(
+    "shares",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(8), nullable=False),  # person, group or link
+    Column("grantee", Text, nullable=False),  # the person's id, the group's name, or the link's token
+    Column("role", String(8), nullable=False),  # watch or drive
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("created_by", String(200), nullable=False),
+)
+Index("shares_by_session", shares.c.session_id)
+Index("shares_by_grantee", shares.c.kind, shares.c.grantee)
+
+audit = Table(
+    "audit",
+    metadata,
+    # No foreign key: the server's audit log outlives a deleted session.
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("at", Double, nullable=False),  # seconds since the epoch (UTC)
+    Column("session_id", String(64), nullable=True),  # None: not about one session (a sign-in, a rule)
+    Column("person_id", String(200), nullable=True),  # None: the server or a rule did it
+    Column("person_name", Text, nullable=True),  # the name then
+    Column("action", String(32), nullable=False),  # prompt, permission, question, mode, setting, stop, share, ...
+    Column("detail", Text, nullable=False, server_default="{}"),  # JSON
+)
+Index("audit_by_session", audit.c.session_id, audit.c.id)
+Index("audit_by_at", audit.c.at)
+
+rules = Table(
+    "rules",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("owner", String(200), nullable=True),  # the person it is for; None: an admin's rule for everyone
+    Column("session_id", String(64), nullable=True),  # set: for that session only
+    Column("workspace", Text, nullable=True),  # set: in that folder only
+    Column("agent", Text, nullable=True),  # set: for that catalogue agent only
+    Column("decision", String(8), nullable=False),  # allow, ask or deny
+    Column("tool_kind", String(32), nullable=True),  # read, edit, execute, ...; None: any
+    Column("path_pattern", Text, nullable=True),  # fnmatch, relative to the workspace
+    Column("command_pattern", Text, nullable=True),  # fnmatch on an execute tool's command
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("created_by", String(200), nullable=False),
+)
+Index("rules_by_owner", rules.c.owner)
+
+secrets = Table(
+    "secrets",
+    metadata,
+    Column("person_id", String(200), primary_key=True),
+    Column("name", String(200), primary_key=True),  # the environment variable it becomes
+    Column("value", Text, nullable=False),  # encrypted with the server's key (Fernet); never the plain value
+    Column("updated", DateTime(timezone=True), nullable=False),
+)

@@ -33,10 +33,13 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.config import Settings
+from webclient.people.person import LOCAL
 from webclient.render.urls import ROUTES, SIGN_IN_PATH, Urls
+from webclient.web.request_body import buffer_body
+from webclient.web.trusted_header import TrustedHeader
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +47,6 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
-MAX_FORM_BYTES = 4 * 1024 * 1024
-"""A form body read to find its ``csrf`` field (only from browsers that send neither Origin nor Sec-Fetch-Site)."""
 WS_POLICY_VIOLATION = 1008
 
 
@@ -97,6 +98,8 @@ class Access:
     port: int
     allowed_hosts: frozenset[str]
     allowed_origins: frozenset[str]
+    trusted: TrustedHeader | None = None
+    """Set in trusted-header mode: the proxy in front names the person, and the token plays no part."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Access:
@@ -108,7 +111,8 @@ class Access:
                 f"--no-token (WEBCLIENT_NO_TOKEN) is refused on {settings.host}: without sign-in, anyone who can "
                 "reach that address could run commands as you; listen on 127.0.0.1 or keep the token"
             )
-        token = None if settings.no_token else settings.token or secrets.token_urlsafe(32)
+        trusted = TrustedHeader.from_settings(settings) if settings.auth == "trusted-header" else None
+        token = None if settings.no_token or trusted else settings.token or secrets.token_urlsafe(32)
         if token is not None and not settings.token:
             # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
             log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
@@ -123,6 +127,7 @@ class Access:
             port=settings.port,
             allowed_hosts=frozenset(names),
             allowed_origins=frozenset(settings.allowed_origins),
+            trusted=trusted,
         )
 
     @property
@@ -226,6 +231,9 @@ class AccessGuard:
             reason = f"This server does not answer to the name {name!r}; add it to WEBCLIENT_ALLOWED_HOSTS."
             await self._refuse(scope, receive, send, 400, reason)
             return
+        if self.access.trusted is not None:
+            await self._through_proxy(scope, receive, send, headers, method, path)
+            return
         if self.access.token is None and not is_loopback(_local_address(scope) or ""):
             await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
             return
@@ -243,7 +251,29 @@ class AccessGuard:
         if signed_in is None:
             await self._refuse(scope, receive, send, 401, "Sign in first.")
             return
-        if signed_in == "ambient" and (websocket or method not in SAFE_METHODS):
+        scope["person"] = LOCAL
+        await self._from_our_pages(scope, receive, send, headers, signed_in == "ambient")
+
+    async def _through_proxy(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, method: str, path: str
+    ) -> None:
+        """Trusted-header mode: the proxy's header names the person; static files stay public."""
+        if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        person = self.access.trusted.person(scope, headers) if self.access.trusted else None
+        if person is None:
+            reason = "Sign in through the portal in front of this server: this request did not come through it."
+            await self._refuse(scope, receive, send, 403, reason)
+            return
+        scope["person"] = person
+        await self._from_our_pages(scope, receive, send, headers, True)
+
+    async def _from_our_pages(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, ambient: bool
+    ) -> None:
+        """On to the app, once a request the browser makes on its own that changes something is from our pages."""
+        if ambient and (scope["type"] == "websocket" or scope["method"] not in SAFE_METHODS):
             receive, refusal = await self._cross_site(scope, receive, headers)
             if refusal is not None:
                 await self._refuse(scope, receive, send, 403, f"Refused: {refusal}.")
@@ -280,7 +310,7 @@ class AccessGuard:
         token = headers.get("x-csrf-token")
         content_type = headers.get("content-type", "")
         if token is None and scope["type"] == "http" and content_type.startswith("application/x-www-form-urlencoded"):
-            body, receive = await _buffer_body(receive)
+            body, receive = await buffer_body(receive)
             if body is not None:
                 token = dict(parse_qsl(body.decode("latin-1"), keep_blank_values=True)).get("csrf")
         if token is not None and hmac.compare_digest(token.encode(), self.access.csrf.encode()):
@@ -305,7 +335,7 @@ class AccessGuard:
         if method != "POST" or self.access.token is None:
             await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
             return
-        body, receive = await _buffer_body(receive)
+        body, receive = await buffer_body(receive)
         form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
         target = _local_path(form.get("next", ""), index)
         if not hmac.compare_digest(form.get("token", "").strip().encode(), self.access.token.encode()):
@@ -360,23 +390,3 @@ class AccessGuard:
         html = scope["app"].state.renderer.page("signin.html", **context)
         response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
         await response(scope, receive, send)
-
-
-async def _buffer_body(receive: Receive) -> tuple[bytes | None, Receive]:
-    """The whole request body (None when over :data:`MAX_FORM_BYTES`), and a ``receive`` that replays it."""
-    messages: list[Message] = []
-    size = 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            break
-        size += len(message.get("body", b""))
-        if size > MAX_FORM_BYTES or not message.get("more_body", False):
-            break
-    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
-
-    async def replay() -> Message:
-        return messages.pop(0) if messages else await receive()
-
-    return (body if size <= MAX_FORM_BYTES else None), replay

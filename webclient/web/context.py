@@ -8,6 +8,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
+from webclient.people.person import Person
 from webclient.render.diffs import diff_layout
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
@@ -42,7 +43,7 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     settings = getattr(conn.app.state, "settings", None)
     # The server listens on this machine only: a browser it opens (an agent's sign-in) is the user's own.
     server_local = settings is not None and is_loopback(settings.host)
-    local = {"server_local": server_local}
+    local = {"server_local": server_local, "person": conn.scope.get("person")}
     return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf, **local}
 
 
@@ -58,3 +59,9 @@ def page(conn: Request, template: str, **context: Any) -> HTMLResponse:
 def small_int(value: str | None) -> int | None:
     """A non-negative integer from a query parameter, or None."""
     return int(value) if value and value.isdigit() and len(value) < 10 else None
+
+
+def person(conn: HTTPConnection) -> Person:
+    """Who this request comes from: the access guard (`webclient.web.access`) put them in the scope."""
+    signed_in: Person = conn.scope["person"]
+    return signed_in
