@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from pathlib import Path
 from typing import Any
 
+from webclient.people.roles import Share
 from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
@@ -68,6 +69,10 @@ class Session:
         self.spec = spec
         self.recorder = recorder
         self.created = time.time() if created is None else created
+        self.owner: str | None = None
+        """The id of the person whose session this is (None: from before people; admins only)."""
+        self.shares: list[Share] = []
+        """Whom the owner shared it with, and how (`webclient.people.roles.role_of` reads both)."""
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
