@@ -44,6 +44,8 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     # The server listens on this machine only: a browser it opens (an agent's sign-in) is the user's own.
     server_local = settings is not None and is_loopback(settings.host)
     local = {"server_local": server_local, "person": conn.scope.get("person")}
+    # Signed in by a signed-in session of ours (it can sign out), and whether the store keeps them (the people page).
+    local |= {"signin": conn.scope.get("signin"), "signin_store": getattr(conn.app.state, "signins", None) is not None}
     return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf, **local}
 
 

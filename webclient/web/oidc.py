@@ -14,6 +14,7 @@ sentence saying to sign in again, which is what it would do anyway once the prov
 from __future__ import annotations
 
 import base64
+import hmac
 import secrets
 import time
 from collections.abc import Mapping
@@ -58,6 +59,8 @@ class Pending:
     nonce: str
     redirect_uri: str
     next_path: str
+    binding: str
+    """A random value the browser that started this sign-in holds in a cookie: only that browser may finish it."""
     started: float
 
 
@@ -89,8 +92,9 @@ class OidcClient:
             self._metadata = metadata
         return self._metadata
 
-    async def start(self, redirect_uri: str, next_path: str) -> str:
-        """The provider's authorization URL for a new sign-in that comes back to ``redirect_uri``."""
+    async def start(self, redirect_uri: str, next_path: str, binding: str) -> str:
+        """The provider's authorization URL for a new sign-in that comes back to ``redirect_uri``, to be finished by
+        the browser that holds ``binding``."""
         metadata = await self.metadata()
         verifier = secrets.token_urlsafe(64)  # 86 characters of [A-Za-z0-9_-]: RFC 7636 asks for 43 to 128
         nonce = secrets.token_urlsafe(24)
@@ -107,7 +111,7 @@ class OidcClient:
             code_challenge_method="S256",
         )
         self._forget_old()
-        self._pending[state] = Pending(verifier, nonce, redirect_uri, next_path, time.monotonic())
+        self._pending[state] = Pending(verifier, nonce, redirect_uri, next_path, binding, time.monotonic())
         return str(url)
 
     def _forget_old(self) -> None:
@@ -117,12 +121,14 @@ class OidcClient:
         while len(self._pending) >= MAX_PENDING:
             del self._pending[next(iter(self._pending))]
 
-    async def finish(self, params: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    async def finish(self, params: Mapping[str, str], binding: str) -> tuple[dict[str, Any], str]:
         """The claims of the person the provider signed in (ID token, then userinfo) and where they were going,
-        from the callback's query parameters. Raises :class:`SignInFailed`."""
+        from the callback's query parameters and the starting browser's ``binding``. Raises :class:`SignInFailed`."""
         pending = self._pending.pop(params.get("state", ""), None)
         if pending is None or time.monotonic() - pending.started > PENDING_SECONDS:
             raise SignInFailed("That sign-in was not started here or took too long; sign in again.")
+        if not hmac.compare_digest(binding.encode(), pending.binding.encode()):
+            raise SignInFailed("That sign-in was started in another browser; sign in again here.")
         if "error" in params:
             detail = params.get("error_description") or params["error"]
             raise SignInFailed(f"The sign-in provider refused: {detail}")
