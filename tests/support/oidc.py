@@ -91,6 +91,21 @@ def oidc_provider(people: Sequence[Mapping[str, Any]], log: Path) -> Iterator[Pr
         stop_provider(provider)
 
 
-async def sign_in_at_provider(page: Any, sub: str) -> None:
+PEOPLE = (
+    {"sub": "alice", "name": "Alice Archer", "email": "alice@example.com", "groups": ["admins", "dev"]},
+    {"sub": "bob", "name": "Bob Baker", "email": "bob@example.com", "groups": ["dev"]},
+)
+"""Two people the provider offers: Alice, an admin, and Bob."""
+
+
+def sign_in_at_provider(page: Any, sub: str) -> None:
     """On the provider's authorization page (a Playwright page already there): sign in as ``sub``."""
-    await page.get_by_role("button", name=sub, exact=True).click()
+    page.get_by_role("button", name=sub, exact=True).click()
+
+
+def provider_answer(authorize_url: str, sub: str) -> str:
+    """What the provider's authorization page does when ``sub`` is chosen (as a script): the URL it sends the
+    browser back to."""
+    response = httpx.post(authorize_url, data={"sub": sub}, follow_redirects=False)
+    assert response.status_code == 302, response.text
+    return response.headers["location"]

@@ -125,13 +125,13 @@ class OidcClient:
         """The claims of the person the provider signed in (ID token, then userinfo) and where they were going,
         from the callback's query parameters and the starting browser's ``binding``. Raises :class:`SignInFailed`."""
         pending = self._pending.pop(params.get("state", ""), None)
+        if "error" in params:  # whether or not it names the sign-in (some providers leave the state out)
+            detail = params.get("error_description") or params["error"]
+            raise SignInFailed(f"The sign-in provider refused: {detail[:300]}")
         if pending is None or time.monotonic() - pending.started > PENDING_SECONDS:
             raise SignInFailed("That sign-in was not started here or took too long; sign in again.")
         if not hmac.compare_digest(binding.encode(), pending.binding.encode()):
             raise SignInFailed("That sign-in was started in another browser; sign in again here.")
-        if "error" in params:
-            detail = params.get("error_description") or params["error"]
-            raise SignInFailed(f"The sign-in provider refused: {detail}")
         code = params.get("code")
         if not code:
             raise SignInFailed("The sign-in provider sent no code back; sign in again.")
