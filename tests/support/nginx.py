@@ -32,6 +32,18 @@ PROXY_ADDRESS = "127.0.0.2"
 """The address nginx connects to the server from: the one a test trusts."""
 
 
+def behind_proxy(port: int) -> dict[str, str]:
+    """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers
+    from the proxy's address only, and takes the proxy's origin for its own."""
+    return {
+        "WEBCLIENT_AUTH": "trusted-header",
+        "WEBCLIENT_TRUSTED_PROXIES": PROXY_ADDRESS,
+        "WEBCLIENT_TRUSTED_EMAIL_HEADER": "X-Forwarded-Email",
+        "WEBCLIENT_TRUSTED_GROUPS_HEADER": "X-Forwarded-Groups",
+        "WEBCLIENT_ALLOWED_ORIGINS": f"http://127.0.0.1:{port}",
+    }
+
+
 @dataclass(frozen=True)
 class Member:
     """A person the proxy knows: the name they sign in with, their password, email and groups."""
@@ -40,6 +52,13 @@ class Member:
     password: str
     email: str = ""
     groups: Sequence[str] = ()
+
+
+TEAM = (
+    Member("alice", "alice-password", "alice@example.com", ("admins", "dev")),
+    Member("bob", "bob-password", "bob@example.com", ("dev",)),
+)
+"""Two people the proxy signs in: Alice, an admin, and Bob."""
 
 
 @dataclass
@@ -135,12 +154,12 @@ def _htpasswd(members: Mapping[str, Member]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def start_proxy(upstream: str, members: Sequence[Member]) -> Proxy:
-    """Start nginx on a free loopback port in front of ``upstream`` (``http://127.0.0.1:PORT``); wait until it
-    answers. Stop it with :func:`stop_proxy`."""
+def start_proxy(upstream: str, members: Sequence[Member], port: int | None = None) -> Proxy:
+    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``);
+    wait until it answers. Stop it with :func:`stop_proxy`."""
     prefix = Path(tempfile.mkdtemp(prefix="webclient-nginx-"))
     people = {m.name: m for m in members}
-    port = free_port()
+    port = port or free_port()
     (prefix / "htpasswd").write_text(_htpasswd(people))
     (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix))
     args = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")]
@@ -176,8 +195,8 @@ def stop_proxy(proxy: Proxy) -> None:
 
 
 @contextmanager
-def proxy_in_front(upstream: str, members: Sequence[Member]) -> Iterator[Proxy]:
-    proxy = start_proxy(upstream, members)
+def proxy_in_front(upstream: str, members: Sequence[Member], port: int | None = None) -> Iterator[Proxy]:
+    proxy = start_proxy(upstream, members, port)
     try:
         yield proxy
     finally:
