@@ -222,7 +222,7 @@ async def sign_in_page(
         "next_path": next_path,
         "auth": access.auth,
         "sign_in_off": access.sign_in_off,
-        "oidc_url": urls.root + OIDC_START_PATH,
+        "oidc_url": urls.root + OIDC_START_PATH + "?" + urlencode({"next": next_path}),
     }
     html = scope["app"].state.renderer.page("signin.html", **context)
     response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
