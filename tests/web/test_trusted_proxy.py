@@ -10,7 +10,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front
+from tests.support.nginx import PROXY_ADDRESS, TEAM, Proxy, behind_proxy, proxy_in_front
 from tests.support.people import as_person
 from tests.support.servers import Server, ServerFactory, free_port
 
@@ -49,6 +49,9 @@ def test_the_header_sent_straight_to_the_server_is_ignored(team: tuple[Server, P
         straight = httpx.get(server.url + "/", headers={**headers, **HTML})
         assert straight.status_code == 403 and "portal" in straight.text
         assert "alice" not in straight.text
+    # Nor does naming the proxy in X-Forwarded-For (which uvicorn believes from loopback unless told not to).
+    forged = {**as_person("alice", ["admins"]), "X-Forwarded-For": PROXY_ADDRESS, **HTML}
+    assert httpx.get(server.url + "/", headers=forged).status_code == 403
     url = server.url.replace("http", "ws") + "/sessions/0/ws"
     with pytest.raises(InvalidStatus) as refused:
         with connect(url, additional_headers={**as_person("alice"), "Origin": server.url}, open_timeout=10):
