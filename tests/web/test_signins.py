@@ -12,7 +12,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from tests.support.own_server import own_server
+from tests.support.own_server import launch, stop
 from tests.support.people import TEAM, as_person
 from tests.support.probes import new_session, port_of
 from tests.support.servers import SCRIPTED_AGENT, Server, ServerFactory
@@ -86,20 +86,34 @@ def test_the_admin_page_lists_the_sign_ins_and_revoke_ends_one_and_closes_its_so
     assert signin_ids(page_status(server, mine, "/admin/people").text) == [i for i in ids if i != phone]
 
 
-def test_a_sign_in_outlives_a_restart_and_an_unknown_cookie_does_not(tmp_path: Path) -> None:
+def test_a_sign_in_outlives_a_restart_but_not_a_new_token(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     data = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    with own_server(workspace, SCRIPTED_AGENT, **data) as before:
-        cookie = sign_in(before)
-        port = port_of(before)
-    name = cookie.split("=", 1)[0]
-    with own_server(workspace, SCRIPTED_AGENT, **data) as after:
-        # The cookie is named by port: carry it over to the new server's.
-        moved = f"webclient-{port_of(after)}=" + cookie.split("=", 1)[1]
-        assert name == f"webclient-{port}"
-        assert page_status(after, moved).status_code == 200
-        assert page_status(after, moved[:-2] + "xx").status_code == 401
+
+    def carried(cookie: str, server: Server) -> str:
+        """The cookie is named by port: carry it over to the new server's."""
+        return f"webclient-{port_of(server)}=" + cookie.split("=", 1)[1]
+
+    server = launch(workspace, SCRIPTED_AGENT, token="the-token", **data)
+    try:
+        cookie = sign_in(server)
+    finally:
+        stop(server)
+    server = launch(workspace, SCRIPTED_AGENT, token="the-token", **data)
+    try:
+        assert page_status(server, carried(cookie, server)).status_code == 200
+        assert page_status(server, carried(cookie, server)[:-2] + "xx").status_code == 401
+    finally:
+        stop(server)
+    # A new token (the old one leaked, say) ends every sign-in made with the old one.
+    server = launch(workspace, SCRIPTED_AGENT, token="a-new-token", **data)
+    try:
+        assert page_status(server, carried(cookie, server)).status_code == 401
+        fresh = sign_in(server)
+        assert len(signin_ids(page_status(server, fresh, "/admin/people").text)) == 1
+    finally:
+        stop(server)
 
 
 def test_the_people_page_is_for_admins_and_the_proxys_people_are_kept(start_server: ServerFactory) -> None:

@@ -17,9 +17,11 @@ from typing import Any
 from sqlalchemy import Row, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from webclient.people.person import Person
+from webclient.people.person import LOCAL, Person
 from webclient.store.schema import people, signins
 
+TOKEN_MARK = "token-mark"
+"""The ``method`` of the row that says which token the ``token`` sign-ins were made with (never a sign-in)."""
 USER_AGENT_CHARS = 300
 """Of a browser's User-Agent kept with its sign-in (shown to admins to tell sign-ins apart)."""
 
@@ -105,7 +107,7 @@ async def signed_in(engine: AsyncEngine, signin_id: str, now: datetime) -> tuple
     query = (
         select(people, signins.c.expires)
         .join(signins, signins.c.person_id == people.c.id)
-        .where(signins.c.id == signin_id, signins.c.expires > now)
+        .where(signins.c.id == signin_id, signins.c.expires > now, signins.c.method != TOKEN_MARK)
     )
     async with engine.connect() as connection:
         row = (await connection.execute(query)).first()
@@ -134,7 +136,9 @@ async def everyone(engine: AsyncEngine, now: datetime) -> list[PersonRow]:
         persons = (await connection.execute(select(people).order_by(people.c.last_seen.desc(), people.c.id))).all()
         rows = (
             await connection.execute(
-                select(signins).where(signins.c.expires > now).order_by(signins.c.last_seen.desc(), signins.c.id)
+                select(signins)
+                .where(signins.c.expires > now, signins.c.method != TOKEN_MARK)
+                .order_by(signins.c.last_seen.desc(), signins.c.id)
             )
         ).all()
     by_person: dict[str, list[SignInRow]] = {}
@@ -154,6 +158,25 @@ async def everyone(engine: AsyncEngine, now: datetime) -> list[PersonRow]:
         PersonRow(_person(p), _aware(p.first_seen), _aware(p.last_seen), tuple(by_person.get(p.id, ())))
         for p in persons
     ]
+
+
+async def keep_token_signins(engine: AsyncEngine, mark: str) -> None:
+    """Token mode, at start: unless the store's token mark is ``mark`` (the same token as last time), delete every
+    token sign-in and set the mark. The mark is a row of ``signins`` for token mode's person, never looked up as a
+    sign-in."""
+    now = datetime.now(UTC)
+    async with engine.begin() as connection:
+        found = await connection.execute(select(signins.c.id).where(signins.c.id == mark))
+        if found.first() is not None:
+            return
+        await connection.execute(delete(signins).where(signins.c.method.in_(("token", TOKEN_MARK))))
+        await _upsert(connection, LOCAL, now)
+        forever = datetime(9999, 1, 1, tzinfo=UTC)
+        await connection.execute(
+            insert(signins).values(
+                id=mark, person_id=LOCAL.id, method=TOKEN_MARK, created=now, last_seen=now, expires=forever
+            )
+        )
 
 
 async def signin_ids(engine: AsyncEngine, person_id: str) -> Sequence[str]:

@@ -159,6 +159,12 @@ class Access:
         )
 
     @property
+    def signin_key(self) -> bytes | None:
+        """Token mode: the key its sign-ins are kept under in the store, derived from the token (a new token ends
+        them); None in the other modes."""
+        return _derive(self.secret, b"webclient sign-ins").encode() if self.auth == "token" and self.token else None
+
+    @property
     def sign_in_off(self) -> bool:
         """``--no-token``: token mode without a token (loopback only)."""
         return self.auth == "token" and self.token is None

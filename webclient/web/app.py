@@ -126,7 +126,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
             # Signed-in sessions live in the store; without one (token mode only) the cookie is derived from the token.
-            app.state.signins = SignIns(store.engine, settings.signin_days)
+            key = access.signin_key
+            app.state.signins = SignIns(store.engine, settings.signin_days, key)
+            if key is not None:
+                await app.state.signins.for_token()
         else:
             app.state.signins = None
         app.state.store = store

@@ -5,12 +5,17 @@ value, the store keeps its SHA-256 with the person it signs in (`webclient.store
 Reading the store on every request and socket would cost a query each; what was read is kept here (this process is
 the only one that writes these rows, so its memory cannot go stale) and a use is written at most once a
 :data:`TOUCH_SECONDS`. A sign-in lasts ``WEBCLIENT_SIGNIN_DAYS`` from its last use.
+
+In token mode the token signs its sign-ins: the store's key of a cookie is an HMAC keyed by the token, and a server
+started with another token ends every sign-in made with the one before (changing a leaked token locks out whoever
+used it), as the cookie derived from the token did.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,9 +33,12 @@ MAX_KNOWN = 50_000
 """Signed-in sessions kept in memory at most (the least recently read go first; they are read again when used)."""
 
 
-def signin_id(cookie: str) -> str:
-    """The store's key of a cookie: its SHA-256, so the store never holds what signs a browser in."""
-    return hashlib.sha256(cookie.encode()).hexdigest()
+def signin_id(cookie: str, key: bytes | None = None) -> str:
+    """The store's key of a cookie: its SHA-256 (an HMAC keyed by ``key`` in token mode), so the store never holds
+    what signs a browser in."""
+    if key is None:
+        return hashlib.sha256(cookie.encode()).hexdigest()
+    return hmac.new(key, cookie.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -43,9 +51,11 @@ class _Known:
 class SignIns:
     """The signed-in sessions of one server: made at sign-in, looked up per request, ended by sign-out or Revoke."""
 
-    def __init__(self, engine: AsyncEngine, days: float) -> None:
+    def __init__(self, engine: AsyncEngine, days: float, key: bytes | None = None) -> None:
+        """``key``: token mode's, derived from the token (see :meth:`for_token`); None for OpenID sign-ins."""
         self.engine = engine
         self.lasts = timedelta(days=days)
+        self.key = key
         self._known: dict[str, _Known] = {}
         self._sockets: dict[str, set[asyncio.Event]] = {}
         self._people: dict[str, tuple[Person, datetime]] = {}
@@ -53,7 +63,7 @@ class SignIns:
     async def start(self, person: Person, method: str, user_agent: str) -> str:
         """A new signed-in session for ``person``; returns the cookie's value (only the browser keeps it)."""
         cookie = secrets.token_urlsafe(32)
-        key = signin_id(cookie)
+        key = signin_id(cookie, self.key)
         now = datetime.now(UTC)
         await stored.sign_in(self.engine, key, person, method, now, now + self.lasts, user_agent)
         self._people[person.id] = (person, now)
@@ -64,7 +74,7 @@ class SignIns:
         """Who ``cookie`` signs in and its signed-in session's id, or None (unknown, ended or expired)."""
         if not cookie or len(cookie) > 200:
             return None
-        key = signin_id(cookie)
+        key = signin_id(cookie, self.key)
         now = datetime.now(UTC)
         known = self._known.get(key)
         if known is None:
@@ -86,6 +96,12 @@ class SignIns:
         while len(self._known) >= MAX_KNOWN:
             del self._known[next(iter(self._known))]
         self._known[key] = known
+
+    async def for_token(self) -> None:
+        """Token mode, at start: end the sign-ins made with another token than this server's (their cookies could
+        no longer be checked, so they are gone rather than listed as live)."""
+        assert self.key is not None
+        await stored.keep_token_signins(self.engine, signin_id("\0 the token of these sign-ins", self.key))
 
     async def end(self, key: str) -> bool:
         """End a signed-in session (sign-out, Revoke): its row goes, and its open web sockets are closed."""
