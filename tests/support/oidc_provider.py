@@ -1,9 +1,10 @@
 """oidc-provider-mock (from PyPI) as the tests run it: the same program, with PKCE enforced.
 
-Its last release for Python 3.11 (0.3.x) accepts ``code_challenge`` but never checks ``code_verifier``, so a client
-that got PKCE wrong would still sign in. This launcher registers Authlib's own PKCE check (``CodeChallenge``, here
-requiring S256 of every client) on the provider's authorization-code grant and keeps each code's challenge, so a
-sign-in without a challenge, or without the right verifier, is refused, as by a real provider that requires PKCE.
+Its releases (0.3 for Python 3.11, 0.4 for 3.12 and later) accept ``code_challenge`` but never check
+``code_verifier``, so a client that got PKCE wrong would still sign in. This launcher registers Authlib's own PKCE
+check (``CodeChallenge``, here requiring S256 of every client) on the provider's authorization-code grant and keeps
+each code's challenge, so a sign-in without a challenge, or without the right verifier, is refused, as by a real
+provider that requires PKCE.
 Run as ``python -m tests.support.oidc_provider`` with the provider's own options (``--port``, ``--user-claims``...).
 """
 
