@@ -130,3 +130,24 @@ def test_the_people_page_is_for_admins_and_the_proxys_people_are_kept(start_serv
     assert 'data-person-id="alice"' in people.text and 'data-person-id="bob"' in people.text
     assert "bob@example.com" in people.text and "groups: dev" in people.text
     assert 'data-action="people"' in httpx.get(server.url + "/", headers=alice).text
+
+
+def test_each_person_has_their_own_page_token(start_server: ServerFactory) -> None:
+    """For a browser that says neither Origin nor Sec-Fetch-Site, the page's token is the only proof a post comes
+    from our page: Alice's cannot pass for Bob's."""
+    server = start_server(**TEAM)
+
+    def page_token(name: str) -> str:
+        found = re.search(
+            r'name="csrf-token" content="([0-9a-f]+)"', httpx.get(server.url, headers=as_person(name)).text
+        )
+        assert found is not None
+        return found[1]
+
+    alice, bob = page_token("alice"), page_token("bob")
+    assert alice != bob
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    with_alices = httpx.post(server.url + "/sessions", content=f"csrf={alice}", headers={**as_person("bob"), **form})
+    assert with_alices.status_code == 403
+    with_his = httpx.post(server.url + "/sessions", content=f"csrf={bob}", headers={**as_person("bob"), **form})
+    assert with_his.status_code == 303

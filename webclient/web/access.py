@@ -171,8 +171,16 @@ class Access:
 
     @property
     def csrf(self) -> str:
-        """The token our pages put in every form they post (for browsers that send no Origin)."""
+        """The token our pages put in every form they post (for browsers that send no Origin), in token mode."""
         return _derive(self.secret, b"webclient csrf")
+
+    def csrf_for(self, scope: Scope) -> str:
+        """The page token of whoever this request is from: one per person (never one another person could read
+        off their own page and send from someone else's browser); token mode's one person has :attr:`csrf`."""
+        person = scope.get("person")
+        if person is None or person is LOCAL:
+            return self.csrf
+        return _derive(self.secret, b"webclient csrf for " + person.id.encode())
 
     @property
     def cookie_value(self) -> str:
@@ -376,7 +384,7 @@ class AccessGuard:
             body, receive = await buffer_body(receive)
             if body is not None:
                 token = dict(parse_qsl(body.decode("latin-1"), keep_blank_values=True)).get("csrf")
-        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf.encode()):
+        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf_for(scope).encode()):
             return receive, None
         return receive, "the browser said neither where this request comes from (Origin) nor sent the page's token"
 
