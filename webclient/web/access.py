@@ -25,7 +25,6 @@ routing, so a route added later gets every check without doing anything:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import ipaddress
@@ -38,7 +37,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.config import Auth, Settings
 from webclient.people.person import LOCAL, Person
@@ -46,6 +45,7 @@ from webclient.render.urls import ROUTES
 from webclient.web import signin_flow
 from webclient.web.request_body import buffer_body
 from webclient.web.signin_flow import SIGN_IN_PATHS
+from webclient.web.socket_close import WS_POLICY_VIOLATION, until_ended
 from webclient.web.trusted_header import TrustedHeader
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
-WS_POLICY_VIOLATION = 1008
 
 
 def is_loopback(host: str) -> bool:
@@ -319,25 +318,8 @@ class AccessGuard:
         """A web socket signed in by a signed-in session: closed (1008) when that session ends (sign-out, Revoke),
         as the next request of its page would be refused."""
         ended = signins.watch(key)
-
-        async def receive_until_ended() -> Message:
-            waiting = asyncio.ensure_future(receive())
-            signed_out = asyncio.ensure_future(ended.wait())
-            try:
-                await asyncio.wait({waiting, signed_out}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                signed_out.cancel()
-            if waiting.done():
-                return waiting.result()
-            waiting.cancel()
-            try:
-                await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": "Signed out."})
-            except Exception:  # the connection went meanwhile: disconnected either way
-                pass
-            return {"type": "websocket.disconnect", "code": WS_POLICY_VIOLATION}
-
         try:
-            await self._from_our_pages(scope, receive_until_ended, send, headers, True)
+            await self._from_our_pages(scope, until_ended(receive, send, ended), send, headers, True)
         finally:
             signins.unwatch(key, ended)
 
