@@ -2,9 +2,10 @@
 value, the store keeps its SHA-256 with the person it signs in (`webclient.store.people`), and deleting that row
 (sign-out, an admin's Revoke) ends it at once, web sockets included.
 
-Reading the store on every request and socket would cost a query each; what was read is kept here (this process is
-the only one that writes these rows, so its memory cannot go stale) and a use is written at most once a
-:data:`TOUCH_SECONDS`. A sign-in lasts ``WEBCLIENT_SIGNIN_DAYS`` from its last use.
+Reading the store on every request and socket would cost a query each: what was read is kept here and read again
+after :data:`RECHECK_SECONDS` (so a Revoke by another server sharing the store counts within that time; this
+server's own ends a sign-in at once), and a use is written at most once a :data:`TOUCH_SECONDS`. A sign-in lasts
+``WEBCLIENT_SIGNIN_DAYS`` from its last use.
 
 In token mode the token signs its sign-ins: the store's key of a cookie is an HMAC keyed by the token, and a server
 started with another token ends every sign-in made with the one before (changing a leaked token locks out whoever
@@ -27,6 +28,8 @@ from webclient.store import people as stored
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+RECHECK_SECONDS = 10.0
+"""A sign-in kept in memory is read from the store again after this long (another server may have ended it)."""
 TOUCH_SECONDS = 60.0
 """A signed-in session's use (and its person's ``last_seen``) is written at most this often."""
 MAX_KNOWN = 50_000
@@ -46,16 +49,20 @@ class _Known:
     person: Person
     expires: datetime
     written: datetime
+    read: datetime
 
 
 class SignIns:
     """The signed-in sessions of one server: made at sign-in, looked up per request, ended by sign-out or Revoke."""
 
-    def __init__(self, engine: AsyncEngine, days: float, key: bytes | None = None) -> None:
+    def __init__(
+        self, engine: AsyncEngine, days: float, key: bytes | None = None, recheck: float = RECHECK_SECONDS
+    ) -> None:
         """``key``: token mode's, derived from the token (see :meth:`for_token`); None for OpenID sign-ins."""
         self.engine = engine
         self.lasts = timedelta(days=days)
         self.key = key
+        self.recheck = timedelta(seconds=recheck)
         self._known: dict[str, _Known] = {}
         self._sockets: dict[str, set[asyncio.Event]] = {}
         self._people: dict[str, tuple[Person, datetime]] = {}
@@ -67,7 +74,7 @@ class SignIns:
         now = datetime.now(UTC)
         await stored.sign_in(self.engine, key, person, method, now, now + self.lasts, user_agent)
         self._people[person.id] = (person, now)
-        self._remember(key, _Known(person, now + self.lasts, now))
+        self._remember(key, _Known(person, now + self.lasts, now, now))
         return cookie
 
     async def person(self, cookie: str) -> tuple[Person, str] | None:
@@ -77,11 +84,13 @@ class SignIns:
         key = signin_id(cookie, self.key)
         now = datetime.now(UTC)
         known = self._known.get(key)
-        if known is None:
+        if known is None or now - known.read >= self.recheck:
             found = await stored.signed_in(self.engine, key, now)
             if found is None:
+                self._known.pop(key, None)
                 return None
-            known = _Known(found[0], found[1], now - timedelta(seconds=TOUCH_SECONDS))
+            written = known.written if known is not None else now - timedelta(seconds=TOUCH_SECONDS)
+            known = _Known(found[0], found[1], written, now)
             self._remember(key, known)
         if known.expires <= now:
             self._known.pop(key, None)
