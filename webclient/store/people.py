@@ -9,7 +9,6 @@ it. The web layer (`webclient.web.signins`) keeps what it read in memory; this m
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -177,13 +176,6 @@ async def keep_token_signins(engine: AsyncEngine, mark: str) -> None:
                 id=mark, person_id=LOCAL.id, method=TOKEN_MARK, created=now, last_seen=now, expires=forever
             )
         )
-
-
-async def signin_ids(engine: AsyncEngine, person_id: str) -> Sequence[str]:
-    """The ids of a person's signed-in sessions."""
-    async with engine.connect() as connection:
-        result = await connection.execute(select(signins.c.id).where(signins.c.person_id == person_id))
-        return [row.id for row in result]
 
 
 def _aware(moment: datetime) -> datetime:
