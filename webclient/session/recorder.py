@@ -64,14 +64,18 @@ class StoredSession:
     """Every record, in order, in batches (read while the previous batch is replayed)."""
     recorder: Recorder
     """Its journal, where what happens from now on is recorded after what is there."""
+    owner: str | None = None
+    """The id of the person who owns it (None: from before people; admins only)."""
 
 
 class SessionRecords(Protocol):
     """Opens the journal of each new session, and of a stored one (a store)."""
 
-    def open_journal(self, session_id: str, agent: str, spec: AgentSpec, created: float) -> Recorder:
-        """The journal of a session of the catalogue's agent ``agent`` that starts now; its row is written with
-        the first batch."""
+    def open_journal(
+        self, session_id: str, agent: str, spec: AgentSpec, created: float, owner: str | None = None
+    ) -> Recorder:
+        """The journal of a session of the catalogue's agent ``agent`` that starts now, owned by the person whose id
+        is ``owner``; its row is written with the first batch."""
 
     async def reopen(self, session_id: str) -> StoredSession | None:
         """The stored session ``session_id`` with its whole journal, or None when there is none. The journal must be

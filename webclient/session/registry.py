@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from webclient.config import Settings
+from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
@@ -94,10 +95,12 @@ class SessionManager:
         agent_name: str | None = None,
         workspace: str | None = None,
         continuing: AgentSession | None = None,
+        owner: Person | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
-        one of the agent's own sessions, taken up in its folder.
+        one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
+        (None: no one's, which only admins see).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -117,8 +120,12 @@ class SessionManager:
         spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
         session_id = secrets.token_urlsafe(9)
         records = self.records
-        recorder = NO_RECORDER if records is None else records.open_journal(session_id, entry.name, spec, time.time())
+        owner_id = owner.id if owner is not None else None
+        recorder = NO_RECORDER
+        if records is not None:
+            recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
         session = Session(spec, self.agent, session_id, recorder)
+        session.owner = owner_id
         session.thread.max_entries = self.settings.max_entries
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
@@ -152,6 +159,7 @@ class SessionManager:
             return None
         spec, refused = self._stored_spec(stored)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
+        session.owner = stored.owner
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused

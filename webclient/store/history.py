@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, intersect, literal_column, select, table, update
+from sqlalchemy import ColumnElement, and_, exists, func, intersect, literal_column, or_, select, table, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from webclient.people.person import Person
 from webclient.store.matching import matching_lines, query_words
-from webclient.store.schema import sessions, transcript
+from webclient.store.schema import sessions, shares, transcript
 
 PAGE_SIZE = 25
 MESSAGES_READ = 8
@@ -46,6 +47,8 @@ class SessionRow:
     turns: int
     archived: bool
     lines: tuple[str, ...] = ()
+    owner: str | None = None
+    """The id of the person who owns it (None: from before people)."""
     """Of a search's result: lines of its transcript that hold the query's words."""
 
 
@@ -82,11 +85,25 @@ def _stored(row: Any, lines: tuple[str, ...] = ()) -> SessionRow:
         turns=row.turns,
         archived=bool(row.archived),
         lines=lines,
+        owner=row.owner,
     )
 
 
-def _listed(archived: bool) -> list[ColumnElement[bool]]:
-    return [] if archived else [sessions.c.archived == False]  # noqa: E712 (SQL, not Python)
+def _visible(viewer: Person | None) -> list[ColumnElement[bool]]:
+    """Conditions on `sessions`: those `viewer` may see (None, or an admin: every one). A person sees what they own
+    and what a share names them or one of their groups in (a link's share names no one: it opens, never lists)."""
+    if viewer is None or viewer.admin:
+        return []
+    named = or_(
+        and_(shares.c.kind == "person", shares.c.grantee == viewer.id),
+        and_(shares.c.kind == "group", shares.c.grantee.in_(sorted(viewer.groups))),
+    )
+    return [or_(sessions.c.owner == viewer.id, exists().where(shares.c.session_id == sessions.c.id, named))]
+
+
+def _listed(archived: bool, viewer: Person | None = None) -> list[ColumnElement[bool]]:
+    shown = [] if archived else [sessions.c.archived == False]  # noqa: E712 (SQL, not Python)
+    return [*shown, *_visible(viewer)]
 
 
 def _page(page: int) -> int:
@@ -94,11 +111,17 @@ def _page(page: int) -> int:
 
 
 async def list_sessions(
-    engine: AsyncEngine, *, page: int = 1, archived: bool = False, size: int = PAGE_SIZE
+    engine: AsyncEngine,
+    *,
+    page: int = 1,
+    archived: bool = False,
+    size: int = PAGE_SIZE,
+    viewer: Person | None = None,
 ) -> HistoryPage:
-    """The sessions by last activity, newest first: page `page` of `size`; archived ones too if `archived`."""
+    """The sessions by last activity, newest first: page `page` of `size`; archived ones too if `archived`; only
+    those `viewer` may see (`_visible`)."""
     page = _page(page)
-    where = _listed(archived)
+    where = _listed(archived, viewer)
     async with engine.connect() as connection:
         total = (await connection.execute(select(func.count()).select_from(sessions).where(*where))).scalar_one()
         rows = await connection.execute(
@@ -143,15 +166,22 @@ def _holding_every(dialect: str, words: Sequence[str]) -> list[ColumnElement[boo
 
 
 async def search(
-    engine: AsyncEngine, query: str, *, page: int = 1, archived: bool = False, size: int = PAGE_SIZE
+    engine: AsyncEngine,
+    query: str,
+    *,
+    page: int = 1,
+    archived: bool = False,
+    size: int = PAGE_SIZE,
+    viewer: Person | None = None,
 ) -> HistoryPage:
-    """The sessions whose transcripts hold every word of `query`, newest first, each with its matching lines."""
+    """The sessions whose transcripts hold every word of `query`, newest first, each with its matching lines; only
+    those `viewer` may see."""
     page = _page(page)
     words = query_words(query)
     if not words:
         return HistoryPage([], 0, page, size)
     dialect = engine.dialect.name
-    where = [*_holding_every(dialect, words), *_listed(archived)]
+    where = [*_holding_every(dialect, words), *_listed(archived, viewer)]
     async with engine.connect() as connection:
         # Every match's id, newest first, in one pass over the index (a count and a page would make two).
         ordered = select(sessions.c.id).where(*where).order_by(sessions.c.last_activity.desc(), sessions.c.id)

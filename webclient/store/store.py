@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.config import Settings
+from webclient.people.person import Person
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import JournalRow, StoredSession
 from webclient.store import history
@@ -71,7 +72,9 @@ class Store:
         writer.start()
         return cls(engine, writer)
 
-    def open_journal(self, session_id: str, agent: str, spec: AgentSpec, created: float) -> SessionJournal:
+    def open_journal(
+        self, session_id: str, agent: str, spec: AgentSpec, created: float, owner: str | None = None
+    ) -> SessionJournal:
         when = datetime.fromtimestamp(created, UTC)
         self.writer.add_session(
             {
@@ -84,6 +87,7 @@ class Store:
                 "created": when,
                 "last_activity": when,
                 "state": "starting",
+                "owner": owner,
             }
         )
         return SessionJournal(self.writer, session_id)
@@ -105,6 +109,7 @@ class Store:
             created=row.created.timestamp(),
             journal=self._journal(session_id),
             recorder=SessionJournal(self.writer, session_id),
+            owner=row.owner,
         )
 
     async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
@@ -147,15 +152,21 @@ class Store:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.writer.flush()), within)
 
-    async def history(self, page: int = 1, archived: bool = False, size: int = PAGE_SIZE) -> HistoryPage:
-        """A page of the sessions, newest activity first (archived ones too if `archived`)."""
+    async def history(
+        self, page: int = 1, archived: bool = False, size: int = PAGE_SIZE, viewer: Person | None = None
+    ) -> HistoryPage:
+        """A page of the sessions `viewer` may see (None: all), newest activity first (archived ones too if
+        `archived`)."""
         await self._caught_up()
-        return await history.list_sessions(self.engine, page=page, archived=archived, size=size)
+        return await history.list_sessions(self.engine, page=page, archived=archived, size=size, viewer=viewer)
 
-    async def search(self, query: str, page: int = 1, archived: bool = False, size: int = PAGE_SIZE) -> HistoryPage:
-        """A page of the sessions whose transcripts hold every word of `query`, with their matching lines."""
+    async def search(
+        self, query: str, page: int = 1, archived: bool = False, size: int = PAGE_SIZE, viewer: Person | None = None
+    ) -> HistoryPage:
+        """A page of the sessions `viewer` may see (None: all) whose transcripts hold every word of `query`, with
+        their matching lines."""
         await self._caught_up()
-        return await history.search(self.engine, query, page=page, archived=archived, size=size)
+        return await history.search(self.engine, query, page=page, archived=archived, size=size, viewer=viewer)
 
     async def session_row(self, session_id: str) -> SessionRow | None:
         """One session's row as the history shows it, or None."""

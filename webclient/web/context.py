@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
 from webclient.people.person import Person
+from webclient.people.roles import Role, may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
@@ -22,12 +23,49 @@ def manager(conn: HTTPConnection) -> SessionManager:
     return sessions
 
 
-async def session_of(conn: HTTPConnection) -> Session:
-    """The session named in the URL (in memory, or rebuilt from the store), or 404."""
+Need = Literal["watch", "drive", "owner"]
+"""What a route does with a session: read it (``watch``), change it (``drive``: prompt, answer, Stop, upload), or
+what only its owner may (``owner``: archive, delete)."""
+
+SHARE_PARAM = "share"
+"""The query parameter, or cookie, a share link's token comes as (the sharing feature sets it)."""
+
+
+def link_token(conn: HTTPConnection) -> str | None:
+    """The share link's token this request came with, if any (the query's ``share``, else the cookie)."""
+    token = conn.query_params.get(SHARE_PARAM) or conn.cookies.get(SHARE_PARAM)
+    return token[:200] if token else None
+
+
+def role_in(conn: HTTPConnection, session: Session) -> Role | None:
+    """What the person this request comes from may do with ``session`` (None: nothing; it does not exist for them)."""
+    return role_of(person(conn), session.owner, session.shares, link_token(conn))
+
+
+def allowed(conn: HTTPConnection, session: Session, need: Need = "watch") -> Session:
+    """``session``, if the person may do what ``need`` says with it.
+
+    Raises:
+        HTTPException: 404 when the session is not theirs to see (as if it did not exist), 403 when they may see it
+            but not do this (a watcher that tries to change it, a driver that tries to delete it).
+    """
+    role = role_in(conn, session)
+    if role is None:
+        raise HTTPException(404, "No such session")
+    if (need == "drive" and not may_drive(role)) or (need == "owner" and role != "owner"):
+        why = "You may watch this session, not change it." if need == "drive" else "Only its owner may do this."
+        raise HTTPException(403, why)
+    return session
+
+
+async def session_of(conn: HTTPConnection, need: Need = "watch") -> Session:
+    """The session named in the URL (in memory, or rebuilt from the store), if the person may ``need`` it; else 404
+    (another person's session does not exist for them) or 403 (see `allowed`). Every route and web socket of a
+    session comes through here."""
     session = await manager(conn).open(conn.path_params["session_id"])
     if session is None:
         raise HTTPException(404, "No such session")
-    return session
+    return allowed(conn, session, need)
 
 
 def urls(conn: HTTPConnection) -> Urls:

@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
-from webclient.web.context import manager, page, small_int, urls
+from webclient.web.context import allowed, manager, page, person, role_in, session_of, small_int, urls
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow
@@ -162,8 +162,10 @@ async def history(request: Request) -> History:
     archived = request.query_params.get("archived") == "1"
     store = store_of(request)
     live = manager(request)
-    if store is None:  # the sessions live in this server, as they are
-        every = sorted(live.sessions.values(), key=lambda s: s.created, reverse=True)
+    viewer = person(request)
+    if store is None:  # the sessions live in this server, as they are (those the person may see)
+        mine = [s for s in live.sessions.values() if role_in(request, s) is not None]
+        every = sorted(mine, key=lambda s: s.created, reverse=True)
         rows = [live_row(s) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
         pages = max(1, -(-len(every) // PAGE_SIZE))
         return History(rows, len(every), number, pages, "", False, stored=False)
@@ -172,8 +174,8 @@ async def history(request: Request) -> History:
 
     async def read(number: int) -> HistoryPage:
         if words:
-            return await store.search(query, number, archived, PAGE_SIZE)
-        return await store.history(number, archived, PAGE_SIZE)
+            return await store.search(query, number, archived, PAGE_SIZE, viewer)
+        return await store.history(number, archived, PAGE_SIZE, viewer)
 
     found = await read(number)
     if not found.sessions and number > found.pages:  # past the end (sessions went meanwhile): the last page
@@ -209,6 +211,7 @@ def _stored_store(request: Request) -> Store:
 async def archive_session(request: Request) -> Response:
     """Archive a session (``archived=1``) or bring it back (``archived=0``)."""
     store = _stored_store(request)
+    await session_of(request, "owner")
     form = await _form(request)
     if not await store.set_archived(request.path_params["session_id"], form.get("archived") == "1"):
         raise HTTPException(404, "No such session")
@@ -219,7 +222,7 @@ async def confirm_delete(request: Request) -> Response:
     """The page that asks before a session is deleted (a form that posts to this URL)."""
     session_id = request.path_params["session_id"]
     store = store_of(request)
-    live = manager(request).get(session_id)
+    live = await session_of(request, "owner")
     stored = await store.session_row(session_id) if store is not None else None
     if stored is not None:
         row = _stored_row(stored, live, None)
@@ -235,5 +238,8 @@ async def delete_session(request: Request) -> Response:
     """Delete a session, live or stored (`SessionManager.delete`: the agent deletes its own if it can, the session
     ends, the store forgets it with its journal and words). Deleting twice (a form sent again) is not an error."""
     form = await _form(request)
-    await manager(request).delete(request.path_params["session_id"])
+    session = await manager(request).open(request.path_params["session_id"])
+    if session is not None and role_in(request, session) is not None:  # another person's: as if already gone
+        allowed(request, session, "owner")  # 403 for one it was shared with
+        await manager(request).delete(session.id)
     return _back(request, form)  # a session already gone is what was asked for

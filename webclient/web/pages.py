@@ -12,7 +12,7 @@ from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import history
-from webclient.web.context import base_context, manager, page, renderer, session_of, urls
+from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
 from webclient.web.history import human_time
 from webclient.web.live import LiveView, composer_nonce
 from webclient.web.session_docs import session_docs
@@ -58,7 +58,7 @@ async def create_session(request: Request) -> Response:
     else:
         own = None
     try:
-        session = manager(request).create(agent, workspace, own)
+        session = manager(request).create(agent, workspace, own, owner=person(request))
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
@@ -86,7 +86,7 @@ async def session_page(request: Request) -> Response:
 
 
 async def end_session(request: Request) -> Response:
-    session = await session_of(request)
+    session = await session_of(request, "drive")
     await manager(request).end(session)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 

@@ -28,7 +28,7 @@ _listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
 
 async def prompt_without_script(request: Request) -> Response:
     """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
-    session = await session_of(request)
+    session = await session_of(request, "drive")
     form = await request.form()
     session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")))
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
@@ -60,7 +60,7 @@ def _capped(receive: Receive, limit: int) -> Receive:
 async def upload_attachment(request: Request) -> Response:
     """A file pasted, dropped or picked in the prompt box, posted by htmx as the multipart field ``file``:
     held for the next prompt, shown as a chip."""
-    session = await session_of(request)
+    session = await session_of(request, "drive")
     capped = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD))
     try:
         async with capped.form(max_files=1) as form:

@@ -21,8 +21,9 @@ from typing import Any
 from starlette import status
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient.people.roles import may_drive
 from webclient.session.terminal_sign_in import SignInTerminal
-from webclient.web.context import manager
+from webclient.web.context import manager, role_in
 from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,10 @@ class _Outbox:
 
 async def sign_in_terminal_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
-    terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal if session is not None else None
+    if session is None or not may_drive(role_in(websocket, session)):  # the agent's sign-in is its drivers' to do
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)  # refused at the handshake: nothing said
+        return
+    terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal
     await websocket.accept()  # past the access guard: a page of ours, which hears why in the close code
     if terminal is None or websocket.query_params.get("key") != terminal.key:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")

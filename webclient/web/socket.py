@@ -13,12 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette import status
+from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
-from webclient.web.context import base_context, manager, small_int
+from webclient.web.context import base_context, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
 from webclient.web.session_docs import session_docs
@@ -31,8 +32,9 @@ Action = Callable[[Session, LiveView, Message], object]
 
 
 async def session_socket(websocket: WebSocket) -> None:
-    session = await manager(websocket).open(websocket.path_params["session_id"])
-    if session is None:  # who may open it at all is settled before routing (webclient.web.access)
+    try:  # who may open it at all is settled before routing (webclient.web.access); whose session it is, here
+        session = await session_of(websocket)
+    except HTTPException:  # no such session, or not theirs: the handshake is refused, nothing said
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
         return
     await websocket.accept()
