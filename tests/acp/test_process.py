@@ -76,11 +76,15 @@ async def test_returncode_is_visible_after_the_agent_exits() -> None:
 
 @pytest.mark.asyncio
 async def test_environment_passes_through_and_is_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEBCLIENT_TEST_INHERITED", "from-parent")
-    names = ["WEBCLIENT_TEST_INHERITED", "WEBCLIENT_TEST_EXTRA"]
+    """The server's environment reaches the agent, but for the server's own settings (``WEBCLIENT_*``: its token,
+    the key people's secrets are kept with)."""
+    monkeypatch.setenv("AGENT_TEST_INHERITED", "from-parent")
+    monkeypatch.setenv("WEBCLIENT_TEST_SECRET", "the server's")
+    names = ["AGENT_TEST_INHERITED", "AGENT_TEST_EXTRA", "WEBCLIENT_TEST_SECRET"]
+    inherited = {"AGENT_TEST_INHERITED": "from-parent", "WEBCLIENT_TEST_SECRET": None}
     for env, expected in [
-        (None, {"WEBCLIENT_TEST_INHERITED": "from-parent", "WEBCLIENT_TEST_EXTRA": None}),
-        ({"WEBCLIENT_TEST_EXTRA": "x"}, {"WEBCLIENT_TEST_INHERITED": "from-parent", "WEBCLIENT_TEST_EXTRA": "x"}),
+        (None, {**inherited, "AGENT_TEST_EXTRA": None}),
+        ({"AGENT_TEST_EXTRA": "x"}, {**inherited, "AGENT_TEST_EXTRA": "x"}),
     ]:
         async with await AgentProcess.spawn(SCRIPT, cwd=tmp_path, env=env) as process:
             peer = Peer(process.stdout, process.stdin, on_request=no_requests, on_notification=lambda m, p: None)

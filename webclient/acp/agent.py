@@ -81,7 +81,7 @@ class AcpAgent(SessionRequests):
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
         self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
-        self.client_methods = ClientMethods(host.workspace, host.terminals, host.events)
+        self.client_methods = ClientMethods(host.workspace, host.terminals, host.events, host.spec.env)
         self._connection: AgentConnection | None = None
         self._session_id: str | None = None
         self.known_session_id: str | None = None

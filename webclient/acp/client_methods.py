@@ -82,7 +82,15 @@ def _known_terminal() -> Iterator[None]:
 class ClientMethods:
     """Serves ``fs/*`` and ``terminal/*`` for one session, inside its workspace."""
 
-    def __init__(self, workspace: Workspace, terminals: Terminals | None, events: ClientEvents) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        terminals: Terminals | None,
+        events: ClientEvents,
+        agent_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.agent_env = agent_env or {}
+        """What the agent's own environment has over the server's (its owner's home): its terminals have it too."""
         self.workspace = workspace
         self.terminals = terminals
         self.events = events
@@ -160,6 +168,7 @@ class ClientMethods:
 
     def _env(self, params: Mapping[str, Any]) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV_PREFIX)}
+        env.update(self.agent_env)
         extra = params.get("env") or []
         if not isinstance(extra, list):
             raise InvalidParams("env must be a list of {name, value}")

@@ -139,8 +139,8 @@ class AgentProcess:
         Args:
             argv: the command; ``argv[0]`` is looked up on PATH.
             cwd: working directory of the agent.
-            env: extra variables merged over ``os.environ``; None passes the parent environment through
-                unchanged (so API keys reach the agent).
+            env: extra variables merged over ``os.environ`` (but for the server's own ``WEBCLIENT_*``), which
+                the agent gets (so API keys reach it).
             stderr_log: where stderr goes; a fresh 1 MiB `StderrLog` if None.
 
         Raises:
@@ -151,7 +151,8 @@ class AgentProcess:
         if not Path(cwd).is_dir():
             raise AgentStartError(argv, f"working directory {str(cwd)!r} does not exist or is not a directory")
         loop = asyncio.get_running_loop()
-        full_env = None if env is None else {**os.environ, **env}
+        # The server's own settings (its sign-in token, the key people's secrets are kept with) are not the agent's.
+        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}, **(env or {})}
         try:
             # loop.subprocess_exec rather than create_subprocess_exec: we need the transport itself, to
             # close it once the process is reaped even if a pipe was never read to its end.

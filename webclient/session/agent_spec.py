@@ -16,7 +16,8 @@ class AgentSpec:
 
     argv: list[str]
     cwd: Path
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+    """Variables over the server's environment: the catalogue's, the owner's home and secrets (never shown)."""
     extra_roots: tuple[Path, ...] = ()
     """Directories besides ``cwd`` the agent may read and write through the client."""
     file_access: Access = "read-write"

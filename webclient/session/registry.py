@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import dataclasses
 import gc
 import logging
 import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from webclient.config import Settings
@@ -20,12 +21,21 @@ from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
+from webclient.session.homes import home_env
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
 
 log = logging.getLogger(__name__)
+
+OwnerEnv = Callable[[str], Awaitable[Mapping[str, str]]]
+"""The variables a person's agents get (by the person's id)."""
+
+
+def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:
+    """``spec`` with ``extra`` over its environment."""
+    return dataclasses.replace(spec, env={**(spec.env or {}), **extra}) if extra else spec
 
 
 def _malloc_trim() -> None:
@@ -89,6 +99,9 @@ class SessionManager:
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
         self._opening: dict[str, asyncio.Future[Session | None]] = {}
+        self.owner_env: OwnerEnv | None = None
+        """What a person's agents get in their environment (their secrets), for a stored session rebuilt; a new
+        session is given its owner's by whoever creates it (`create`'s ``env``)."""
 
     def create(
         self,
@@ -96,11 +109,13 @@ class SessionManager:
         workspace: str | None = None,
         continuing: AgentSession | None = None,
         owner: Person | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
         one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
-        (None: no one's, which only admins see).
+        (None: no one's, which only admins see), whose agent runs in their own home (`webclient.session.homes`)
+        with ``env`` (their secrets) added to its environment.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -117,10 +132,11 @@ class SessionManager:
             self._scratch.append(cwd)
         else:
             cwd = entry.workspace or Path(os.getcwd())
+        owner_id = owner.id if owner is not None else None
         spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
+        spec = with_env(spec, {**home_env(self.settings, owner_id), **(env or {})})
         session_id = secrets.token_urlsafe(9)
         records = self.records
-        owner_id = owner.id if owner is not None else None
         recorder = NO_RECORDER
         if records is not None:
             recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
@@ -158,6 +174,9 @@ class SessionManager:
         if stored is None:
             return None
         spec, refused = self._stored_spec(stored)
+        secrets_of = self.owner_env
+        owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
+        spec = with_env(spec, {**home_env(self.settings, stored.owner), **owner_env})
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         session.thread.max_entries = self.settings.max_entries

@@ -42,7 +42,8 @@ class SignInTerminal:
         Raises:
             OSError: it could not be started (the message says why).
         """
-        env = {**os.environ, **(spec.env or {}), **dict(method.env)}
+        server = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}  # not the agent's
+        env = {**server, **(spec.env or {}), **dict(method.env)}
         pty = await InteractivePty.start(method.terminal_argv(list(spec.argv)), cwd=spec.cwd, env=env)
         return cls(method, pty)
 

@@ -1,0 +1,61 @@
+"""Each person's agents run in that person's own home (under the data folder, 0700, made on first use); in token
+mode the agent keeps the user's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.people import TEAM, person_client
+from tests.support.servers import AGENTS, ServerFactory
+
+ENV_AGENT = f"{sys.executable} {AGENTS / 'env_agent.py'}"
+
+
+def started_with(report: Path, count: int, timeout: float = 15) -> list[dict[str, Any]]:
+    """The environments of the first ``count`` agents started, as they reported them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = report.read_text().splitlines() if report.exists() else []
+        if len(lines) >= count:
+            return [json.loads(line) for line in lines]
+        assert time.monotonic() < deadline, f"{len(lines)} of {count} agents reported their environment"
+        time.sleep(0.1)
+
+
+def new_session(client: httpx.Client) -> str:
+    response = client.post("/sessions")
+    assert response.status_code == 303, response.text
+    return str(response.headers["location"]).rsplit("/", 1)[1]
+
+
+def test_each_persons_agent_runs_in_their_own_home(start_server: ServerFactory, tmp_path: Path) -> None:
+    report, data = tmp_path / "env.jsonl", tmp_path / "data"
+    server = start_server(ENV_AGENT, ENV_REPORT=str(report), WEBCLIENT_DATA_DIR=str(data), **TEAM)
+    new_session(person_client(server, "alice"))
+    alice = started_with(report, 1)[0]
+    new_session(person_client(server, "bob/../../x"))
+    new_session(person_client(server, "alice"))
+    _, bob, alice_again = started_with(report, 3)
+    home = Path(alice["HOME"])
+    assert home.parent.parent == data.resolve() and home.is_dir()  # under the data folder
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700 and stat.S_IMODE(home.parent.stat().st_mode) == 0o700
+    assert alice_again["HOME"] == alice["HOME"] != bob["HOME"]  # the same person's, another person's apart
+    assert Path(bob["HOME"]).parent == home.parent  # an id with slashes stays in the folder
+    assert alice["XDG_CONFIG_HOME"] == str(home / ".config") and alice["XDG_CACHE_HOME"] == str(home / ".cache")
+    assert alice["XDG_DATA_HOME"] == str(home / ".local" / "share")
+    assert not any(name.startswith("WEBCLIENT_") for name in alice)  # the server's settings are its own
+
+
+def test_in_token_mode_the_agent_keeps_the_users_home(start_server: ServerFactory, tmp_path: Path) -> None:
+    report = tmp_path / "env.jsonl"
+    server = start_server(ENV_AGENT, ENV_REPORT=str(report))
+    new_session(server.http())
+    assert started_with(report, 1)[0]["HOME"] == os.environ["HOME"]

@@ -1,0 +1,49 @@
+"""Each person's own home folder for their agents: logins, caches and settings an agent keeps under ``$HOME`` (and
+the XDG folders) persist per person and never mix. Token mode has one person, the user: their own ``$HOME`` stays.
+
+A folder per person under the data folder, made (0700) the first time one of their agents starts. It keeps agents
+from mixing their files by accident; it is no wall between people: every agent runs as the server's own user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import platformdirs
+
+from webclient.config import Settings
+
+HOMES = "homes"
+"""The folder of the data folder that holds the people's homes."""
+
+
+def data_folder(settings: Settings) -> Path:
+    """The server's data folder (``WEBCLIENT_DATA_DIR``, else the user's data folder, as the store finds it)."""
+    return settings.data_dir or Path(platformdirs.user_data_dir("acp-webclient"))
+
+
+def home_of(data: Path, person_id: str) -> Path:
+    """Where ``person_id``'s home is under ``data``: a readable name, and a hash that keeps two ids apart that read
+    alike (``a/b`` and ``a_b``) and an id from leaving the folder (``..``)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]", "_", person_id)[:60].lstrip(".") or "_"
+    digest = hashlib.sha256(person_id.encode()).hexdigest()[:12]
+    return data / HOMES / f"{readable}-{digest}"
+
+
+def home_env(settings: Settings, owner: str | None) -> dict[str, str]:
+    """The variables that give the agent of ``owner``'s session their own home (made now if need be); nothing in
+    token mode (the user's own home) or for a session with no owner."""
+    if settings.auth == "token" or owner is None:
+        return {}
+    home = home_of(data_folder(settings), owner)
+    for folder in (home.parent, home):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)  # mkdir's mode is masked by the umask
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+    }
