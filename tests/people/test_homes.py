@@ -3,37 +3,13 @@ mode the agent keeps the user's own."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
-import httpx
-
+from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
-from tests.support.servers import AGENTS, ServerFactory
-
-ENV_AGENT = f"{sys.executable} {AGENTS / 'env_agent.py'}"
-
-
-def started_with(report: Path, count: int, timeout: float = 15) -> list[dict[str, Any]]:
-    """The environments of the first ``count`` agents started, as they reported them."""
-    deadline = time.monotonic() + timeout
-    while True:
-        lines = report.read_text().splitlines() if report.exists() else []
-        if len(lines) >= count:
-            return [json.loads(line) for line in lines]
-        assert time.monotonic() < deadline, f"{len(lines)} of {count} agents reported their environment"
-        time.sleep(0.1)
-
-
-def new_session(client: httpx.Client) -> str:
-    response = client.post("/sessions")
-    assert response.status_code == 303, response.text
-    return str(response.headers["location"]).rsplit("/", 1)[1]
+from tests.support.servers import ServerFactory
 
 
 def test_each_persons_agent_runs_in_their_own_home(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -42,8 +18,9 @@ def test_each_persons_agent_runs_in_their_own_home(start_server: ServerFactory, 
     new_session(person_client(server, "alice"))
     alice = started_with(report, 1)[0]
     new_session(person_client(server, "bob/../../x"))
+    bob = started_with(report, 2)[1]  # one at a time: agents start in the background, in no set order
     new_session(person_client(server, "alice"))
-    _, bob, alice_again = started_with(report, 3)
+    alice_again = started_with(report, 3)[2]
     home = Path(alice["HOME"])
     assert home.parent.parent == data.resolve() and home.is_dir()  # under the data folder
     assert stat.S_IMODE(home.stat().st_mode) == 0o700 and stat.S_IMODE(home.parent.stat().st_mode) == 0o700

@@ -13,6 +13,7 @@ import httpx
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from tests.support.agent_env import new_session
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory, stop_server
 from webclient.render.urls import ROUTES, Urls
@@ -47,12 +48,6 @@ def call(client: httpx.Client, name: str, method: str, session_id: str) -> httpx
     if name == "attachments":
         return client.post(url, files={"file": ("a.txt", b"hello", "text/plain")})
     return client.post(url, data={"prompt": "from someone else", "nonce": "x", "archived": "1"})
-
-
-def new_session(client: httpx.Client) -> str:
-    response = client.post("/sessions")
-    assert response.status_code == 303, response.text
-    return str(response.headers["location"]).rsplit("/", 1)[1]
 
 
 def socket_opens(server: Server, name: str, session_id: str, who: dict[str, str]) -> bool:

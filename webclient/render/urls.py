@@ -37,6 +37,9 @@ ROUTES: dict[str, str] = {
     "sign_out": "/signout",
     "people": "/admin/people",
     "revoke_signin": "/admin/signins/{signin_id}/revoke",
+    "secrets": "/settings/secrets",
+    "save_secret": "/settings/secrets",
+    "delete_secret": "/settings/secrets/delete",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

@@ -7,6 +7,7 @@ import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -21,8 +22,9 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
+from webclient.session.homes import data_folder
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, log_page, pages, panels, people_page, prompt_box
+from webclient.web import agent_sessions, history, log_page, pages, panels, people_page, prompt_box, secrets_page
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.security_headers import SecurityHeaders
@@ -31,6 +33,10 @@ from webclient.web.sign_in_socket import sign_in_terminal_socket
 from webclient.web.socket import session_socket
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
+
+if TYPE_CHECKING:  # SQLAlchemy and cryptography only when the server keeps a store
+    from webclient.store.secrets import Secrets
+    from webclient.store.store import Store
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
@@ -58,6 +64,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "sign_out": (people_page.sign_out, "POST"),
     "people": (people_page.people_page, "GET"),
     "revoke_signin": (people_page.revoke_signin, "POST"),
+    "secrets": (secrets_page.secrets_page, "GET"),
+    "save_secret": (secrets_page.save_secret, "POST"),
+    "delete_secret": (secrets_page.delete_secret, "POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
@@ -105,6 +114,16 @@ def check_store(settings: Settings) -> None:
         asyncio.run(database.check(database.database_url(settings)))
 
 
+async def people_secrets(settings: Settings, store: Store | None) -> Secrets | None:
+    """Where people's secrets are kept (with the store), their key read or made (a file) now: None without a store."""
+    if store is None:
+        return None
+    from webclient.store.secrets import Secrets, server_key
+
+    key = await asyncio.to_thread(server_key, settings.secret_key, data_folder(settings))
+    return Secrets(store.engine, key)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
@@ -133,6 +152,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         else:
             app.state.signins = None
         app.state.store = store
+        app.state.secrets = await people_secrets(settings, store)
         reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         demo_remote = await DemoRemote.start() if settings.demo_remote else None
         app.state.sessions = SessionManager(
@@ -142,6 +162,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
         )
+        if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
+            app.state.sessions.owner_env = app.state.secrets.env
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one

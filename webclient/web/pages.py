@@ -15,6 +15,7 @@ from webclient.web import history
 from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
 from webclient.web.history import human_time
 from webclient.web.live import LiveView, composer_nonce
+from webclient.web.secrets_page import secrets_of
 from webclient.web.session_docs import session_docs
 
 
@@ -57,8 +58,11 @@ async def create_session(request: Request) -> Response:
         own = AgentSession(id=continuing[:500], cwd=workspace, title=title)
     else:
         own = None
+    owner = person(request)
+    kept = secrets_of(request)
+    env = await kept.env(owner.id) if kept is not None else None  # the person's secrets, for their agent only
     try:
-        session = manager(request).create(agent, workspace, own, owner=person(request))
+        session = manager(request).create(agent, workspace, own, owner=owner, env=env)
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
