@@ -69,6 +69,10 @@ class AgentLifecycle:
         """The page's sign-in terminal (a ``terminal`` method's command), running or ended; one at most."""
         self.resume_refused: str | None = None
         """Why this stored session cannot be resumed (its agent or folder no longer allowed), or None."""
+        self.may_start: Callable[[], str | None] | None = None
+        """Why its owner may not start one more agent now (a limit per person, `webclient.session.limits`), or None."""
+        self.limited: str | None = None
+        """Why the last Resume was refused (a limit), shown until one is let through."""
         self._resuming = False
         """The start under way reattaches to the agent's earlier session (Resume), rather than opening a new one."""
 
@@ -115,6 +119,10 @@ class AgentLifecycle:
     def begin_resume(self) -> bool:
         """Leave the stopped (or ended) state for a start that resumes; False when Resume is not offered now."""
         if not self.can_resume:
+            return False
+        self.limited = self.may_start() if self.may_start is not None else None
+        if self.limited is not None:
+            self.changed(Region.STATUS)
             return False
         self.closing = False
         self.error = self.auth_reason = None

@@ -22,6 +22,7 @@ from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
 from webclient.session.homes import home_env
+from webclient.session.limits import LimitReached, refusal
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
@@ -120,7 +121,12 @@ class SessionManager:
         Raises:
             UnknownAgent: no such agent in the catalogue.
             WorkspaceRefused: a folder outside what the agent may use.
+            LimitReached: the owner has as many sessions or agents as a person may (the message says which).
         """
+        owner_id = owner.id if owner is not None else None
+        refused = refusal(self.settings, self.sessions.values(), owner_id)
+        if refused is not None:
+            raise LimitReached(refused)
         entry = self.catalogue.get(agent_name)
         if continuing is not None:
             workspace = continuing.cwd
@@ -132,7 +138,6 @@ class SessionManager:
             self._scratch.append(cwd)
         else:
             cwd = entry.workspace or Path(os.getcwd())
-        owner_id = owner.id if owner is not None else None
         spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
         spec = with_env(spec, {**home_env(self.settings, owner_id), **(env or {})})
         session_id = secrets.token_urlsafe(9)
@@ -142,6 +147,7 @@ class SessionManager:
             recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
+        self._limit_resumes(session)
         session.thread.max_entries = self.settings.max_entries
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
@@ -151,6 +157,10 @@ class SessionManager:
             session.rename(continuing.title)
         session.start(continuing.id if continuing is not None else None)
         return session
+
+    def _limit_resumes(self, session: Session) -> None:
+        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.session.limits`)."""
+        session.lifecycle.may_start = lambda: refusal(self.settings, self.sessions.values(), session.owner, session)
 
     def get(self, session_id: str) -> Session | None:
         """The session ``session_id`` if this server has it in memory (see `open` for a stored one)."""
@@ -179,6 +189,7 @@ class SessionManager:
         spec = with_env(spec, {**home_env(self.settings, stored.owner), **owner_env})
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
+        self._limit_resumes(session)
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused

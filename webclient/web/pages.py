@@ -10,6 +10,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from webclient.render.export import export_filename, session_markdown
 from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.session.limits import LimitReached
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import history
 from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
@@ -23,7 +24,7 @@ async def index(request: Request) -> Response:
     return await _index(request)
 
 
-async def _index(request: Request, refused: str | None = None, workspace: str = "") -> Response:
+async def _index(request: Request, refused: str | None = None, workspace: str = "", status: int = 400) -> Response:
     """The sessions (`webclient.web.history`) and the catalogue's agents to start; `refused` says why the last try did
     not start. A search from htmx (``HX-Target: history``) gets the sessions' block alone."""
     context = {"history": await history.history(request), "when": human_time}
@@ -42,7 +43,7 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
     )
     response.headers.update(vary)
     if refused is not None:
-        response.status_code = 400
+        response.status_code = status
     return response
 
 
@@ -65,6 +66,8 @@ async def create_session(request: Request) -> Response:
         session = manager(request).create(agent, workspace, own, owner=owner, env=env)
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
+    except LimitReached as limit:  # too many: 429, the page saying which limit
+        return await _index(request, str(limit.args[0]), workspace, status=429)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
