@@ -3,13 +3,16 @@ in the clear."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import stat
 from pathlib import Path
 
+from websockets.sync.client import connect
+
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
-from tests.support.people import TEAM, person_client
+from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory
 
 PAGE = "/settings/secrets"
@@ -98,3 +101,23 @@ def test_a_server_key_from_the_environment_and_a_changed_key_leaves_old_secrets_
     new_session(alice)
     assert "API_KEY" not in started_with(report, 2)[1]  # it cannot be opened: left out, and the agent starts
     assert b"kept-with-the-first-key" not in output_of(again)
+
+
+def test_a_session_resumed_after_a_restart_gets_its_owners_secrets_and_home(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    report, data = tmp_path / "env.jsonl", tmp_path / "data"
+    env = {"ENV_REPORT": str(report), "WEBCLIENT_DATA_DIR": str(data), **TEAM}
+    first = start_server(ENV_AGENT, tmp_path / "workspace", **env)
+    person_client(first, "alice").post(PAGE, data={"name": "API_KEY", "value": "for-alice-after-a-restart"})
+    session_id = new_session(person_client(first, "alice"))
+    before = started_with(report, 1)[0]
+    output_of(first)
+
+    again = start_server(ENV_AGENT, tmp_path / "workspace", **env)  # the same folder: it may resume there
+    url = again.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    with connect(url, additional_headers={**as_person("alice"), "Origin": again.url}) as socket:
+        socket.recv(timeout=10)
+        socket.send(json.dumps({"action": "resume"}))
+        resumed = started_with(report, 2)[1]
+    assert resumed["API_KEY"] == "for-alice-after-a-restart" and resumed["HOME"] == before["HOME"]
