@@ -4,6 +4,7 @@ mode the agent keeps the user's own."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -36,3 +37,16 @@ def test_in_token_mode_the_agent_keeps_the_users_home(start_server: ServerFactor
     server = start_server(ENV_AGENT, ENV_REPORT=str(report))
     new_session(server.http())
     assert started_with(report, 1)[0]["HOME"] == os.environ["HOME"]
+
+
+def test_the_agents_own_sessions_are_listed_from_the_persons_home(start_server: ServerFactory, tmp_path: Path) -> None:
+    """The page of the agent's own sessions asks an agent started as the person's own are: in their home."""
+    report, data = tmp_path / "env.jsonl", tmp_path / "data"
+    server = start_server(ENV_AGENT, ENV_REPORT=str(report), WEBCLIENT_DATA_DIR=str(data), **TEAM)
+    bob = person_client(server, "bob")
+    name = re.search(r'data-action="new-session" data-agent="([^"]+)"', bob.get("/").text)
+    assert name is not None
+    bob.get(f"/agents/{name[1]}/sessions")
+    probe = started_with(report, 1)[0]
+    new_session(bob)
+    assert probe["HOME"] == started_with(report, 2)[1]["HOME"] != os.environ["HOME"]

@@ -4,10 +4,12 @@ a session they started in a terminal."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
 from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
+from webclient.session.homes import with_env
 
 
 class CannotList(Exception):
@@ -15,9 +17,12 @@ class CannotList(Exception):
     says so to the user."""
 
 
-async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, max_line_bytes: int) -> list[AgentSession] | None:
-    """Start the catalogue's agent ``entry`` in its default folder, ask it for its sessions, and stop it; None when it
-    cannot list them (the demo, which works in fresh copies only, never lists).
+async def list_agent_sessions(
+    entry: AgentEntry, agent: AgentFactory, max_line_bytes: int, env: Mapping[str, str] | None = None
+) -> list[AgentSession] | None:
+    """Start the catalogue's agent ``entry`` in its default folder (with ``env``: the person's home and secrets, so
+    that it lists their sessions), ask it for its sessions, and stop it; None when it cannot list them (the demo,
+    which works in fresh copies only, never lists).
 
     Raises:
         CannotList: with a sentence for the user.
@@ -25,7 +30,7 @@ async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, max_line_b
     if entry.template is not None or entry.workspace is None and not entry.roots:
         return None
     cwd = entry.workspace or entry.roots[0]
-    probe = Session(entry.spec(cwd, max_line_bytes=max_line_bytes), agent)
+    probe = Session(with_env(entry.spec(cwd, max_line_bytes=max_line_bytes), env or {}), agent)
     try:
         async with asyncio.timeout(entry.start_timeout):
             await probe.agent.start()

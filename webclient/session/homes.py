@@ -7,13 +7,16 @@ from mixing their files by accident; it is no wall between people: every agent r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import platformdirs
 
 from webclient.config import Settings
+from webclient.session.agent_spec import AgentSpec
 
 HOMES = "homes"
 """The folder of the data folder that holds the people's homes."""
@@ -47,3 +50,8 @@ def home_env(settings: Settings, owner: str | None) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
     }
+
+
+def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:
+    """``spec`` with ``extra`` over its environment."""
+    return dataclasses.replace(spec, env={**(spec.env or {}), **extra}) if extra else spec

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
-import dataclasses
 import gc
 import logging
 import os
@@ -21,7 +20,7 @@ from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
-from webclient.session.homes import home_env
+from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.changes import Change, Region
@@ -32,11 +31,6 @@ log = logging.getLogger(__name__)
 
 OwnerEnv = Callable[[str], Awaitable[Mapping[str, str]]]
 """The variables a person's agents get (by the person's id)."""
-
-
-def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:
-    """``spec`` with ``extra`` over its environment."""
-    return dataclasses.replace(spec, env={**(spec.env or {}), **extra}) if extra else spec
 
 
 def _malloc_trim() -> None:

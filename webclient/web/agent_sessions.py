@@ -8,7 +8,9 @@ from starlette.responses import Response
 
 from webclient.session.agent_sessions import CannotList, list_agent_sessions
 from webclient.session.catalogue import UnknownAgent
-from webclient.web.context import manager, page
+from webclient.session.homes import home_env
+from webclient.web.context import manager, page, person
+from webclient.web.secrets_page import secrets_of
 
 
 async def agent_sessions_page(request: Request) -> Response:
@@ -18,8 +20,12 @@ async def agent_sessions_page(request: Request) -> Response:
     except UnknownAgent:
         raise HTTPException(404, "No such agent") from None
     listed, problem = None, None
+    owner = person(request)
+    kept = secrets_of(request)
+    # As the person's own agents run: their home (where an agent keeps its sessions) and their secrets.
+    env = {**home_env(sessions.settings, owner.id), **(await kept.env(owner.id) if kept is not None else {})}
     try:
-        listed = await list_agent_sessions(entry, sessions.agent, sessions.settings.max_line_mb * 1024 * 1024)
+        listed = await list_agent_sessions(entry, sessions.agent, sessions.settings.max_line_mb * 1024 * 1024, env)
     except CannotList as cannot:
         problem = str(cannot)
     response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem)
