@@ -113,6 +113,12 @@ def share(server: Server, session_id: str, kind: str, grantee: str, role: str) -
         )
 
 
+def stored_state(server: Server, session_id: str) -> str:
+    assert server.store_dir is not None
+    with sqlite3.connect(server.store_dir / "webclient.sqlite3") as db:
+        return str(db.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
+
+
 def listed(client: httpx.Client, query: str = "") -> set[str]:
     return set(re.findall(r'data-session-id="([^"]+)"', client.get("/", params={"q": query} if query else None).text))
 
@@ -145,7 +151,13 @@ def test_the_owner_is_stored_and_read_back_after_a_restart(start_server: ServerF
     first.wait_received(lambda m: m.get("method") == "session/new")
     stop_server(first)
     second = start_server(**TEAM, **data)
-    assert person_client(second, "alice").get(f"/sessions/{session_id}").status_code == 200  # rebuilt: still hers
     assert person_client(second, "bob").get(f"/sessions/{session_id}").status_code == 404
+    time.sleep(1)  # what a rebuild writes (its state: stopped) would be written by now
+    assert stored_state(second, session_id) != "stopped"  # not rebuilt for him: not read at all
+    assert person_client(second, "alice").get(f"/sessions/{session_id}").status_code == 200  # rebuilt: still hers
+    deadline = time.monotonic() + 10
+    while stored_state(second, session_id) != "stopped":  # rebuilt for her (what the check above would see)
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
     assert person_client(second, "root", ADMIN).get(f"/sessions/{session_id}").status_code == 200
     assert listed(person_client(second, "bob")) == set()

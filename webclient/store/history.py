@@ -89,16 +89,26 @@ def _stored(row: Any, lines: tuple[str, ...] = ()) -> SessionRow:
     )
 
 
-def _visible(viewer: Person | None) -> list[ColumnElement[bool]]:
+def _visible(viewer: Person | None, link: str | None = None) -> list[ColumnElement[bool]]:
     """Conditions on `sessions`: those `viewer` may see (None, or an admin: every one). A person sees what they own
-    and what a share names them or one of their groups in (a link's share names no one: it opens, never lists)."""
+    and what a share names them or one of their groups in; a link's share opens a session to whoever comes with its
+    token (``link``), and lists it for no one."""
     if viewer is None or viewer.admin:
         return []
-    named = or_(
+    names = [
         and_(shares.c.kind == "person", shares.c.grantee == viewer.id),
         and_(shares.c.kind == "group", shares.c.grantee.in_(sorted(viewer.groups))),
-    )
-    return [or_(sessions.c.owner == viewer.id, exists().where(shares.c.session_id == sessions.c.id, named))]
+    ]
+    if link is not None:
+        names.append(and_(shares.c.kind == "link", shares.c.grantee == link))
+    return [or_(sessions.c.owner == viewer.id, exists().where(shares.c.session_id == sessions.c.id, or_(*names)))]
+
+
+async def visible(engine: AsyncEngine, session_id: str, viewer: Person, link: str | None = None) -> bool:
+    """Whether the stored session `session_id` is one `viewer` may see (with the link token `link`)."""
+    query = select(sessions.c.id).where(sessions.c.id == session_id, *_visible(viewer, link))
+    async with engine.connect() as connection:
+        return (await connection.execute(query)).first() is not None
 
 
 def _listed(archived: bool, viewer: Person | None = None) -> list[ColumnElement[bool]]:

@@ -168,6 +168,11 @@ class Store:
         await self._caught_up()
         return await history.search(self.engine, query, page=page, archived=archived, size=size, viewer=viewer)
 
+    async def visible(self, session_id: str, viewer: Person, link: str | None = None) -> bool:
+        """Whether `viewer` may see the stored session `session_id` (its owner, an admin, or one a share names)."""
+        await self._caught_up()  # a session just started has its row
+        return await history.visible(self.engine, session_id, viewer, link)
+
     async def session_row(self, session_id: str) -> SessionRow | None:
         """One session's row as the history shows it, or None."""
         await self._caught_up()

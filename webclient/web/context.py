@@ -62,10 +62,25 @@ async def session_of(conn: HTTPConnection, need: Need = "watch") -> Session:
     """The session named in the URL (in memory, or rebuilt from the store), if the person may ``need`` it; else 404
     (another person's session does not exist for them) or 403 (see `allowed`). Every route and web socket of a
     session comes through here."""
-    session = await manager(conn).open(conn.path_params["session_id"])
+    session_id: str = conn.path_params["session_id"]
+    sessions = manager(conn)
+    if sessions.get(session_id) is None and not await _may_rebuild(conn, session_id):
+        raise HTTPException(404, "No such session")
+    session = await sessions.open(session_id)
     if session is None:
         raise HTTPException(404, "No such session")
     return allowed(conn, session, need)
+
+
+async def _may_rebuild(conn: HTTPConnection, session_id: str) -> bool:
+    """Whether a stored session may be rebuilt for this person: one that is not theirs to see is not (reading its
+    journal costs what its size does; another person could otherwise make the server read every one)."""
+    store = getattr(conn.app.state, "store", None)
+    viewer = person(conn)
+    if store is None or viewer.admin or len(session_id) > 64:
+        return True  # nothing to rebuild, or everything is theirs to see
+    visible: bool = await store.visible(session_id, viewer, link_token(conn))
+    return visible
 
 
 def urls(conn: HTTPConnection) -> Urls:
