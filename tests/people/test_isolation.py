@@ -151,10 +151,14 @@ def test_the_owner_is_stored_and_read_back_after_a_restart(start_server: ServerF
     first.wait_received(lambda m: m.get("method") == "session/new")
     stop_server(first)
     second = start_server(**TEAM, **data)
-    assert person_client(second, "bob").get(f"/sessions/{session_id}").status_code == 404
+    bob, alice = person_client(second, "bob"), person_client(second, "alice")
+    assert bob.get(f"/sessions/{session_id}").status_code == 404
+    assert bob.post(f"/sessions/{session_id}/archive", data={"archived": "1"}).status_code == 404
+    assert alice.post(f"/sessions/{session_id}/archive", data={"archived": "0"}).status_code == 303  # from its row
+    assert alice.get(f"/sessions/{session_id}/delete").status_code == 200
     time.sleep(1)  # what a rebuild writes (its state: stopped) would be written by now
-    assert stored_state(second, session_id) != "stopped"  # not rebuilt for him: not read at all
-    assert person_client(second, "alice").get(f"/sessions/{session_id}").status_code == 200  # rebuilt: still hers
+    assert stored_state(second, session_id) != "stopped"  # not rebuilt for any of that: its journal not read
+    assert alice.get(f"/sessions/{session_id}").status_code == 200  # rebuilt: still hers
     deadline = time.monotonic() + 10
     while stored_state(second, session_id) != "stopped":  # rebuilt for her (what the check above would see)
         assert time.monotonic() < deadline

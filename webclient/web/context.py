@@ -72,6 +72,29 @@ async def session_of(conn: HTTPConnection, need: Need = "watch") -> Session:
     return allowed(conn, session, need)
 
 
+async def owned(conn: HTTPConnection) -> None:
+    """Check that the person owns the session named in the URL (or is an admin), without rebuilding a stored one
+    (a share never makes someone its owner, so its row says): for archiving and deleting from the index.
+
+    Raises:
+        HTTPException: 404 (no such session, or not theirs to see), 403 (shared with them, not theirs).
+    """
+    session_id: str = conn.path_params["session_id"]
+    live = manager(conn).get(session_id)
+    store = getattr(conn.app.state, "store", None)
+    if live is not None or store is None:
+        await session_of(conn, "owner")
+        return
+    row = await store.session_row(session_id)
+    viewer = person(conn)
+    if row is None:
+        raise HTTPException(404, "No such session")
+    if role_of(viewer, row.owner) != "owner":
+        if not await store.visible(session_id, viewer, link_token(conn)):
+            raise HTTPException(404, "No such session")
+        raise HTTPException(403, "Only its owner may do this.")
+
+
 async def _may_rebuild(conn: HTTPConnection, session_id: str) -> bool:
     """Whether a stored session may be rebuilt for this person: one that is not theirs to see is not (reading its
     journal costs what its size does; another person could otherwise make the server read every one)."""

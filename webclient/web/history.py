@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
-from webclient.web.context import allowed, manager, page, person, role_in, session_of, small_int, urls
+from webclient.web.context import allowed, manager, owned, page, person, role_in, small_int, urls
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow
@@ -211,7 +211,7 @@ def _stored_store(request: Request) -> Store:
 async def archive_session(request: Request) -> Response:
     """Archive a session (``archived=1``) or bring it back (``archived=0``)."""
     store = _stored_store(request)
-    await session_of(request, "owner")
+    await owned(request)
     form = await _form(request)
     if not await store.set_archived(request.path_params["session_id"], form.get("archived") == "1"):
         raise HTTPException(404, "No such session")
@@ -222,7 +222,8 @@ async def confirm_delete(request: Request) -> Response:
     """The page that asks before a session is deleted (a form that posts to this URL)."""
     session_id = request.path_params["session_id"]
     store = store_of(request)
-    live = await session_of(request, "owner")
+    await owned(request)
+    live = manager(request).get(session_id)
     stored = await store.session_row(session_id) if store is not None else None
     if stored is not None:
         row = _stored_row(stored, live, None)
