@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 import time
+from pathlib import Path
 
 from websockets.sync.client import connect
 
 from tests.support.agent_env import new_session
 from tests.support.people import TEAM, as_person, person_client
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import AGENTS, Server, ServerFactory
 
 
 def test_a_person_at_the_session_limit_is_told_why_and_others_are_not_limited(start_server: ServerFactory) -> None:
@@ -63,3 +65,17 @@ def test_a_resume_past_the_limit_is_refused_the_same_way(start_server: ServerFac
     assert "You have 1 live session," in frame and "WEBCLIENT_MAX_SESSIONS_PER_PERSON=1" in frame
     assert alice.post(f"/sessions/{running}/end").status_code == 303
     frames_until(server, ended, 'data-agent-state="ready"', {"action": "resume"})  # let through now
+
+
+def test_a_retry_past_the_agent_limit_is_refused_the_same_way(start_server: ServerFactory, tmp_path: Path) -> None:
+    faulty = f"{sys.executable} {AGENTS / 'faulty_agent.py'}"
+    env = {"FAULT": "no-initialize", "FAULT_ONCE_FILE": str(tmp_path / "once"), "WEBCLIENT_START_TIMEOUT": "1"}
+    server = start_server(agent=faulty, WEBCLIENT_MAX_AGENTS_PER_PERSON="1", **env, **TEAM)
+    alice = person_client(server, "alice")
+    failed = new_session(alice)
+    frames_until(server, failed, 'data-role="agent-failure"')  # its agent never answered: not running
+    running = new_session(alice)  # the fault was for the first agent only
+    frame = frames_until(server, failed, 'data-role="retry-limited"', {"action": "retry"})
+    assert "You have 1 agent running" in frame and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in frame
+    assert alice.post(f"/sessions/{running}/end").status_code == 303
+    frames_until(server, failed, 'data-agent-state="ready"', {"action": "retry"})  # let through now

@@ -298,6 +298,10 @@ class AgentLifecycle:
     def retry(self) -> None:
         """Stop the agent and start a fresh one in this session (the thread stays)."""
         if self.can_retry:
+            self.limited = self.may_start() if self.may_start is not None else None
+            if self.limited is not None:  # a fresh agent counts against its owner's limit like a resumed one
+                self.changed(Region.STATUS)
+                return
             self.agent_state = "starting"
             self.tasks.spawn(self._restart(), "restart")
 
