@@ -12,6 +12,7 @@ then everywhere), and among equally specific ones the strictest.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -142,6 +143,9 @@ class RuleBook:
     def remove(self, rule_id: int) -> None:
         self._rules.pop(rule_id, None)
 
+    def all(self) -> list[Rule]:
+        return list(self._rules.values())
+
     def get(self, rule_id: int) -> Rule | None:
         return self._rules.get(rule_id)
 
@@ -154,3 +158,21 @@ class RuleBook:
 
     def decide(self, person_id: str | None, facts: PermissionFacts) -> tuple[Decision, Rule] | None:
         return decide((r for r in self._rules.values() if r.owner is None or r.owner == person_id), facts)
+
+
+def rule_from(facts: PermissionFacts, owner: str | None, scope: Literal["session", "workspace"]) -> Rule:
+    """The allow rule a card's "Always for this session" / "Always in this workspace" makes of a question: its tool
+    kind and its path (several: their folder's ``*``), else its command; for its session, or its workspace and agent.
+    Its ``id`` is 0 until the store gives it one."""
+    path_pattern = command_pattern = None
+    if len(facts.paths) == 1:
+        path_pattern = facts.paths[0]
+    elif facts.paths:
+        folder = posixpath.commonpath(facts.paths) if all(not p.startswith("/") for p in facts.paths) else ""
+        path_pattern = f"{folder}/*" if folder else "*"
+    elif facts.command:
+        command_pattern = facts.command
+    here = (
+        {"session_id": facts.session_id} if scope == "session" else {"workspace": facts.workspace, "agent": facts.agent}
+    )
+    return Rule(0, owner, "allow", facts.tool_kind, path_pattern, command_pattern, **here)

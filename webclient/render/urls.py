@@ -34,6 +34,9 @@ ROUTES: dict[str, str] = {
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
     "socket": "/sessions/{session_id}/ws",
     "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
+    "always_allow": "/sessions/{session_id}/always",
+    "rules": "/settings/rules",
+    "delete_rule": "/settings/rules/{rule_id:int}/delete",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

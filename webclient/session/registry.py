@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from webclient.config import Settings
+from webclient.people.rules import RuleBook
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
@@ -88,6 +89,8 @@ class SessionManager:
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
         self._opening: dict[str, asyncio.Future[Session | None]] = {}
+        self.rules: RuleBook | None = None
+        """Everyone's permission rules (the web layer loads them): each live session checks its owner's."""
 
     def create(
         self,
@@ -120,6 +123,7 @@ class SessionManager:
         recorder = NO_RECORDER if records is None else records.open_journal(session_id, entry.name, spec, time.time())
         session = Session(spec, self.agent, session_id, recorder)
         session.thread.max_entries = self.settings.max_entries
+        session.rules.book, session.rules.agent = self.rules, entry.name
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -155,6 +159,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
+        session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
         recorder = _state_recorder(session, stored.recorder)
         session.watch(recorder)
         recorder(Region.STATUS)  # its state now: no agent runs (a store counts it as no longer running)

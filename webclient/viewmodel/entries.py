@@ -73,6 +73,17 @@ class MessageEntry(Entry):
         return self.parts[0] if self.parts else ""
 
 
+@dataclass(frozen=True)
+class RuleNote:
+    """The rule that answered a question instead of the person: its id (for the link), decision and what it is
+    about (``edit src/**``); ``everyone``: an admin's rule, not the person's own."""
+
+    rule_id: int
+    decision: str
+    what: str
+    everyone: bool = False
+
+
 @dataclass(eq=False)
 class PermissionPrompt:
     """A question the agent asked about a tool call; answered at most once."""
@@ -89,6 +100,8 @@ class PermissionPrompt:
     description: str | None = None
     command: str | None = None
     cwd: str | None = None
+    rule: RuleNote | None = None
+    """Set when a rule answered it (`webclient.session.rules`), not a person."""
 
     @property
     def chosen_option(self) -> PermissionOption | None:

@@ -22,7 +22,7 @@ from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box
+from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box, rules_page
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.security_headers import SecurityHeaders
@@ -55,6 +55,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "change_diff": (panels.change_diff_page, "GET"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
+    "always_allow": (rules_page.always_allow, "POST"),
+    "rules": (rules_page.rules_settings, "GET,POST"),
+    "delete_rule": (rules_page.delete_rule, "POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
@@ -76,7 +79,7 @@ def routes() -> list[BaseRoute]:
             table.append(Mount(path, app=StaticFiles(directory=STATIC_DIR), name=name))
         else:
             endpoint, method = PAGES[name]
-            table.append(Route(path, endpoint, methods=[method], name=name))
+            table.append(Route(path, endpoint, methods=method.split(","), name=name))
     return table
 
 
@@ -131,6 +134,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
         )
+        app.state.rules = app.state.sessions.rules = await rules_page.load_rules(store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one
