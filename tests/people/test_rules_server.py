@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import itertools
 import json
 import re
 import signal
@@ -23,6 +24,7 @@ from tests.support.restarts import stop, thread_html
 from tests.support.servers import Server, ServerFactory
 
 ADMINS = ["admins"]
+NONCES = itertools.count()
 
 
 def add_rule(client: httpx.Client, **fields: str) -> None:
@@ -47,7 +49,7 @@ async def page_socket(server: Server, name: str, session_id: str) -> AsyncIterat
 
 async def prompt(socket: ClientConnection, nonce: str, text: str, until: str) -> str:
     """Send ``text`` and return every frame (unescaped) up to the one that holds ``until``."""
-    await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce}-{text}"}))
+    await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce}-{next(NONCES)}"}))
     frames = ""
     async with asyncio.timeout(30):
         while until not in frames:
@@ -132,3 +134,49 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     assert 'data-rule-id="1"' in alice.get("/settings/rules").text  # the rules are kept in the store
     assert alice.post("/settings/rules/1/delete").status_code == 303
     assert 'data-rule-id="1"' not in alice.get("/settings/rules").text
+
+
+def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFactory) -> None:
+    server = start_server(**TEAM)
+    alice, bob = person_client(server, "alice"), person_client(server, "bob")
+    first, second = new_session(alice), new_session(alice)
+
+    async def ask_and_press(session_id: str, text: str, scope: str) -> tuple[str, str]:
+        async with page_socket(server, "alice", session_id) as (socket, nonce):
+            asked = await prompt(socket, nonce, text, 'data-state="pending"')
+            assert f'data-action="always-{scope}"' in asked
+            request_id = re.findall(r'"request_id": "([^"]+)"', asked)[-1]
+            assert bob.post(
+                f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope}
+            ).status_code in (403, 404)
+            pressed = alice.post(f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope})
+            assert pressed.status_code == 204, pressed.text
+            frames = ""
+            async with asyncio.timeout(30):
+                while "answer: allow-once" not in frames:
+                    frames += html.unescape(str(await socket.recv()))
+            again = alice.post(f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope})
+            assert again.status_code == 409  # answered: nothing more to do
+            return frames, await prompt(socket, nonce, text, "answer: ")
+
+    pressed, asked_again = asyncio.run(ask_and_press(first, "ask edit lib/util.py", "workspace"))
+    assert "Allowed by your rule" in pressed and "<code>edit lib/util.py</code>" in pressed
+    assert "Allowed by your rule" in asked_again and "answer: allow-once" in asked_again  # the rule answers now
+    pressed, asked_again = asyncio.run(ask_and_press(first, "ask execute make check", "session"))
+    assert "Allowed by your rule" in asked_again and "<code>execute `make check`</code>" in asked_again
+
+    async def in_the_other_session() -> tuple[str, str]:
+        async with page_socket(server, "alice", second) as (socket, nonce):
+            edit = await prompt(socket, nonce, "ask edit lib/util.py", "answer: ")  # the workspace's rule holds here
+            make = await prompt(socket, nonce, "ask execute make check", 'data-state="pending"')  # not the session's
+            request_id = re.findall(r'"request_id": "([^"]+)"', make)[-1]
+            await socket.send(
+                json.dumps({"action": "permission", "request_id": request_id, "option_id": "reject-once"})
+            )
+            return edit, make
+
+    edit, make = asyncio.run(in_the_other_session())
+    assert "answer: allow-once" in edit and "Allowed by your rule" in edit
+    assert 'data-role="answered-by-rule"' not in make
+    rules = alice.get("/settings/rules").text
+    assert rules.count('data-rule-id="') == 2 and "in one session" in rules
