@@ -37,6 +37,7 @@ ROUTES: dict[str, str] = {
     "always_allow": "/sessions/{session_id}/always",
     "rules": "/settings/rules",
     "delete_rule": "/settings/rules/{rule_id:int}/delete",
+    "inbox": "/inbox",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

@@ -22,7 +22,7 @@ from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box, rules_page
+from webclient.web import agent_sessions, history, inbox, log_page, pages, panels, prompt_box, rules_page
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.security_headers import SecurityHeaders
@@ -58,6 +58,7 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "always_allow": (rules_page.always_allow, "POST"),
     "rules": (rules_page.rules_settings, "GET,POST"),
     "delete_rule": (rules_page.delete_rule, "POST"),
+    "inbox": (inbox.inbox_page, "GET,POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
