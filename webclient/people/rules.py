@@ -132,32 +132,43 @@ def decide(rules: Iterable[Rule], facts: PermissionFacts) -> tuple[Decision, Rul
 
 class RuleBook:
     """Every rule the server has, in memory, by owner (None: the admins'): loaded from the store at start and kept up
-    to date as rules are added and deleted, so that a question is decided without waiting for the store."""
+    to date as rules are added and deleted, so that a question is decided without waiting for the store, reading
+    only the admins' rules and the asking person's."""
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
-        self._rules: dict[int, Rule] = {rule.id: rule for rule in rules}
+        self._by_owner: dict[str | None, dict[int, Rule]] = {}
+        self._owner_of: dict[int, str | None] = {}
+        for rule in rules:
+            self.add(rule)
 
     def add(self, rule: Rule) -> None:
-        self._rules[rule.id] = rule
+        self.remove(rule.id)
+        self._by_owner.setdefault(rule.owner, {})[rule.id] = rule
+        self._owner_of[rule.id] = rule.owner
 
     def remove(self, rule_id: int) -> None:
-        self._rules.pop(rule_id, None)
+        if rule_id in self._owner_of:
+            owned = self._by_owner[self._owner_of.pop(rule_id)]
+            del owned[rule_id]
 
     def all(self) -> list[Rule]:
-        return list(self._rules.values())
+        return [rule for owned in self._by_owner.values() for rule in owned.values()]
 
     def get(self, rule_id: int) -> Rule | None:
-        return self._rules.get(rule_id)
+        if rule_id not in self._owner_of:
+            return None
+        return self._by_owner[self._owner_of[rule_id]][rule_id]
+
+    def _of(self, person_id: str | None) -> list[Rule]:
+        admins = list(self._by_owner.get(None, {}).values())
+        return admins if person_id is None else admins + list(self._by_owner.get(person_id, {}).values())
 
     def for_person(self, person_id: str | None) -> list[Rule]:
         """The admins' rules and ``person_id``'s (None: only the admins'), oldest first."""
-        return sorted(
-            (rule for rule in self._rules.values() if rule.owner is None or rule.owner == person_id),
-            key=lambda rule: rule.id,
-        )
+        return sorted(self._of(person_id), key=lambda rule: rule.id)
 
     def decide(self, person_id: str | None, facts: PermissionFacts) -> tuple[Decision, Rule] | None:
-        return decide((r for r in self._rules.values() if r.owner is None or r.owner == person_id), facts)
+        return decide(self._of(person_id), facts)
 
 
 def rule_from(facts: PermissionFacts, owner: str | None, scope: Literal["session", "workspace"]) -> Rule:
