@@ -12,6 +12,7 @@ then everywhere), and among equally specific ones the strictest.
 
 from __future__ import annotations
 
+import glob
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -177,12 +178,12 @@ def rule_from(facts: PermissionFacts, owner: str | None, scope: Literal["session
     Its ``id`` is 0 until the store gives it one."""
     path_pattern = command_pattern = None
     if len(facts.paths) == 1:
-        path_pattern = facts.paths[0]
+        path_pattern = glob.escape(facts.paths[0])  # this path: a ``*`` or ``[`` in its name is no wildcard
     elif facts.paths:
         folder = posixpath.commonpath(facts.paths) if all(not p.startswith("/") for p in facts.paths) else ""
-        path_pattern = f"{folder}/*" if folder else "*"
+        path_pattern = f"{glob.escape(folder)}/*" if folder else "*"
     elif facts.command:
-        command_pattern = facts.command
+        command_pattern = glob.escape(facts.command)
     here = (
         {"session_id": facts.session_id} if scope == "session" else {"workspace": facts.workspace, "agent": facts.agent}
     )

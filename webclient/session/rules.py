@@ -50,10 +50,13 @@ def option_for(prompt: PermissionPrompt, decision: Decision) -> str | None:
 def facts_of(
     call: ToolCall, prompt: PermissionPrompt, workspace: str, agent: str | None, session_id: str
 ) -> PermissionFacts:
-    """What a question is about, as rules see it: the tool's kind, its locations' and diffs' paths relative to the
-    workspace, an execute tool's command (its raw input's, else the question's own)."""
+    """What a question is about, as rules see it: the tool's kind, its locations', diffs' and input's paths relative
+    to the workspace, an execute tool's command (its raw input's, else the question's own)."""
     paths: list[str] = [location.path for location in call.locations]
     paths += [item.path for item in call.content if isinstance(item, Diff)]
+    raw: Any = call.raw_input
+    if isinstance(raw, dict):  # a tool's own input naming its file (AAP's write_file, Claude's Edit)
+        paths += [raw[key] for key in ("path", "file_path") if isinstance(raw.get(key), str)]
     return PermissionFacts(
         tool_kind=call.kind,
         paths=tuple(dict.fromkeys(relative(path, workspace) for path in paths)),
