@@ -134,6 +134,10 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     assert 'data-rule-id="1"' in alice.get("/settings/rules").text  # the rules are kept in the store
     assert alice.post("/settings/rules/1/delete").status_code == 303
     assert 'data-rule-id="1"' not in alice.get("/settings/rules").text
+    root = person_client(second, "root", ADMINS)
+    assert 'data-locked="true"' not in root.get("/settings/rules").text  # an admin's to change
+    assert root.post("/settings/rules/4/delete").status_code == 303
+    assert 'data-rule-id="4"' not in alice.get("/settings/rules").text
 
 
 def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFactory) -> None:
