@@ -106,6 +106,7 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
 
     seen = asyncio.run(run())
     assert "Allowed by your rule" in seen["edit src"] and "<code>edit src/*</code> (rule 1)" in seen["edit src"]
+    assert 'data-turn-state="awaiting-permission"' not in seen["edit src"] + seen["rm"]  # nobody is waited for
     assert 'data-role="answered-by-rule"' not in seen["edit docs"]  # no rule: the person is asked
     assert "Denied by a rule for everyone" in seen["rm"] and "rule 4" in seen["rm"]  # the admin's deny beats her allow
     assert "Allowed by your rule" in seen["ls"]

@@ -87,13 +87,9 @@ def _act_again(session: Session, action: dict[str, object]) -> None:
     if action.get("action") == "permission":
         session.thread.answer_permission(str(action["request_id"]), str(action["option_id"]))
         call = session.thread.tool_call_for_permission(str(action["request_id"]))
-        if (
-            "rule" in action
-            and call is not None
-            and call.permission is not None
-            and call.permission.request_id == str(action["request_id"])
-        ):
-            call.permission.rule = note_of(action["rule"])
+        prompt = call.permission if call is not None else None
+        if "rule" in action and prompt is not None and prompt.request_id == action["request_id"]:  # a rule's answer
+            prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
         session.controls.set_title(str(action["title"]) or None)
 

@@ -52,6 +52,8 @@ def open_questions(who: Person, sessions: list[Session]) -> list[Open]:
     found: list[Open] = []
     for session in drivable(who, iter(sorted(sessions, key=lambda s: s.created))):
         for prompt in session.thread.pending_permissions:
+            if prompt.rule is not None:  # a rule answered it: the answer is on its way
+                continue
             found.append(Open(session, session.thread.tool_call_for_permission(prompt.request_id), prompt))
         for entry in session.thread.latest(RECENT_ENTRIES):
             if isinstance(entry, Question) and entry.state == "pending":
