@@ -122,8 +122,8 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     rules_page = alice.get("/settings/rules").text
     assert 'data-rule-id="1"' in rules_page and 'data-rule-id="3"' not in rules_page  # bob's is not hers to see
     assert re.search(r'data-rule-id="4"[^>]*data-locked="true"', rules_page)  # the admin's: locked for her
-    assert alice.post("/settings/rules/4/delete").status_code == 404
-    assert bob.post("/settings/rules/1/delete").status_code == 404
+    assert alice.post("/settings/rules/delete", data={"rule_id": "4"}).status_code == 404
+    assert bob.post("/settings/rules/delete", data={"rule_id": "1"}).status_code == 404
     before = alice.get(f"/sessions/{session_id}").text
     stop(server, signal.SIGTERM)
 
@@ -133,11 +133,11 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     assert thread_html(after) == thread_html(before)
     assert thread_html(after).count('data-role="answered-by-rule"') == 4
     assert 'data-rule-id="1"' in alice.get("/settings/rules").text  # the rules are kept in the store
-    assert alice.post("/settings/rules/1/delete").status_code == 303
+    assert alice.post("/settings/rules/delete", data={"rule_id": "1"}).status_code == 303
     assert 'data-rule-id="1"' not in alice.get("/settings/rules").text
     root = person_client(second, "root", ADMINS)
     assert 'data-locked="true"' not in root.get("/settings/rules").text  # an admin's to change
-    assert root.post("/settings/rules/4/delete").status_code == 303
+    assert root.post("/settings/rules/delete", data={"rule_id": "4"}).status_code == 303
     assert 'data-rule-id="4"' not in alice.get("/settings/rules").text
 
 

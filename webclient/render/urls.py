@@ -17,6 +17,10 @@ ROUTES: dict[str, str] = {
     "index": "/",
     "new_session": "/sessions",
     "agent_sessions": "/agents/{agent}/sessions",
+    "rules": "/settings/rules",
+    "delete_rule": "/settings/rules/delete",
+    "inbox": "/inbox",
+    "always_allow": "/sessions/{session_id}/always",
     "session": "/sessions/{session_id}",
     "prompt": "/sessions/{session_id}/prompt",
     "end_session": "/sessions/{session_id}/end",
@@ -34,10 +38,6 @@ ROUTES: dict[str, str] = {
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
     "socket": "/sessions/{session_id}/ws",
     "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
-    "always_allow": "/sessions/{session_id}/always",
-    "rules": "/settings/rules",
-    "delete_rule": "/settings/rules/{rule_id:int}/delete",
-    "inbox": "/inbox",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

@@ -68,7 +68,7 @@ class SessionManager:
     ``agent`` makes each session's agent adapter (the protocol it speaks); ``on_release`` is told the id of a
     session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too;
     ``records`` (a store) keeps each session's row and journal; ``demo_remote`` is the URL of the remote demo
-    agent's server when it runs.
+    agent's server when it runs; ``rules``: everyone's permission rules.
     """
 
     def __init__(
@@ -78,19 +78,20 @@ class SessionManager:
         on_release: Callable[[str], None],
         records: SessionRecords | None = None,
         demo_remote: str | None = None,
+        rules: RuleBook | None = None,
     ) -> None:
         self.settings = settings
         self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
         self.agent = agent
         self.on_release = on_release
         self.records = records
+        self.rules = rules
+        """Everyone's permission rules: each live session checks its owner's (`webclient.session.rules`)."""
         self.sessions: dict[str, Session] = {}
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
         self._opening: dict[str, asyncio.Future[Session | None]] = {}
-        self.rules: RuleBook | None = None
-        """Everyone's permission rules (the web layer loads them): each live session checks its owner's."""
 
     def create(
         self,
@@ -123,10 +124,10 @@ class SessionManager:
         recorder = NO_RECORDER if records is None else records.open_journal(session_id, entry.name, spec, time.time())
         session = Session(spec, self.agent, session_id, recorder)
         session.thread.max_entries = self.settings.max_entries
-        session.rules.book, session.rules.agent = self.rules, entry.name
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
+        session.rules.book, session.rules.agent = self.rules, entry.name  # its owner's rules answer from now on
         self._forget_ended()
         if continuing is not None and continuing.title:
             session.rename(continuing.title)

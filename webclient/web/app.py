@@ -22,9 +22,11 @@ from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, inbox, log_page, pages, panels, prompt_box, rules_page
+from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
+from webclient.web.inbox import inbox_page
+from webclient.web.rules_page import always_allow, delete_rule, load_rules, rules_settings
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
 from webclient.web.sign_in_socket import sign_in_terminal_socket
@@ -40,6 +42,10 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
     "agent_sessions": (agent_sessions.agent_sessions_page, "GET"),
+    "rules": (rules_settings, "GET,POST"),
+    "delete_rule": (delete_rule, "POST"),
+    "inbox": (inbox_page, "GET,POST"),
+    "always_allow": (always_allow, "POST"),
     "session": (pages.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
     "end_session": (pages.end_session, "POST"),
@@ -55,10 +61,6 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "change_diff": (panels.change_diff_page, "GET"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
-    "always_allow": (rules_page.always_allow, "POST"),
-    "rules": (rules_page.rules_settings, "GET,POST"),
-    "delete_rule": (rules_page.delete_rule, "POST"),
-    "inbox": (inbox.inbox_page, "GET,POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
@@ -128,14 +130,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.store = store
         reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         demo_remote = await DemoRemote.start() if settings.demo_remote else None
+        app.state.rules = await load_rules(store)  # everyone's permission rules, in memory (`people.rules.RuleBook`)
         app.state.sessions = SessionManager(
             settings,
             agent_driver,
             on_release=app.state.docs.release,
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
+            rules=app.state.rules,
         )
-        app.state.rules = app.state.sessions.rules = await rules_page.load_rules(store)
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one

@@ -98,10 +98,12 @@ async def rules_settings(request: Request) -> Response:
 
 
 async def delete_rule(request: Request) -> Response:
-    """Delete one of the person's rules (an admin also one for everyone); anyone else's is not there (404)."""
+    """Delete the form's ``rule_id``, one of the person's rules (an admin also one for everyone); anyone else's is not
+    there (404)."""
     who = person(request)
     rules = book(request)
-    rule = rules.get(int(request.path_params["rule_id"]))
+    rule_id = (await request.form()).get("rule_id")
+    rule = rules.get(int(rule_id)) if isinstance(rule_id, str) and rule_id.isdigit() and len(rule_id) < 10 else None
     if rule is None or not (rule.owner == who.id or (rule.for_everyone and who.admin)):
         raise HTTPException(404, "No such rule")
     store: Store | None = request.app.state.store
