@@ -118,7 +118,7 @@ class Session:
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed)
-        self.rules = SessionRules(self, self._record_action)
+        self.rules = SessionRules(self)
 
     # -- watching ----------------------------------------------------------------------------------
 

@@ -8,11 +8,13 @@ holds its answer). The answer is journalled like a person's, with the rule as ``
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+import time
 from typing import TYPE_CHECKING, Any
 
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook
+from webclient.session.recorder import ACTION
 from webclient.viewmodel.content import Diff
 from webclient.viewmodel.entries import PermissionPrompt, RuleNote, ToolCall
 
@@ -94,9 +96,8 @@ class SessionRules:
     """One session's check of its owner's rules. ``book`` is set (by the registry) once the session is live: a
     session being rebuilt checks nothing."""
 
-    def __init__(self, session: Session, record: Callable[..., None]) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
-        self.record = record
         self.book: RuleBook | None = None
         self.agent: str | None = None
         """The catalogue's name of its agent (a rule may hold for one agent)."""
@@ -123,7 +124,10 @@ class SessionRules:
         option_id = option_for(prompt, decision)
         prompt.rule = note(rule, decision)
         ruled = {"id": rule.id, "decision": decision, "what": rule.what, "everyone": rule.for_everyone}
-        self.record("permission", request_id=prompt.request_id, option_id=option_id, by=f"rule {rule.id}", rule=ruled)
+        # A person's answer's record (``by`` as `webclient.session.attribution` writes a person), the rule as its by.
+        by = {"id": f"rule:{rule.id}", "name": f"rule {rule.id}", "at": round(time.time(), 3)}
+        action = {"action": "permission", "request_id": prompt.request_id, "option_id": option_id, "by": by}
+        self.session.recorder.record(ACTION, "user", json.dumps({**action, "rule": ruled}))
         session = self.session
         if option_id is None:  # nothing to reject with: the question is answered cancelled
             session.thread.answer_permission(prompt.request_id, None)
