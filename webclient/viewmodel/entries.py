@@ -94,14 +94,14 @@ class PermissionPrompt:
     """``interrupted``: the server stopped while it was open, so it was never answered; ``withdrawn``: the agent
     took it back."""
     chosen: str | None = None
+    rule: RuleNote | None = None
+    """Set when a rule answered it (`webclient.session.rules`), not a person."""
     title: str | None = None
     """The v2 draft's question, its ``description`` (Markdown) and a ``command`` subject's command and cwd: agent
     text, shown escaped."""
     description: str | None = None
     command: str | None = None
     cwd: str | None = None
-    rule: RuleNote | None = None
-    """Set when a rule answered it (`webclient.session.rules`), not a person."""
 
     @property
     def chosen_option(self) -> PermissionOption | None:
