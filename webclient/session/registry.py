@@ -13,9 +13,9 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from webclient.config import Settings
-from webclient.people.rules import RuleBook
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
@@ -24,6 +24,9 @@ from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, St
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
+
+if TYPE_CHECKING:
+    from webclient.people.rules import RuleBook
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import history
-from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
+from webclient.web.context import base_context, manager, page, renderer, session_of, urls
 from webclient.web.history import human_time
 from webclient.web.live import LiveView, composer_nonce
 from webclient.web.session_docs import session_docs
@@ -59,7 +59,7 @@ async def create_session(request: Request) -> Response:
         own = None
     try:
         session = manager(request).create(agent, workspace, own)
-        session.owner = session.owner or person(request).id  # whose rules answer its questions (owners: create(owner=))
+        session.owner = session.owner or request.scope["person"].id  # whose rules answer (owners: create(owner=))
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
