@@ -88,6 +88,9 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     assert "Only an admin sets rules for everyone." in refused.text
 
     session_id = new_session(alice)
+    form = alice.get("/settings/rules").text  # offers the catalogue's agents and the person's workspaces
+    assert '<option value="agent">' in form and f'<option value="{server.workspace}">' in form
+    add_rule(alice, decision="deny", tool_kind="edit", workspace="/not/here", agent="agent")  # holds elsewhere only
 
     async def run() -> dict[str, str]:
         seen = {}

@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 
 from webclient.people.roles import may_drive, role_of
 from webclient.people.rules import DECISIONS, Rule, RuleBook, rule_from
-from webclient.web.context import page, person, session_of, urls
+from webclient.web.context import manager, page, person, session_of, urls
 
 if TYPE_CHECKING:
     from webclient.store.store import Store
@@ -86,9 +86,12 @@ async def rules_settings(request: Request) -> Response:
             await keep(request, rule)
             return RedirectResponse(urls(request).for_("rules"), status_code=303)
     rules = book(request).for_person(who.id)
+    sessions = manager(request).sessions.values()
     return page(
         request,
         "rules.html",
+        agents=list(manager(request).catalogue.entries),
+        workspaces=sorted({str(s.spec.cwd) for s in sessions if s.owner == who.id}),
         everyone=[rule for rule in rules if rule.for_everyone],
         own=[rule for rule in rules if not rule.for_everyone],
         may_lock=who.admin,
