@@ -11,6 +11,9 @@ Run by hand: ``.venv/bin/python bench/rules.py [--chunks N] [--questions N]``.
    to it as its connection would) takes ``--chunks`` ``agent_message_chunk`` updates with no rules and with 1,000
    rules (and a rule book that counts its decisions), then ``--questions`` permission requests: the rule book is
    consulted once per question and zero times for all the chunks, and the chunks take the same time either way.
+3. **Over the wire** (``--server``): the real server (``bench/flood.py``'s run: its flood agent, 100,000 chunks and
+   10,000 tool call updates, read over the page's web socket) with no rules and with 1,000 in its store (a quarter
+   the session owner's), interleaved: notifications per second.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # flood.py, for --server
 
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook  # noqa: E402
 from webclient.session.core import AgentSpec, Session  # noqa: E402
@@ -117,6 +121,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--server", action="store_true", help="also time the real server's flood (about a minute)")
+    parser.add_argument("--runs", type=int, default=3, help="--server: runs of each (medians are shown)")
     args = parser.parse_args()
 
     print("1. The rule check per permission question (µs, median of 5; no rule matches: every rule is read)")
@@ -143,6 +149,60 @@ def main() -> None:
             f"   {label:>12} {streamed:>10.3f} {per_chunk:>9.2f} {chunk_checks:>7} {asked:>12.1f} {question_checks:>7}"
         )
     print("   (median of 6 interleaved runs; checks: how often the rule book was consulted, in the last run)")
+    if args.server:
+        asyncio.run(over_the_wire(args.runs))
+
+
+async def seeded(data: Path, count: int) -> None:
+    """A store in ``data`` holding ``count`` rules, a quarter of them token mode's one person's (the sessions')."""
+    from webclient.store import rules as stored
+    from webclient.store.store import Store
+
+    data.mkdir(parents=True, exist_ok=True)
+    store = await Store.open_url(f"sqlite+aiosqlite:///{data / 'webclient.sqlite3'}")
+    try:
+        for rule in rules(count):
+            owner = "local" if rule.owner == PERSON else rule.owner
+            await stored.add(
+                store.engine,
+                Rule(0, owner, rule.decision, rule.tool_kind, rule.path_pattern, rule.command_pattern),
+                "bench",
+            )
+    finally:
+        await store.close()
+
+
+async def over_the_wire(runs: int) -> None:
+    import flood
+
+    options = argparse.Namespace(
+        messages=100_000,
+        updates=10_000,
+        tool_calls=20,
+        seed=1,
+        rate=0,
+        no_deflate=False,
+        no_store=False,
+        quiet=0.5,
+        save_frames=None,
+        server_root=None,
+        profile=None,
+        only="server",
+        runs=runs,
+        timeout=600,
+    )
+    rates: dict[int, list[float]] = {0: [], 1_000: []}
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        for run in range(2 * runs):
+            count = 1_000 if run % 2 else 0
+            await seeded(tmp / f"data-{run}", count)
+            result = await flood.bench_server(options, tmp, run)
+            rates[count].append(result.rate)
+    print("\n3. The real server, 100,000 chunks and 10,000 tool call updates over its web socket (notifications/s)")
+    for count, measured in rates.items():
+        each = ", ".join(f"{rate:,.0f}" for rate in measured)
+        print(f"   {count:>6,} rules: {statistics.median(measured):>9,.0f}  (runs: {each})")
 
 
 if __name__ == "__main__":
