@@ -93,3 +93,14 @@ def test_a_rule_says_what_and_where() -> None:
     assert rule(1, "allow", command_pattern="git *").what == "any tool `git *`"
     assert rule(1, "allow").where == "everywhere"
     assert rule(1, "allow", workspace="/w", agent="demo").where == "in /w with demo"
+
+
+def test_an_allow_with_a_relative_pattern_never_reaches_outside_the_workspace() -> None:
+    anything = rule(1, "allow", path_pattern="*")
+    assert decide([anything], PermissionFacts("edit", ("src/a.py",))) == ("allow", anything)
+    assert decide([anything], PermissionFacts("edit", ("/etc/passwd",))) is None
+    assert decide([anything], PermissionFacts("edit", ("../other/a.py",))) is None
+    absolute = rule(2, "allow", path_pattern="/tmp/*")
+    assert decide([absolute], PermissionFacts("edit", ("/tmp/scratch",))) == ("allow", absolute)
+    refuse = rule(3, "deny", path_pattern="*")  # a deny reaches everywhere
+    assert decide([refuse], PermissionFacts("edit", ("/etc/passwd",))) == ("deny", refuse)

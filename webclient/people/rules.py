@@ -88,10 +88,19 @@ class Rule:
         if self.path_pattern is not None:
             if not facts.paths:
                 return False
-            hits = [fnmatchcase(path, self.path_pattern) for path in facts.paths]
-            # An allow must cover every path it lets through; one path is enough to ask or refuse.
-            return all(hits) if self.decision == "allow" else any(hits)
+            if self.decision != "allow":  # one path is enough to ask or refuse
+                return any(fnmatchcase(path, self.path_pattern) for path in facts.paths)
+            # An allow must cover every path it lets through, and a relative pattern nothing outside the workspace.
+            inside_only = not self.path_pattern.startswith("/")
+            return all(
+                fnmatchcase(path, self.path_pattern) and not (inside_only and outside(path)) for path in facts.paths
+            )
         return True
+
+
+def outside(path: str) -> bool:
+    """Whether a path of `PermissionFacts` lies outside the workspace (absolute, or climbing out of it)."""
+    return path.startswith("/") or path == ".." or path.startswith("../")
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def note(rule: Rule, decision: Decision) -> RuleNote:
 
 
 def note_of(recorded: object) -> RuleNote | None:
-    """The rule a journalled answer names (see `SessionRules.asked`), or None."""
+    """The rule a journalled answer names (see `SessionRules.answer`), or None."""
     if not isinstance(recorded, dict):
         return None
     rule_id, decision, what = recorded.get("id"), recorded.get("decision"), recorded.get("what")
@@ -84,9 +84,9 @@ def command_of(call: ToolCall, prompt: PermissionPrompt) -> str | None:
         command = " ".join(command)
     if isinstance(command, str) and command.strip():
         return command.strip()
-    subject = call.raw.get("subject")
     if prompt.command:
         return prompt.command
+    subject = call.raw.get("subject")
     if isinstance(subject, dict) and isinstance(subject.get("command"), str):
         return str(subject["command"])
     return None
