@@ -124,7 +124,8 @@ async def always_allow(request: Request) -> Response:
     the session's socket; this answers 204 (or 409 for a question no longer open)."""
     session = await session_of(request)
     who = person(request)
-    if not may_drive(role_of(who, session.owner, session.shares)):
+    link = request.query_params.get("share") or request.cookies.get("share")  # a share link's token (sharing)
+    if not may_drive(role_of(who, session.owner, session.shares, link)):
         raise HTTPException(403, "Only those who drive the session answer its questions")
     form = await request.form()
     request_id, scope = str(form.get("request_id", "")), form.get("scope")
