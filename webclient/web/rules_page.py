@@ -101,27 +101,26 @@ async def rules_settings(request: Request) -> Response:
 
 
 async def delete_rule(request: Request) -> Response:
-    """Delete the form's ``rule_id``, one of the person's rules (an admin also one for everyone); anyone else's is not
-    there (404)."""
+    """Delete the form's ``rule_id`` if it is one of the person's rules (an admin's: also one for everyone); any other
+    (another person's, one gone already) is left as it is, with the same answer: back to the rules page."""
     who = person(request)
     rules = book(request)
     rule_id = (await request.form()).get("rule_id")
     rule = rules.get(int(rule_id)) if isinstance(rule_id, str) and rule_id.isdigit() and len(rule_id) < 10 else None
-    if rule is None or not (rule.owner == who.id or (rule.for_everyone and who.admin)):
-        raise HTTPException(404, "No such rule")
-    store: Store | None = request.app.state.store
-    if store is not None:
-        from webclient.store import rules as stored
+    if rule is not None and (rule.owner == who.id or (rule.for_everyone and who.admin)):
+        store: Store | None = request.app.state.store
+        if store is not None:
+            from webclient.store import rules as stored
 
-        await stored.delete_rule(store.engine, rule.id)
-    rules.remove(rule.id)
+            await stored.delete_rule(store.engine, rule.id)
+        rules.remove(rule.id)
     return RedirectResponse(urls(request).for_("rules"), status_code=303)
 
 
 async def always_allow(request: Request) -> Response:
     """A card's "Always for this session" / "Always in this workspace": an allow rule made of the question (its tool
     kind and paths, or its command), kept as the person's, and the question answered by it. The card shows it through
-    the session's socket; this answers 204 (or 409 for a question no longer open)."""
+    the session's socket; this answers 204, or 200 saying so for a question no longer open (nothing done)."""
     session = await session_of(request)
     who = person(request)
     link = request.query_params.get("share") or request.cookies.get("share")  # a share link's token (sharing)
@@ -132,7 +131,7 @@ async def always_allow(request: Request) -> Response:
     call = session.thread.tool_call_for_permission(request_id)
     prompt = call.permission if call is not None else None
     if call is None or prompt is None or prompt.request_id != request_id or prompt.state != "pending":
-        return Response("That question is no longer open.", status_code=409)
+        return Response("That question is no longer open.")
     where: Literal["session", "workspace"] = "session" if scope == "session" else "workspace"
     rule = await keep(request, rule_from(session.rules.facts(call, prompt), who.id, where))
     if prompt.state == "pending":  # still: another person or the turn's end may have answered while it was stored
