@@ -40,12 +40,14 @@ run: setup
 test: setup ts-agents
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
+	scripts/ensure-nginx
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
 test-fast: setup ts-agents
 	scripts/ensure-postgresql
+	scripts/ensure-nginx
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup

@@ -139,4 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
         log_level="info",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
+        # Behind a trusted proxy the peer's own address decides whose headers are believed: uvicorn must not
+        # replace it with X-Forwarded-For, which any program on loopback could write.
+        proxy_headers=settings.auth != "trusted-header",
     )

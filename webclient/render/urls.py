@@ -38,12 +38,19 @@ ROUTES: dict[str, str] = {
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
     "socket": "/sessions/{session_id}/ws",
     "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
+    "sign_out": "/signout",
+    "people": "/admin/people",
+    "revoke_signin": "/admin/signins/{signin_id}/revoke",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""
 
 SIGN_IN_PATH = "/signin"
 """The sign-in page: answered by the access guard before routing (``webclient.web.access``), so not a route."""
+OIDC_START_PATH = SIGN_IN_PATH + "/oidc"
+"""Off to the OpenID provider (``WEBCLIENT_AUTH=oidc``): answered by the guard too (`webclient.web.signin_flow`)."""
+OIDC_CALLBACK_PATH = OIDC_START_PATH + "/callback"
+"""Back from the provider, signed in: the redirect URI to register with it."""
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 

@@ -6,10 +6,14 @@ routing, so a route added later gets every check without doing anything:
 1. **Host.** The ``Host`` header must name this server (a loopback name, the listen address, the address
    the connection arrived on, or ``WEBCLIENT_ALLOWED_HOSTS``). A page on a name the attacker controls that
    resolves to us (DNS rebinding) is refused before it learns anything.
-2. **Sign-in.** The sign-in token (random each start, or ``WEBCLIENT_TOKEN``) comes as ``?token=`` once
-   (which sets a cookie and redirects without it), as the cookie, or as ``Authorization: token T``
-   (scripts). Without it: a sign-in page for a browser, 401 otherwise. Static files stay public: they
-   are the same for everyone and hold nothing secret.
+2. **Sign-in.** ``WEBCLIENT_AUTH=token``: the sign-in token (random each start, or ``WEBCLIENT_TOKEN``) comes
+   as ``?token=`` once or in the sign-in page's form (either signs the browser in and redirects), or as
+   ``Authorization: token T`` (scripts). ``oidc``: the sign-in page sends the browser to the company's OpenID
+   provider and back (`webclient.web.signin_flow`). Either way a browser is signed in by a cookie naming a
+   signed-in session kept on the server (`webclient.web.signins`; ended by sign-out or an admin's Revoke, its
+   web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.trusted_header`).
+   Without any: a sign-in page for a browser, 401 otherwise. Static files stay public: they are the same for
+   everyone and hold nothing secret. Whoever passes is ``scope["person"]``.
 3. **Cross-site.** A request the browser makes on its own (signed in by the cookie, or every request when
    sign-in is off) that changes something (any method but GET, HEAD, OPTIONS, and every web socket) must
    come from one of our origins: ``Origin`` equal to an allowed origin, else ``Sec-Fetch-Site:
@@ -27,19 +31,26 @@ import ipaddress
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webclient.config import Settings
-from webclient.people.person import LOCAL
-from webclient.render.urls import ROUTES, SIGN_IN_PATH, Urls
+from webclient.config import Auth, Settings
+from webclient.people.person import LOCAL, Person
+from webclient.render.urls import ROUTES
+from webclient.web import signin_flow
 from webclient.web.request_body import buffer_body
+from webclient.web.signin_flow import SIGN_IN_PATHS
+from webclient.web.socket_close import WS_POLICY_VIOLATION, until_ended
 from webclient.web.trusted_header import TrustedHeader
+
+if TYPE_CHECKING:
+    from webclient.web.oidc import OidcClient
+    from webclient.web.signins import SignIns
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +58,6 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
-WS_POLICY_VIOLATION = 1008
 
 
 def is_loopback(host: str) -> bool:
@@ -100,6 +110,11 @@ class Access:
     allowed_origins: frozenset[str]
     trusted: TrustedHeader | None = None
     """Set in trusted-header mode: the proxy in front names the person, and the token plays no part."""
+    auth: Auth = "token"
+    oidc: OidcClient | None = None
+    """Set in oidc mode: the provider people sign in with."""
+    oidc_groups_claim: str = "groups"
+    admin_group: str = "admins"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Access:
@@ -112,7 +127,15 @@ class Access:
                 "reach that address could run commands as you; listen on 127.0.0.1 or keep the token"
             )
         trusted = TrustedHeader.from_settings(settings) if settings.auth == "trusted-header" else None
-        token = None if settings.no_token or trusted else settings.token or secrets.token_urlsafe(32)
+        oidc = None
+        if settings.auth == "oidc":
+            from webclient.web.oidc import OidcClient  # here: Authlib is for this mode only
+
+            assert settings.oidc_issuer and settings.oidc_client_id  # Settings.from_env refuses oidc without them
+            secret = settings.oidc_client_secret or ""
+            oidc = OidcClient(settings.oidc_issuer, settings.oidc_client_id, secret, settings.oidc_scopes)
+        tokenless = settings.no_token or settings.auth != "token"
+        token = None if tokenless else settings.token or secrets.token_urlsafe(32)
         if token is not None and not settings.token:
             # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
             log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
@@ -128,12 +151,35 @@ class Access:
             allowed_hosts=frozenset(names),
             allowed_origins=frozenset(settings.allowed_origins),
             trusted=trusted,
+            auth=settings.auth,
+            oidc=oidc,
+            oidc_groups_claim=settings.oidc_groups_claim,
+            admin_group=settings.admin_group,
         )
 
     @property
+    def signin_key(self) -> bytes | None:
+        """Token mode: the key its sign-ins are kept under in the store, derived from the token (a new token ends
+        them); None in the other modes."""
+        return _derive(self.secret, b"webclient sign-ins").encode() if self.auth == "token" and self.token else None
+
+    @property
+    def sign_in_off(self) -> bool:
+        """``--no-token``: token mode without a token (loopback only)."""
+        return self.auth == "token" and self.token is None
+
+    @property
     def csrf(self) -> str:
-        """The token our pages put in every form they post (for browsers that send no Origin)."""
+        """The token our pages put in every form they post (for browsers that send no Origin), in token mode."""
         return _derive(self.secret, b"webclient csrf")
+
+    def csrf_for(self, scope: Scope) -> str:
+        """The page token of whoever this request is from: one per person (never one another person could read
+        off their own page and send from someone else's browser); token mode's one person has :attr:`csrf`."""
+        person = scope.get("person")
+        if person is None or person is LOCAL:
+            return self.csrf
+        return _derive(self.secret, b"webclient csrf for " + person.id.encode())
 
     @property
     def cookie_value(self) -> str:
@@ -188,29 +234,6 @@ def _route_path(scope: Scope) -> str:
     return path[len(root) :] if root and path.startswith(root) else path
 
 
-def _browser_url(scope: Scope) -> str:
-    """The path and query the browser asked for (prefix included), without a ``token`` parameter."""
-    raw = scope.get("raw_path")
-    path = raw.decode("latin-1") if raw else quote(scope.get("path", "/"))
-    query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True) if k != "token"]
-    return path + (f"?{urlencode(query)}" if query else "")
-
-
-def _local_path(value: str, fallback: str) -> str:
-    """``value`` if it is a path of this site (never another host: no open redirect), else ``fallback``."""
-    parts = urlsplit(value)
-    if (
-        not value.startswith("/")
-        or value.startswith("//")
-        or "\\" in value
-        or parts.scheme
-        or parts.netloc
-        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-    ):
-        return fallback
-    return value
-
-
 class AccessGuard:
     """Host allowlist, sign-in and cross-site checks in front of every route and web socket."""
 
@@ -234,25 +257,31 @@ class AccessGuard:
         if self.access.trusted is not None:
             await self._through_proxy(scope, receive, send, headers, method, path)
             return
-        if self.access.token is None and not is_loopback(_local_address(scope) or ""):
+        if self.access.sign_in_off and not is_loopback(_local_address(scope) or ""):
             await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
             return
-        if path == SIGN_IN_PATH and not websocket:
-            await self._sign_in_form(scope, receive, send, method)
+        if path in SIGN_IN_PATHS and not websocket:
+            await signin_flow.answer(self.access, scope, receive, send, path, method)
             return
         if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         if "token" in query and method in ("GET", "HEAD") and self.access.token is not None:
-            await self._token_in_url(scope, receive, send, query)
+            await signin_flow.token_in_url(self.access, scope, receive, send, query)
             return
-        signed_in = self._signed_in(scope, headers)
+        signed_in = await self._signed_in(scope, headers)
         if signed_in is None:
             await self._refuse(scope, receive, send, 401, "Sign in first.")
             return
-        scope["person"] = LOCAL
-        await self._from_our_pages(scope, receive, send, headers, signed_in == "ambient")
+        how, person, key = signed_in
+        scope["person"] = person
+        scope["signin"] = key
+        signins = signin_flow.signins_of(scope)
+        if websocket and key is not None and signins is not None:
+            await self._until_signed_out(scope, receive, send, headers, signins, key)
+            return
+        await self._from_our_pages(scope, receive, send, headers, how == "ambient")
 
     async def _through_proxy(
         self, scope: Scope, receive: Receive, send: Send, headers: Headers, method: str, path: str
@@ -267,6 +296,9 @@ class AccessGuard:
             await self._refuse(scope, receive, send, 403, reason)
             return
         scope["person"] = person
+        signins = signin_flow.signins_of(scope)
+        if signins is not None:
+            await signins.seen(person)
         await self._from_our_pages(scope, receive, send, headers, True)
 
     async def _from_our_pages(
@@ -280,19 +312,40 @@ class AccessGuard:
                 return
         await self.app(scope, receive, send)
 
-    def _signed_in(self, scope: Scope, headers: Headers) -> str | None:
-        """``"header"`` (a script sent the token: nothing a foreign page can do), ``"ambient"`` (the browser's
-        cookie, or sign-in is off: any page could make the browser send it), or None."""
+    async def _until_signed_out(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, signins: SignIns, key: str
+    ) -> None:
+        """A web socket signed in by a signed-in session: closed (1008) when that session ends (sign-out, Revoke),
+        as the next request of its page would be refused."""
+        ended = signins.watch(key)
+        try:
+            await self._from_our_pages(scope, until_ended(receive, send, ended), send, headers, True)
+        finally:
+            signins.unwatch(key, ended)
+
+    async def _signed_in(self, scope: Scope, headers: Headers) -> tuple[str, Person, str | None] | None:
+        """How this request is signed in, by whom, and its signed-in session's id (None for a script's token or
+        token mode without a store); None if it is not. How: ``"header"`` (a script sent the token: nothing a
+        foreign page can do) or ``"ambient"`` (the browser's cookie, or sign-in is off: any page could make the
+        browser send it)."""
         access = self.access
-        if access.token is None:
-            return "ambient"
+        if access.sign_in_off:
+            return "ambient", LOCAL, None
         scheme, _, value = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "token":  # other schemes (a proxy's Basic sign-in) are not ours: look at the cookie
-            return "header" if hmac.compare_digest(value.strip().encode(), access.token.encode()) else None
+        if scheme.lower() == "token" and access.token is not None:  # other schemes (a proxy's Basic) are not ours
+            if hmac.compare_digest(value.strip().encode(), access.token.encode()):
+                return "header", LOCAL, None
+            return None
         # Starlette's lenient parser: other programs on localhost set cookies SimpleCookie would choke on.
         cookie = cookie_parser(headers.get("cookie", "")).get(access.cookie_name(scope))
-        if cookie is not None and hmac.compare_digest(cookie.encode(), access.cookie_value.encode()):
-            return "ambient"
+        if cookie is None:
+            return None
+        signins = signin_flow.signins_of(scope)
+        if signins is not None:
+            found = await signins.person(cookie)
+            return ("ambient", found[0], found[1]) if found is not None else None
+        if access.token is not None and hmac.compare_digest(cookie.encode(), access.cookie_value.encode()):
+            return "ambient", LOCAL, None
         return None
 
     async def _cross_site(self, scope: Scope, receive: Receive, headers: Headers) -> tuple[Receive, str | None]:
@@ -313,48 +366,9 @@ class AccessGuard:
             body, receive = await buffer_body(receive)
             if body is not None:
                 token = dict(parse_qsl(body.decode("latin-1"), keep_blank_values=True)).get("csrf")
-        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf.encode()):
+        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf_for(scope).encode()):
             return receive, None
         return receive, "the browser said neither where this request comes from (Origin) nor sent the page's token"
-
-    async def _token_in_url(self, scope: Scope, receive: Receive, send: Send, query: dict[str, str]) -> None:
-        """``?token=T``: the right token sets the cookie and redirects to the same URL without it."""
-        assert self.access.token is not None
-        if not hmac.compare_digest(query["token"].encode(), self.access.token.encode()):
-            await self._refuse(scope, receive, send, 401, "That sign-in token is not right.")
-            return
-        index = Urls(scope.get("root_path", "")).for_("index")
-        await self._signed_in_redirect(scope, receive, send, _local_path(_browser_url(scope), index))
-
-    async def _sign_in_form(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
-        """``/signin``: the page where a person pastes the token, and its form's POST."""
-        index = Urls(scope.get("root_path", "")).for_("index")
-        if method in ("GET", "HEAD"):
-            await self._sign_in_page(scope, receive, send, 200, None, index)
-            return
-        if method != "POST" or self.access.token is None:
-            await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
-            return
-        body, receive = await buffer_body(receive)
-        form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
-        target = _local_path(form.get("next", ""), index)
-        if not hmac.compare_digest(form.get("token", "").strip().encode(), self.access.token.encode()):
-            await self._sign_in_page(scope, receive, send, 401, "That token is not right.", target)
-            return
-        await self._signed_in_redirect(scope, receive, send, target)
-
-    async def _signed_in_redirect(self, scope: Scope, receive: Receive, send: Send, target: str) -> None:
-        response = RedirectResponse(target, status_code=303, headers={"cache-control": "no-store"})
-        secure = scope.get("scheme") in ("https", "wss")
-        response.set_cookie(
-            self.access.cookie_name(scope),
-            self.access.cookie_value,
-            path=scope.get("root_path", "") or "/",
-            httponly=True,
-            samesite="lax",
-            secure=secure,
-        )
-        await response(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
         """A refusal: a closed handshake for a web socket, the sign-in page for a browser's navigation,
@@ -366,27 +380,15 @@ class AccessGuard:
         navigation = scope["method"] in ("GET", "HEAD") and "text/html" in headers.get("accept", "")
         if status == 401 and navigation:
             error = reason if reason != "Sign in first." else None
-            await self._sign_in_page(scope, receive, send, 401, error, _browser_url(scope))
+            await signin_flow.refuse_with_page(self.access, scope, receive, send, 401, error)
             return
         if status == 401:
-            reason += " Open the sign-in URL the server printed at start, or send 'Authorization: token TOKEN'."
+            reason += (
+                " Open the sign-in URL the server printed at start, or send 'Authorization: token TOKEN'."
+                if self.access.auth == "token"
+                else " Open this server's page in a browser to sign in."
+            )
         response = PlainTextResponse(reason, status_code=status)
         if status == 401:
             response.headers["www-authenticate"] = "token"
-        await response(scope, receive, send)
-
-    async def _sign_in_page(
-        self, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
-    ) -> None:
-        urls = Urls(scope.get("root_path", ""))
-        context: dict[str, Any] = {
-            "urls": urls,
-            "static": urls.static,
-            "csrf": "",  # nobody signed in: no page token
-            "error": error,
-            "next_path": next_path,
-            "sign_in_off": self.access.token is None,
-        }
-        html = scope["app"].state.renderer.page("signin.html", **context)
-        response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
         await response(scope, receive, send)

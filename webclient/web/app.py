@@ -22,7 +22,7 @@ from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, log_page, pages, panels, prompt_box
+from webclient.web import agent_sessions, history, log_page, pages, panels, people_page, prompt_box
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.inbox import inbox_page
@@ -61,6 +61,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "change_diff": (panels.change_diff_page, "GET"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
+    "sign_out": (people_page.sign_out, "POST"),
+    "people": (people_page.people_page, "GET"),
+    "revoke_signin": (people_page.revoke_signin, "POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
@@ -124,9 +127,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if settings.store:
             from webclient.store.retention import Retention  # here, as in check_store
             from webclient.store.store import Store
+            from webclient.web.signins import SignIns
 
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
+            # Signed-in sessions live in the store; without one (token mode only) the cookie is derived from the token.
+            key = access.signin_key
+            app.state.signins = SignIns(store.engine, settings.signin_days, key)
+            if key is not None:
+                await app.state.signins.for_token()
+        else:
+            app.state.signins = None
         app.state.store = store
         reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         demo_remote = await DemoRemote.start() if settings.demo_remote else None

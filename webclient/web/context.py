@@ -39,11 +39,13 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
     builder = urls(conn)
     diff_mode = diff_layout(conn.cookies.get("diff_mode"))
-    csrf: str = conn.app.state.access.csrf  # every form our pages post carries it (webclient.web.access)
+    csrf: str = conn.app.state.access.csrf_for(conn.scope)  # every form our pages post carries it (web.access)
     settings = getattr(conn.app.state, "settings", None)
     # The server listens on this machine only: a browser it opens (an agent's sign-in) is the user's own.
     server_local = settings is not None and is_loopback(settings.host)
     local = {"server_local": server_local, "person": conn.scope.get("person")}
+    # Signed in by a signed-in session of ours (it can sign out), and whether the store keeps them (the people page).
+    local |= {"signin": conn.scope.get("signin"), "signin_store": getattr(conn.app.state, "signins", None) is not None}
     return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf, **local}
 
 

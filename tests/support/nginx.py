@@ -1,0 +1,203 @@
+"""A real proxy in front of a test server: Debian's nginx (``scripts/ensure-nginx``), started as its own process.
+
+It does what a company's portal does for ``WEBCLIENT_AUTH=trusted-header``: it signs people in itself (HTTP basic
+sign-in against its own password file) and names them to the server in headers it sets, overwriting whatever the
+browser sent: ``X-Forwarded-User`` (the name the person signed in with), ``X-Forwarded-Email`` and
+``X-Forwarded-Groups`` (from a ``map`` of names, as a portal reads its directory). Web sockets are proxied too.
+
+nginx connects to the server from :data:`PROXY_ADDRESS` (``proxy_bind``), a loopback address of its own, so a test
+can trust that address alone (``WEBCLIENT_TRUSTED_PROXIES``) and show that the same header sent straight from
+127.0.0.1 is ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.support.servers import free_port
+
+PROXY_ADDRESS = "127.0.0.2"
+"""The address nginx connects to the server from: the one a test trusts."""
+
+
+def behind_proxy(port: int) -> dict[str, str]:
+    """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers
+    from the proxy's address only, and takes the proxy's origin for its own."""
+    return {
+        "WEBCLIENT_AUTH": "trusted-header",
+        "WEBCLIENT_TRUSTED_PROXIES": PROXY_ADDRESS,
+        "WEBCLIENT_TRUSTED_EMAIL_HEADER": "X-Forwarded-Email",
+        "WEBCLIENT_TRUSTED_GROUPS_HEADER": "X-Forwarded-Groups",
+        "WEBCLIENT_ALLOWED_ORIGINS": f"http://127.0.0.1:{port}",
+    }
+
+
+@dataclass(frozen=True)
+class Member:
+    """A person the proxy knows: the name they sign in with, their password, email and groups."""
+
+    name: str
+    password: str
+    email: str = ""
+    groups: Sequence[str] = ()
+
+
+TEAM = (
+    Member("alice", "alice-password", "alice@example.com", ("admins", "dev")),
+    Member("bob", "bob-password", "bob@example.com", ("dev",)),
+)
+"""Two people the proxy signs in: Alice, an admin, and Bob."""
+
+
+@dataclass
+class Proxy:
+    """A running nginx: its URL (what the browser opens) and the people it signs in."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    prefix: Path
+    members: Mapping[str, Member]
+
+    def credentials(self, name: str) -> dict[str, str]:
+        """Playwright's ``http_credentials`` for a browser context signed in to the proxy as ``name``."""
+        return {"username": name, "password": self.members[name].password}
+
+    def auth(self, name: str) -> tuple[str, str]:
+        """httpx's ``auth`` for a script signed in to the proxy as ``name``."""
+        return name, self.members[name].password
+
+    def log(self) -> str:
+        """nginx's error log (put in an assertion's message when something goes wrong)."""
+        path = self.prefix / "error.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def nginx_binary() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if found is None:
+        raise RuntimeError("nginx is missing: run scripts/ensure-nginx (make test does)")
+    return found
+
+
+def _quoted(value: str) -> str:
+    """A string as an nginx config token: quoted, with quotes and backslashes escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _config(port: int, upstream: str, members: Mapping[str, Member], prefix: Path) -> str:
+    emails = "\n".join(f"    {_quoted(m.name)} {_quoted(m.email)};" for m in members.values())
+    groups = "\n".join(f"    {_quoted(m.name)} {_quoted(','.join(m.groups))};" for m in members.values())
+    temp = "\n".join(
+        f"  {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    return f"""
+daemon off;
+master_process off;
+pid {prefix / "nginx.pid"};
+error_log {prefix / "error.log"} info;
+events {{ worker_connections 256; }}
+http {{
+  access_log {prefix / "access.log"};
+{temp}
+  map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
+  map $remote_user $member_email {{
+    default "";
+{emails}
+  }}
+  map $remote_user $member_groups {{
+    default "";
+{groups}
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    auth_basic "webclient";
+    auth_basic_user_file {prefix / "htpasswd"};
+    location / {{
+      proxy_pass {upstream};
+      proxy_bind {PROXY_ADDRESS};
+      proxy_http_version 1.1;
+      proxy_set_header Host $http_host;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-User $remote_user;
+      proxy_set_header X-Forwarded-Email $member_email;
+      proxy_set_header X-Forwarded-Groups $member_groups;
+      proxy_set_header Authorization "";
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }}
+  }}
+}}
+"""
+
+
+def _htpasswd(members: Mapping[str, Member]) -> str:
+    """nginx's password file, in the ``{SHA}`` scheme it reads (base64 of SHA-1: fine for a throw-away test)."""
+    lines = []
+    for member in members.values():
+        digest = base64.b64encode(hashlib.sha1(member.password.encode()).digest()).decode()
+        lines.append(f"{member.name}:{{SHA}}{digest}")
+    return "\n".join(lines) + "\n"
+
+
+def start_proxy(upstream: str, members: Sequence[Member], port: int | None = None) -> Proxy:
+    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``);
+    wait until it answers. Stop it with :func:`stop_proxy`."""
+    prefix = Path(tempfile.mkdtemp(prefix="webclient-nginx-"))
+    people = {m.name: m for m in members}
+    port = port or free_port()
+    (prefix / "htpasswd").write_text(_htpasswd(people))
+    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix))
+    args = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    proxy = Proxy(f"http://127.0.0.1:{port}", process, prefix, people)
+    deadline = time.monotonic() + 10
+    while True:
+        if process.poll() is not None:
+            said = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            shutil.rmtree(prefix, ignore_errors=True)
+            raise RuntimeError(f"nginx exited early ({process.returncode}):\n{said}\n{proxy.log()}")
+        try:
+            httpx.get(proxy.url + "/", timeout=1)  # any answer (its 401 too) means it is up
+            return proxy
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                stop_proxy(proxy)
+                raise
+            time.sleep(0.05)
+
+
+def stop_proxy(proxy: Proxy) -> None:
+    """A fast shutdown (SIGTERM; SIGKILL after 5 s), and its folder removed."""
+    proxy.process.send_signal(signal.SIGTERM)
+    try:
+        proxy.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proxy.process.kill()
+        proxy.process.wait()
+    if proxy.process.stderr:
+        proxy.process.stderr.close()
+    shutil.rmtree(proxy.prefix, ignore_errors=True)
+
+
+@contextmanager
+def proxy_in_front(upstream: str, members: Sequence[Member], port: int | None = None) -> Iterator[Proxy]:
+    proxy = start_proxy(upstream, members, port)
+    try:
+        yield proxy
+    finally:
+        stop_proxy(proxy)

@@ -1,0 +1,93 @@
+"""WEBCLIENT_AUTH=oidc through a real OpenID provider (oidc-provider-mock, its own process, PKCE required), driven
+by a script as a browser would go: the sign-in page, the provider, the callback, the people kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
+from tests.support.servers import Server, ServerFactory
+
+HTML = {"Accept": "text/html,application/xhtml+xml"}
+
+
+@pytest.fixture
+def provider(tmp_path: Path) -> Iterator[Provider]:
+    with oidc_provider(PEOPLE, tmp_path / "provider.log") as running:
+        yield running
+
+
+def start(server: Server, next_path: str = "/") -> tuple[str, str]:
+    """``/signin/oidc``: where the server sends the browser, and the cookie that binds the sign-in to it."""
+    response = httpx.get(server.url + "/signin/oidc", params={"next": next_path}, follow_redirects=False)
+    assert response.status_code == 303, response.text
+    return response.headers["location"], response.headers["set-cookie"].split(";", 1)[0]
+
+
+def sign_in(server: Server, sub: str, next_path: str = "/") -> tuple[httpx.Response, str]:
+    """The whole round trip as ``sub``: the callback's answer and the sign-in cookie it set (``name=value``)."""
+    authorize, binding = start(server, next_path)
+    back = provider_answer(authorize, sub)
+    answer = httpx.get(back, headers={"Cookie": binding, **HTML}, follow_redirects=False)
+    cookie = answer.headers.get("set-cookie", "").split(";", 1)[0]
+    return answer, cookie
+
+
+def test_a_person_signs_in_through_the_provider_with_pkce_and_lands_where_they_were_going(
+    start_server: ServerFactory, provider: Provider
+) -> None:
+    server = start_server(**provider.settings())
+    refused = httpx.get(server.url + "/sessions?x=1", headers=HTML)
+    assert refused.status_code == 401 and 'data-action="sign-in-oidc"' in refused.text
+    assert 'name="token"' not in refused.text  # no token in this mode
+    authorize, _ = start(server, "/?page=1")
+    query = parse_qs(urlsplit(authorize).query)
+    assert authorize.startswith(provider.issuer + "/")
+    assert query["code_challenge_method"] == ["S256"] and len(query["code_challenge"][0]) == 43
+    assert query["redirect_uri"] == [server.url + "/signin/oidc/callback"]
+    answer, cookie = sign_in(server, "alice", "/?page=1")
+    assert answer.status_code == 303 and answer.headers["location"] == "/?page=1"
+    index = httpx.get(server.url + "/", headers={"Cookie": cookie, **HTML})
+    assert index.status_code == 200
+    assert "Signed in as Alice Archer (admin)" in index.text
+    bob_answer, bob = sign_in(server, "bob")
+    bob_index = httpx.get(server.url + "/", headers={"Cookie": bob, **HTML}).text
+    assert "Signed in as Bob Baker<" in bob_index and 'data-action="people"' not in bob_index
+    people = httpx.get(server.url + "/admin/people", headers={"Cookie": cookie, **HTML})
+    assert 'data-person-id="alice"' in people.text and 'data-person-id="bob"' in people.text
+    assert "groups: admins, dev" in people.text and "bob@example.com" in people.text
+    assert len(re.findall(r'data-action="revoke-signin"', people.text)) == 2
+    assert httpx.get(server.url + "/admin/people", headers={"Cookie": bob, **HTML}).status_code == 404
+    assert httpx.get(server.url + "/", headers={"Authorization": f"token {server.token}"}).status_code == 401
+
+
+def test_a_callback_opened_in_another_browser_or_twice_signs_nobody_in(
+    start_server: ServerFactory, provider: Provider
+) -> None:
+    server = start_server(**provider.settings())
+    authorize, binding = start(server)
+    back = provider_answer(authorize, "alice")
+    elsewhere = httpx.get(back, headers=HTML, follow_redirects=False)  # a link someone was sent: no binding cookie
+    assert elsewhere.status_code == 401 and "another browser" in elsewhere.text
+    assert "set-cookie" not in elsewhere.headers
+    again = httpx.get(back, headers={"Cookie": binding, **HTML}, follow_redirects=False)
+    assert again.status_code == 401 and "sign in again" in again.text  # the sign-in it named is spent
+    forged = httpx.get(
+        server.url + "/signin/oidc/callback", params={"state": "x", "code": "y"}, headers={"Cookie": binding}
+    )
+    assert forged.status_code == 401
+
+
+def test_a_refusal_at_the_provider_is_said_on_the_sign_in_page(start_server: ServerFactory, provider: Provider) -> None:
+    server = start_server(**provider.settings())
+    authorize, binding = start(server)
+    denied = httpx.post(authorize, data={"action": "deny"}, follow_redirects=False)
+    assert denied.status_code == 302
+    answer = httpx.get(denied.headers["location"], headers={"Cookie": binding, **HTML})
+    assert answer.status_code == 401 and "refused" in answer.text
