@@ -191,4 +191,6 @@ def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFac
     assert "answer: allow-once" in edit and "Allowed by your rule" in edit
     assert 'data-role="answered-by-rule"' not in make
     rules = alice.get("/settings/rules").text
-    assert rules.count('data-rule-id="') == 2 and "in one session" in rules
+    assert (
+        rules.count('data-rule-id="') == 2 and f'href="/sessions/{first}" data-role="rule-session">one session' in rules
+    )
