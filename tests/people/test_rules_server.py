@@ -132,6 +132,7 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
         and 'data-rule-id="1"' in alice.get("/settings/rules").text
     )
     before = alice.get(f"/sessions/{session_id}").text
+    add_rule(alice, decision="allow", tool_kind="edit", path_pattern="docs/*")  # a rule now does not rewrite the past
     stop(server, signal.SIGTERM)
 
     second = start_server(**env)
