@@ -14,8 +14,9 @@ from tests.support.aap_servers import demo_aap_server
 from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
+from webclient.people.rules import Rule, RuleBook
 from webclient.session.core import AgentSpec, Session
-from webclient.viewmodel.entries import MessageEntry, ToolCall
+from webclient.viewmodel.entries import MessageEntry, RuleNote, ToolCall
 
 pytestmark = pytest.mark.asyncio
 
@@ -118,3 +119,24 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         session.answer_permission(again.request_id, "deny")
         await until(lambda: session.turn_state == "idle" and said(session).count("came back") == 2, timeout=30)
         assert "`write_file`: The person did not let this tool run." in said(session)
+
+
+async def test_rules_answer_a_remote_agents_questions(server_url: str, tmp_path: Path) -> None:
+    async with aap_session(server_url, tmp_path) as session:
+        session.owner = "alice"
+        session.rules.book = RuleBook(
+            [
+                Rule(1, "alice", "allow", "edit", path_pattern="NOTES.md"),
+                Rule(2, None, "deny", "execute", command_pattern="*"),
+            ]
+        )
+        assert session.submit_prompt("change", "n1")
+        await until(lambda: session.turn_state == "idle" and "came back" in said(session), timeout=30)
+        assert session.thread.pending_permissions == []  # never asked the person
+        assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
+        write, run = cards(session)["write_file"].permission, cards(session)["run_command"].permission
+        assert write is not None and write.chosen == "allow" and write.rule == RuleNote(1, "allow", "edit NOTES.md")
+        assert (
+            run is not None and run.chosen == "deny" and run.rule == RuleNote(2, "deny", "execute `*`", everyone=True)
+        )
+        assert "`run_command`: The person did not let this tool run." in said(session)

@@ -20,6 +20,9 @@ tests assert exactly what the agent received. Scripts (first word of the prompt)
 - ``look REL LINE...`` — one read tool call per LINE with a location in REL (relative to the cwd), 0.4 s apart.
 - ``diff-twice`` — a tool call with a diff of a long file, then the same diff sent again.
 - ``unknown`` — one session/update of a type no client knows (``future_thing``, with a payload), then end_turn.
+- ``ask KIND WHAT...`` / ``askonly KIND WHAT...`` — a tool call of KIND (``execute``: its raw input's command is
+  WHAT; else WHAT are paths relative to the cwd, its locations) and a permission request about it, with the four
+  option kinds (``askonly``: "Allow once" only); says "answer: OPTION" (or "answer: cancelled").
 - anything else — one message: "ok".
 ``$AUTH_REQUIRED=1`` makes session/new fail with -32000 until ``authenticate`` succeeds.
 """
@@ -47,6 +50,28 @@ def say(session_id: str, text: str, message_id: str | None = None) -> None:
     if message_id:
         body["messageId"] = message_id
     update(session_id, body)
+
+
+def ask_about(session_id: str, kind: str, what: list[str], *, only_allow: bool) -> None:
+    call_id = f"ask-{time.monotonic_ns()}"
+    call: dict[str, Any] = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"{kind} {' '.join(what)}"}
+    if kind == "execute":
+        call["rawInput"] = {"command": " ".join(what)}
+    else:
+        call["locations"] = [{"path": os.path.join(_cwd, path)} for path in what]
+    update(session_id, {**call, "kind": kind, "status": "pending"})
+    options = [{"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"}]
+    if not only_allow:
+        options += [
+            {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+            {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+            {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
+        ]
+    answer = ask(
+        "session/request_permission", {"sessionId": session_id, "toolCall": {"toolCallId": call_id}, "options": options}
+    )
+    outcome = answer.get("result", {}).get("outcome", {})
+    say(session_id, f"answer: {outcome.get('optionId') if outcome.get('outcome') == 'selected' else 'cancelled'}")
 
 
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
@@ -127,6 +152,8 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
             say(session_id, f"answer: {chosen}", "after-permission")
         else:
             stop = "cancelled"
+    elif script in ("ask", "askonly") and len(words) > 2:
+        ask_about(session_id, words[1], words[2:], only_allow=script == "askonly")
     elif script == "slow":
         deadline = time.monotonic() + 30
         i = 0

@@ -50,7 +50,7 @@ class AapAgent:
     def __init__(self, host: AgentHost) -> None:
         self.host = host
         self.fold = EventFold(host.thread)
-        self.asking = Asking(host.thread, host.changed)
+        self.asking = Asking(host.thread, host.changed, host.asked)
         self.asking.on_ask = lambda call_id, request_id, client_tool: self._record(
             "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
         )

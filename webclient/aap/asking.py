@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import PermissionOption
+from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.thread import Thread
 
 ALLOW, ALWAYS, DENY = "allow", "allow-always", "deny"
@@ -26,9 +27,16 @@ CLIENT_OPTIONS = [
 
 
 class Asking:
-    def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
+    def __init__(
+        self,
+        thread: Thread,
+        changed: Callable[[Change], None],
+        asked: Callable[[ToolCall, PermissionPrompt], None] = lambda call, prompt: None,
+    ) -> None:
         self.thread = thread
         self.changed = changed
+        self.asked_hook = asked
+        """The session's rules, told of each live question once it is on its card (they may answer it at once)."""
         self.asked = 0
         """Questions so far: the last one's id is ``q{asked}``, the same when the journal is replayed."""
         self.allowed_tools: set[str] = set()
@@ -61,7 +69,8 @@ class Asking:
             if not future.done():
                 future.set_result((option_id, self._reasons.pop(request_id, "")))
 
-        self.thread.ask_permission(call, request_id, options, answered)
+        prompt = self.thread.ask_permission(call, request_id, options, answered)
+        self.asked_hook(call, prompt)
         self.changed(Region.STATUS)
         return future
 

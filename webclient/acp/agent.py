@@ -77,7 +77,7 @@ class AcpAgent(SessionRequests):
         self.host = host
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
-        self.permissions = Permissions(host.thread, host.changed)
+        self.permissions = Permissions(host.thread, host.changed, host.asked)
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
         self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)

@@ -10,7 +10,7 @@ from typing import Any
 
 from webclient.acp.updates import permission_options, tool_call_patch
 from webclient.viewmodel.changes import Change, Region
-from webclient.viewmodel.entries import PermissionPrompt
+from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.thread import Thread
 
 Outcome = dict[str, Any]
@@ -20,9 +20,16 @@ class Permissions:
     """Asks the agent's questions on their tool call cards and answers the agent. Which questions are open is
     the thread's to say (its permission prompts): the future of each is settled when its prompt is."""
 
-    def __init__(self, thread: Thread, changed: Callable[[Change], None]) -> None:
+    def __init__(
+        self,
+        thread: Thread,
+        changed: Callable[[Change], None],
+        asked: Callable[[ToolCall, PermissionPrompt], None] = lambda call, prompt: None,
+    ) -> None:
         self.thread = thread
         self.changed = changed
+        self.asked_hook = asked
+        """The session's rules, told of each question once it is on its card (they may answer it at once)."""
         self._threads: dict[str, Thread] = {}
         """The questions of subagents (child sessions) by request id: each is asked on its child's thread."""
         self.asked = 0
@@ -66,6 +73,7 @@ class Permissions:
 
         prompt = thread.ask_permission(call, request_id, options, answered)
         _describe(prompt, params, subject)  # before the page renders the change ask_permission reported
+        self.asked_hook(call, prompt)
 
         def withdrawn(done: asyncio.Future[Outcome]) -> None:
             if done.cancelled() and prompt.state == "pending":  # the agent withdrew it ($/cancel_request)

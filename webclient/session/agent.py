@@ -30,6 +30,7 @@ from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace
@@ -135,6 +136,8 @@ class AgentHost:
     """Show a notice of the adapter's own on the thread: a level (info, warning, error), a title and a detail."""
     recorder: Recorder = NO_RECORDER
     """The session's journal: the adapter records every protocol message there, both ways (kind ``protocol``)."""
+    asked: Callable[[ToolCall, PermissionPrompt], None] = lambda call, prompt: None
+    """Tell the session of a question just put on a card (once each, never per chunk): its rules may answer it."""
 
 
 class AgentDriver(Protocol):

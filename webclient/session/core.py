@@ -33,6 +33,7 @@ from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
 from webclient.session.recorder import ACTION, NO_RECORDER, JournalRow, Recorder
+from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
@@ -98,6 +99,7 @@ class Session:
                 gone=lambda title, detail: self.lifecycle.gone(title, detail),
                 notice=self.shown.notice,
                 recorder=recorder,
+                asked=lambda call, prompt: self.rules.asked(call, prompt),
             )
         )
         self.lifecycle = AgentLifecycle(
@@ -116,6 +118,7 @@ class Session:
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed)
+        self.rules = SessionRules(self)
 
     # -- watching ----------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from webclient.config import Settings
 from webclient.people.person import Person
@@ -26,6 +27,9 @@ from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, St
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
+
+if TYPE_CHECKING:
+    from webclient.people.rules import RuleBook
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,7 @@ class SessionManager:
     ``agent`` makes each session's agent adapter (the protocol it speaks); ``on_release`` is told the id of a
     session that ended or was forgotten, so that what others keep for it (rendered Markdown) can go too;
     ``records`` (a store) keeps each session's row and journal; ``demo_remote`` is the URL of the remote demo
-    agent's server when it runs.
+    agent's server when it runs; ``rules``: everyone's permission rules.
     """
 
     def __init__(
@@ -83,12 +87,15 @@ class SessionManager:
         on_release: Callable[[str], None],
         records: SessionRecords | None = None,
         demo_remote: str | None = None,
+        rules: RuleBook | None = None,
     ) -> None:
         self.settings = settings
         self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
         self.agent = agent
         self.on_release = on_release
         self.records = records
+        self.rules = rules
+        """Everyone's permission rules: each live session checks its owner's (`webclient.session.rules`)."""
         self.sessions: dict[str, Session] = {}
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
@@ -146,6 +153,7 @@ class SessionManager:
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
+        session.rules.book, session.rules.agent = self.rules, entry.name  # its owner's rules answer from now on
         self._forget_ended()
         if continuing is not None and continuing.title:
             session.rename(continuing.title)
@@ -187,6 +195,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
+        session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
         recorder = _state_recorder(session, stored.recorder)
         session.watch(recorder)
         recorder(Region.STATUS)  # its state now: no agent runs (a store counts it as no longer running)

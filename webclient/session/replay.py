@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from webclient.session import shown, workspace_events
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.session.rules import note_of
 from webclient.viewmodel.thread import Thread
 
 if TYPE_CHECKING:
@@ -85,6 +86,10 @@ def _act_again(session: Session, action: dict[str, object]) -> None:
     """What the user did that the protocol does not say: an answer is settled on the thread before it is sent."""
     if action.get("action") == "permission":
         session.thread.answer_permission(str(action["request_id"]), str(action["option_id"]))
+        call = session.thread.tool_call_for_permission(str(action["request_id"]))
+        prompt = call.permission if call is not None else None
+        if "rule" in action and prompt is not None and prompt.request_id == action["request_id"]:  # a rule's answer
+            prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
         session.controls.set_title(str(action["title"]) or None)
 

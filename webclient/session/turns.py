@@ -75,7 +75,7 @@ class Turns:
         if agent_state in ("auth-required", "signing-in"):
             return "auth-required"  # not idle: a prompt now is refused (with a notice), not queued
         if (
-            self.thread.pending_permissions
+            any(prompt.rule is None for prompt in self.thread.pending_permissions)  # a rule's answer is on its way
             or (self.subagents is not None and self.subagents.waiting)
             or any(isinstance(entry, Question) and entry.state == "pending" for entry in self.thread.latest(50))
         ):

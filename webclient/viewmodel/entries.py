@@ -73,6 +73,17 @@ class MessageEntry(Entry):
         return self.parts[0] if self.parts else ""
 
 
+@dataclass(frozen=True)
+class RuleNote:
+    """The rule that answered a question instead of the person: its id (for the link), decision and what it is
+    about (``edit src/**``); ``everyone``: an admin's rule, not the person's own."""
+
+    rule_id: int
+    decision: str
+    what: str
+    everyone: bool = False
+
+
 @dataclass(eq=False)
 class PermissionPrompt:
     """A question the agent asked about a tool call; answered at most once."""
@@ -83,6 +94,8 @@ class PermissionPrompt:
     """``interrupted``: the server stopped while it was open, so it was never answered; ``withdrawn``: the agent
     took it back."""
     chosen: str | None = None
+    rule: RuleNote | None = None
+    """Set when a rule answered it (`webclient.session.rules`), not a person."""
     title: str | None = None
     """The v2 draft's question, its ``description`` (Markdown) and a ``command`` subject's command and cwd: agent
     text, shown escaped."""

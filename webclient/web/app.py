@@ -27,6 +27,8 @@ from webclient.session.registry import SessionManager
 from webclient.web import agent_sessions, history, log_page, pages, panels, people_page, prompt_box, secrets_page
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
+from webclient.web.inbox import inbox_page
+from webclient.web.rules_page import always_allow, delete_rule, load_rules, rules_settings
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
 from webclient.web.sign_in_socket import sign_in_terminal_socket
@@ -46,6 +48,10 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
     "agent_sessions": (agent_sessions.agent_sessions_page, "GET"),
+    "rules": (rules_settings, "GET,POST"),
+    "delete_rule": (delete_rule, "POST"),
+    "inbox": (inbox_page, "GET,POST"),
+    "always_allow": (always_allow, "POST"),
     "session": (pages.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
     "end_session": (pages.end_session, "POST"),
@@ -88,7 +94,7 @@ def routes() -> list[BaseRoute]:
             table.append(Mount(path, app=StaticFiles(directory=STATIC_DIR), name=name))
         else:
             endpoint, method = PAGES[name]
-            table.append(Route(path, endpoint, methods=[method], name=name))
+            table.append(Route(path, endpoint, methods=method.split(","), name=name))
     return table
 
 
@@ -155,12 +161,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.secrets = await people_secrets(settings, store)
         reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
         demo_remote = await DemoRemote.start() if settings.demo_remote else None
+        app.state.rules = await load_rules(store)  # everyone's permission rules, in memory (`people.rules.RuleBook`)
         app.state.sessions = SessionManager(
             settings,
             agent_driver,
             on_release=app.state.docs.release,
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
+            rules=app.state.rules,
         )
         if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
             app.state.sessions.owner_env = app.state.secrets.env

@@ -1,0 +1,89 @@
+"""The approval inbox: every open permission question and agent question across the live sessions a person owns or
+may drive, on one page, answerable there (the answer goes to its session as if given on the session's page).
+
+The page polls its list (htmx, every few seconds) and `static/js/inbox-notify.js` tells the person of a new question
+with the browser notifications they turned on (`static/js/notify.js`). Nothing here runs per streamed chunk: the
+list is read when the page asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from webclient.people.person import Person
+from webclient.people.roles import may_drive, role_of
+from webclient.session.core import Session
+from webclient.viewmodel.entries import PermissionPrompt, ToolCall
+from webclient.viewmodel.questions import Question
+from webclient.web.context import base_context, manager, page, person, renderer, urls
+
+RECENT_ENTRIES = 200
+"""How far back in a thread an open agent question is looked for (as `webclient.session.answers` does)."""
+
+
+@dataclass(frozen=True)
+class Open:
+    """One open question of one session: a permission on a tool call's card, or an agent's form or link."""
+
+    session: Session
+    call: ToolCall | None = None
+    prompt: PermissionPrompt | None = None
+    question: Question | None = None
+
+    @property
+    def key(self) -> str:
+        """Stable across polls (the page notifies of keys it has not seen)."""
+        request_id = self.prompt.request_id if self.prompt is not None else self.question.request_id  # type: ignore[union-attr]
+        return f"{self.session.id}:{request_id}"
+
+
+def drivable(who: Person, sessions: Iterator[Session]) -> Iterator[Session]:
+    for session in sessions:
+        if may_drive(role_of(who, session.owner, session.shares)):
+            yield session
+
+
+def open_questions(who: Person, sessions: list[Session]) -> list[Open]:
+    """The open questions of the sessions ``who`` owns or may drive, oldest session first."""
+    found: list[Open] = []
+    for session in drivable(who, iter(sorted(sessions, key=lambda s: s.created))):
+        for prompt in session.thread.pending_permissions:
+            if prompt.rule is not None:  # a rule answered it: the answer is on its way
+                continue
+            found.append(Open(session, session.thread.tool_call_for_permission(prompt.request_id), prompt))
+        for entry in session.thread.latest(RECENT_ENTRIES):
+            if isinstance(entry, Question) and entry.state == "pending":
+                found.append(Open(session, question=entry))
+    return found
+
+
+async def inbox_page(request: Request) -> Response:
+    """GET: the page; ``?part=list``: its list, as the page polls it; ``?part=count``: the index's link. POST: an
+    answer (`answer`)."""
+    if request.method == "POST":
+        return await answer(request)
+    found = open_questions(person(request), list(manager(request).sessions.values()))
+    part = request.query_params.get("part")
+    if part in ("list", "count"):
+        block = "inbox_list" if part == "list" else "inbox_count"
+        return HTMLResponse(renderer(request).block("inbox.html", block, found=found, **base_context(request)))
+    return page(request, "inbox.html", found=found)
+
+
+async def answer(request: Request) -> Response:
+    """POST: answer one question of one session (a permission's option, or decline / cancel an agent's question),
+    if the person may drive it; then back to the inbox."""
+    form = await request.form()
+    session = manager(request).get(str(form.get("session_id", "")))
+    request_id = str(form.get("request_id", ""))
+    if session is not None and may_drive(role_of(person(request), session.owner, session.shares)):
+        option_id, action = form.get("option_id"), form.get("answer")
+        if isinstance(option_id, str) and option_id:
+            session.answer_permission(request_id, option_id)
+        elif action in ("decline", "cancel"):
+            session.answer_question(request_id, str(action), {})
+    return RedirectResponse(urls(request).for_("inbox"), status_code=303)
