@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webclient.session.agent import AgentDriver
+from webclient.session.attribution import Actor, by_json, shown_by
 from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.changes import Change
@@ -35,8 +36,10 @@ class Answers:
         self.record_action = record_action
         self.changed = changed
 
-    def permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        self.record_action("permission", request_id=request_id, option_id=option_id)
+    def permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
+        recorded = by_json(by)
+        self.record_action("permission", by, request_id=request_id, option_id=option_id)
+        answered_by(self.thread, "permission", request_id, recorded)
         if self.recorder is NO_RECORDER:
             self.agent.answer_permission(request_id, option_id, reason)
         else:
@@ -46,7 +49,7 @@ class Answers:
         await self.recorder.flush()
         self.agent.answer_permission(request_id, option_id, reason)
 
-    def question(self, request_id: str, action: str, fields: dict[str, str]) -> None:
+    def question(self, request_id: str, action: str, fields: dict[str, str], by: Actor = None) -> None:
         """``accept`` with the form's ``fields`` as the page sent them, ``decline`` or ``cancel``. A form that cannot
         be taken says why and stays open."""
         recent = self.thread.latest(RECENT_ENTRIES)
@@ -59,9 +62,29 @@ class Answers:
             if values is None:
                 self.changed(question.change)
                 return
-        self.record_action("question", request_id=request_id, answer=action)  # the values are in the protocol line
+        recorded = by_json(by)
+        self.record_action("question", by, request_id=request_id, answer=action)  # the values: in the protocol line
+        answered_by(self.thread, "question", request_id, recorded)
         self.tasks.spawn(self._question_when_stored(request_id, action, values), "answer")
 
     async def _question_when_stored(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         await self.recorder.flush()
         self.agent.answer_question(request_id, action, values)
+
+
+def answered_by(thread: Thread, kind: str, request_id: str, recorded: object) -> None:
+    """Name who answered the open ``permission`` or ``question`` ``request_id`` on its card (the first answer wins,
+    as on the agent's side); called live as the answer is given, and again from the journal's action."""
+    by = shown_by(recorded)
+    if by is None:
+        return
+    if kind == "permission":
+        prompt = next((p for p in thread.pending_permissions if p.request_id == request_id), None)
+        if prompt is not None and prompt.by is None:
+            prompt.by = by
+        return
+    question = next(
+        (e for e in thread.latest(RECENT_ENTRIES) if isinstance(e, Question) and e.request_id == request_id), None
+    )
+    if question is not None and question.state == "pending" and question.by is None:
+        question.by = by

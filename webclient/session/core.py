@@ -29,6 +29,7 @@ from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.answers import Answers
+from webclient.session.attribution import Actor, by_json, named
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
@@ -254,10 +255,10 @@ class Session:
     def retry(self) -> None:
         self.lifecycle.retry()
 
-    def resume(self) -> None:
+    def resume(self, by: Actor = None) -> None:
         """Start the agent again and reattach it to its session (after a restart, or after the user ended it)."""
         if self.lifecycle.begin_resume():
-            self._record_action("resume")
+            self._record_action("resume", by)
             if self.terminals is not None:
                 self.terminals.reopen()
             self._tasks.spawn(self._resume(), "resume")
@@ -294,42 +295,45 @@ class Session:
 
     # -- the user's actions ------------------------------------------------------------------------
 
-    def submit_prompt(self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = ()) -> bool:
+    def submit_prompt(
+        self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = (), by: Actor = None
+    ) -> bool:
         """Send a prompt, or queue it while the agent is busy (see `Turns.submit_prompt`)."""
-        accepted = self.turns.submit_prompt(text, nonce, uploads, mentions)
+        accepted = self.turns.submit_prompt(text, nonce, uploads, mentions, by_json(by))
         if accepted:
-            self._record_action("prompt", text=text, uploads=list(uploads), mentions=list(mentions))
+            self._record_action("prompt", by, text=text, uploads=list(uploads), mentions=list(mentions))
         return accepted
 
     def send_queued(self, item_id: str | None = None) -> None:
         self.turns.send_queued(item_id)
 
-    def cancel(self) -> None:
+    def cancel(self, by: Actor = None) -> None:
         """Stop: a sign-in in progress is given up; a turn is stopped. Returns at once."""
-        self._record_action("stop")
+        self._record_action("stop", by)
+        self._say(by, "pressed Stop")
         if self.lifecycle.agent_state == "signing-in":
             self.lifecycle.cancel_sign_in()
         else:
             self.turns.cancel()
 
-    def cancel_subagent(self, session_id: str) -> None:
+    def cancel_subagent(self, session_id: str, by: Actor = None) -> None:
         """Stop one child session's work (a Stop on it): recorded, then sent in the background."""
-        self._record_action("stop_subagent", session_id=session_id)
+        self._record_action("stop_subagent", by, session_id=session_id)
         self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
 
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
+    def answer_permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
         """Answer the agent's question (``reason``: why, when the option asks): stored, then shown given and sent."""
-        self.answers.permission(request_id, option_id, reason)
+        self.answers.permission(request_id, option_id, reason, by)
 
-    def cancel_entity(self, kind: str, entity_id: str) -> None:
+    def cancel_entity(self, kind: str, entity_id: str, by: Actor = None) -> None:
         """The user's Stop on one ``tool_call`` or ``terminal``: journalled, then asked (if the adapter may ask)."""
-        self._record_action("cancel_entity", kind=kind, id=entity_id)
+        self._record_action("cancel_entity", by, kind=kind, id=entity_id)
         self._tasks.spawn(self._tell(self.agent.cancel_entity(kind, entity_id)), "cancel-entity")
 
-    def rename(self, title: str) -> None:
+    def rename(self, title: str, by: Actor = None) -> None:
         """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
         title = " ".join(title.split())[:200]
-        self._record_action("rename", title=title)
+        self._record_action("rename", by, title=title)
         self.controls.set_title(title or None)
         if title and self.lifecycle.ready:
             self._tasks.spawn(self._tell(self.agent.set_title(title)), "set-title")
@@ -341,10 +345,10 @@ class Session:
         except AgentError as error:
             log.info("session %s: the agent refused: %s", self.id, error)
 
-    def sign_out(self) -> None:
+    def sign_out(self, by: Actor = None) -> None:
         """Sign out of the agent's account (the agent's ``logout``); the next prompt may ask for a sign-in."""
         if self.lifecycle.ready and self.agent.can_sign_out:
-            self._record_action("sign_out")
+            self._record_action("sign_out", by)
             self._tasks.spawn(self._signed_out(), "sign-out")
 
     async def _signed_out(self) -> None:
@@ -363,22 +367,33 @@ class Session:
                     await self._tell(self.agent.forget())
         await self.close()
 
-    def answer_question(self, request_id: str, action: str, fields: dict[str, str]) -> None:
+    def answer_question(self, request_id: str, action: str, fields: dict[str, str], by: Actor = None) -> None:
         """Answer one of the agent's questions (a form or a link): ``accept``, ``decline`` or ``cancel``."""
-        self.answers.question(request_id, action, fields)
+        self.answers.question(request_id, action, fields, by)
 
-    def set_mode(self, mode_id: str) -> None:
-        self._record_action("mode", mode_id=mode_id)
+    def set_mode(self, mode_id: str, by: Actor = None) -> None:
+        self._record_action("mode", by, mode_id=mode_id)
+        self._say(by, "set the mode to", self.controls.mode(mode_id))
         self.control_changes.set_mode(mode_id)
 
-    def set_model(self, model_id: str) -> None:
-        self._record_action("model", model_id=model_id)
+    def set_model(self, model_id: str, by: Actor = None) -> None:
+        self._record_action("model", by, model_id=model_id)
+        self._say(by, "set the model to", self.controls.model(model_id))
         self.control_changes.set_model(model_id)
 
-    def set_setting(self, setting_id: str, value: str) -> None:
+    def set_setting(self, setting_id: str, value: str, by: Actor = None) -> None:
         secret = getattr(self.controls.setting(setting_id), "secret", False)
-        self._record_action("setting", setting_id=setting_id, value=SECRET_SET if secret else value)
+        self._record_action("setting", by, setting_id=setting_id, value=SECRET_SET if secret else value)
+        self._say(by, "changed", self.controls.setting(setting_id))
         self.control_changes.set_setting(setting_id, value)
 
-    def _record_action(self, action: str, **arguments: object) -> None:
-        self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments}))
+    def _record_action(self, action: str, by: Actor = None, **arguments: object) -> None:
+        """Journal what the user did, with who did it (`webclient.session.attribution`: the audit log reads it)."""
+        attributed = {"by": by_json(by)} if by is not None else {}
+        self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments, **attributed}))
+
+    def _say(self, by: Actor, what: str, subject: Any = "") -> None:
+        """A small line on the thread naming who changed something (``subject``: the mode, model or setting, None
+        when there is no such one), in a session more than one person uses."""
+        if subject is not None and (name := named(by)) is not None:
+            self.shown.notice("info", " ".join(filter(None, (name, what, getattr(subject, "name", subject)))))

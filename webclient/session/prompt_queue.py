@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from webclient.session.prompt_content import PromptBlock
 
@@ -15,6 +16,8 @@ class QueuedPrompt:
     text: str
     blocks: list[PromptBlock]
     """What the prompt carries besides its text (attachments, mentions)."""
+    by: dict[str, Any] | None = None
+    """Who sent it (`webclient.session.attribution.by_json`)."""
 
 
 @dataclass(eq=False)
@@ -28,8 +31,8 @@ class PromptQueue:
     def __len__(self) -> int:
         return len(self.items)
 
-    def add(self, text: str, blocks: list[PromptBlock]) -> QueuedPrompt:
-        item = QueuedPrompt(secrets.token_urlsafe(6), text, blocks)
+    def add(self, text: str, blocks: list[PromptBlock], by: dict[str, Any] | None = None) -> QueuedPrompt:
+        item = QueuedPrompt(secrets.token_urlsafe(6), text, blocks, by)
         self.items.append(item)
         self.listener()
         return item

@@ -7,10 +7,11 @@ goes to `NO_RECORDER`, which keeps nothing.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from webclient.people.roles import Share
 from webclient.session.agent_spec import AgentSpec
 
 PROTOCOL = "protocol"
@@ -66,6 +67,8 @@ class StoredSession:
     """Its journal, where what happens from now on is recorded after what is there."""
     owner: str | None = None
     """The id of the person who owns it (None: from before people; admins only)."""
+    shares: list[Share] = field(default_factory=list)
+    """Whom its owner shared it with (`webclient.people.roles`)."""
 
 
 class SessionRecords(Protocol):

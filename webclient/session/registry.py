@@ -192,6 +192,7 @@ class SessionManager:
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
+        session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from webclient.session.attribution import shown_by
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import SESSION, Recorder
 from webclient.viewmodel.content import AudioBlock, EmbeddedResource, ImageBlock, ResourceLink, TextBlock
@@ -55,8 +56,12 @@ class Shown:
     def notice(self, level: str, title: str, detail: str = "") -> None:
         self._show({"event": "notice", "level": level, "title": title, "detail": detail})
 
-    def turn_started(self, prompt: Sequence[PromptBlock]) -> None:
-        self._show({"event": "turn", "prompt": [_block_json(block) for block in prompt]})
+    def turn_started(self, prompt: Sequence[PromptBlock], by: dict[str, Any] | None = None) -> None:
+        """A turn starts with ``prompt``, sent by ``by`` (`webclient.session.attribution.by_json`), if anyone."""
+        event: dict[str, Any] = {"event": "turn", "prompt": [_block_json(block) for block in prompt]}
+        if by is not None:
+            event["by"] = by
+        self._show(event)
 
     def turn_ended(self, stopped: bool) -> None:
         """The turn is over (``stopped``: by the user, or the agent said ``cancelled``). Its messages' words go to the
@@ -91,7 +96,7 @@ def show_again(thread: Thread, event: dict[str, Any]) -> None:
         case "notice":
             thread.add_notice(event["level"], event["title"], event.get("detail", ""))
         case "turn":
-            thread.start_turn([_block(fields) for fields in event["prompt"]])
+            thread.start_turn([_block(fields) for fields in event["prompt"]]).by = shown_by(event.get("by"))
         case "turn-end":
             if event.get("stopped"):
                 thread.stop_plan()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, SignInRequired
 from webclient.session.lifecycle import AgentLifecycle
@@ -83,10 +83,18 @@ class Turns:
         # While the agent starts it is busy, as during a turn: prompts wait for ``idle``.
         return "running" if self.turn_running or agent_state == "starting" else "idle"
 
-    def submit_prompt(self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = ()) -> bool:
+    def submit_prompt(
+        self,
+        text: str,
+        nonce: str,
+        uploads: Sequence[str] = (),
+        mentions: Sequence[str] = (),
+        by: dict[str, Any] | None = None,
+    ) -> bool:
         """Send a prompt, or queue it while the agent is busy. A nonce already seen (a replayed send) changes nothing.
 
-        ``uploads`` are ids of files the user attached; ``mentions`` workspace paths typed as ``@path``.
+        ``uploads`` are ids of files the user attached; ``mentions`` workspace paths typed as ``@path``; ``by`` who
+        sent it (`webclient.session.attribution.by_json`).
         """
         text = text.strip()
         if nonce in self._prompt_nonces or self.turn_state == "ended":
@@ -102,9 +110,9 @@ class Turns:
             return False
         self._prompt_nonces.add(nonce)
         if self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue):
-            self._start_turn(text, blocks)
+            self._start_turn(text, blocks, by)
         else:
-            self.queue.add(text, blocks)
+            self.queue.add(text, blocks, by)
         return True
 
     def send_queued(self, item_id: str | None = None) -> None:
@@ -126,7 +134,7 @@ class Turns:
             if item is not None:
                 self.queue.remove(item_id)
         if item is not None:
-            self._start_turn(item.text, item.blocks)
+            self._start_turn(item.text, item.blocks, item.by)
 
     async def _steer(self, prompt: list[PromptBlock]) -> None:
         try:
@@ -136,9 +144,9 @@ class Turns:
         except AgentGone:
             pass  # the adapter reports it
 
-    def _start_turn(self, text: str, blocks: list[PromptBlock]) -> None:
+    def _start_turn(self, text: str, blocks: list[PromptBlock], by: dict[str, Any] | None = None) -> None:
         prompt = prompt_content(text, blocks)
-        self.shown.turn_started(prompt)
+        self.shown.turn_started(prompt, by)
         self.turn_running = True
         self.changed(Region.STATUS)
         self.tasks.spawn(self._run_turn(prompt), "turn")

@@ -26,7 +26,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.session.recorder import NOTICE
-from webclient.store.schema import journal, sessions, transcript
+from webclient.store.schema import audit, journal, sessions, transcript
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,8 @@ class JournalWriter:
         self._rows: list[tuple[str, int, float, str, str, str]] = []
         self._states: dict[str, dict[str, Any]] = {}
         self._words: list[dict[str, Any]] = []
+        self._audit: list[dict[str, Any]] = []
+        """Rows of the audit log (`webclient.store.audit`), written with the batch."""
         self._chars = 0
         self._dropped: dict[str, int] = {}
         self._seqs: dict[str, int] = {}
@@ -154,6 +156,12 @@ class JournalWriter:
         self._words.append({"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS]})
         self._taken()
 
+    def add_audit(self, values: dict[str, Any]) -> None:
+        """One row of the audit log (`webclient.store.audit.row`)."""
+        if not self.sealed:
+            self._audit.append(values)
+            self._taken()
+
     def set_state(self, session_id: str, values: dict[str, Any]) -> None:
         self._states.setdefault(session_id, {}).update(values)
         self._taken()
@@ -199,7 +207,7 @@ class JournalWriter:
                 return
 
     def _pending(self) -> bool:
-        return bool(self._new_sessions or self._rows or self._words or self._states or self._dropped)
+        return bool(self._new_sessions or self._rows or self._words or self._states or self._dropped or self._audit)
 
     async def _write_pending(self) -> None:
         new_sessions, self._new_sessions = self._new_sessions, []
@@ -207,6 +215,7 @@ class JournalWriter:
         rows += self._dropped_notices()
         states, self._states = self._states, {}
         words, self._words = self._words, []
+        audits, self._audit = self._audit, []
         if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
             rows = [row for row in rows if row[0] not in self.deleted]
             states = {key: value for key, value in states.items() if key not in self.deleted}
@@ -229,6 +238,8 @@ class JournalWriter:
                     )
                 if words:
                     await connection.execute(insert(transcript), [_storable_values(w) for w in words])
+                if audits:
+                    await connection.execute(insert(audit), [_storable_values(a) for a in audits])
                 for session_id in states.keys() | last_activity.keys():
                     values = _storable_values(states.get(session_id, {}))
                     if session_id in last_activity:

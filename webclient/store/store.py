@@ -8,7 +8,7 @@ import shlex
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.recorder import JournalRow, StoredSession
-from webclient.store import history
+from webclient.session.recorder import ACTION, JournalRow, StoredSession
+from webclient.store import audit, history, shares
 from webclient.store.database import create_engine, database_url, migrate
 from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
@@ -36,6 +36,8 @@ class SessionJournal:
 
     def record(self, kind: str, direction: str, body: str) -> None:
         self.writer.append(self.session_id, kind, direction, body)
+        if kind == ACTION and (attributed := audit.from_action(self.session_id, body)) is not None:
+            self.writer.add_audit(attributed)  # who did it, in the audit log too
 
     def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
         self.writer.set_state(self.session_id, {"state": state, "title": title, "agent_name": agent, "turns": turns})
@@ -110,6 +112,7 @@ class Store:
             journal=self._journal(session_id),
             recorder=SessionJournal(self.writer, session_id),
             owner=row.owner,
+            shares=[stored.share for stored in await shares.of_session(self.engine, session_id)],
         )
 
     async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
@@ -139,6 +142,17 @@ class Store:
 
     async def flush(self) -> None:
         await self.writer.flush()
+
+    # -- the audit log (webclient.store.audit) -------------------------------------------------------------
+
+    def add_audit(self, values: dict[str, Any]) -> None:
+        """One row of the audit log (`webclient.store.audit.row`), written with the journal's next batch."""
+        self.writer.add_audit(values)
+
+    async def audit_log(self, session_id: str | None = None, limit: int | None = audit.PAGE) -> list[audit.AuditRow]:
+        """The audit log of one session, or of the server, newest first (``limit`` None: all of it)."""
+        await self._caught_up()
+        return await audit.read(self.engine, session_id, limit)
 
     async def close(self) -> None:
         await self.writer.close()

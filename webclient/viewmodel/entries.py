@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
+from webclient.viewmodel.by import By
 from webclient.viewmodel.changes import EntryChanged
 from webclient.viewmodel.content import (
     ContentBlock,
@@ -57,6 +58,8 @@ class MessageEntry(Entry):
     """True for a prompt this client sent (as opposed to one an agent replayed)."""
     echoed: int = 0
     """How many characters of a local prompt the agent has echoed back (they are not shown twice)."""
+    by: By | None = None
+    """Who sent this prompt, in a session more than one person uses."""
     revision: int = 0
     """Counts the changes that were not appends at its end (v2 upserts replacing the content, a chunk for it after
     it closed): a rendering that followed its growth starts over."""
@@ -102,6 +105,8 @@ class PermissionPrompt:
     description: str | None = None
     command: str | None = None
     cwd: str | None = None
+    by: By | None = None
+    """Who answered it, in a session more than one person uses."""
 
     @property
     def chosen_option(self) -> PermissionOption | None:

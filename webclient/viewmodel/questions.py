@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from webclient.viewmodel.by import By
 from webclient.viewmodel.entries import Entry
 
 FieldKind = Literal["string", "number", "integer", "boolean", "choice"]
@@ -58,9 +59,11 @@ class Question(Entry):
     """For a link: the agent said the flow at the link is done."""
     answered: Answer | None = field(default=None, repr=False)
     problem: str | None = None
+    """Why the last answer could not be taken (shown on the form, which stays open)."""
     asked_by: str | None = None
     """The subagent (child session) that asked, when one did: the question is labelled with it."""
-    """Why the last answer could not be taken (shown on the form, which stays open)."""
+    by: By | None = None
+    """Who answered it, in a session more than one person uses."""
 
 
 def answer_question(question: Question, action: str, values: dict[str, Any] | None) -> bool:

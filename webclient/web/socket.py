@@ -16,19 +16,22 @@ from starlette import status
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from webclient.people.person import Person
+from webclient.people.roles import may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
-from webclient.web.context import base_context, session_of, small_int
+from webclient.web.context import base_context, person, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
 from webclient.web.session_docs import session_docs
+from webclient.web.shares import share_token
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-Action = Callable[[Session, LiveView, Message], object]
-"""What a message of the page does (what it returns is not used)."""
+Action = Callable[[Session, LiveView, Message, Person], object]
+"""What a message of the page does, and who sent it (what it returns is not used)."""
 
 
 async def session_socket(websocket: WebSocket) -> None:
@@ -38,6 +41,7 @@ async def session_socket(websocket: WebSocket) -> None:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
         return
     await websocket.accept()
+    by, link = person(websocket), share_token(websocket)
     live = LiveView(
         session,
         web_renderer(websocket),
@@ -50,7 +54,7 @@ async def session_socket(websocket: WebSocket) -> None:
     try:
         while True:
             text = await websocket.receive_text()
-            _handle_client_message(session, live, text)
+            _handle_client_message(session, live, text, by, link)
     except WebSocketDisconnect:
         pass
     finally:
@@ -66,8 +70,11 @@ def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:
     asyncio.ensure_future(websocket.close(code=status.WS_1011_INTERNAL_ERROR))
 
 
-def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
-    """Run the action a message of the page names.
+def _handle_client_message(session: Session, live: LiveView, text: str, by: Person, link: str | None) -> None:
+    """Run the action a message of the page names, as ``by`` (``link``: the share link's token the page came with).
+
+    Whether ``by`` may drive is asked for each message, so a share revoked or turned to watch counts at once; a
+    watcher's message that would change the session is dropped (their page has no such buttons).
 
     Every action returns at once (what waits for the agent runs in the session's background tasks): this
     runs inside the socket's receive loop, which must stay free to see the page leave and the server stop.
@@ -83,7 +90,11 @@ def _handle_client_message(session: Session, live: LiveView, text: str) -> None:
     if action is None:
         log.warning("session %s: unknown action %r from the page", session.id, message.get("action"))
         return
-    action(session, live, message)
+    name = str(message.get("action"))
+    if name not in VIEWING and not may_drive(role_of(by, session.owner, session.shares, link)):
+        log.warning("session %s: %r from %s, who may only watch: ignored", session.id, name, by.id)
+        return
+    action(session, live, message, by)
 
 
 MAX_REASON = 500
@@ -101,58 +112,69 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _prompt(session: Session, live: LiveView, message: Message) -> None:
+def _prompt(session: Session, live: LiveView, message: Message, by: Person) -> None:
     uploads, mentions = _strings(message.get("attachment")), _strings(message.get("mention"))
-    session.submit_prompt(_text(message, "prompt"), _text(message, "nonce"), uploads, mentions)
+    session.submit_prompt(_text(message, "prompt"), _text(message, "nonce"), uploads, mentions, by)
 
 
-def _follow(session: Session, live: LiveView, message: Message) -> None:
+def _follow(session: Session, live: LiveView, message: Message, by: Person) -> None:
     live.follow = message.get("follow") == "on"
     if live.follow:
         live.mark(Region.LOCATION)
 
 
-def _diff_mode(session: Session, live: LiveView, message: Message) -> None:
+def _diff_mode(session: Session, live: LiveView, message: Message, by: Person) -> None:
     live.context["diff_mode"] = diff_layout(message.get("mode"))
     live.resync()
 
 
-def _earlier(session: Session, live: LiveView, message: Message) -> None:
+def _earlier(session: Session, live: LiveView, message: Message, by: Person) -> None:
     before = small_int(_text(message, "before"))
     if before:
         live.earlier(before)
 
 
+def _question(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    fields = {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")}
+    session.answer_question(_text(message, "request_id"), _text(message, "answer"), fields, by)
+
+
+def _permission(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    reason = _text(message, "reason")[:MAX_REASON].strip()
+    session.answer_permission(_text(message, "request_id"), _text(message, "option_id"), reason, by)
+
+
 ACTIONS: dict[str, Action] = {
     "prompt": _prompt,
-    "queue_edit": lambda session, live, message: session.queue.edit(_text(message, "item_id"), _text(message, "text")),
-    "queue_remove": lambda session, live, message: session.queue.remove(_text(message, "item_id")),
-    "queue_send": lambda session, live, message: session.send_queued(_text(message, "item_id")),
-    "set_mode": lambda session, live, message: session.set_mode(_text(message, "mode_id")),
-    "set_setting": lambda session, live, message: session.set_setting(
-        _text(message, "setting_id"), _text(message, "value")
+    "queue_edit": lambda session, live, message, by: session.queue.edit(
+        _text(message, "item_id"), _text(message, "text")
     ),
-    "set_model": lambda session, live, message: session.set_model(_text(message, "model_id")),
-    "permission": lambda session, live, message: session.answer_permission(
-        _text(message, "request_id"), _text(message, "option_id"), _text(message, "reason")[:MAX_REASON].strip()
+    "queue_remove": lambda session, live, message, by: session.queue.remove(_text(message, "item_id")),
+    "queue_send": lambda session, live, message, by: session.send_queued(_text(message, "item_id")),
+    "set_mode": lambda session, live, message, by: session.set_mode(_text(message, "mode_id"), by),
+    "set_setting": lambda session, live, message, by: session.set_setting(
+        _text(message, "setting_id"), _text(message, "value"), by
     ),
-    "cancel": lambda session, live, message: session.cancel(),
-    "cancel_entity": lambda session, live, message: session.cancel_entity(_text(message, "kind"), _text(message, "id")),
-    "cancel_subagent": lambda session, live, message: session.cancel_subagent(_text(message, "session_id")),
-    "authenticate": lambda session, live, message: session.authenticate(_text(message, "method_id")),
-    "cancel_sign_in": lambda session, live, message: session.cancel_sign_in(),
-    "close_sign_in_terminal": lambda session, live, message: session.close_sign_in_terminal(),
-    "retry": lambda session, live, message: session.retry(),
-    "resume": lambda session, live, message: session.resume(),
-    "rename": lambda session, live, message: session.rename(_text(message, "title")),
-    "sign_out": lambda session, live, message: session.sign_out(),
-    "question": lambda session, live, message: session.answer_question(
-        _text(message, "request_id"),
-        _text(message, "answer"),
-        {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")},
+    "set_model": lambda session, live, message, by: session.set_model(_text(message, "model_id"), by),
+    "permission": _permission,
+    "cancel": lambda session, live, message, by: session.cancel(by),
+    "cancel_entity": lambda session, live, message, by: session.cancel_entity(
+        _text(message, "kind"), _text(message, "id"), by
     ),
+    "cancel_subagent": lambda session, live, message, by: session.cancel_subagent(_text(message, "session_id"), by),
+    "authenticate": lambda session, live, message, by: session.authenticate(_text(message, "method_id")),
+    "cancel_sign_in": lambda session, live, message, by: session.cancel_sign_in(),
+    "close_sign_in_terminal": lambda session, live, message, by: session.close_sign_in_terminal(),
+    "retry": lambda session, live, message, by: session.retry(),
+    "resume": lambda session, live, message, by: session.resume(by),
+    "rename": lambda session, live, message, by: session.rename(_text(message, "title"), by),
+    "sign_out": lambda session, live, message, by: session.sign_out(by),
+    "question": _question,
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
+
+VIEWING = frozenset({"follow", "diff_mode", "earlier"})
+"""The actions that change only what this page shows: a watcher may send them; every other one needs a driver."""

@@ -1,0 +1,62 @@
+"""Whom each session is shared with (the ``shares`` table): read into `Session.shares` when a session is rebuilt,
+added and revoked from its Share panel. Rare writes: straight to the database, after the journal's writer wrote
+the session's row (a share names it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from webclient.people.roles import Share
+from webclient.store.schema import shares
+
+
+@dataclass(frozen=True, slots=True)
+class StoredShare:
+    """A share as its panel lists it: the share, its row's id (what Revoke names), when and by whom."""
+
+    id: int
+    share: Share
+    created: datetime
+    created_by: str
+
+
+async def of_session(engine: AsyncEngine, session_id: str) -> list[StoredShare]:
+    """The session's shares, oldest first."""
+    query = select(shares).where(shares.c.session_id == session_id).order_by(shares.c.id)
+    async with engine.connect() as connection:
+        rows = (await connection.execute(query)).all()
+    return [StoredShare(r.id, Share(r.kind, r.grantee, r.role), r.created, r.created_by) for r in rows]
+
+
+async def add(engine: AsyncEngine, session_id: str, share: Share, by: str) -> int:
+    """Store ``share`` (one per grantee: sharing again changes the role); returns its id."""
+    async with engine.begin() as connection:
+        same = (shares.c.session_id == session_id) & (shares.c.kind == share.kind) & (shares.c.grantee == share.grantee)
+        await connection.execute(delete(shares).where(same))
+        values = {
+            "session_id": session_id,
+            "kind": share.kind,
+            "grantee": share.grantee,
+            "role": share.role,
+            "created": datetime.now(UTC),
+            "created_by": by,
+        }
+        result = await connection.execute(insert(shares).values(values))
+        key = result.inserted_primary_key
+        assert key is not None
+        return int(key[0])
+
+
+async def revoke(engine: AsyncEngine, session_id: str, share_id: int) -> Share | None:
+    """Delete the share ``share_id`` of the session; returns what it was (None: there was none)."""
+    async with engine.begin() as connection:
+        query = select(shares).where((shares.c.session_id == session_id) & (shares.c.id == share_id))
+        found = (await connection.execute(query)).first()
+        if found is None:
+            return None
+        await connection.execute(delete(shares).where(shares.c.id == share_id))
+    return Share(found.kind, found.grantee, found.role)
