@@ -42,7 +42,7 @@ def test_the_apps_named_routes_are_the_url_table() -> None:
 
 def test_the_url_builder_agrees_with_starlettes_reverse_routing() -> None:
     app = create_app(Settings(token=TOKEN))
-    params = {"session_id": "ab12", "seq": 7, "index": 2, "agent": "claude-code", "signin_id": "5f" * 32}
+    params = {"session_id": "ab12", "seq": 7, "index": 2, "agent": "claude-code", "signin_id": "5f" * 32, "share_id": 3}
     for name, pattern in ROUTES.items():
         if name == "static":
             assert Urls().static("app.js") == app.url_path_for("static", path="/app.js")

@@ -44,6 +44,10 @@ ROUTES: dict[str, str] = {
     "secrets": "/settings/secrets",
     "save_secret": "/settings/secrets",
     "delete_secret": "/settings/secrets/delete",
+    "session_audit": "/sessions/{session_id}/audit",
+    "add_share": "/sessions/{session_id}/shares",
+    "revoke_share": "/sessions/{session_id}/shares/{share_id:int}/revoke",
+    "audit": "/audit",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

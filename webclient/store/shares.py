@@ -11,7 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.roles import Share
-from webclient.store.schema import shares
+from webclient.store.schema import people, shares
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +60,10 @@ async def revoke(engine: AsyncEngine, session_id: str, share_id: int) -> Share |
             return None
         await connection.execute(delete(shares).where(shares.c.id == share_id))
     return Share(found.kind, found.grantee, found.role)
+
+
+async def known_people(engine: AsyncEngine, limit: int = 500) -> list[tuple[str, str]]:
+    """(id, name) of the people who signed in, most recent first: whom the Share panel offers."""
+    query = select(people.c.id, people.c.name).order_by(people.c.last_seen.desc()).limit(limit)
+    async with engine.connect() as connection:
+        return [(row.id, row.name) for row in await connection.execute(query)]

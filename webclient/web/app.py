@@ -24,7 +24,18 @@ from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.homes import data_folder
 from webclient.session.registry import SessionManager
-from webclient.web import agent_sessions, history, log_page, pages, panels, people_page, prompt_box, secrets_page
+from webclient.web import (
+    agent_sessions,
+    audit_pages,
+    history,
+    log_page,
+    pages,
+    panels,
+    people_page,
+    prompt_box,
+    secrets_page,
+    shares,
+)
 from webclient.web.access import Access, AccessGuard
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.inbox import inbox_page
@@ -73,6 +84,10 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "secrets": (secrets_page.secrets_page, "GET"),
     "save_secret": (secrets_page.save_secret, "POST"),
     "delete_secret": (secrets_page.delete_secret, "POST"),
+    "session_audit": (audit_pages.session_audit, "GET"),
+    "add_share": (shares.add_share, "POST"),
+    "revoke_share": (shares.revoke_share, "POST"),
+    "audit": (audit_pages.server_audit, "GET"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 

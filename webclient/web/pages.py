@@ -12,7 +12,7 @@ from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web import history
+from webclient.web import history, shares
 from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
 from webclient.web.history import human_time
 from webclient.web.live import LiveView, composer_nonce
@@ -78,7 +78,7 @@ async def session_page(request: Request) -> Response:
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
     socket_path = urls(request).for_("socket", session_id=session.id)
-    return page(
+    response = page(
         request,
         "session.html",
         session=session,
@@ -89,7 +89,10 @@ async def session_page(request: Request) -> Response:
         window=window,
         earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
         ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
+        **await shares.panel_context(request, session),
     )
+    shares.remember_link(request, response, session)
+    return response
 
 
 async def end_session(request: Request) -> Response:

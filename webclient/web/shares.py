@@ -1,19 +1,139 @@
 """The Share panel of a session: its owner shares it with a person, a group or by link, to watch or to drive, and
 revokes; and the share link's token a request comes with.
 
-A link share's URL is ``/sessions/{id}?share=TOKEN``: the first request sets a cookie ``share`` scoped to that
-session's path, so the page's own requests (its socket, its panels) carry the token after it.
+A link share's URL is ``/sessions/{id}?share=TOKEN``: the page answering it sets a cookie ``share`` scoped to that
+session's path, so the page's own requests (its socket, its panels) carry the token after it. A share or a revoke
+is in `Session.shares` at once, so the next request and the next message of an open socket see it; a revoke also
+closes the sockets of those it shut out (`webclient.web.presence`).
 """
 
 from __future__ import annotations
 
-from starlette.requests import HTTPConnection
+import secrets
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import RedirectResponse, Response
+
+from webclient.people.person import LOCAL
+from webclient.people.roles import Role, Share, may_drive, role_of
+from webclient.session.core import Session
+from webclient.store import audit
+from webclient.store import shares as stored_shares
+from webclient.store.store import Store
+from webclient.web.context import person, session_of, urls
+from webclient.web.presence import presence
 
 SHARE = "share"
 """The name of the share link's token: a query parameter, and the cookie it becomes."""
+KINDS = ("person", "group", "link")
+ROLES = ("watch", "drive")
+MAX_GRANTEE = 200
 
 
 def share_token(conn: HTTPConnection) -> str | None:
     """The share link's token this request came with (its query, else the cookie the link left), if any."""
     token = conn.query_params.get(SHARE) or conn.cookies.get(SHARE)
     return token[:100] if token else None
+
+
+def role(conn: HTTPConnection, session: Session) -> Role | None:
+    """What the person of this request may do with ``session`` (`webclient.people.roles.role_of`)."""
+    return role_of(person(conn), session.owner, session.shares, share_token(conn))
+
+
+def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
+    """What the session page's templates need to know of sharing: whether this person only watches, whether they
+    own it (the Share panel), and who has it open."""
+    their_role = role(conn, session)
+    return {"role": their_role, "watching": not may_drive(their_role), "presence": presence(conn)}
+
+
+def remember_link(conn: HTTPConnection, response: Response, session: Session) -> None:
+    """The page came through a share link (``?share=``): keep its token in a cookie for that session's pages."""
+    token = conn.query_params.get(SHARE)
+    if token and any(s.kind == "link" and s.grantee == token for s in session.shares):
+        path = urls(conn).for_("session", session_id=session.id)
+        response.set_cookie(SHARE, token, path=path, httponly=True, samesite="lax", secure=conn.url.scheme == "https")
+
+
+async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
+    """`page_context`, and for the owner what the Share panel lists: the shares, and the people to pick from."""
+    context = page_context(conn, session)
+    owner = context["role"] == "owner" and person(conn).id != LOCAL.id  # token mode's one person shares with no one
+    context["may_share"] = owner
+    context["shares_listed"] = await listed(conn, session) if owner else []
+    context["known_people"] = await known_people(conn) if owner else []
+    return context
+
+
+async def owned(request: Request) -> tuple[Session, Store]:
+    """The session the URL names, which this request's person owns (the owner, or an admin), and the store."""
+    session = await session_of(request)
+    their_role = role(request, session)
+    if their_role is None:
+        raise HTTPException(404, "No such session")
+    if their_role != "owner":
+        raise HTTPException(403, "Only the session's owner may do that")
+    store: Store | None = getattr(request.app.state, "store", None)
+    if store is None:
+        raise HTTPException(404, "The store is off: sessions are not kept, nor shared")
+    return session, store
+
+
+async def add_share(request: Request) -> Response:
+    """The Share panel's form: ``kind`` (person, group, link), ``grantee`` (not for a link) and ``role``."""
+    session, store = await owned(request)
+    form = await request.form()
+    kind, grantee, share_role = (str(form.get(name, "")).strip() for name in ("kind", "grantee", "role"))
+    if kind == "link":
+        grantee = secrets.token_urlsafe(18)
+    if kind not in KINDS or share_role not in ROLES or not grantee or len(grantee) > MAX_GRANTEE:
+        raise HTTPException(400, "Share with a person, a group or by link, to watch or to drive")
+    share = Share(kind, grantee, share_role)  # type: ignore[arg-type]  # checked against KINDS and ROLES above
+    await store.flush()  # the session's row, which the share names
+    by = person(request)
+    await stored_shares.add(store.engine, session.id, share, by.id)
+    await _reload(session, store)
+    detail = {"kind": kind, "grantee": _shown(share), "role": share_role}
+    store.add_audit(audit.row(session.id, by.id, by.label, "share", detail))
+    await presence(request).shut_out(session)  # sharing again may turn a driver into a watcher
+    return _back(request, session)
+
+
+async def revoke_share(request: Request) -> Response:
+    session, store = await owned(request)
+    revoked = await stored_shares.revoke(store.engine, session.id, request.path_params["share_id"])
+    if revoked is not None:
+        await _reload(session, store)
+        by = person(request)
+        detail = {"kind": revoked.kind, "grantee": _shown(revoked), "role": revoked.role}
+        store.add_audit(audit.row(session.id, by.id, by.label, "revoke", detail))
+        await presence(request).shut_out(session)
+    return _back(request, session)
+
+
+async def listed(conn: HTTPConnection, session: Session) -> list[stored_shares.StoredShare]:
+    """The session's shares as its owner's panel lists them (none without a store)."""
+    store: Store | None = getattr(conn.app.state, "store", None)
+    return [] if store is None else await stored_shares.of_session(store.engine, session.id)
+
+
+async def known_people(conn: HTTPConnection) -> list[tuple[str, str]]:
+    """(id, name) of the people the server knows, for the panel's list to pick from."""
+    store: Store | None = getattr(conn.app.state, "store", None)
+    return [] if store is None else await stored_shares.known_people(store.engine)
+
+
+async def _reload(session: Session, store: Store) -> None:
+    session.shares = [stored.share for stored in await stored_shares.of_session(store.engine, session.id)]
+
+
+def _shown(share: Share) -> str:
+    """A share's grantee as the audit log keeps it: a link's token is a secret, only its start is kept."""
+    return share.grantee[:6] + "…" if share.kind == "link" else share.grantee
+
+
+def _back(request: Request, session: Session) -> Response:
+    return RedirectResponse(urls(request).for_("session", session_id=session.id) + "#share", status_code=303)

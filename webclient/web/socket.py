@@ -24,8 +24,9 @@ from webclient.viewmodel.changes import Region
 from webclient.web.context import base_context, person, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
+from webclient.web.presence import Viewer, presence
 from webclient.web.session_docs import session_docs
-from webclient.web.shares import share_token
+from webclient.web.shares import page_context, share_token
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,10 @@ async def session_socket(websocket: WebSocket) -> None:
         web_renderer(websocket),
         session_docs(websocket).of(session),
         websocket.send_text,
-        base_context(websocket),
+        {**base_context(websocket), **page_context(websocket, session)},
     )
+    shut_out = Viewer(by, link, lambda: websocket.close(status.WS_1008_POLICY_VIOLATION))
+    leave = presence(websocket).join(session, shut_out)
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
     sender.add_done_callback(lambda task: _sender_done(task, websocket))
     try:
@@ -58,6 +61,7 @@ async def session_socket(websocket: WebSocket) -> None:
     except WebSocketDisconnect:
         pass
     finally:
+        leave()
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)
 

@@ -1,0 +1,199 @@
+"""Sharing a session: with a person, a group or by link, to watch or to drive; revoked at once. A watcher's page has
+no composer and no buttons, and the socket drops what a watcher sends (the agent receives nothing); who has the
+session open shows in its header; the audit log keeps every share and every attributed action."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import re
+import time
+
+import httpx
+import pytest
+import websockets
+
+from tests.support.people import TEAM, as_person
+from tests.support.restarts import until
+from tests.support.servers import Server, ServerFactory
+from tests.support.team import new_session, page_socket, prompt, ready
+
+ADMINS = ["admins"]
+"""Alice is an admin here, so she owns her sessions whether or not the session records its owner."""
+
+
+def client(server: Server, name: str, groups: list[str] | None = None) -> httpx.Client:
+    http = httpx.Client(base_url=server.url, headers={**as_person(name, groups or []), "Origin": server.url})
+    server.clients.append(http)
+    return http
+
+
+def share(server: Server, session_id: str, kind: str, grantee: str, role: str) -> None:
+    answer = client(server, "alice", ADMINS).post(
+        f"/sessions/{session_id}/shares", data={"kind": kind, "grantee": grantee, "role": role}
+    )
+    assert answer.status_code == 303, answer.text[:300]
+
+
+def shares_of(server: Server, session_id: str) -> list[tuple[str, str]]:
+    """(share id, kind) of each share on alice's Share panel."""
+    page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    return re.findall(r'/shares/(\d+)/revoke"', page), re.findall(r'data-kind="(\w+)"', page)  # type: ignore[return-value]
+
+
+def prompts_received(server: Server) -> list[str]:
+    return [
+        block["text"]
+        for message in server.received()
+        if message.get("method") == "session/prompt"
+        for block in message["params"]["prompt"]
+        if block.get("type") == "text"
+    ]
+
+
+async def send_as(server: Server, session_id: str, name: str, text: str, groups: list[str] | None = None) -> None:
+    """``name`` opens the page's socket and sends a prompt and a Stop, as its composer and button would."""
+    async with page_socket(server, session_id, name, groups or []) as (socket, _):
+        await prompt(socket, text, f"nonce-{name}-{text}")
+        await socket.send(json.dumps({"action": "set_mode", "mode_id": "x"}))
+        await asyncio.sleep(1)
+
+
+@pytest.fixture
+def team(start_server: ServerFactory) -> tuple[Server, str]:
+    """A team's server and a session of alice's whose agent is ready."""
+    server = start_server(**TEAM)
+    session_id = new_session(server, "alice", ADMINS)
+
+    async def wait_ready() -> None:
+        async with page_socket(server, session_id, "alice", ADMINS) as (socket, _):
+            await ready(socket)
+
+    asyncio.run(wait_ready())
+    return server, session_id
+
+
+def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    asyncio.run(send_as(server, session_id, "bob", "from a stranger"))
+    share(server, session_id, "person", "bob", "watch")
+    page = client(server, "bob").get(f"/sessions/{session_id}").text
+    assert 'id="composer"' not in page and 'data-action="cancel"' not in page and 'data-role="rename"' not in page
+    assert 'data-role="watching-only"' in page and 'data-role="share-panel"' not in page
+    asyncio.run(send_as(server, session_id, "bob", "from a watcher"))
+    assert prompts_received(server) == []
+
+    share(server, session_id, "person", "bob", "drive")  # the same person again: the role changes
+    page = client(server, "bob").get(f"/sessions/{session_id}").text
+    assert 'id="composer"' in page and 'data-role="watching-only"' not in page
+    asyncio.run(send_as(server, session_id, "bob", "echo from a driver"))
+    assert prompts_received(server) == ["echo from a driver"]
+    alice_sees = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    assert 'data-role="sent-by">bob <time' in alice_sees
+    ids, kinds = shares_of(server, session_id)
+    assert kinds == ["person"]
+
+
+async def revoked_while_open(server: Server, session_id: str, share_id: str) -> int | None:
+    async with page_socket(server, session_id, "bob") as (socket, _):
+        alice = client(server, "alice", ADMINS)
+        await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
+        try:
+            async with asyncio.timeout(10):
+                while True:
+                    await socket.recv()
+        except websockets.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+
+
+def test_a_revoke_takes_effect_at_once_and_closes_the_open_page(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "person", "bob", "drive")
+    (share_id,), _ = shares_of(server, session_id)
+    assert asyncio.run(revoked_while_open(server, session_id, share_id)) == 1008
+    assert shares_of(server, session_id) == ([], [])
+    asyncio.run(send_as(server, session_id, "bob", "after the revoke"))
+    assert prompts_received(server) == []
+
+
+def test_a_group_share_lets_its_members_drive(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "group", "dev", "drive")
+    asyncio.run(send_as(server, session_id, "erin", "not in the group", ["ops"]))
+    asyncio.run(send_as(server, session_id, "dave", "echo from the group", ["dev"]))
+    assert prompts_received(server) == ["echo from the group"]
+
+
+async def through_the_link(server: Server, session_id: str, cookie: str) -> None:
+    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}
+    async with websockets.connect(url, additional_headers=headers) as socket:
+        await socket.recv()
+        await prompt(socket, "through a watch link", "n-link")
+        await asyncio.sleep(1)
+
+
+def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "link", "", "watch")
+    alice_page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    link = re.search(r'href="([^"]+)" data-role="share-link"', alice_page)
+    assert link is not None
+    token = link.group(1).split("share=")[1]
+    carol = client(server, "carol")
+    answer = carol.get(link.group(1).replace("&amp;", "&"))
+    assert answer.status_code == 200
+    set_cookie = answer.headers["set-cookie"]
+    assert f"share={token}" in set_cookie and f"Path=/sessions/{session_id}" in set_cookie
+    assert "HttpOnly" in set_cookie
+    assert 'data-role="watching-only"' in answer.text
+    asyncio.run(through_the_link(server, session_id, f"share={token}"))
+    assert prompts_received(server) == []
+
+
+async def come_and_go(server: Server, session_id: str) -> tuple[str, str]:
+    async with page_socket(server, session_id, "alice", ADMINS) as (alice, _):
+        share_task = asyncio.to_thread(share, server, session_id, "person", "bob", "watch")
+        await share_task
+        async with page_socket(server, session_id, "bob") as _:
+            both = await until(alice, 'data-person="bob"')
+        gone = await until(alice, 'data-role="presence"')
+        while 'data-person="bob"' in gone:
+            gone = await until(alice, 'data-role="presence"')
+    return both, gone
+
+
+def test_the_header_shows_who_has_the_session_open_as_they_come_and_go(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    both, gone = asyncio.run(come_and_go(server, session_id))
+    presence = re.search(r'data-role="presence".*?</span> watching</span>', both, re.S)
+    assert presence is not None and ">alice<" in presence.group(0) and ">bob<" in presence.group(0)
+    assert 'data-person="alice"' in gone
+
+
+def test_the_audit_log_per_session_and_per_server_with_its_exports(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "person", "bob", "drive")
+    asyncio.run(send_as(server, session_id, "bob", "echo audited"))
+    time.sleep(0.3)
+    alice = client(server, "alice", ADMINS)
+    page = alice.get(f"/sessions/{session_id}/audit")
+    assert page.status_code == 200
+    assert re.findall(r'data-action="(\w+)" data-person="(\w+)"', page.text) == [
+        ("mode", "bob"),
+        ("prompt", "bob"),
+        ("share", "alice"),
+    ]
+    exported = alice.get(f"/sessions/{session_id}/audit", params={"format": "csv"})
+    assert exported.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    assert [(row["person"], row["action"]) for row in rows] == [("alice", "share"), ("bob", "prompt"), ("bob", "mode")]
+    lines = alice.get(f"/sessions/{session_id}/audit", params={"format": "jsonl"}).text.splitlines()
+    assert json.loads(lines[1])["detail"]["text"] == "echo audited"
+    bob = client(server, "bob")
+    assert bob.get(f"/sessions/{session_id}/audit").status_code == 403  # a driver, not the owner
+    assert bob.get("/audit").status_code == 404
+    everything = alice.get("/audit", params={"format": "jsonl"}).text.splitlines()
+    assert [json.loads(line)["session"] for line in everything] == [session_id] * 3

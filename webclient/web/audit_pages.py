@@ -1,0 +1,57 @@
+"""The audit log's pages: a session's (its owner's and the admins'), and the whole server's (admins'); each also as
+CSV (``?format=csv``) and JSON lines (``?format=jsonl``), all of it, oldest first."""
+
+from __future__ import annotations
+
+import time
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from webclient.store import audit
+from webclient.store.audit import AuditRow
+from webclient.store.store import Store
+from webclient.web.context import page, person
+from webclient.web.shares import owned
+
+EXPORTS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+
+
+async def session_audit(request: Request) -> Response:
+    session, store = await owned(request)
+    return await _answer(request, store, session.id, f"audit-{session.id}", session_title=session.title or session.id)
+
+
+async def server_audit(request: Request) -> Response:
+    store: Store | None = getattr(request.app.state, "store", None)
+    if not person(request).admin or store is None:
+        raise HTTPException(404, "Not Found")
+    return await _answer(request, store, None, "audit")
+
+
+async def _answer(
+    request: Request, store: Store, session_id: str | None, filename: str, session_title: str | None = None
+) -> Response:
+    fmt = request.query_params.get("format", "")
+    if fmt in EXPORTS:
+        rows = await store.audit_log(session_id, limit=None)
+        body = audit.as_csv(rows) if fmt == "csv" else audit.as_json_lines(rows)
+        headers = {"content-disposition": f'attachment; filename="{filename}.{fmt}"'}
+        return Response(body, media_type=EXPORTS[fmt], headers=headers)
+    rows = await store.audit_log(session_id)
+    context = {"rows": rows, "session_id": session_id, "session_title": session_title}
+    return page(request, "audit.html", **context, detail_text=detail_text, when=when)
+
+
+def when(at: float) -> str:
+    """An audit row's time: ISO 8601, UTC, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def detail_text(row: AuditRow) -> str:
+    """The row's detail as one line to read: its fields as ``name: value``."""
+    fields = row.as_json()["detail"]
+    if not isinstance(fields, dict):
+        return str(fields)
+    return " · ".join(f"{key}: {value}" for key, value in fields.items() if value not in (None, "", []))
