@@ -9,14 +9,16 @@ import csv
 import io
 import json
 import re
+import signal
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 import websockets
 
 from tests.support.people import TEAM, as_person
-from tests.support.restarts import until
+from tests.support.restarts import stop, until
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session, page_socket, prompt, ready
 
@@ -197,3 +199,30 @@ def test_the_audit_log_per_session_and_per_server_with_its_exports(team: tuple[S
     assert bob.get("/audit").status_code == 404
     everything = alice.get("/audit", params={"format": "jsonl"}).text.splitlines()
     assert [json.loads(line)["session"] for line in everything] == [session_id] * 3
+
+
+def test_a_watcher_may_not_prompt_upload_or_end_over_http_either(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "person", "bob", "watch")
+    bob = client(server, "bob")
+    assert bob.post(f"/sessions/{session_id}/prompt", data={"prompt": "echo by form", "nonce": "f1"}).status_code == 403
+    upload = bob.post(f"/sessions/{session_id}/attachments", files={"file": ("a.txt", b"hello", "text/plain")})
+    assert upload.status_code == 403
+    assert bob.post(f"/sessions/{session_id}/end").status_code == 403
+    time.sleep(0.5)
+    assert prompts_received(server) == []
+    assert 'data-agent-state="ready"' in client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+
+
+def test_the_shares_come_back_with_the_session_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
+    data = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(**TEAM, **data)
+    session_id = new_session(first, "alice", ADMINS)
+    share(first, session_id, "person", "bob", "drive")
+    share(first, session_id, "person", "carol", "watch")
+    stop(first, signal.SIGTERM)
+
+    second = start_server(**TEAM, **data)
+    assert 'id="composer"' in client(second, "bob").get(f"/sessions/{session_id}").text
+    assert 'data-role="watching-only"' in client(second, "carol").get(f"/sessions/{session_id}").text
+    assert shares_of(second, session_id)[1] == ["person", "person"]

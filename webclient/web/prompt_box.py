@@ -13,8 +13,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.types import Message, Receive
 
 from webclient.session.uploads import MAX_UPLOAD_BYTES, UploadRefused
+from webclient.web.context import person, session_of, urls
 from webclient.web.context import renderer as web_renderer
-from webclient.web.context import session_of, urls
 from webclient.workspace.listing import list_files, match
 
 LISTING_TTL = 10.0
@@ -30,7 +30,7 @@ async def prompt_without_script(request: Request) -> Response:
     """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
     session = await session_of(request, "drive")
     form = await request.form()
-    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")))
+    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 

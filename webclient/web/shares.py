@@ -58,6 +58,12 @@ def remember_link(conn: HTTPConnection, response: Response, session: Session) ->
         response.set_cookie(SHARE, token, path=path, httponly=True, samesite="lax", secure=conn.url.scheme == "https")
 
 
+def require_drive(conn: HTTPConnection, session: Session) -> None:
+    """Refuse a request that would change ``session`` from someone who may only watch it (403)."""
+    if not may_drive(role(conn, session)):
+        raise HTTPException(403, "You may watch this session, not change it")
+
+
 async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
     """`page_context`, and for the owner what the Share panel lists: the shares, and the people to pick from."""
     context = page_context(conn, session)
