@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 import sqlite3
 import sys
@@ -21,6 +22,7 @@ from tests.support.team import asked, new_session, page_socket, prompt, ready
 
 ADMINS = ["admins"]
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
+QUESTION_AGENT = f"{sys.executable} {AGENTS / 'question_agent.py'}"
 
 
 def page_of(server: Server, session_id: str, name: str) -> str:
@@ -114,3 +116,30 @@ def test_token_mode_names_no_one_but_keeps_the_record(start_server: ServerFactor
         ("local", "prompt"),
         ("local", "permission"),
     ]
+
+
+async def bob_declines_alices_question(server: Server, session_id: str) -> None:
+    async with page_socket(server, session_id, "alice", ADMINS) as (alice, nonce):
+        await ready(alice)
+        async with page_socket(server, session_id, "bob", ADMINS) as (bob, _):
+            await prompt(alice, "form", nonce)
+            frame = await until(bob, 'data-role="question-form"')
+            request = re.search(r'name="request_id" value="([^"]+)"', frame)
+            assert request is not None
+            await bob.send(json.dumps({"action": "question", "request_id": request.group(1), "answer": "decline"}))
+            await until(alice, 'Declined<span class="by" data-role="by"> by <span data-role="by-name">bob<')
+
+
+def test_a_questions_answer_names_who_gave_it_after_a_restart_too(start_server: ServerFactory, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = start_server(QUESTION_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
+    session_id = new_session(first, "alice", ADMINS)
+    asyncio.run(bob_declines_alices_question(first, session_id))
+    asyncio.run(asyncio.sleep(0.3))
+    before = thread_html(page_of(first, session_id, "alice"))
+    assert 'data-role="by-name">bob</span>' in before
+    stop(first, signal.SIGTERM)
+
+    second = start_server(QUESTION_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
+    assert thread_html(page_of(second, session_id, "alice")) == before
+    assert [(who, action) for who, action, _ in audit_rows(data)] == [("alice", "prompt"), ("bob", "question")]

@@ -1,0 +1,84 @@
+"""Two people in two browsers on one team's server: alice shares her session from its Share panel; bob, a driver,
+answers her agent's question and her card names him; carol, a watcher, follows live with nothing to press; the
+header shows who has the session open."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.people import TEAM, person_context
+from tests.support.servers import Server, ServerFactory
+from tests.support.team import new_session
+
+
+class People:
+    """A browser context per person, each checked for JavaScript errors when the test ends."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def page(self, name: str, groups: list[str] | None = None) -> Page:
+        context = person_context(self.browser, name, groups or [])
+        self.contexts.append(context)
+        page: Page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda error: self.errors.append(f"{name}: {error}"))
+        return page
+
+
+@pytest.fixture
+def people(browser: Any) -> Iterator[People]:
+    team = People(browser)
+    yield team
+    for context in team.contexts:
+        context.close()
+    assert not team.errors, team.errors
+
+
+def share_from_the_panel(page: Page, grantee: str, role: str) -> None:
+    page.click('[data-role="share-panel"] summary')
+    page.fill('[data-role="share-grantee"]', grantee)
+    page.select_option('[data-role="share-role"]', role)
+    page.click('[data-action="share"]')
+    expect(page.locator(f'[data-role="share"][data-grantee="{grantee}"]')).to_have_attribute("data-share-role", role)
+
+
+def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
+    start_server: ServerFactory, people: People
+) -> None:
+    server: Server = start_server(**TEAM)
+    session_id = new_session(server, "alice", ["admins"])
+    url = f"{server.url}/sessions/{session_id}"
+    alice = people.page("alice", ["admins"])
+    alice.goto(url)
+    expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
+    share_from_the_panel(alice, "bob", "drive")
+    share_from_the_panel(alice, "carol", "watch")
+
+    bob, carol = people.page("bob"), people.page("carol")
+    bob.goto(url)
+    carol.goto(url)
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob, carol watching")
+    expect(carol.locator("#composer")).to_have_count(0)
+    expect(carol.locator('[data-role="watching-only"]')).to_be_visible()
+    expect(carol.locator('[data-role="share-panel"]')).to_have_count(0)
+
+    alice.fill("#prompt-input", "permission")
+    alice.keyboard.press("Enter")
+    expect(carol.locator('[data-role="waiting-for-driver"]')).to_be_visible()
+    expect(carol.locator("[data-option-id]")).to_have_count(0)
+    bob.click('[data-option-id="allow-once"]')
+    by = alice.locator('[data-role="permission"] [data-role="by"]')
+    expect(by).to_contain_text("by bob, ")
+    expect(alice.locator('[data-role="permission"] .answered')).to_contain_text("Allow once by bob")
+    expect(carol.locator('[data-role="permission"] [data-role="by-name"]')).to_have_text("bob")
+    expect(carol.locator('[data-role="sent-by"]')).to_contain_text("alice")
+
+    carol.close()
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
