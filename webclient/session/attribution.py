@@ -8,10 +8,13 @@ team: token mode's one person (`webclient.people.person.LOCAL`) is "you", and is
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webclient.people.person import LOCAL, Person
 from webclient.viewmodel.by import By
+
+if TYPE_CHECKING:
+    from webclient.session.shown import Shown  # which shows the "by" this module makes
 
 Actor = Person | None
 """Who did something: a person, or None (the server itself, or a test driving a session directly)."""
@@ -37,3 +40,10 @@ def named(person: Actor) -> str | None:
     """The name a notice gives for ``person`` (None: no one to name, as in token mode)."""
     by = shown_by(by_json(person))
     return by.name if by is not None else None
+
+
+def say(shown: Shown, by: Actor, what: str, subject: Any = "") -> None:
+    """A small line on the thread naming who changed something (``subject``: the mode, model or setting, None when
+    there is no such one), in a session more than one person uses."""
+    if subject is not None and (name := named(by)) is not None:
+        shown.notice("info", " ".join(filter(None, (name, what, getattr(subject, "name", subject)))))

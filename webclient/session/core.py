@@ -29,7 +29,7 @@ from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
 from webclient.session.answers import Answers
-from webclient.session.attribution import Actor, by_json, named
+from webclient.session.attribution import Actor, by_json, say
 from webclient.session.control_changes import ControlChanges
 from webclient.session.lifecycle import AgentLifecycle, AgentState
 from webclient.session.prompt_queue import PromptQueue
@@ -310,7 +310,7 @@ class Session:
     def cancel(self, by: Actor = None) -> None:
         """Stop: a sign-in in progress is given up; a turn is stopped. Returns at once."""
         self._record_action("stop", by)
-        self._say(by, "pressed Stop")
+        say(self.shown, by, "pressed Stop")
         if self.lifecycle.agent_state == "signing-in":
             self.lifecycle.cancel_sign_in()
         else:
@@ -373,27 +373,21 @@ class Session:
 
     def set_mode(self, mode_id: str, by: Actor = None) -> None:
         self._record_action("mode", by, mode_id=mode_id)
-        self._say(by, "set the mode to", self.controls.mode(mode_id))
+        say(self.shown, by, "set the mode to", self.controls.mode(mode_id))
         self.control_changes.set_mode(mode_id)
 
     def set_model(self, model_id: str, by: Actor = None) -> None:
         self._record_action("model", by, model_id=model_id)
-        self._say(by, "set the model to", self.controls.model(model_id))
+        say(self.shown, by, "set the model to", self.controls.model(model_id))
         self.control_changes.set_model(model_id)
 
     def set_setting(self, setting_id: str, value: str, by: Actor = None) -> None:
         secret = getattr(self.controls.setting(setting_id), "secret", False)
         self._record_action("setting", by, setting_id=setting_id, value=SECRET_SET if secret else value)
-        self._say(by, "changed", self.controls.setting(setting_id))
+        say(self.shown, by, "changed", self.controls.setting(setting_id))
         self.control_changes.set_setting(setting_id, value)
 
     def _record_action(self, action: str, by: Actor = None, **arguments: object) -> None:
         """Journal what the user did, with who did it (`webclient.session.attribution`: the audit log reads it)."""
         attributed = {"by": by_json(by)} if by is not None else {}
         self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments, **attributed}))
-
-    def _say(self, by: Actor, what: str, subject: Any = "") -> None:
-        """A small line on the thread naming who changed something (``subject``: the mode, model or setting, None
-        when there is no such one), in a session more than one person uses."""
-        if subject is not None and (name := named(by)) is not None:
-            self.shown.notice("info", " ".join(filter(None, (name, what, getattr(subject, "name", subject)))))
