@@ -143,3 +143,20 @@ def test_a_questions_answer_names_who_gave_it_after_a_restart_too(start_server: 
     second = start_server(QUESTION_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
     assert thread_html(page_of(second, session_id, "alice")) == before
     assert [(who, action) for who, action, _ in audit_rows(data)] == [("alice", "prompt"), ("bob", "question")]
+
+
+async def bob_queues_behind_alice(server: Server, session_id: str) -> str:
+    async with page_socket(server, session_id, "alice", ADMINS) as (alice, nonce):
+        await ready(alice)
+        async with page_socket(server, session_id, "bob", ADMINS) as (bob, bob_nonce):
+            await prompt(alice, "wait 1", nonce)
+            await until(alice, 'data-turn-state="running"')
+            await prompt(bob, "queued by bob", bob_nonce)
+            return await until(alice, 'data-role="sent-by">bob <time')
+
+
+def test_a_queued_prompt_names_who_queued_it_when_its_turn_comes(start_server: ServerFactory) -> None:
+    server = start_server(CONTROLS_AGENT, **TEAM)
+    session_id = new_session(server, "alice", ADMINS)
+    frame = asyncio.run(bob_queues_behind_alice(server, session_id))
+    assert "queued by bob" in frame

@@ -275,9 +275,9 @@ class Session:
         rebuilding.done()
         self._changed(Region.STATUS)
 
-    async def end(self) -> None:
+    async def end(self, by: Actor = None) -> None:
         """The user ends the session: as `close`, and recorded (a rebuilt page says the user ended it)."""
-        self._record_action("end")
+        self._record_action("end", by)
         await self.close()
 
     async def close(self) -> None:

@@ -250,9 +250,9 @@ class SessionManager:
             await self.records.delete(session_id)
         return True
 
-    async def end(self, session: Session) -> None:
+    async def end(self, session: Session, by: Person | None = None) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
-        await session.end()
+        await session.end(by)
         session.recorder.state("ended", session.title, _agent_name(session), session.thread.turn)
         self._ended_at.setdefault(session.id, time.monotonic())
         self.on_release(session.id)

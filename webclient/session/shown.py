@@ -71,9 +71,13 @@ class Shown:
             if isinstance(entry, MessageEntry) and entry.kind in ("user-message", "agent-message") and entry.text:
                 self.recorder.words("user" if entry.kind == "user-message" else "agent", entry.text)
 
-    def queued(self, items: Sequence[tuple[str, str, Sequence[PromptBlock]]]) -> None:
-        """The prompts waiting for their turn, as they are now (id, text, blocks): the rebuilt page shows them."""
-        queue = [{"id": i, "text": text, "blocks": [_block_json(b) for b in blocks]} for i, text, blocks in items]
+    def queued(self, items: Sequence[tuple[str, str, Sequence[PromptBlock], dict[str, Any] | None]]) -> None:
+        """The prompts waiting for their turn, as they are now (id, text, blocks, who sent it): the rebuilt page
+        shows them."""
+        queue = [
+            {"id": i, "text": text, "blocks": [_block_json(b) for b in blocks], **({"by": by} if by else {})}
+            for i, text, blocks, by in items
+        ]
         self.recorder.record(SESSION, "session", json.dumps({"event": "queue", "items": queue}))
 
     def stopped(self) -> None:
@@ -85,9 +89,12 @@ class Shown:
         self._show({"event": "interrupted"})
 
 
-def queued_again(event: dict[str, Any]) -> list[tuple[str, str, list[PromptBlock]]]:
-    """The queue a ``queue`` event recorded: (id, text, blocks) of each waiting prompt."""
-    return [(item["id"], item["text"], [_block(fields) for fields in item["blocks"]]) for item in event["items"]]
+def queued_again(event: dict[str, Any]) -> list[tuple[str, str, list[PromptBlock], dict[str, Any] | None]]:
+    """The queue a ``queue`` event recorded: (id, text, blocks, who sent it) of each waiting prompt."""
+    return [
+        (item["id"], item["text"], [_block(fields) for fields in item["blocks"]], item.get("by"))
+        for item in event["items"]
+    ]
 
 
 def show_again(thread: Thread, event: dict[str, Any]) -> None:

@@ -64,7 +64,7 @@ class Turns:
         self._prompt_nonces: set[str] = set()
 
     def _queue_changed(self) -> None:
-        self.shown.queued([(item.id, item.text, item.blocks) for item in self.queue])
+        self.shown.queued([(item.id, item.text, item.blocks, item.by) for item in self.queue])
         self.changed(Region.QUEUE)
 
     @property

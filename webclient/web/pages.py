@@ -97,7 +97,7 @@ async def session_page(request: Request) -> Response:
 
 async def end_session(request: Request) -> Response:
     session = await session_of(request, "drive")
-    await manager(request).end(session)
+    await manager(request).end(session, person(request))
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
