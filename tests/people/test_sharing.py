@@ -226,3 +226,32 @@ def test_the_shares_come_back_with_the_session_after_a_restart(start_server: Ser
     assert 'id="composer"' in client(second, "bob").get(f"/sessions/{session_id}").text
     assert 'data-role="watching-only"' in client(second, "carol").get(f"/sessions/{session_id}").text
     assert shares_of(second, session_id)[1] == ["person", "person"]
+
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+async def hostile_prompt(server: Server, session_id: str) -> str:
+    async with page_socket(server, session_id, "alice", ADMINS) as (alice, _):
+        async with page_socket(server, session_id, HOSTILE) as (hostile, nonce):
+            await prompt(hostile, "echo hi", nonce)
+            async with asyncio.timeout(20):  # the frames as they come (`until` unescapes them)
+                while 'data-role="sent-by"' not in (frame := str(await alice.recv())):
+                    pass
+            return frame
+
+
+def test_a_hostile_name_shows_as_text_everywhere(team: tuple[Server, str]) -> None:
+    server, session_id = team
+    share(server, session_id, "person", HOSTILE, "drive")
+    frame = asyncio.run(hostile_prompt(server, session_id))
+    alice = client(server, "alice", ADMINS)
+    pages = [
+        frame,
+        alice.get(f"/sessions/{session_id}").text,
+        alice.get(f"/sessions/{session_id}/audit").text,
+        alice.get("/audit").text,
+    ]
+    for page in pages:
+        assert "<img" not in page
+    assert "&lt;img src=x" in pages[1] and "&lt;img src=x" in pages[2]
