@@ -5,11 +5,13 @@ session open shows in its header; the audit log keeps every share and every attr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
 import re
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -255,3 +257,23 @@ def test_a_hostile_name_shows_as_text_everywhere(team: tuple[Server, str]) -> No
     for page in pages:
         assert "<img" not in page
     assert "&lt;img src=x" in pages[1] and "&lt;img src=x" in pages[2]
+
+
+def test_a_person_is_found_by_name_or_email_among_those_who_signed_in(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    server = start_server(**TEAM, WEBCLIENT_DATA_DIR=str(data))
+    session_id = new_session(server, "alice", ADMINS)
+    with contextlib.closing(sqlite3.connect(data / "webclient.sqlite3")) as db, db:
+        db.execute(
+            "INSERT INTO people (id, name, email, groups, admin, first_seen, last_seen) "
+            "VALUES ('u-42', 'Bob Builder', 'bob@example.com', '[]', 0, '2026-01-01', '2026-01-01')"
+        )
+    share(server, session_id, "person", "bob builder", "watch")
+    share(server, session_id, "person", "BOB@example.com", "drive")
+    share(server, session_id, "person", "someone-new", "watch")
+    page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    listed = re.findall(r'data-grantee="([^"]*)" data-share-role="(\w+)"', page)
+    assert listed == [("u-42", "drive"), ("someone-new", "watch")]
+    assert '<option value="u-42">Bob Builder</option>' in page

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.roles import Share
@@ -67,3 +67,17 @@ async def known_people(engine: AsyncEngine, limit: int = 500) -> list[tuple[str,
     query = select(people.c.id, people.c.name).order_by(people.c.last_seen.desc()).limit(limit)
     async with engine.connect() as connection:
         return [(row.id, row.name) for row in await connection.execute(query)]
+
+
+async def person_named(engine: AsyncEngine, typed: str) -> str:
+    """The id of the person ``typed`` names: their id, else the one person with that name or email (any case);
+    else ``typed`` itself (someone who has not signed in yet, named by the id they will have)."""
+    lowered = typed.lower()
+    query = select(people.c.id).where(
+        (people.c.id == typed) | (func.lower(people.c.name) == lowered) | (func.lower(people.c.email) == lowered)
+    )
+    async with engine.connect() as connection:
+        found = [row.id for row in await connection.execute(query.limit(3))]
+    if typed in found:
+        return typed
+    return found[0] if len(found) == 1 else typed

@@ -95,6 +95,8 @@ async def add_share(request: Request) -> Response:
     kind, grantee, share_role = (str(form.get(name, "")).strip() for name in ("kind", "grantee", "role"))
     if kind == "link":
         grantee = secrets.token_urlsafe(18)
+    elif kind == "person" and grantee:
+        grantee = await stored_shares.person_named(store.engine, grantee[:MAX_GRANTEE])
     if kind not in KINDS or share_role not in ROLES or not grantee or len(grantee) > MAX_GRANTEE:
         raise HTTPException(400, "Share with a person, a group or by link, to watch or to drive")
     share = Share(kind, grantee, share_role)  # type: ignore[arg-type]  # checked against KINDS and ROLES above
