@@ -155,6 +155,23 @@ def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, 
     assert 'data-role="watching-only"' in answer.text
     asyncio.run(through_the_link(server, session_id, f"share={token}"))
     assert prompts_received(server) == []
+    (share_id,), _ = shares_of(server, session_id)
+    assert asyncio.run(link_revoked_while_open(server, session_id, share_id, f"share={token}")) == 1008
+
+
+async def link_revoked_while_open(server: Server, session_id: str, share_id: str, cookie: str) -> int | None:
+    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}
+    async with websockets.connect(url, additional_headers=headers) as socket:
+        await socket.recv()
+        alice = client(server, "alice", ADMINS)
+        await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
+        try:
+            async with asyncio.timeout(10):
+                while True:
+                    await socket.recv()
+        except websockets.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
 
 
 async def come_and_go(server: Server, session_id: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ import contextlib
 import html
 import json
 import re
+import weakref
 from collections.abc import AsyncIterator, Iterable
 
 import httpx
@@ -35,12 +36,20 @@ async def page_socket(
     url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws{query}"
     headers = {**as_person(name, groups), "Origin": server.url}
     async with websockets.connect(url, additional_headers=headers, max_size=None) as socket:
-        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+        first = str(await socket.recv())
+        _first_frames[socket] = first
+        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', first)
         yield socket, nonce.group(1) if nonce else ""
 
 
+_first_frames: weakref.WeakKeyDictionary[ClientConnection, str] = weakref.WeakKeyDictionary()
+"""The whole page each socket began with (`ready` looks there first)."""
+
+
 async def ready(socket: ClientConnection) -> None:
-    await until(socket, 'data-agent-state="ready"')
+    """Once the session's agent is ready (it may have been when the page opened)."""
+    if 'data-agent-state="ready"' not in _first_frames.get(socket, ""):
+        await until(socket, 'data-agent-state="ready"')
 
 
 async def prompt(socket: ClientConnection, text: str, nonce: str) -> None:
