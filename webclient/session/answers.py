@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webclient.session.agent import AgentDriver
-from webclient.session.attribution import Actor, by_json, shown_by
+from webclient.session.attribution import Actor, shown_by
 from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.changes import Change
@@ -26,7 +26,7 @@ class Answers:
         thread: Thread,
         recorder: Recorder,
         tasks: BackgroundTasks,
-        record_action: Callable[..., None],
+        record_action: Callable[..., dict[str, Any] | None],
         changed: Callable[[Change], None],
     ) -> None:
         self.agent = agent
@@ -37,9 +37,8 @@ class Answers:
         self.changed = changed
 
     def permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
-        recorded = by_json(by)
-        self.record_action("permission", by, request_id=request_id, option_id=option_id)
-        answered_by(self.thread, "permission", request_id, recorded)
+        recorded = self.record_action("permission", by, request_id=request_id, option_id=option_id)
+        answered_by(self.thread, "permission", request_id, recorded)  # as the journal says it, for the replay
         if self.recorder is NO_RECORDER:
             self.agent.answer_permission(request_id, option_id, reason)
         else:
@@ -62,8 +61,7 @@ class Answers:
             if values is None:
                 self.changed(question.change)
                 return
-        recorded = by_json(by)
-        self.record_action("question", by, request_id=request_id, answer=action)  # the values: in the protocol line
+        recorded = self.record_action("question", by, request_id=request_id, answer=action)  # values: protocol line
         answered_by(self.thread, "question", request_id, recorded)
         self.tasks.spawn(self._question_when_stored(request_id, action, values), "answer")
 

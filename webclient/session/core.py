@@ -387,7 +387,10 @@ class Session:
         say(self.shown, by, "changed", self.controls.setting(setting_id))
         self.control_changes.set_setting(setting_id, value)
 
-    def _record_action(self, action: str, by: Actor = None, **arguments: object) -> None:
-        """Journal what the user did, with who did it (`webclient.session.attribution`: the audit log reads it)."""
-        attributed = {"by": by_json(by)} if by is not None else {}
+    def _record_action(self, action: str, by: Actor = None, **arguments: object) -> dict[str, Any] | None:
+        """Journal what the user did, with who did it (`webclient.session.attribution`: the audit log reads it);
+        returns the "by" it journalled."""
+        recorded = by_json(by)
+        attributed = {"by": recorded} if recorded is not None else {}
         self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments, **attributed}))
+        return recorded
