@@ -13,6 +13,8 @@ from playwright.sync_api import Page, expect
 from tests.support.people import TEAM, person_context
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
+from tests.web.test_socket import SENT
+from webclient.web.socket import VIEWING
 
 
 class People:
@@ -73,6 +75,9 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
     alice.keyboard.press("Enter")
     expect(carol.locator('[data-role="waiting-for-driver"]')).to_be_visible()
     expect(carol.locator("[data-option-id]")).to_have_count(0)
+    sent = set(SENT.findall(carol.content())) | set(SENT.findall(carol.content().replace("&quot;", '"')))
+    assert {first or second for first, second in sent} <= VIEWING  # nothing on a watcher's page changes the session
+    assert {first or second for first, second in SENT.findall(alice.content())} - VIEWING  # as the owner's does
     bob.click('[data-option-id="allow-once"]')
     by = alice.locator('[data-role="permission"] [data-role="by"]')
     expect(by).to_contain_text("by bob, ")
