@@ -98,7 +98,7 @@ async def add_share(request: Request) -> Response:
     elif kind == "person" and grantee:
         grantee = await stored_shares.person_named(store.engine, grantee[:MAX_GRANTEE])
     if kind not in KINDS or share_role not in ROLES or not grantee or len(grantee) > MAX_GRANTEE:
-        raise HTTPException(400, "Share with a person, a group or by link, to watch or to drive")
+        return _back(request, session)  # nothing to share (the form was sent empty): the panel shows what there is
     share = Share(kind, grantee, share_role)  # type: ignore[arg-type]  # checked against KINDS and ROLES above
     await store.flush()  # the session's row, which the share names
     by = person(request)
