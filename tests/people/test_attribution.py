@@ -37,10 +37,16 @@ def audit_rows(data: Path) -> list[tuple[str, str, str]]:
         return db.execute("SELECT person_id, action, detail FROM audit ORDER BY id").fetchall()
 
 
+def share_with(server: Server, session_id: str, name: str) -> None:
+    headers = {**as_person("alice"), "Origin": server.url}
+    data = {"kind": "person", "grantee": name, "role": "drive"}
+    assert httpx.post(f"{server.url}/sessions/{session_id}/shares", headers=headers, data=data).status_code == 303
+
+
 async def alice_prompts_and_bob_allows(server: Server, session_id: str) -> None:
-    async with page_socket(server, session_id, "alice", ADMINS) as (alice, nonce):
+    async with page_socket(server, session_id, "alice") as (alice, nonce):
         await ready(alice)
-        async with page_socket(server, session_id, "bob", ADMINS) as (bob, _):
+        async with page_socket(server, session_id, "bob") as (bob, _):
             await prompt(alice, "permission", nonce)
             option, request = await asked(bob)
             await bob.send(json.dumps({"action": "permission", "request_id": request, "option_id": option}))
@@ -55,7 +61,8 @@ def test_the_permission_card_names_who_answered_and_the_prompt_who_sent_it_after
 ) -> None:
     data = tmp_path / "data"
     first = start_server(**TEAM, WEBCLIENT_DATA_DIR=str(data))
-    session_id = new_session(first, "alice", ADMINS)
+    session_id = new_session(first, "alice")
+    share_with(first, session_id, "bob")  # two people: the cards name them
     asyncio.run(alice_prompts_and_bob_allows(first, session_id))
     before = thread_html(page_of(first, session_id, "alice"))
     assert 'data-role="sent-by">alice <time' in before
@@ -66,8 +73,9 @@ def test_the_permission_card_names_who_answered_and_the_prompt_who_sent_it_after
     second = start_server(**TEAM, WEBCLIENT_DATA_DIR=str(data))
     assert thread_html(page_of(second, session_id, "bob")) == before
     rows = audit_rows(data)
-    assert [(who, action) for who, action, _ in rows] == [("alice", "prompt"), ("bob", "permission")]
-    assert json.loads(rows[0][2])["text"] == "permission"
+    expected = [("alice", "share"), ("alice", "prompt"), ("bob", "permission")]
+    assert [(who, action) for who, action, _ in rows] == expected
+    assert json.loads(rows[1][2])["text"] == "permission"
 
 
 async def mode_and_stop(server: Server, session_id: str) -> None:

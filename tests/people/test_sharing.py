@@ -57,12 +57,17 @@ def prompts_received(server: Server) -> list[str]:
     ]
 
 
-async def send_as(server: Server, session_id: str, name: str, text: str, groups: list[str] | None = None) -> None:
-    """``name`` opens the page's socket and sends a prompt and a Stop, as its composer and button would."""
-    async with page_socket(server, session_id, name, groups or []) as (socket, _):
-        await prompt(socket, text, f"nonce-{name}-{text}")
-        await socket.send(json.dumps({"action": "set_mode", "mode_id": "x"}))
-        await asyncio.sleep(1)
+async def send_as(server: Server, session_id: str, name: str, text: str, groups: list[str] | None = None) -> bool:
+    """``name`` opens the page's socket and sends a prompt and a mode change, as its composer and menu would;
+    False when the socket's handshake is refused (the session is not theirs to see)."""
+    try:
+        async with page_socket(server, session_id, name, groups or []) as (socket, _):
+            await prompt(socket, text, f"nonce-{name}-{text}")
+            await socket.send(json.dumps({"action": "set_mode", "mode_id": "x"}))
+            await asyncio.sleep(1)
+    except websockets.InvalidStatus:
+        return False
+    return True
 
 
 @pytest.fixture
@@ -81,12 +86,12 @@ def team(start_server: ServerFactory) -> tuple[Server, str]:
 
 def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(team: tuple[Server, str]) -> None:
     server, session_id = team
-    asyncio.run(send_as(server, session_id, "bob", "from a stranger"))
+    assert not asyncio.run(send_as(server, session_id, "bob", "from a stranger"))
     share(server, session_id, "person", "bob", "watch")
     page = client(server, "bob").get(f"/sessions/{session_id}").text
     assert 'id="composer"' not in page and 'data-action="cancel"' not in page and 'data-role="rename"' not in page
     assert 'data-role="watching-only"' in page and 'data-role="share-panel"' not in page
-    asyncio.run(send_as(server, session_id, "bob", "from a watcher"))
+    assert asyncio.run(send_as(server, session_id, "bob", "from a watcher"))
     assert prompts_received(server) == []
 
     share(server, session_id, "person", "bob", "drive")  # the same person again: the role changes
@@ -118,14 +123,14 @@ def test_a_revoke_takes_effect_at_once_and_closes_the_open_page(team: tuple[Serv
     (share_id,), _ = shares_of(server, session_id)
     assert asyncio.run(revoked_while_open(server, session_id, share_id)) == 1008
     assert shares_of(server, session_id) == ([], [])
-    asyncio.run(send_as(server, session_id, "bob", "after the revoke"))
+    assert not asyncio.run(send_as(server, session_id, "bob", "after the revoke"))
     assert prompts_received(server) == []
 
 
 def test_a_group_share_lets_its_members_drive(team: tuple[Server, str]) -> None:
     server, session_id = team
     share(server, session_id, "group", "dev", "drive")
-    asyncio.run(send_as(server, session_id, "erin", "not in the group", ["ops"]))
+    assert not asyncio.run(send_as(server, session_id, "erin", "not in the group", ["ops"]))
     asyncio.run(send_as(server, session_id, "dave", "echo from the group", ["dev"]))
     assert prompts_received(server) == ["echo from the group"]
 

@@ -2,7 +2,8 @@
 revokes; and the share link's token a request comes with.
 
 A link share's URL is ``/sessions/{id}?share=TOKEN``: the page answering it sets a cookie ``share`` scoped to that
-session's path, so the page's own requests (its socket, its panels) carry the token after it. A share or a revoke
+session's path, so the page's own requests (its socket, its panels) carry the token after it
+(`webclient.web.context.link_token` reads either). A share or a revoke
 is in `Session.shares` at once, so the next request and the next message of an open socket see it; a revoke also
 closes the sockets of those it shut out (`webclient.web.presence`).
 """
@@ -17,51 +18,33 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.people.person import LOCAL
-from webclient.people.roles import Role, Share, may_drive, role_of
+from webclient.people.roles import Share, may_drive
 from webclient.session.core import Session
 from webclient.store import audit
 from webclient.store import shares as stored_shares
 from webclient.store.store import Store
-from webclient.web.context import person, session_of, urls
+from webclient.web.context import SHARE_PARAM, person, role_in, session_of, urls
 from webclient.web.presence import presence
 
-SHARE = "share"
-"""The name of the share link's token: a query parameter, and the cookie it becomes."""
 KINDS = ("person", "group", "link")
 ROLES = ("watch", "drive")
 MAX_GRANTEE = 200
 
 
-def share_token(conn: HTTPConnection) -> str | None:
-    """The share link's token this request came with (its query, else the cookie the link left), if any."""
-    token = conn.query_params.get(SHARE) or conn.cookies.get(SHARE)
-    return token[:100] if token else None
-
-
-def role(conn: HTTPConnection, session: Session) -> Role | None:
-    """What the person of this request may do with ``session`` (`webclient.people.roles.role_of`)."""
-    return role_of(person(conn), session.owner, session.shares, share_token(conn))
-
-
 def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
     """What the session page's templates need to know of sharing: whether this person only watches, whether they
     own it (the Share panel), and who has it open."""
-    their_role = role(conn, session)
+    their_role = role_in(conn, session)
     return {"role": their_role, "watching": not may_drive(their_role), "presence": presence(conn)}
 
 
 def remember_link(conn: HTTPConnection, response: Response, session: Session) -> None:
     """The page came through a share link (``?share=``): keep its token in a cookie for that session's pages."""
-    token = conn.query_params.get(SHARE)
+    token = conn.query_params.get(SHARE_PARAM)
     if token and any(s.kind == "link" and s.grantee == token for s in session.shares):
         path = urls(conn).for_("session", session_id=session.id)
-        response.set_cookie(SHARE, token, path=path, httponly=True, samesite="lax", secure=conn.url.scheme == "https")
-
-
-def require_drive(conn: HTTPConnection, session: Session) -> None:
-    """Refuse a request that would change ``session`` from someone who may only watch it (403)."""
-    if not may_drive(role(conn, session)):
-        raise HTTPException(403, "You may watch this session, not change it")
+        secure = conn.url.scheme == "https"
+        response.set_cookie(SHARE_PARAM, token, path=path, httponly=True, samesite="lax", secure=secure)
 
 
 async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
@@ -76,12 +59,7 @@ async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any
 
 async def owned(request: Request) -> tuple[Session, Store]:
     """The session the URL names, which this request's person owns (the owner, or an admin), and the store."""
-    session = await session_of(request)
-    their_role = role(request, session)
-    if their_role is None:
-        raise HTTPException(404, "No such session")
-    if their_role != "owner":
-        raise HTTPException(403, "Only the session's owner may do that")
+    session = await session_of(request, "owner")
     store: Store | None = getattr(request.app.state, "store", None)
     if store is None:
         raise HTTPException(404, "The store is off: sessions are not kept, nor shared")

@@ -21,12 +21,12 @@ from webclient.people.roles import may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
-from webclient.web.context import base_context, person, session_of, small_int
+from webclient.web.context import base_context, link_token, person, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
 from webclient.web.presence import Viewer, presence
 from webclient.web.session_docs import session_docs
-from webclient.web.shares import page_context, share_token
+from webclient.web.shares import page_context
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ async def session_socket(websocket: WebSocket) -> None:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
         return
     await websocket.accept()
-    by, link = person(websocket), share_token(websocket)
+    by, link = person(websocket), link_token(websocket)
     live = LiveView(
         session,
         web_renderer(websocket),
