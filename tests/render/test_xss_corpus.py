@@ -178,12 +178,15 @@ def page_problems(markup: str) -> list[str]:
 
 
 def _our_vals(value: str) -> bool:
-    """``hx-vals`` as our templates write it: a JSON object (htmx would evaluate ``js:`` ones) naming an action."""
+    """``hx-vals`` as our templates write it: a JSON object (htmx would evaluate ``js:`` ones)."""
     try:
         vals = json.loads(value)
     except ValueError:
         return False
-    return isinstance(vals, dict) and re.fullmatch(r"[a-z_]+", str(vals.get("action"))) is not None
+    if not isinstance(vals, dict):
+        return False
+    # A socket action by name, or a form's fields with the page's token (which no agent's text can know).
+    return re.fullmatch(r"[a-z_]+", str(vals.get("action"))) is not None or vals.get("csrf") == "t"
 
 
 def _inline_media(tag: str, name: str, value: str) -> bool:
