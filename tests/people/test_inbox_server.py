@@ -4,8 +4,10 @@ of their own sessions only (an admin all), answers one there and the agent gets 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -63,6 +65,14 @@ def test_the_inbox_shows_and_answers_a_persons_open_questions(start_server: Serv
     server.wait_received(lambda message: message.get("result", {}).get("outcome", {}).get("optionId") == "reject-once")
     assert answers(server) == [{"outcome": "selected", "optionId": "reject-once"}]
     assert inbox_items(alice) == [] and alice.get("/inbox", params={"part": "count"}).text == "Inbox"
+    deadline = time.monotonic() + 10  # the answer is on record as hers (the audit log is written with the journal)
+    while '"action": "permission"' not in (
+        audit := alice.get(f"/sessions/{hers}/audit", params={"format": "jsonl"}).text
+    ):
+        assert time.monotonic() < deadline, audit
+        time.sleep(0.1)
+    permission = next(json.loads(line) for line in audit.splitlines() if '"action": "permission"' in line)
+    assert (permission["person"], permission["detail"].get("option_id")) == ("alice", "reject-once"), permission
     assert [key.split(":")[0] for key in inbox_items(bob)] == [his]
 
 
