@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from webclient.people.roles import may_drive, role_of
 from webclient.people.rules import DECISIONS, Rule, RuleBook, rule_from
 from webclient.web.context import manager, page, person, session_of, urls
 
@@ -121,11 +119,8 @@ async def always_allow(request: Request) -> Response:
     """A card's "Always for this session" / "Always in this workspace": an allow rule made of the question (its tool
     kind and paths, or its command), kept as the person's, and the question answered by it. The card shows it through
     the session's socket; this answers 204, or 200 saying so for a question no longer open (nothing done)."""
-    session = await session_of(request)
+    session = await session_of(request, "drive")
     who = person(request)
-    link = request.query_params.get("share") or request.cookies.get("share")  # a share link's token (sharing)
-    if not may_drive(role_of(who, session.owner, session.shares, link)):
-        raise HTTPException(403, "Only those who drive the session answer its questions")
     form = await request.form()
     request_id, scope = str(form.get("request_id", "")), form.get("scope")
     call = session.thread.tool_call_for_permission(request_id)
