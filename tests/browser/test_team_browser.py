@@ -1,0 +1,185 @@
+"""Issue 14's closing scenario, end to end, as two people see it in two Chromium contexts: through the real nginx
+(trusted-header mode, nginx signing people in), and through the real OpenID provider (oidc mode).
+
+The per-part browser tests check each piece in detail (test_signin, test_people, test_sharing, test_rules); this one
+walks them in the order a team meets them, on one session: isolation, watch, drive, attribution, the audit log,
+a person's rule, an admin's deny, and the inbox.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from tests.browser.test_sharing_browser import share_from_the_panel
+from tests.support.browser import send_prompt
+from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front
+from tests.support.oidc import PEOPLE, oidc_provider, sign_in_at_provider
+from tests.support.servers import ServerFactory, free_port
+
+pytestmark = pytest.mark.browser
+
+
+class Browsers:
+    """A browser context per person, each checked for JavaScript errors when the test ends."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def page(self, name: str, **options: Any) -> Page:
+        context = self.browser.new_context(viewport={"width": 1200, "height": 900}, **options)
+        self.contexts.append(context)
+        page: Page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda error: self.errors.append(f"{name}: {error}"))
+        return page
+
+
+@pytest.fixture
+def browsers(browser: Browser) -> Iterator[Browsers]:
+    team = Browsers(browser)
+    yield team
+    for context in team.contexts:
+        context.close()
+    assert not team.errors, f"JavaScript errors in the pages: {team.errors}"
+
+
+def socket_status(proxy: Proxy, name: str, session_id: str) -> int:
+    """The HTTP status the session's page socket answers ``name`` with, through the proxy (101: it opened; a socket
+    the app closes before accepting it is a 403 to the client, whatever the reason: nothing is said)."""
+    basic = base64.b64encode(":".join(proxy.auth(name)).encode()).decode()
+    headers = {"Authorization": f"Basic {basic}", "Origin": proxy.url}
+    try:
+        with connect(proxy.url.replace("http", "ws") + f"/sessions/{session_id}/ws", additional_headers=headers):
+            return 101
+    except InvalidStatus as refused:
+        return refused.response.status_code
+
+
+def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
+    start_server: ServerFactory, browsers: Browsers
+) -> None:
+    port = free_port()
+    server = start_server(**behind_proxy(port))
+    with proxy_in_front(server.url, TEAM, port) as proxy:
+        alice = browsers.page("alice", http_credentials=proxy.credentials("alice"))
+        bob = browsers.page("bob", http_credentials=proxy.credentials("bob"))
+
+        # Alice (an admin) starts a session; to Bob it does not exist: page, socket, index.
+        alice.goto(proxy.url + "/")
+        alice.click('[data-action="new-session"]')
+        expect(alice.locator("#session")).to_have_attribute("data-turn-state", "idle")
+        session_id = alice.locator("#session").get_attribute("data-session-id")
+        assert session_id
+        session_url = alice.url
+        refused = bob.goto(session_url)
+        assert refused is not None and refused.status == 404, proxy.log()
+        assert socket_status(proxy, "alice", session_id) == 101
+        assert socket_status(proxy, "bob", session_id) == 403  # the same request as Alice's, but for Bob
+        bob.goto(proxy.url + "/")
+        expect(bob.locator('[data-role="signed-in"]')).to_contain_text("Signed in as bob")
+        expect(bob.locator(f'[data-session-id="{session_id}"]')).to_have_count(0)
+
+        # Shared to watch: Bob follows live, with nothing to press; the header shows them both.
+        share_from_the_panel(alice, "bob", "watch")
+        bob.goto(session_url)
+        expect(bob.locator('[data-role="watching-only"]')).to_be_visible()
+        expect(bob.locator("#composer")).to_have_count(0)
+        expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
+        expect(bob.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
+        send_prompt(alice, "hello bob, watch this")
+        expect(bob.locator('[data-role="user-message"]').last).to_contain_text("hello bob, watch this")
+        expect(bob.locator("[data-option-id]")).to_have_count(0)
+
+        # Changed to drive: Bob answers the agent's question; Alice's card names him.
+        share_from_the_panel(alice, "bob", "drive")
+        bob.reload()
+        expect(bob.locator("#composer")).to_have_count(1)
+        send_prompt(alice, "permission")
+        bob.locator('[data-role="permission"]').last.locator('[data-option-id="allow-once"]').click()
+        card = alice.locator('[data-role="permission"]').last
+        expect(card.locator('[data-role="by"]')).to_contain_text("by bob, ")
+
+        # The session's audit log, and its CSV, list Bob's answer.
+        audit = alice.context.new_page()
+        audit.goto(f"{session_url}/audit")
+        expect(audit.locator('[data-role="audit-row"][data-person="bob"]').first).to_be_visible()
+        csv = alice.context.request.get(f"{session_url}/audit?format=csv")
+        assert csv.ok
+        answers = [line for line in csv.text().splitlines() if ",bob,bob," in line]
+        assert answers and any("allow-once" in line for line in answers), csv.text()
+
+        # Alice's rule (from the card's "Always in this workspace") answers the next such question by itself.
+        send_prompt(alice, "ask edit src/app.py")
+        alice.locator('[data-role="permission"]').last.locator('[data-action="always-workspace"]').click()
+        expect(alice.locator('[data-role="answered-by-rule"]')).to_have_count(1)
+        send_prompt(alice, "ask edit src/app.py")
+        expect(alice.locator('[data-role="answered-by-rule"]')).to_have_count(2)
+        ruled = alice.locator('[data-role="answered-by-rule"]').last
+        expect(ruled).to_contain_text("Allowed by your rule: edit src/app.py")
+        expect(ruled.locator('[data-role="rule-link"]')).to_have_attribute("href", "/settings/rules#rule-1")
+
+        # An admin's deny rule for everyone refuses a matching question, whoever asks: here Bob's prompt.
+        rules = audit
+        rules.goto(proxy.url + "/settings/rules")
+        rules.select_option('[data-role="add-rule"] select[name="decision"]', "deny")
+        rules.select_option('[data-role="add-rule"] select[name="tool_kind"]', "execute")
+        rules.fill('[data-role="add-rule"] input[name="command_pattern"]', "rm *")
+        rules.check('[data-role="add-rule"] input[name="everyone"]')
+        rules.click('[data-action="add-rule"]')
+        expect(rules.locator('[data-role="everyone-rules"] [data-decision="deny"]')).to_have_count(1)
+        send_prompt(bob, "ask execute rm -rf build")
+        denied = alice.locator('[data-role="answered-by-rule"]')
+        expect(denied).to_have_count(3)
+        expect(denied.last).to_contain_text("Denied by a rule for everyone: execute `rm *` (rule 2)")
+
+        # The inbox lists Bob (a driver) an open question of Alice's session; he answers it there.
+        send_prompt(alice, "ask execute make deploy")
+        inbox = bob.context.new_page()
+        inbox.goto(proxy.url + "/inbox")
+        item = inbox.locator(".inbox-item")
+        expect(item).to_have_count(1)
+        expect(item).to_contain_text("make deploy")
+        item.locator('[data-option-id="allow-once"]').click()
+        expect(inbox.locator('[data-role="inbox-count"]')).to_have_text("Nothing waits for you.")
+        expect(alice.locator('[data-role="agent-message"]').last).to_contain_text("answer: allow-once")
+        expect(alice.locator('[data-role="permission"]').last.locator('[data-role="by"]')).to_contain_text("by bob, ")
+
+
+def test_two_people_signed_in_by_the_provider_share_by_name(
+    start_server: ServerFactory, browsers: Browsers, tmp_path: Path
+) -> None:
+    with oidc_provider(PEOPLE, tmp_path / "provider.log") as provider:
+        server = start_server(**provider.settings())
+        alice, bob = browsers.page("alice"), browsers.page("bob")
+        for page, sub in ((bob, "bob"), (alice, "alice")):  # Bob first: the Share panel knows him by his name
+            page.goto(server.url + "/")
+            page.click('[data-action="sign-in-oidc"]')
+            sign_in_at_provider(page, sub)
+            expect(page).to_have_url(server.url + "/")
+        alice.click('[data-action="new-session"]')
+        expect(alice.locator("#session")).to_have_attribute("data-turn-state", "idle")
+        session_url = alice.url
+        refused = bob.goto(session_url)
+        assert refused is not None and refused.status == 404
+        bob.goto(server.url + "/")
+
+        alice.click('[data-role="share-panel"] summary')
+        alice.fill('[data-role="share-grantee"]', "Bob Baker")
+        alice.select_option('[data-role="share-role"]', "watch")
+        alice.click('[data-action="share"]')
+        expect(alice.locator('[data-role="share"][data-grantee="bob"]')).to_have_attribute("data-share-role", "watch")
+        bob.goto(session_url)
+        expect(bob.locator('[data-role="watching-only"]')).to_be_visible()
+        expect(alice.locator('[data-role="presence"]')).to_have_text("Alice Archer, Bob Baker watching")
+        send_prompt(alice, "hello Bob")
+        expect(bob.locator('[data-role="user-message"]').last).to_contain_text("hello Bob")
