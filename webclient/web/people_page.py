@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.render.urls import SIGN_IN_PATH
+from webclient.web import server_audit
 from webclient.web.context import page, person, urls
 from webclient.web.signin_flow import signed_out, signins_of
 
@@ -52,10 +53,15 @@ async def people_page(request: Request) -> Response:
 
 async def revoke_signin(request: Request) -> Response:
     """End one signed-in session (an admin's Revoke); back to the page. Revoking one's own signs oneself out."""
+    from webclient.store import people as stored
+
     signins = _signins(request)
     signin_id = request.path_params["signin_id"]
     if SIGNIN_ID.fullmatch(signin_id):
-        await signins.end(signin_id)  # one already gone is what was asked for
+        found = await stored.signed_in(signins.engine, signin_id, datetime.now(UTC))
+        if await signins.end(signin_id) and found is not None:  # one already gone is what was asked for
+            detail = {"of": found[0].id, "name": found[0].label}
+            server_audit.record(request.scope, person(request), "revoke-signin", detail)
     if signin_id == request.scope.get("signin"):
         return _to_sign_in(request)
     return RedirectResponse(urls(request).for_("people"), status_code=303)
@@ -68,6 +74,7 @@ async def sign_out(request: Request) -> Response:
     key = request.scope.get("signin")
     if signins is not None and key is not None:
         await signins.end(key)
+        server_audit.record(request.scope, person(request), "sign-out", {})
     elif request.app.state.access.trusted is not None:
         return RedirectResponse(urls(request).for_("index"), status_code=303)
     return _to_sign_in(request)

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.people.rules import DECISIONS, Rule, RuleBook, rule_from
+from webclient.web import server_audit
 from webclient.web.context import manager, page, person, session_of, urls
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ async def keep(request: Request, rule: Rule) -> Rule:
     else:
         rule = replace(rule, id=max((r.id for r in rules.all()), default=0) + 1)
     rules.add(rule)
+    server_audit.record(request.scope, person(request), "rule", server_audit.rule_detail(rule), rule.session_id)
     return rule
 
 
@@ -112,6 +114,7 @@ async def delete_rule(request: Request) -> Response:
 
             await stored.delete_rule(store.engine, rule.id)
         rules.remove(rule.id)
+        server_audit.record(request.scope, who, "delete-rule", server_audit.rule_detail(rule), rule.session_id)
     return RedirectResponse(urls(request).for_("rules"), status_code=303)
 
 

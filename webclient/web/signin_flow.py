@@ -23,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from webclient.people.person import LOCAL, Person
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
+from webclient.web import server_audit
 from webclient.web.request_body import buffer_body
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ async def signed_in_redirect(
     else:
         value = await signins.start(person, method, Headers(scope=scope).get("user-agent", ""))
         max_age = int(signins.lasts.total_seconds())
+        server_audit.record(scope, person, "sign-in", {"method": method})
     response.set_cookie(
         access.cookie_name(scope),
         value,
