@@ -183,3 +183,13 @@ def test_two_people_signed_in_by_the_provider_share_by_name(
         expect(alice.locator('[data-role="presence"]')).to_have_text("Alice Archer, Bob Baker watching")
         send_prompt(alice, "hello Bob")
         expect(bob.locator('[data-role="user-message"]').last).to_contain_text("hello Bob")
+
+        # The server's audit log, linked for admins beside the people page, has both sign-ins and the share.
+        alice.goto(server.url + "/")
+        alice.click('[data-action="audit"]')
+        sign_ins = alice.locator('[data-role="audit-row"][data-action="sign-in"]')
+        expect(sign_ins).to_have_count(2)
+        expect(sign_ins.and_(alice.locator('[data-person="bob"]'))).to_contain_text("Bob Baker")
+        expect(alice.locator('[data-role="audit-row"][data-action="share"]')).to_contain_text("role: watch")
+        bob.goto(server.url + "/")
+        expect(bob.locator('[data-action="audit"]')).to_have_count(0)
