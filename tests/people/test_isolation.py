@@ -51,12 +51,13 @@ def call(client: httpx.Client, name: str, method: str, session_id: str) -> httpx
 
 
 def socket_opens(server: Server, name: str, session_id: str, who: dict[str, str]) -> bool:
-    """Whether the web socket's handshake is accepted for ``who`` (the headers of a person)."""
+    """Whether the web socket's handshake is accepted for ``who`` (the headers of a person); refused, it is a 404."""
     url = server.url.replace("http", "ws") + url_of(name, session_id)
     try:
         with connect(url, additional_headers={**who, "Origin": server.url}, open_timeout=10):
             return True
-    except InvalidStatus:
+    except InvalidStatus as refused:
+        assert refused.response.status_code == 404, name  # as the session's page: it does not exist for them
         return False
 
 

@@ -24,6 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from webclient.people.roles import may_drive
 from webclient.session.terminal_sign_in import SignInTerminal
 from webclient.web.context import manager, role_in
+from webclient.web.socket_close import refuse_handshake
 from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,9 @@ class _Outbox:
 
 async def sign_in_terminal_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
-    if session is None or not may_drive(role_in(websocket, session)):  # the agent's sign-in is its drivers' to do
-        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)  # refused at the handshake: nothing said
+    role = role_in(websocket, session) if session is not None else None
+    if session is None or not may_drive(role):  # the agent's sign-in is its drivers' to do; refused at the handshake
+        await refuse_handshake(websocket, 404 if role is None else 403, "No such session" if role is None else "")
         return
     terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal
     await websocket.accept()  # past the access guard: a page of ours, which hears why in the close code

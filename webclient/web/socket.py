@@ -27,6 +27,7 @@ from webclient.web.live import LiveView
 from webclient.web.presence import Viewer, presence
 from webclient.web.session_docs import session_docs
 from webclient.web.shares import page_context
+from webclient.web.socket_close import refuse_handshake
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,8 @@ Action = Callable[[Session, LiveView, Message, Person], object]
 async def session_socket(websocket: WebSocket) -> None:
     try:  # who may open it at all is settled before routing (webclient.web.access); whose session it is, here
         session = await session_of(websocket)
-    except HTTPException:  # no such session, or not theirs: the handshake is refused, nothing said
-        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+    except HTTPException as refused:  # no such session, or not theirs: refused as its page is (404)
+        await refuse_handshake(websocket, refused.status_code, refused.detail)
         return
     await websocket.accept()
     by, link = person(websocket), link_token(websocket)

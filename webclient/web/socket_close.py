@@ -1,12 +1,15 @@
 """A web socket closed from outside: when its sign-in ends (sign-out, an admin's Revoke), the socket it opened closes
-with 1008 (policy violation), which the page takes for "signed out" (``static/js/socket-status.js``)."""
+with 1008 (policy violation), which the page takes for "signed out" (``static/js/socket-status.js``); and a handshake
+refused with the status a page of the same session gets (:func:`refuse_handshake`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 
+from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Send
+from starlette.websockets import WebSocket
 
 WS_POLICY_VIOLATION = 1008
 
@@ -29,3 +32,14 @@ def until_ended(receive: Receive, send: Send, ended: asyncio.Event) -> Receive:
         return {"type": "websocket.disconnect", "code": WS_POLICY_VIOLATION}
 
     return receive_until_ended
+
+
+async def refuse_handshake(websocket: WebSocket, status_code: int = 404, text: str = "No such session") -> None:
+    """Refuse a socket before it opens with the HTTP answer a page of the same URL gets (404: another person's
+    session does not exist for them), where the server can send one (ASGI's ``websocket.http.response``, which
+    uvicorn has); elsewhere closed unopened, which a server answers 403. A browser's page sees neither: it is told
+    nothing more than that the socket failed."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(PlainTextResponse(text, status_code=status_code))
+    else:
+        await websocket.close(code=WS_POLICY_VIOLATION)
