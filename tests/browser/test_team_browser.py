@@ -109,9 +109,10 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         expect(card.locator('[data-role="by"]')).to_contain_text("by bob, ")
 
         # The session's audit log, and its CSV, list Bob's answer.
-        audit = alice.context.new_page()
-        audit.goto(f"{session_url}/audit")
-        expect(audit.locator('[data-role="audit-row"][data-person="bob"]').first).to_be_visible()
+        tab = alice.context.new_page()  # Alice's second tab: the audit log, then the rules page
+        tab.goto(f"{session_url}/audit")
+        by_bob = tab.locator('[data-role="audit-row"][data-person="bob"]')
+        expect(by_bob.filter(has_text="allow-once")).to_have_count(1)
         csv = alice.context.request.get(f"{session_url}/audit?format=csv")
         assert csv.ok
         answers = [line for line in csv.text().splitlines() if ",bob,bob," in line]
@@ -128,7 +129,7 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         expect(ruled.locator('[data-role="rule-link"]')).to_have_attribute("href", "/settings/rules#rule-1")
 
         # An admin's deny rule for everyone refuses a matching question, whoever asks: here Bob's prompt.
-        rules = audit
+        rules = tab
         rules.goto(proxy.url + "/settings/rules")
         rules.select_option('[data-role="add-rule"] select[name="decision"]', "deny")
         rules.select_option('[data-role="add-rule"] select[name="tool_kind"]', "execute")
@@ -140,6 +141,7 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         denied = alice.locator('[data-role="answered-by-rule"]')
         expect(denied).to_have_count(3)
         expect(denied.last).to_contain_text("Denied by a rule for everyone: execute `rm *` (rule 2)")
+        expect(alice.locator('[data-role="agent-message"]').last).to_contain_text("answer: reject-once")
 
         # The inbox lists Bob (a driver) an open question of Alice's session; he answers it there.
         send_prompt(alice, "ask execute make deploy")
