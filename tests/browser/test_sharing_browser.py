@@ -74,6 +74,8 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
     alice.fill("#prompt-input", "permission")
     alice.keyboard.press("Enter")
     expect(carol.locator('[data-role="waiting-for-driver"]')).to_be_visible()
+    expect(carol.locator('[data-role="turn-state"]')).to_have_text("Waiting for an answer")  # not for her
+    expect(alice.locator('[data-role="turn-state"]')).to_have_text("Waiting for you")
     expect(carol.locator("[data-option-id]")).to_have_count(0)
     sent = set(SENT.findall(carol.content())) | set(SENT.findall(carol.content().replace("&quot;", '"')))
     assert {first or second for first, second in sent} <= VIEWING  # nothing on a watcher's page changes the session

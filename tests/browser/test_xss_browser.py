@@ -103,9 +103,11 @@ AUDIT = r"""
       if (name.startsWith("on")) say("handler " + name);
       if (/^(data-)?(hx|ws)-/.test(name)) {
         if (!HTMX.includes(name)) say("htmx attribute " + name);
-        // Our own URLs only: a session's, or the index for the history's search form (a GET of the list).
+        // Our own URLs only: a session's, the index for the history's search form (a GET of the list), or the
+        // inbox's count in the index's link to it.
         const search = name === "hx-get" && a.value === "/" && el.matches("form[data-role=search]");
-        if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/") && !search) {
+        const inbox = name === "hx-get" && a.value === "/inbox?part=count" && el.matches("a[data-role=inbox-link]");
+        if ((name === "hx-get" || name === "hx-post") && !a.value.startsWith("/sessions/") && !search && !inbox) {
           say(name + " " + value);
         }
         // A denial's reason: its own card's reason box, by the id the page gave it.
