@@ -151,6 +151,7 @@ def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, 
     link = re.search(r'href="([^"]+)" data-role="share-link"', alice_page)
     assert link is not None
     token = link.group(1).split("share=")[1]
+    assert f'value="{server.url}{link.group(1)}" aria-label="The share link"' in alice_page  # a whole URL to copy
     carol = client(server, "carol")
     answer = carol.get(link.group(1).replace("&amp;", "&"))
     assert answer.status_code == 200

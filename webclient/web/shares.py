@@ -54,6 +54,7 @@ async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any
     context["may_share"] = owner
     context["shares_listed"] = await listed(conn, session) if owner else []
     context["known_people"] = await known_people(conn) if owner else []
+    context["site"] = f"{conn.url.scheme}://{conn.url.netloc}"  # a share link to copy is a whole URL
     return context
 
 
