@@ -24,6 +24,7 @@ from webclient.render.export import (
     unified_diff,
 )
 from webclient.session.core import AgentSpec, Session
+from webclient.viewmodel.by import By
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,
@@ -37,6 +38,7 @@ from webclient.viewmodel.content import (
     TextBlock,
     Unknown,
 )
+from webclient.viewmodel.entries import RuleNote
 from webclient.viewmodel.thread import Thread
 
 MD = MarkdownIt("commonmark")
@@ -392,6 +394,25 @@ def test_permission_shows_the_chosen_answer() -> None:
     assert "**Permission:** you chose **Allow once** (offered: Allow once, Reject)." in markdown
     assert "**Permission:** not answered, the turn was stopped (offered: Allow once, Reject)." in markdown
     assert "**Permission:** waiting for an answer (offered: Allow once, Reject)." in markdown
+
+
+def test_a_teams_export_names_who_prompted_and_answered_and_which_rule_did() -> None:
+    thread = Thread()
+    thread.start_turn([TextBlock(text="tidy up")]).by = By("bob", "Bob <Baker>", 1_700_000_000.0)
+    by_bob = thread.upsert_tool_call("c1", {"title": "Delete build/"}, {})
+    thread.ask_permission(by_bob, "r1", OPTIONS)
+    answered = thread.answer_permission("r1", "allow")
+    assert answered is not None
+    answered.by = By("bob", "Bob <Baker>", 1_700_000_000.0)
+    by_rule = thread.upsert_tool_call("c2", {"title": "Edit a.py"}, {})
+    thread.ask_permission(by_rule, "r2", OPTIONS)
+    ruled = thread.answer_permission("r2", "allow")
+    assert ruled is not None
+    ruled.rule = RuleNote(rule_id=3, decision="allow", what="edit src/*")
+    markdown = thread_markdown(thread)
+    assert "## Bob \\<Baker\\>" in markdown and "## You" not in markdown
+    assert "**Permission:** Bob \\<Baker\\> (22:13 UTC) chose **Allow once**" in markdown
+    assert "**Permission:** rule 3 (edit src/\\*) chose **Allow once**" in markdown
 
 
 # -- plans, file changes, notices ----------------------------------------------------------------

@@ -44,7 +44,17 @@ from webclient.viewmodel.content import (
     TextBlock,
     ToolContent,
 )
-from webclient.viewmodel.entries import Compaction, Entry, FileChange, MessageEntry, Notice, Plan, ToolCall, TurnUsage
+from webclient.viewmodel.entries import (
+    Compaction,
+    Entry,
+    FileChange,
+    MessageEntry,
+    Notice,
+    PermissionPrompt,
+    Plan,
+    ToolCall,
+    TurnUsage,
+)
 from webclient.viewmodel.questions import Question
 from webclient.viewmodel.subagents import SessionMessage, Subagent
 from webclient.viewmodel.terminals import TerminalSet
@@ -120,7 +130,7 @@ def thread_markdown(thread: Thread, header: ExportHeader | None = None) -> str:
     for entry in thread:
         if isinstance(entry, MessageEntry) and entry.kind == "user-message":
             speaker = "user"
-            blocks.append("## You")
+            blocks.append(f"## {plain(entry.by.name)}" if entry.by is not None else "## You")
         elif not isinstance(entry, Notice) and speaker != "agent":
             speaker = "agent"
             blocks.append(f"## {agent}")
@@ -131,6 +141,15 @@ def thread_markdown(thread: Thread, header: ExportHeader | None = None) -> str:
             blocks.append(f"*This entry could not be exported ({plain(type(error).__name__)}).*")
     # Lone surrogates (JSON allows "\\ud800") cannot be encoded: the document must always be valid UTF-8.
     return _SURROGATES.sub("\ufffd", "\n\n".join(blocks) + "\n")
+
+
+def _chooser(prompt: PermissionPrompt) -> str:
+    """Who answered a permission question, as the export says it: a rule, a person of a team, or "you"."""
+    if prompt.rule is not None:
+        return f"rule {prompt.rule.rule_id} ({plain(prompt.rule.what)})"
+    if prompt.by is not None:
+        return f"{plain(prompt.by.name)} ({prompt.by.clock} UTC)"
+    return "you"
 
 
 def export_filename(title: str | None) -> str:
@@ -234,7 +253,8 @@ class _Writer:
         titles = {f.name: f.title for f in entry.fields}
         shown = entry.shown_values.items()
         answer = "; ".join(f"{plain(titles.get(name, name))}: {plain(value)}" for name, value in shown)
-        body += f"\n\n*Answer: {entry.state}{' — ' + answer if answer else ''}*"
+        who = f" by {plain(entry.by.name)}, {entry.by.clock} UTC" if entry.by is not None else ""
+        body += f"\n\n*Answer: {entry.state}{who}{' — ' + answer if answer else ''}*"
         yield quote(body)
 
     def message(self, entry: MessageEntry) -> Iterator[str]:
@@ -272,7 +292,7 @@ class _Writer:
         if prompt.state == "selected":
             chosen = prompt.chosen_option
             answer = f"**{plain(chosen.name)}**" if chosen is not None else code_span(prompt.chosen or "")
-            return f"**Permission:** you chose {answer}{offered}."
+            return f"**Permission:** {_chooser(prompt)} chose {answer}{offered}."
         if prompt.state == "cancelled":
             return f"**Permission:** not answered, the turn was stopped{offered}."
         return f"**Permission:** waiting for an answer{offered}."
