@@ -11,7 +11,10 @@ of ``migrations/versions`` (``<revision>_<what>.py``; a test checks them against
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +230,15 @@ async def check(url: str) -> None:
         await migrate(engine)
     finally:
         await engine.dispose()
+        await _sqlite_threads_ended()
+
+
+async def _sqlite_threads_ended(within: float = 2.0) -> None:
+    """Wait (at most ``within`` seconds) for aiosqlite's threads to end. A failed open leaves its thread a last step
+    whose answer nobody awaits; if this event loop has closed by then, the thread prints a traceback under the one
+    line that says why the server does not start."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(
+        thread.name.endswith("(_connection_worker_thread)") and thread.is_alive() for thread in threading.enumerate()
+    ):
+        await asyncio.sleep(0.01)
