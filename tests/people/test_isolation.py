@@ -3,9 +3,11 @@ sockets answer as if it did not exist. Walks the route table, so a route added l
 
 from __future__ import annotations
 
+import base64
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,8 +16,9 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from tests.support.agent_env import new_session
+from tests.support.nginx import Member, behind_proxy, proxy_in_front
 from tests.support.people import TEAM, as_person, person_client
-from tests.support.servers import Server, ServerFactory, stop_server
+from tests.support.servers import Server, ServerFactory, free_port, stop_server
 from webclient.render.urls import ROUTES, Urls
 from webclient.web.app import routes
 
@@ -23,6 +26,9 @@ ADMIN = ["admins"]
 SOCKETS = {"socket", "sign_in_terminal"}
 LAST = ("delete_session",)
 """Walked last: after it, the session is gone."""
+BOB = as_person("bob")
+Opens = Callable[[str, str], bool]
+"""Whether a session's web socket (its route name, the session's id) opens for bob."""
 
 
 def session_routes() -> list[tuple[str, str]]:
@@ -51,22 +57,26 @@ def call(client: httpx.Client, name: str, method: str, session_id: str) -> httpx
 
 
 def socket_opens(server: Server, name: str, session_id: str, who: dict[str, str]) -> bool:
-    """Whether the web socket's handshake is accepted for ``who`` (the headers of a person); refused, it is a 404."""
-    url = server.url.replace("http", "ws") + url_of(name, session_id)
+    """Whether the web socket's handshake is accepted for ``who`` (the headers of a person)."""
+    return opens(server.url, name, session_id, who)
+
+
+def opens(base: str, name: str, session_id: str, headers: dict[str, str]) -> bool:
+    """Whether the web socket ``name`` of the session at ``base`` (the server, or the proxy in front) opens for a
+    handshake with ``headers``; a refusal must be the 404 its page gets."""
+    url = base.replace("http", "ws") + url_of(name, session_id)
     try:
-        with connect(url, additional_headers={**who, "Origin": server.url}, open_timeout=10):
+        with connect(url, additional_headers={**headers, "Origin": base}, open_timeout=10):
             return True
     except InvalidStatus as refused:
-        assert refused.response.status_code == 404, name  # as the session's page: it does not exist for them
+        assert refused.response.status_code == 404, (name, refused.response.status_code)
         return False
 
 
-def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its_owner_and_admins(
-    start_server: ServerFactory,
-) -> None:
-    server = start_server(**TEAM)
+def walk(server: Server, alice: httpx.Client, bob: httpx.Client, admin: httpx.Client, bob_socket: Opens) -> int:
+    """Bob walks every route and socket of Alice's session and gets what a session that does not exist answers; Alice
+    and an admin are let through. The number of HTTP route-methods walked."""
     (server.workspace / "notes.txt").write_text("hello\n")
-    alice, bob, admin = (person_client(server, n, g) for n, g in (("alice", ()), ("bob", ()), ("root", ADMIN)))
     mine, for_admin = new_session(alice), new_session(alice)
     server.wait_received(lambda m: m.get("method") == "session/new")
     walked = session_routes()
@@ -80,7 +90,7 @@ def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its
         # Deleting one that is gone is done (back to the index, 303), as before: the same for one that is not his.
         assert (refused.status_code, refused.text) == ((303, "") if name in LAST else (404, "No such session"))
     for name in sorted(SOCKETS):
-        assert not socket_opens(server, name, mine, as_person("bob")), name
+        assert not bob_socket(name, mine), name
     assert not any(m.get("method") == "session/prompt" for m in server.received())  # bob's prompt never reached it
     assert alice.get(f"/sessions/{mine}").status_code == 200  # nor did his delete
 
@@ -90,7 +100,31 @@ def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its
             assert answer.status_code != 403 and answer.text != "No such session", (name, method, answer.text[:200])
     assert alice.get(f"/sessions/{for_admin}").status_code == 404  # the admin's walk deleted it (the owner's, hers)
     assert alice.get(f"/sessions/{mine}").status_code == 404
-    print(f"\nisolation: {len(walked)} HTTP route-methods and {len(SOCKETS)} web sockets checked per person")
+    return len(walked)
+
+
+def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its_owner_and_admins(
+    start_server: ServerFactory,
+) -> None:
+    server = start_server(**TEAM)
+    alice, bob, admin = (person_client(server, n, g) for n, g in (("alice", ()), ("bob", ()), ("root", ADMIN)))
+    walked = walk(server, alice, bob, admin, lambda name, session_id: opens(server.url, name, session_id, BOB))
+    print(f"\nisolation: {walked} HTTP route-methods and {len(SOCKETS)} web sockets checked per person")
+
+
+def test_the_same_walk_through_the_real_proxy(start_server: ServerFactory) -> None:
+    """As above, with nginx in front signing the three in (tests/support/nginx.py): what a team deploys."""
+    port = free_port()
+    server = start_server(**behind_proxy(port))
+    members = (Member("alice", "a-pass"), Member("bob", "b-pass"), Member("root", "r-pass", groups=("admins",)))
+    with proxy_in_front(server.url, members, port) as proxy:
+        alice, bob, admin = (
+            httpx.Client(base_url=proxy.url, auth=proxy.auth(name), headers={"Origin": proxy.url})
+            for name in ("alice", "bob", "root")
+        )
+        server.clients += [alice, bob, admin]
+        signed_in_as_bob = {"Authorization": "Basic " + base64.b64encode(b"bob:b-pass").decode()}
+        walk(server, alice, bob, admin, lambda name, session_id: opens(proxy.url, name, session_id, signed_in_as_bob))
 
 
 def test_sockets_open_for_the_owner_and_an_admin(start_server: ServerFactory) -> None:
