@@ -168,3 +168,34 @@ def test_a_queued_prompt_names_who_queued_it_when_its_turn_comes(start_server: S
     session_id = new_session(server, "alice", ADMINS)
     frame = asyncio.run(bob_queues_behind_alice(server, session_id))
     assert "queued by bob" in frame
+
+
+SUBAGENT_AGENT = f"{sys.executable} {AGENTS / 'subagent_agent.py'}"
+
+
+async def bob_allows_the_childs_edit(server: Server, session_id: str) -> None:
+    async with page_socket(server, session_id, "alice") as (alice, nonce):
+        await ready(alice)
+        async with page_socket(server, session_id, "bob") as (bob, _):
+            await prompt(alice, "ask", nonce)
+            await until(bob, 'data-option-id="allow"')
+            inbox = httpx.get(f"{server.url}/inbox", params={"part": "list"}, headers=as_person("bob"))
+            assert f'data-key="{session_id}:q1"' in inbox.text  # the subagent's question waits in bob's inbox
+            await bob.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "allow"}))
+            await until(alice, 'data-role="by-name">bob<')
+
+
+def test_a_subagents_permission_card_names_who_answered_it_and_the_inbox_lists_it(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    first = start_server(agent=SUBAGENT_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
+    session_id = new_session(first, "alice")
+    share_with(first, session_id, "bob")
+    asyncio.run(bob_allows_the_childs_edit(first, session_id))
+    on_the_childs_card = r'data-session-id="child-1".*data-tool-call-id="child-edit".*data-role="by-name">bob</span>'
+    named = re.compile(on_the_childs_card, re.S)
+    assert named.search(thread_html(page_of(first, session_id, "alice")))
+    stop(first, signal.SIGTERM)  # the turn still waits for the child's form: it shows interrupted, the answer stays
+    second = start_server(agent=SUBAGENT_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
+    assert named.search(thread_html(page_of(second, session_id, "alice")))

@@ -4,7 +4,7 @@ adapter answers the agent once, however many clicks came."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from webclient.session.agent import AgentDriver
@@ -13,6 +13,7 @@ from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.changes import Change
 from webclient.viewmodel.questions import Question, form_values
+from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 
 RECENT_ENTRIES = 200
@@ -28,9 +29,11 @@ class Answers:
         tasks: BackgroundTasks,
         record_action: Callable[..., dict[str, Any] | None],
         changed: Callable[[Change], None],
+        subagents: Subagents | None = None,
     ) -> None:
         self.agent = agent
         self.thread = thread
+        self.subagents = subagents
         self.recorder = recorder
         self.tasks = tasks
         self.record_action = record_action
@@ -38,7 +41,7 @@ class Answers:
 
     def permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
         recorded = self.record_action("permission", by, request_id=request_id, option_id=option_id)
-        answered_by(self.thread, "permission", request_id, recorded)  # as the journal says it, for the replay
+        answered_by(threads(self.thread, self.subagents), "permission", request_id, recorded)  # as the replay will
         if self.recorder is NO_RECORDER:
             self.agent.answer_permission(request_id, option_id, reason)
         else:
@@ -62,7 +65,7 @@ class Answers:
                 self.changed(question.change)
                 return
         recorded = self.record_action("question", by, request_id=request_id, answer=action)  # values: protocol line
-        answered_by(self.thread, "question", request_id, recorded)
+        answered_by([self.thread], "question", request_id, recorded)
         self.tasks.spawn(self._question_when_stored(request_id, action, values), "answer")
 
     async def _question_when_stored(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
@@ -70,17 +73,25 @@ class Answers:
         self.agent.answer_question(request_id, action, values)
 
 
-def answered_by(thread: Thread, kind: str, request_id: str, recorded: object) -> None:
-    """Name who answered the open ``permission`` or ``question`` ``request_id`` on its card (the first answer wins,
-    as on the agent's side); called live as the answer is given, and again from the journal's action."""
+def threads(main: Thread, subagents: Subagents | None) -> list[Thread]:
+    """The session's thread and its subagents': a permission question may be on a card in any of them."""
+    return [main, *(child.thread for child in subagents.all())] if subagents is not None else [main]
+
+
+def answered_by(threads: Iterable[Thread], kind: str, request_id: str, recorded: object) -> None:
+    """Name who answered the open ``permission`` or ``question`` ``request_id`` on its card, in the first of
+    ``threads`` that has it open (the first answer wins, as on the agent's side); called live as the answer is given,
+    and again from the journal's action."""
     by = shown_by(recorded)
     if by is None:
         return
     if kind == "permission":
-        prompt = next((p for p in thread.pending_permissions if p.request_id == request_id), None)
+        pending = (p for thread in threads for p in thread.pending_permissions if p.request_id == request_id)
+        prompt = next(pending, None)
         if prompt is not None and prompt.by is None:
             prompt.by = by
         return
+    thread = next(iter(threads))
     question = next(
         (e for e in thread.latest(RECENT_ENTRIES) if isinstance(e, Question) and e.request_id == request_id), None
     )

@@ -118,7 +118,9 @@ class Session:
             self.subagents,
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
-        self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed)
+        self.answers = Answers(
+            self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed, self.subagents
+        )
         self.rules = SessionRules(self)
 
     # -- watching ----------------------------------------------------------------------------------

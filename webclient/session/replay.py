@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from webclient.session import shown, workspace_events
-from webclient.session.answers import answered_by
+from webclient.session.answers import answered_by, threads
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.session.rules import note_of
@@ -86,7 +86,8 @@ class Rebuild:
 def _act_again(session: Session, action: dict[str, object]) -> None:
     """What the user did that the protocol does not say: an answer is settled on the thread before it is sent."""
     if action.get("action") in ("permission", "question"):
-        answered_by(session.thread, str(action["action"]), str(action["request_id"]), action.get("by"))
+        where = threads(session.thread, session.subagents)
+        answered_by(where, str(action["action"]), str(action["request_id"]), action.get("by"))
     if action.get("action") == "permission":
         session.thread.answer_permission(str(action["request_id"]), str(action["option_id"]))
         call = session.thread.tool_call_for_permission(str(action["request_id"]))

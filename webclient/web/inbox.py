@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from webclient.people.person import Person
 from webclient.people.roles import may_drive, role_of
+from webclient.session.answers import threads
 from webclient.session.core import Session
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.questions import Question
@@ -51,10 +52,11 @@ def open_questions(who: Person, sessions: list[Session]) -> list[Open]:
     """The open questions of the sessions ``who`` owns or may drive, oldest session first."""
     found: list[Open] = []
     for session in drivable(who, iter(sorted(sessions, key=lambda s: s.created))):
-        for prompt in session.thread.pending_permissions:
-            if prompt.rule is not None:  # a rule answered it: the answer is on its way
-                continue
-            found.append(Open(session, session.thread.tool_call_for_permission(prompt.request_id), prompt))
+        for thread in threads(session.thread, session.subagents):  # a subagent's questions wait for the person too
+            for prompt in thread.pending_permissions:
+                if prompt.rule is not None:  # a rule answered it: the answer is on its way
+                    continue
+                found.append(Open(session, thread.tool_call_for_permission(prompt.request_id), prompt))
         for entry in session.thread.latest(RECENT_ENTRIES):
             if isinstance(entry, Question) and entry.state == "pending":
                 found.append(Open(session, question=entry))
