@@ -3,6 +3,7 @@ thread a person would see, the tools run in the workspace, and what the server r
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -104,8 +105,11 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         await until(lambda: len(session.thread.pending_permissions) == 2, timeout=30)  # asked together, on their cards
         write, run = session.thread.pending_permissions
         assert [o.option_id for o in write.options] == ["allow", "allow-always", "deny"]
-        session.answer_permission(write.request_id, "allow")
+        # The command is allowed first, the write later: still the command runs after the write, in the agent's
+        # order, and lists the file.
         session.answer_permission(run.request_id, "allow-always")
+        await asyncio.sleep(0.5)
+        session.answer_permission(write.request_id, "allow")
         await until(lambda: session.turn_state == "idle" and "came back" in said(session), timeout=30)
         assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
         ran = cards(session)["run_command"]

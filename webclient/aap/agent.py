@@ -223,11 +223,14 @@ class AapAgent:
         return record
 
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
-        """Every open call answered, in one list: client tools run (asked first when they change things), server
-        tools granted or denied. The questions are all on the page at once; the answers go back together."""
-        return list(await asyncio.gather(*(self._answer_call(open_call) for open_call in open_calls)))
+        """Every open call answered, in one list: server tools granted or denied, client tools run (asked first when
+        they change things). The questions are all on the page at once; the client's tools then run one after the
+        other in the agent's order (a command after a write sees the file); the answers go back together."""
+        decided = await asyncio.gather(*(self._decide(open_call) for open_call in open_calls))
+        return [answer or await self._run(open_call) for open_call, answer in zip(open_calls, decided, strict=True)]
 
-    async def _answer_call(self, open_call: OpenCall) -> dict[str, Any]:
+    async def _decide(self, open_call: OpenCall) -> dict[str, Any] | None:
+        """A server tool's grant or denial, or a client tool's refusal; None: a client tool to run."""
         call = open_call.call
         if open_call.side == "server":
             chosen, reason = await self.asking.ask(call.id, SERVER_OPTIONS)
@@ -244,6 +247,10 @@ class AapAgent:
             elif chosen != ALLOW:
                 self._card(call.id, "failed", "The person did not let this tool run.")
                 return tool_result(call.id, "The person did not let this tool run.")
+        return None
+
+    async def _run(self, open_call: OpenCall) -> dict[str, Any]:
+        call = open_call.call
         self._card(call.id, "in_progress")
 
         def show_terminal(terminal_id: str) -> None:
