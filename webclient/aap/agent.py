@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking
+from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking, denial
 from webclient.aap.client import AapClient, AapHttpError
 from webclient.aap.fold import CALL_OUTCOME, TERMINAL_SHOWN, EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
@@ -224,10 +224,30 @@ class AapAgent:
 
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
         """Every open call answered, in one list: server tools granted or denied, client tools run (asked first when
-        they change things). The questions are all on the page at once; the client's tools then run one after the
-        other in the agent's order (a command after a write sees the file); the answers go back together."""
-        decided = await asyncio.gather(*(self._decide(open_call) for open_call in open_calls))
-        return [answer or await self._run(open_call) for open_call, answer in zip(open_calls, decided, strict=True)]
+        they change things). The questions are all on the page at once; each client tool runs once the client tool
+        before it has (the agent's order: a command after a write sees the file); the answers go back together."""
+        answers, before = [], None
+        for open_call in open_calls:
+            answer = asyncio.ensure_future(self._answer_call(open_call, before))
+            before = answer if open_call.side == "client" else before
+            answers.append(answer)
+        return list(await asyncio.gather(*answers))
+
+    async def _answer_call(self, open_call: OpenCall, before: asyncio.Future[dict[str, Any]] | None) -> dict[str, Any]:
+        answer = await self._decide(open_call)
+        if answer is not None:
+            return answer
+        if before is not None:
+            await asyncio.wait([before])
+        call = open_call.call
+        self._card(call.id, "in_progress")
+
+        def show_terminal(terminal_id: str) -> None:
+            self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
+
+        ran = await self.hands.run(call.name, call.input, show_terminal)
+        self._card(call.id, "failed" if ran.failed else "completed", ran.shown)
+        return tool_result(call.id, ran.text)
 
     async def _decide(self, open_call: OpenCall) -> dict[str, Any] | None:
         """A server tool's grant or denial, or a client tool's refusal; None: a client tool to run."""
@@ -235,10 +255,7 @@ class AapAgent:
         if open_call.side == "server":
             chosen, reason = await self.asking.ask(call.id, SERVER_OPTIONS)
             granted = chosen == ALLOW
-            if not granted:
-                self._card(call.id, "failed", denial(reason))
-            else:
-                self._card(call.id, "in_progress")
+            self._card(call.id, "in_progress" if granted else "failed", None if granted else denial(reason))
             return tool_permission(call.id, granted, reason if not granted else None)
         if call.name in CHANGES_THINGS and call.name not in self.asking.allowed_tools:
             chosen, _ = await self.asking.ask(call.id, CLIENT_OPTIONS)
@@ -248,17 +265,6 @@ class AapAgent:
                 self._card(call.id, "failed", "The person did not let this tool run.")
                 return tool_result(call.id, "The person did not let this tool run.")
         return None
-
-    async def _run(self, open_call: OpenCall) -> dict[str, Any]:
-        call = open_call.call
-        self._card(call.id, "in_progress")
-
-        def show_terminal(terminal_id: str) -> None:
-            self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
-
-        answer = await self.hands.run(call.name, call.input, show_terminal)
-        self._card(call.id, "failed" if answer.failed else "completed", answer.shown)
-        return tool_result(call.id, answer.text)
 
     def cancel(self) -> Awaitable[None]:
         """Stop ends the stream; the session stays usable (AAP v3 has no cancel request: the server may go on)."""
@@ -381,10 +387,6 @@ class AapAgent:
 
     def _client_tools(self) -> set[str]:
         return {spec.name for spec in self.hands.specs()} if self.remote and self.remote.takes_client_tools else set()
-
-
-def denial(reason: str) -> str:
-    return f"Denied by the person: {reason}" if reason else "Denied by the person"
 
 
 async def _answer(request: Awaitable[T]) -> T:

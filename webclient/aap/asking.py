@@ -83,3 +83,8 @@ class Asking:
 
     def settle(self) -> None:
         self.thread.settle_permissions()
+
+
+def denial(reason: str) -> str:
+    """What a server tool's card says when the person denied it (with their reason, if they gave one)."""
+    return f"Denied by the person: {reason}" if reason else "Denied by the person"
