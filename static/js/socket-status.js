@@ -6,6 +6,9 @@
 const root = document.getElementById("session");
 
 const RECONNECT_CODES_HANDLED_BY_HTMX = [1006, 1011, 1012, 1013];
+// The server closes with this when the person's part in a shared session changed (watch <-> drive): the page
+// loads again, with the composer and the buttons or without them (webclient/web/presence.py).
+const ROLE_CHANGED = 4001;
 const POLICY_VIOLATION = 1008;
 const SIGNED_OUT_RECHECK_MS = 5000;
 const OFFLINE_CONTROLS = "[data-option-id], [data-auth-method], #prompt-input, #attach-input, [data-action=send], " +
@@ -101,6 +104,10 @@ if (root) {
       showConnection("reconnecting");
     }
     const code = event.detail.event.code;
+    if (code === ROLE_CHANGED) {
+      location.reload();
+      return;
+    }
     checkSession(event.detail.socketWrapper, code);
     if (code === POLICY_VIOLATION || RECONNECT_CODES_HANDLED_BY_HTMX.includes(code)) {
       return;

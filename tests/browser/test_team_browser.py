@@ -99,10 +99,11 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         expect(bob.locator('[data-role="user-message"]').last).to_contain_text("hello bob, watch this")
         expect(bob.locator("[data-option-id]")).to_have_count(0)
 
-        # Changed to drive: Bob answers the agent's question; Alice's card names him.
+        # Changed to drive: Bob's open page gets the composer (it loads again by itself); he answers the agent's
+        # question, and Alice's card names him.
         share_from_the_panel(alice, "bob", "drive")
-        bob.reload()
         expect(bob.locator("#composer")).to_have_count(1)
+        expect(bob.locator('[data-role="watching-only"]')).to_have_count(0)
         send_prompt(alice, "permission")
         bob.locator('[data-role="permission"]').last.locator('[data-option-id="allow-once"]').click()
         card = alice.locator('[data-role="permission"]').last

@@ -1,5 +1,6 @@
 """Who has each session open now: one entry per open page socket, shown in the session's header ("Alice, Bob
-watching") and updated as people come and go; and the sockets a revoked share shuts out, closed."""
+watching") and updated as people come and go; and the sockets a revoked share shuts out, closed, as those of the
+people whose share changed between watch and drive (their page loads again, with the composer or without)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from starlette.requests import HTTPConnection
 
 from webclient.people.person import LOCAL, Person
-from webclient.people.roles import role_of
+from webclient.people.roles import Role, may_drive, role_of
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
 
@@ -20,8 +21,17 @@ class Viewer:
     person: Person
     link: str | None
     """The share link's token the page came with."""
-    close: Callable[[], Awaitable[None]]
-    """Closes the page's socket."""
+    role: Role | None
+    """What they could do when the page opened."""
+    close: Callable[[int], Awaitable[None]]
+    """Closes the page's socket with a code."""
+
+
+WS_POLICY_VIOLATION = 1008
+"""The close code for a page whose person may no longer see the session: the page says so."""
+ROLE_CHANGED = 4001
+"""The close code for a page whose person may now drive what they watched, or only watch what they drove: the page
+loads again (``static/js/socket-status.js``)."""
 
 
 class Presence:
@@ -56,10 +66,14 @@ class Presence:
         return list(seen.values())
 
     async def shut_out(self, session: Session) -> None:
-        """Close the sockets of those who may not see ``session`` any more (a share revoked)."""
+        """Close the sockets of those who may not see ``session`` any more (a share revoked), and of those who may
+        now do more or less with it (a share changed between watch and drive)."""
         for viewer in list(self._open.get(session.id, {}).values()):
-            if role_of(viewer.person, session.owner, session.shares, viewer.link) is None:
-                await viewer.close()
+            role = role_of(viewer.person, session.owner, session.shares, viewer.link)
+            if role is None:
+                await viewer.close(WS_POLICY_VIOLATION)
+            elif may_drive(role) != may_drive(viewer.role):
+                await viewer.close(ROLE_CHANGED)
 
 
 def presence(conn: HTTPConnection) -> Presence:

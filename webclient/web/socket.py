@@ -21,7 +21,7 @@ from webclient.people.roles import may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
-from webclient.web.context import base_context, link_token, person, session_of, small_int
+from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView
 from webclient.web.presence import Viewer, presence
@@ -51,7 +51,7 @@ async def session_socket(websocket: WebSocket) -> None:
         websocket.send_text,
         {**base_context(websocket), **page_context(websocket, session)},
     )
-    shut_out = Viewer(by, link, lambda: websocket.close(status.WS_1008_POLICY_VIOLATION))
+    shut_out = Viewer(by, link, role_in(websocket, session), lambda code: websocket.close(code))
     leave = presence(websocket).join(session, shut_out)
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
     sender.add_done_callback(lambda task: _sender_done(task, websocket))
