@@ -104,6 +104,8 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         share_from_the_panel(alice, "bob", "drive")
         expect(bob.locator("#composer")).to_have_count(1)
         expect(bob.locator('[data-role="watching-only"]')).to_have_count(0)
+        for page in (alice, bob):  # both pages loaded again (Alice's after the form): their sockets open
+            expect(page.locator("#session")).to_have_attribute("data-connection", "open")
         send_prompt(alice, "permission")
         bob.locator('[data-role="permission"]').last.locator('[data-option-id="allow-once"]').click()
         card = alice.locator('[data-role="permission"]').last
