@@ -10,37 +10,19 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.people import TEAM, person_context
+from tests.support.browser import Browsers
+from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
 from tests.web.test_socket import SENT
 from webclient.web.socket import VIEWING
 
 
-class People:
-    """A browser context per person, each checked for JavaScript errors when the test ends."""
-
-    def __init__(self, browser: Any) -> None:
-        self.browser = browser
-        self.contexts: list[Any] = []
-        self.errors: list[str] = []
-
-    def page(self, name: str, groups: list[str] | None = None) -> Page:
-        context = person_context(self.browser, name, groups or [])
-        self.contexts.append(context)
-        page: Page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.on("pageerror", lambda error: self.errors.append(f"{name}: {error}"))
-        return page
-
-
 @pytest.fixture
-def people(browser: Any) -> Iterator[People]:
-    team = People(browser)
+def people(browser: Any) -> Iterator[Browsers]:
+    team = Browsers(browser)
     yield team
-    for context in team.contexts:
-        context.close()
-    assert not team.errors, team.errors
+    team.close()
 
 
 def share_from_the_panel(page: Page, grantee: str, role: str) -> None:
@@ -52,18 +34,18 @@ def share_from_the_panel(page: Page, grantee: str, role: str) -> None:
 
 
 def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
-    start_server: ServerFactory, people: People
+    start_server: ServerFactory, people: Browsers
 ) -> None:
     server: Server = start_server(**TEAM)
     session_id = new_session(server, "alice", ["admins"])
     url = f"{server.url}/sessions/{session_id}"
-    alice = people.page("alice", ["admins"])
+    alice = people.page("alice", extra_http_headers=as_person("alice", ["admins"]))
     alice.goto(url)
     expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
     share_from_the_panel(alice, "bob", "drive")
     share_from_the_panel(alice, "carol", "watch")
 
-    bob, carol = people.page("bob"), people.page("carol")
+    bob, carol = (people.page(name, extra_http_headers=as_person(name)) for name in ("bob", "carol"))
     bob.goto(url)
     carol.goto(url)
     expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob, carol watching")

@@ -11,15 +11,14 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from tests.browser.test_sharing_browser import share_from_the_panel
-from tests.support.browser import send_prompt
+from tests.support.browser import Browsers, send_prompt
 from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front
 from tests.support.oidc import PEOPLE, oidc_provider, sign_in_at_provider
 from tests.support.servers import ServerFactory, free_port
@@ -27,30 +26,11 @@ from tests.support.servers import ServerFactory, free_port
 pytestmark = pytest.mark.browser
 
 
-class Browsers:
-    """A browser context per person, each checked for JavaScript errors when the test ends."""
-
-    def __init__(self, browser: Browser) -> None:
-        self.browser = browser
-        self.contexts: list[Any] = []
-        self.errors: list[str] = []
-
-    def page(self, name: str, **options: Any) -> Page:
-        context = self.browser.new_context(viewport={"width": 1200, "height": 900}, **options)
-        self.contexts.append(context)
-        page: Page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.on("pageerror", lambda error: self.errors.append(f"{name}: {error}"))
-        return page
-
-
 @pytest.fixture
 def browsers(browser: Browser) -> Iterator[Browsers]:
     team = Browsers(browser)
     yield team
-    for context in team.contexts:
-        context.close()
-    assert not team.errors, f"JavaScript errors in the pages: {team.errors}"
+    team.close()
 
 
 def socket_status(proxy: Proxy, name: str, session_id: str) -> int:
