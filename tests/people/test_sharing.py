@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -105,16 +106,21 @@ def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(t
     assert kinds == ["person"]
 
 
+async def close_code_once_revoked(server: Server, socket: Any, session_id: str, share_id: str) -> int | None:
+    """Alice revokes the share while ``socket`` is open: the code the server closes it with (None: never closed)."""
+    alice = client(server, "alice", ADMINS)
+    await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
+    try:
+        async with asyncio.timeout(10):
+            while True:
+                await socket.recv()
+    except websockets.ConnectionClosed as closed:
+        return closed.rcvd.code if closed.rcvd else None
+
+
 async def revoked_while_open(server: Server, session_id: str, share_id: str) -> int | None:
     async with page_socket(server, session_id, "bob") as (socket, _):
-        alice = client(server, "alice", ADMINS)
-        await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
-        try:
-            async with asyncio.timeout(10):
-                while True:
-                    await socket.recv()
-        except websockets.ConnectionClosed as closed:
-            return closed.rcvd.code if closed.rcvd else None
+        return await close_code_once_revoked(server, socket, session_id, share_id)
 
 
 def test_a_revoke_takes_effect_at_once_and_closes_the_open_page(team: tuple[Server, str]) -> None:
@@ -170,14 +176,7 @@ async def link_revoked_while_open(server: Server, session_id: str, share_id: str
     headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}
     async with websockets.connect(url, additional_headers=headers) as socket:
         await socket.recv()
-        alice = client(server, "alice", ADMINS)
-        await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
-        try:
-            async with asyncio.timeout(10):
-                while True:
-                    await socket.recv()
-        except websockets.ConnectionClosed as closed:
-            return closed.rcvd.code if closed.rcvd else None
+        return await close_code_once_revoked(server, socket, session_id, share_id)
 
 
 async def come_and_go(server: Server, session_id: str) -> tuple[str, str]:
