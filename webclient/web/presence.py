@@ -57,13 +57,13 @@ class Presence:
         return leave
 
     def of(self, session_id: str) -> list[Person]:
-        """The people who have the session open, each once, in the order they came; none in token mode (its one
-        person is not named)."""
+        """The people who have the session open, each once, by name (a page that reconnects must not reorder the
+        header); none in token mode (its one person is not named)."""
         seen: dict[str, Person] = {}
         for viewer in self._open.get(session_id, {}).values():
             if viewer.person.id != LOCAL.id:
                 seen.setdefault(viewer.person.id, viewer.person)
-        return list(seen.values())
+        return sorted(seen.values(), key=lambda person: (person.label.casefold(), person.id))
 
     async def shut_out(self, session: Session) -> None:
         """Close the sockets of those who may not see ``session`` any more (a share revoked), and of those who may
