@@ -4,10 +4,16 @@
 
 const DIFF_MODE_KEY = "acp-webclient.diff-mode";
 const main = document.querySelector("main");
+// The cookie is for the app's pages only: the path prefix it is served under is where this file is, less /static/.
+const ROOT = new URL(import.meta.url).pathname.replace(/\/static\/.*$/, "") || "/";
+// Inside a frame, a strict cookie may not be kept (the frame's page may be of another site): over HTTPS it is
+// partitioned instead, as the server's cookies are there.
+const SAME_SITE = window.self !== window.top && location.protocol === "https:"
+  ? "samesite=none; secure; partitioned" : "samesite=strict";
 
 function setDiffMode(mode) {
   localStorage.setItem(DIFF_MODE_KEY, mode);
-  document.cookie = "diff_mode=" + mode + "; path=/; max-age=31536000; samesite=strict";
+  document.cookie = "diff_mode=" + mode + "; path=" + ROOT + "; max-age=31536000; " + SAME_SITE;
 }
 
 const remembered = localStorage.getItem(DIFF_MODE_KEY);
