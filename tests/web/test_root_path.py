@@ -16,6 +16,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
 
 from tests.support.html import parse
+from tests.support.people import as_person
 from tests.support.servers import SCRIPTED_AGENT
 from webclient.config import Settings, path_prefix
 from webclient.web.app import create_app
@@ -235,3 +236,24 @@ def test_another_sites_posts_and_sockets_are_refused_although_its_frame_gets_the
             assert refused_socket.value.code == 1008 and refused_socket.value.reason.startswith("Refused:")
         with client.websocket_connect(socket_url, headers={"Origin": "https://localhost"}) as socket:
             assert "session-status" in socket.receive_text()
+
+
+def test_a_share_links_cookie_is_for_that_sessions_pages_under_the_prefix(tmp_path: Path) -> None:
+    proxied = {"auth": "trusted-header", "trusted_proxies": (PROXY,), "root_path": PREFIX, "frame_ancestors": PORTAL}
+    ours = {"Origin": "https://localhost", "Sec-Fetch-Site": "same-origin"}
+    with app_client(tmp_path, peer=PROXY, scheme="https", **proxied) as client:
+        alice = {**as_person("alice", ["admins"]), **HTML}
+        made = client.post(PREFIX + "/sessions", headers={**alice, **ours})
+        assert made.status_code == 303, made.text
+        session_path = made.headers["location"]
+        shared = client.post(
+            session_path + "/shares", data={"kind": "link", "role": "watch"}, headers={**alice, **ours}
+        )
+        assert shared.status_code == 303 and shared.headers["location"] == session_path + "#share"
+        page = client.get(session_path, headers=alice).text
+        link = next(e.attrs["href"] for e in parse(page).elements if e.attrs.get("data-role") == "share-link")
+        assert link.startswith(session_path + "?share=")
+        carol = client.get(link, headers={**as_person("carol"), **HTML})
+        assert carol.status_code == 200
+        cookie = cookie_of(carol, "share")
+        assert f"Path={session_path};" in cookie and "SameSite=none" in cookie and cookie.endswith("; Partitioned")
