@@ -4,6 +4,16 @@
 
 const DIFF_MODE_KEY = "acp-webclient.diff-mode";
 const main = document.querySelector("main");
+
+// A frame of another site's page may be refused storage (third-party storage blocked): then nothing is remembered.
+function stored(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* not remembered */ }
+}
+
 // The cookie is for the app's pages only: the path prefix it is served under is where this file is, less /static/.
 const ROOT = new URL(import.meta.url).pathname.replace(/\/static\/.*$/, "") || "/";
 // Inside a frame, a strict cookie may not be kept (the frame's page may be of another site): over HTTPS it is
@@ -12,11 +22,11 @@ const SAME_SITE = window.self !== window.top && location.protocol === "https:"
   ? "samesite=none; secure; partitioned" : "samesite=strict";
 
 function setDiffMode(mode) {
-  localStorage.setItem(DIFF_MODE_KEY, mode);
+  store(DIFF_MODE_KEY, mode);
   document.cookie = "diff_mode=" + mode + "; path=" + ROOT + "; max-age=31536000; " + SAME_SITE;
 }
 
-const remembered = localStorage.getItem(DIFF_MODE_KEY);
+const remembered = stored(DIFF_MODE_KEY);
 if (remembered && !document.cookie.includes("diff_mode=" + remembered)) {
   setDiffMode(remembered);
 }

@@ -91,6 +91,11 @@ class Proxy:
         """The app's index as a browser opens it: ``https://127.0.0.1:PORT/agents/``."""
         return f"{self.url}{self.root}/"
 
+    @property
+    def portal_url(self) -> str:
+        """The portal's page (``portal=``), by a host name of another site than the app's: ``localhost``."""
+        return self.url.replace("127.0.0.1", "localhost") + "/portal.html"
+
     def credentials(self, name: str) -> dict[str, str]:
         """Playwright's ``http_credentials`` for a browser context signed in to the proxy as ``name``."""
         return {"username": name, "password": self.members[name].password}
@@ -160,6 +165,8 @@ def _config(
     if tls:
         listen += f"\n    ssl_certificate {prefix / 'cert.pem'};\n    ssl_certificate_key {prefix / 'key.pem'};"
     outside = "location / { return 404; }" if root else ""
+    if (prefix / "portal.html").exists():  # a portal's page that frames the app (open it by another host name)
+        outside += f"\n    location = /portal.html {{ root {prefix}; }}"
     return f"""
 daemon off;
 master_process off;
@@ -235,14 +242,20 @@ def start_proxy(
     root: str = "",
     strip: bool = False,
     tls: bool = False,
+    portal: str | None = None,
 ) -> Proxy:
     """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``),
     under the path prefix ``root`` (see the module's docstring); wait until it answers. Stop it with
-    :func:`stop_proxy`."""
+    :func:`stop_proxy`.
+
+    ``portal``: the HTML of a portal's page nginx serves at ``/portal.html``, outside the prefix. Opened as
+    ``localhost`` while the app is opened as ``127.0.0.1`` (:attr:`Proxy.portal_url`), it is another site's page."""
     prefix = Path(tempfile.mkdtemp(prefix="webclient-nginx-"))
     people = {m.name: m for m in members}
     port = port or free_port()
     (prefix / "htpasswd").write_text(_htpasswd(people))
+    if portal is not None:
+        (prefix / "portal.html").write_text(portal)
     if tls:
         self_signed(prefix)
     (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls))
@@ -286,8 +299,9 @@ def proxy_in_front(
     root: str = "",
     strip: bool = False,
     tls: bool = False,
+    portal: str | None = None,
 ) -> Iterator[Proxy]:
-    proxy = start_proxy(upstream, members, port, root, strip, tls)
+    proxy = start_proxy(upstream, members, port, root, strip, tls, portal)
     try:
         yield proxy
     finally:
