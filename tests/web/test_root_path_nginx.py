@@ -4,6 +4,7 @@ HTTPS: nginx passes the path whole (the server is told ``WEBCLIENT_ROOT_PATH``) 
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import Iterator
 
@@ -12,8 +13,8 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.support.html import parse
-from tests.support.nginx import Proxy, behind_proxy, proxy_in_front
-from tests.support.servers import Server, ServerFactory, free_port
+from tests.support.nginx import Proxy, behind_proxy, location, proxy_in_front
+from tests.support.servers import ROOT, Server, ServerFactory, free_port
 
 PREFIX = "/agents"
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -86,3 +87,15 @@ def test_a_session_and_its_socket_work_through_nginx_under_the_prefix(proxied: t
         headers = {"Cookie": cookie, "Origin": proxy.url}
         with connect(socket_url, additional_headers=headers, ssl=unverified, open_timeout=10) as socket:
             assert "session-status" in str(socket.recv(timeout=10))
+
+
+def test_the_deployment_docs_show_the_nginx_location_the_tests_use() -> None:
+    docs = (ROOT / "docs" / "deployment.md").read_text()
+    section = docs[docs.index("## Behind a reverse proxy, under a path prefix") : docs.index("## In a portal's iframe")]
+    block = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    stripped = location("http://127.0.0.1:8000", PREFIX, strip=True)
+    assert " ".join(stripped.split()) in " ".join(block.group(1).split())
+    whole = location("http://127.0.0.1:8000", PREFIX, strip=False).splitlines()
+    for line in set(whole) - set(stripped.splitlines()):  # the lines that differ when the path is passed whole
+        assert f"`{line.strip()}`" in section, line
