@@ -124,8 +124,20 @@ def test_the_setting_puts_every_url_under_the_prefix_whether_the_proxy_keeps_it_
         assert socket_url == "ws://localhost" + made.headers["location"] + "/ws"
         with client.websocket_connect(made.headers["location"] + "/ws", headers=SCRIPT) as socket:
             assert "session-status" in socket.receive_text()
-        # The prefix is a whole segment: /agentsx is not under /agents.
+        # The prefix is a whole segment: /agentsx is not under /agents; the bare prefix goes to its index.
         assert client.get("/agentsx/", headers=SCRIPT).status_code == 404
+        bare = client.get(PREFIX, headers=SCRIPT)
+        assert bare.status_code == 307 and bare.headers["location"] == "http://localhost/agents/"
+        # A route that itself starts with /agents, under the prefix /agents.
+        assert client.get(PREFIX + "/agents/agent/sessions", headers={**SCRIPT, **HTML}).status_code == 200
+
+
+def test_a_stripped_path_under_the_proxys_prefix_is_routed_below_it(tmp_path: Path) -> None:
+    named = {**SCRIPT, **HTML, "X-Forwarded-Prefix": PREFIX}
+    with app_client(tmp_path, peer=PROXY, trusted_proxies=(PROXY,)) as client:
+        index = client.get("/", headers=named)
+        assert index.status_code == 200 and 'href="/agents/agents/agent/sessions"' in index.text
+        assert client.get("/agents/agent/sessions", headers=named).status_code == 200  # nginx stripped /agents
 
 
 def test_sign_in_redirects_sign_out_and_the_cookie_path_stay_under_the_prefix(tmp_path: Path) -> None:
