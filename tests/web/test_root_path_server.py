@@ -1,8 +1,13 @@
-"""The OpenID round trip under a path prefix (``WEBCLIENT_ROOT_PATH=/agents``), through a real provider
-(oidc-provider-mock, its own process): the redirect URI, the binding cookie's path, the callback and where it lands."""
+"""The real server (``python -m webclient``) under a path prefix (``WEBCLIENT_ROOT_PATH=/agents``): the OpenID round
+trip through a real provider (oidc-provider-mock, its own process: the redirect URI, the binding cookie's path, the
+callback and where it lands), the sign-in URL it prints, and a prefix it refuses."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -12,7 +17,7 @@ import pytest
 
 from tests.support.html import parse
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
-from tests.support.servers import ServerFactory
+from tests.support.servers import ROOT, ServerFactory
 
 PREFIX = "/agents"
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -45,3 +50,21 @@ def test_the_openid_round_trip_stays_under_the_prefix(start_server: ServerFactor
     assert "Path=/agents;" in cookie
     index = httpx.get(server.url + PREFIX + "/", headers={"Cookie": cookie.split(";", 1)[0], **HTML})
     assert "Signed in as Alice Archer (admin)" in index.text
+
+
+def test_the_printed_sign_in_url_is_under_the_prefix(start_server: ServerFactory) -> None:
+    server = start_server(WEBCLIENT_ROOT_PATH=PREFIX + "/")
+    assert server.process.stdout is not None
+    printed = re.search(r"http://\S+/\?token=\S+", server.process.stdout.readline().decode())
+    assert printed is not None and printed[0] == f"{server.url}{PREFIX}/?token={server.token}"
+    signed_in = httpx.get(printed[0], follow_redirects=False)
+    assert signed_in.status_code == 303 and signed_in.headers["location"] == PREFIX + "/"
+
+
+def test_a_prefix_that_is_not_a_plain_path_stops_the_start(tmp_path: Path) -> None:
+    env = {**os.environ, "WEBCLIENT_ROOT_PATH": "/a/../b", "WEBCLIENT_DATA_DIR": str(tmp_path)}
+    ended = subprocess.run(
+        [sys.executable, "-m", "webclient", "--port", "1"], cwd=ROOT, env=env, capture_output=True, timeout=60
+    )
+    assert ended.returncode != 0 and b"WEBCLIENT_ROOT_PATH must be a path such as /agents" in ended.stderr
+    assert b"Traceback" not in ended.stderr
