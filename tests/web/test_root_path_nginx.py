@@ -13,7 +13,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.support.html import parse
-from tests.support.nginx import Proxy, behind_proxy, location, proxy_in_front
+from tests.support.nginx import TEAM, Proxy, behind_proxy, location, proxy_in_front
 from tests.support.servers import ROOT, Server, ServerFactory, free_port
 
 PREFIX = "/agents"
@@ -99,3 +99,18 @@ def test_the_deployment_docs_show_the_nginx_location_the_tests_use() -> None:
     whole = location("http://127.0.0.1:8000", PREFIX, strip=False).splitlines()
     for line in set(whole) - set(stripped.splitlines()):  # the lines that differ when the path is passed whole
         assert f"`{line.strip()}`" in section, line
+
+
+def test_people_named_by_the_proxy_work_under_its_prefix(start_server: ServerFactory) -> None:
+    """trusted-header mode: nginx signs Alice in and names her, under /agents/ over HTTPS, the prefix stripped."""
+    port = free_port()
+    server = start_server(**behind_proxy(port, tls=True))
+    with proxy_in_front(server.url, TEAM, port, root=PREFIX, strip=True, tls=True) as proxy, browser(proxy) as client:
+        index = client.get(PREFIX + "/", auth=proxy.auth("alice"), headers=HTML)
+        assert index.status_code == 200, proxy.log()
+        assert "Signed in as alice (admin)" in index.text
+        urls = [v for e in parse(index.text).elements for k, v in e.attr_list if k in ("href", "src", "action")]
+        assert urls and [url for url in urls if not url.startswith(PREFIX + "/")] == []
+        made = client.post(PREFIX + "/sessions", auth=proxy.auth("alice"), headers={"Origin": proxy.url})
+        assert made.status_code == 303 and made.headers["location"].startswith(PREFIX + "/sessions/")
+        assert client.get(made.headers["location"], auth=proxy.auth("bob"), headers=HTML).status_code == 404
