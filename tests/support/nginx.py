@@ -20,7 +20,9 @@ self-signed certificate for ``127.0.0.1`` and ``localhost`` made here (``cryptog
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
+import ipaddress
 import shutil
 import signal
 import subprocess
@@ -32,6 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.support.servers import free_port
 
@@ -197,14 +203,6 @@ http {{
 
 def self_signed(folder: Path) -> None:
     """``cert.pem`` and ``key.pem`` in ``folder``: a certificate for ``127.0.0.1`` and ``localhost``, a day long."""
-    import datetime
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
