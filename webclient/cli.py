@@ -12,7 +12,7 @@ import uvicorn
 
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
-from webclient.web.app import check_catalogue, check_store
+from webclient.web.app import check_catalogue, check_sandbox, check_store
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -116,8 +116,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         Access.from_settings(settings)
         check_catalogue(settings)
         check_store(settings)
+        sandbox = check_sandbox(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
+    print(f"ACP web client: {sandbox}", flush=True)
     if settings.auth != "token":  # people sign in another way: the token lets no one in
         token = None
     url = sign_in_url(args.host, args.port, token)
