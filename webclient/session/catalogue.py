@@ -18,6 +18,7 @@ from typing import Any, cast, get_args
 from webclient.config import DEMO_AGENT, Settings, acp_protocol, demo_sample
 from webclient.session.agent_spec import AgentSpec, command_display, split_command
 from webclient.session.known_agents import load_registry
+from webclient.session.sandboxing import demo_in_sandbox
 from webclient.workspace.paths import Access, Workspace
 
 DEMO = "demo"
@@ -254,6 +255,7 @@ def _demo_entry(settings: Settings, alone: bool) -> AgentEntry:
         start_timeout=settings.start_timeout,
         acp_protocol=settings.acp_protocol,
         template=demo_sample() if workspace is None else None,
+        **demo_in_sandbox(settings),
     )
 
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TypedDict
 
-from webclient.config import Settings
+from webclient.config import Settings, demo_sample
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.homes import data_folder
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import SandboxUnavailable, find_bwrap, installation, probe, system_mounts
 
-__all__ = ["check_sandbox", "confine", "server_sandbox"]
+__all__ = ["check_sandbox", "confine", "demo_in_sandbox", "server_sandbox"]
 
 
 def server_sandbox(settings: Settings) -> Sandbox:
@@ -78,3 +80,20 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
         home=home,
     )
     return dataclasses.replace(spec, sandbox=sandbox)
+
+
+class DemoInSandbox(TypedDict, total=False):
+    """The demo's catalogue fields in a sandbox."""
+
+    sandbox_read: tuple[Path, ...]
+    env: Mapping[str, str]
+
+
+def demo_in_sandbox(settings: Settings) -> DemoInSandbox:
+    """What the built-in demo agent needs in a sandbox: its package read, and found there first (an editable install
+    finds it through a hook that may name another checkout); nothing without a sandbox."""
+    sample = demo_sample()
+    if settings.sandbox == "none" or sample is None:
+        return DemoInSandbox()
+    package = sample.parent
+    return DemoInSandbox(sandbox_read=(package,), env={"PYTHONPATH": str(package.parent)})

@@ -120,13 +120,18 @@ class Sandbox:
             options += mount.options()
         shown = [*(Path(mount.path) for mount in self.system if mount.kind.startswith("ro-bind")), *self.readable]
         shown += self.writable
+        masks = [mount.path for mount in hides if mount.kind == "tmpfs"]
         for path in _outermost_first(self.hidden):
             if any(path.is_relative_to(folder) for folder in shown):
                 options += ["--tmpfs", str(path)]
+                masks.append(str(path))
         for path in _outermost_first(self.writable):
             options += ["--bind", str(path), str(path)]
-        # The folders bwrap made to mount on (the data folder around a home in it) are not a place to write either.
-        options += ["--remount-ro", "/", "--chdir", str(cwd), "--"]
+        # Neither the empty folders over hidden ones nor those bwrap made to mount on (the data folder around a home
+        # in it) are a place to write; the writable folders inside them stay writable.
+        for mask in ["/", *masks]:
+            options += ["--remount-ro", mask]
+        options += ["--chdir", str(cwd), "--"]
         return options + list(argv)
 
     def environment(self, server: Mapping[str, str], own: Mapping[str, str] | None = None) -> dict[str, str]:
