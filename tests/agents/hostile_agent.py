@@ -4,8 +4,9 @@ process and from a terminal command it starts, and writes what happened into its
 Prompt: ``attack TARGETS_JSON`` (see ``sandbox_attacks.py``). It runs the attempts itself, then has the client run
 ``python sandbox_attacks.py TARGETS_JSON`` through ``terminal/create`` in its workspace and reads that command's
 report, and writes ``{"agent": REPORT, "terminal": REPORT}`` to ``sandbox-report.json`` in its working folder
-(which it must be able to do); then it says ``reported`` and ends the turn. Stdlib only: it runs in a sandbox that
-sees its own folder, the Python that runs it, and the system's folders.
+(which it must be able to do); then it says ``reported`` and ends the turn. ``connect TARGETS_JSON`` does only
+what it may do (its folders; the connections, when it has the network) and reports the same way. Stdlib only: it
+runs in a sandbox that sees its own folder, the Python that runs it, and the system's folders.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
     if word == "attack":
         found = {"agent": report(json.loads(targets)), "terminal": from_terminal(session_id, targets)}
         Path("sandbox-report.json").write_text(json.dumps(found, indent=1))
+        say(session_id, "reported")
+    elif word == "connect":  # only what it may do: its folders, and the network when it has it
+        Path("sandbox-report.json").write_text(json.dumps({"agent": report(json.loads(targets), attacking=False)}))
         say(session_id, "reported")
     else:
         say(session_id, "ok")

@@ -121,9 +121,10 @@ def attempts(targets: dict[str, Any]) -> list[Attempt]:
         ("read the server's /proc/PID/environ", _proc_environ(targets["server_pid"], canary)),
         ("signal the server", _signal(targets["server_pid"])),
         ("signal another agent", _signal(targets["other_agent_pid"])),
-        ("read another agent's workspace through /proc/PID/root", _read(
-            f"/proc/{targets['other_agent_pid']}/root{targets['other_file']}"
-        )),
+        (
+            "read another agent's workspace through /proc/PID/root",
+            _read(f"/proc/{targets['other_agent_pid']}/root{targets['other_file']}"),
+        ),
     ]
     if not targets.get("network", False):
         tried += [(f"connect to {what} ({host}:{port})", _tcp(host, port)) for host, port, what in targets["tcp"]]
@@ -158,8 +159,9 @@ def legitimate(targets: dict[str, Any]) -> list[Attempt]:
     return done
 
 
-def report(targets: dict[str, Any]) -> dict[str, Any]:
-    """Each attempt with ``escaped`` (it worked) and what happened; each legitimate action with ``ok``."""
+def report(targets: dict[str, Any], attacking: bool = True) -> dict[str, Any]:
+    """Each attempt and each legitimate action with ``worked`` and what happened (``attacking`` False: only the
+    legitimate ones)."""
 
     def run(tried: list[Attempt]) -> list[dict[str, Any]]:
         results = []
@@ -171,7 +173,8 @@ def report(targets: dict[str, Any]) -> dict[str, Any]:
             results.append({"what": what, "worked": worked, "said": said})
         return results
 
-    return {"pid": os.getpid(), "attempts": run(attempts(targets)), "legitimate": run(legitimate(targets))}
+    tried = run(attempts(targets)) if attacking else []
+    return {"pid": os.getpid(), "attempts": tried, "legitimate": run(legitimate(targets))}
 
 
 if __name__ == "__main__":

@@ -144,9 +144,7 @@ class Sandbox:
         if self.bwrap is None:
             inherited = {k: v for k, v in server.items() if not k.startswith(SERVER_PRIVATE_PREFIX)}
         else:
-            inherited = {
-                k: v for k, v in server.items() if k in ALLOWED_VARIABLES or k.startswith(_ALLOWED_PREFIXES)
-            }
+            inherited = {k: v for k, v in server.items() if k in ALLOWED_VARIABLES or k.startswith(_ALLOWED_PREFIXES)}
             if self.home is not None:
                 inherited["HOME"] = str(self.home)
         return {**inherited, **(own or {})}

@@ -134,4 +134,3 @@ def probe(sandbox: Sandbox) -> None:
                 "them, e.g. docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined), or "
                 "set WEBCLIENT_SANDBOX=none"
             )
-
