@@ -7,7 +7,7 @@ slave side of the pty, which becomes the command's controlling terminal (``TIOCS
 resize reaches it as ``SIGWINCH``.
 
 In a sandbox (`webclient.workspace.sandbox`) bwrap runs the little program below that takes the terminal, and it
-the command: bwrap's ``--new-session`` leaves it a session of its own, whose controlling terminal it takes.
+the command: it makes a session of its own inside bwrap's and takes the pty as that session's controlling terminal.
 
 The same ownership as every subprocess of ours: its own session and process group, owned
 (`webclient.workspace.process_group.own`) until it ended, so the watchdog stops it if the server dies; `close`
@@ -52,9 +52,12 @@ _DRAIN_GRACE = 0.5
 
 
 # Runs in the child, as the program exec'd after ``setsid`` and the ``dup2`` of the pty onto 0, 1 and 2 (a
-# ``preexec_fn`` cannot do it: uvloop, which uvicorn uses, calls it before either), then becomes the command.
+# ``preexec_fn`` cannot do it: uvloop, which uvicorn uses, calls it before either), then becomes the command. In a
+# sandbox it is not the leader of bwrap's new session (bwrap's init is): it makes a session of its own first.
 _TAKE_TERMINAL = (
     "import fcntl, os, sys, termios\n"
+    "if os.getsid(0) != os.getpid():\n"
+    "    os.setsid()\n"
     "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
     "try:\n"
     "    os.execvp(sys.argv[1], sys.argv[1:])\n"
