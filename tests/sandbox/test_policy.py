@@ -68,8 +68,8 @@ def test_the_command_line_mounts_read_only_then_hides_then_writable() -> None:
     joined = " ".join(argv)
     order = [
         "--ro-bind /usr /usr",
-        "--ro-bind /srv/app /srv/app",
         "--ro-bind /dev/null /etc/shadow",
+        "--ro-bind /srv/app /srv/app",
         "--tmpfs /srv/app/data",
         "--bind /srv/app/data/homes/alice /srv/app/data/homes/alice",
         "--remount-ro /",
@@ -77,6 +77,10 @@ def test_the_command_line_mounts_read_only_then_hides_then_writable() -> None:
     assert [joined.index(part) for part in order] == sorted(joined.index(part) for part in order)
     assert "/elsewhere" not in joined  # nothing shows it: no mount needed
     assert "--share-net" in Sandbox(bwrap="/usr/bin/bwrap", network=True).command(["a"], Path("/"))
+    # A data folder inside a workspace: the workspace is mounted first, the data folder hidden over it.
+    inside = Sandbox(bwrap="/usr/bin/bwrap", writable=(Path("/srv"),), hidden=(Path("/srv/data"),))
+    joined = " ".join(inside.command(["agent"], Path("/srv")))
+    assert joined.index("--bind /srv /srv") < joined.index("--tmpfs /srv/data") < joined.index("--remount-ro /srv/data")
 
 
 def test_an_agents_installation_is_its_prefix_its_scripts_folder_and_never_a_top_folder(tmp_path: Path) -> None:

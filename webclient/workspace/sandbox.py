@@ -108,25 +108,21 @@ class Sandbox:
         if self.drop_capabilities:
             options += ["--cap-drop", "ALL"]
         options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        # The system's folders, then its secrets hidden in them; then the agent's folders, each after any that holds
+        # it: a hidden folder inside a readable or writable one (the data folder in a workspace) is covered after
+        # it, and a writable one inside a hidden one (a home in the data folder) after that.
         hides = [mount for mount in self.system if mount.kind in ("tmpfs", "hide")]
-        for mount in self.system:
-            if mount not in hides:
-                options += mount.options()
-        for path in _outermost_first(self.readable):
-            options += ["--ro-bind", str(path), str(path)]
-        # After the folders they would show through, before the writable ones that may lie inside them (a home
-        # in the data folder).
-        for mount in hides:
+        for mount in [*(mount for mount in self.system if mount not in hides), *hides]:
             options += mount.options()
         shown = [*(Path(mount.path) for mount in self.system if mount.kind.startswith("ro-bind")), *self.readable]
         shown += self.writable
-        masks = [mount.path for mount in hides if mount.kind == "tmpfs"]
-        for path in _outermost_first(self.hidden):
-            if any(path.is_relative_to(folder) for folder in shown):
-                options += ["--tmpfs", str(path)]
-                masks.append(str(path))
-        for path in _outermost_first(self.writable):
-            options += ["--bind", str(path), str(path)]
+        hidden = [path for path in self.hidden if any(path.is_relative_to(folder) for folder in shown)]
+        masks = [mount.path for mount in hides if mount.kind == "tmpfs"] + [str(path) for path in hidden]
+        mounts = {**{path: "--ro-bind" for path in self.readable}, **{path: "--bind" for path in self.writable}}
+        mounts.update({path: "--tmpfs" for path in hidden})  # the same folder hidden and writable: hidden
+        for path in _outermost_first(list(mounts)):
+            kind = mounts[path]
+            options += [kind, str(path)] if kind == "--tmpfs" else [kind, str(path), str(path)]
         # Neither the empty folders over hidden ones nor those bwrap made to mount on (the data folder around a home
         # in it) are a place to write; the writable folders inside them stay writable.
         for mask in ["/", *masks]:
