@@ -62,9 +62,9 @@ def installation(argv: Sequence[str], path_env: str) -> tuple[Path, ...]:
     interpreter its ``#!`` line names, and each argument that is the absolute path of a file (the script it runs).
 
     A program in ``PREFIX/bin`` gives ``PREFIX`` (a virtualenv, a Node install), one in a package's
-    ``node_modules`` the folder that holds them, any other file its own folder; a symlink gives both ends. What
-    the system's folders hold already is left out, and a folder just under ``/`` is never given whole (the file
-    alone is).
+    ``node_modules`` the folder that holds them (and where they are when that is a symlink), any other file its own
+    folder; a symlink gives both ends. What the system's folders hold already is left out, and a folder just under
+    ``/`` is never given whole (the file alone is).
     """
     if not argv:
         return ()
@@ -79,7 +79,11 @@ def installation(argv: Sequence[str], path_env: str) -> tuple[Path, ...]:
             root = _root_of(path)
             if root is not None and root not in found:
                 found.append(root)
-    return tuple(found)
+            # A script's packages kept elsewhere (node_modules a symlink): where they really are, too.
+            modules = root / "node_modules" if root is not None else None
+            if modules is not None and modules.is_symlink() and (real := Path(os.path.realpath(modules))).is_dir():
+                found.append(real)
+    return tuple(dict.fromkeys(found))
 
 
 def _interpreter(program: str) -> list[str]:
