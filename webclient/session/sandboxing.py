@@ -42,7 +42,8 @@ def server_sandbox(settings: Settings) -> Sandbox:
         bwrap=bwrap,
         system=system_mounts(),
         readable=settings.sandbox_read,
-        hidden=(data_folder(settings),),
+        # A data folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
+        hidden=tuple(folder for folder in (data_folder(settings),) if folder.is_dir()),
         network=settings.sandbox_network,
         drop_capabilities=True,
     )

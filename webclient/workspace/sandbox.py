@@ -118,7 +118,8 @@ class Sandbox:
         shown += self.writable
         hidden = [path for path in self.hidden if any(path.is_relative_to(folder) for folder in shown)]
         masks = [mount.path for mount in hides if mount.kind == "tmpfs"] + [str(path) for path in hidden]
-        mounts = {**{path: "--ro-bind" for path in self.readable}, **{path: "--bind" for path in self.writable}}
+        # "-try": a folder that is not there (an extra root not made yet) is left out rather than failing the start.
+        mounts = {**{path: "--ro-bind-try" for path in self.readable}, **{path: "--bind-try" for path in self.writable}}
         mounts.update({path: "--tmpfs" for path in hidden})  # the same folder hidden and writable: hidden
         for path in _outermost_first(list(mounts)):
             kind = mounts[path]
