@@ -45,7 +45,6 @@ def server_sandbox(settings: Settings) -> Sandbox:
         # A data folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
         hidden=tuple(folder for folder in (data_folder(settings),) if folder.is_dir()),
         network=settings.sandbox_network,
-        drop_capabilities=True,
     )
 
 

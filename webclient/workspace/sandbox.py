@@ -20,7 +20,7 @@ machine has (bwrap's path, the system folders' layout, an agent's installation) 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -74,9 +74,8 @@ class Sandbox:
     """The system's folders (``/usr``, ``/etc`` but its secrets, the lib symlinks), as this machine lays them out."""
     network: bool = False
     """The machine's network (on), or a network of its own with only a loopback of its own (off)."""
-    drop_capabilities: bool = True
-    home: Path | None = field(default=None)
-    """The agent's HOME, if it has one of its own (writable; bwrap starts there when no folder is given)."""
+    home: Path | None = None
+    """The agent's HOME, when it has one of its own (its person's home, one of the writable folders)."""
 
     @property
     def confined(self) -> bool:
@@ -105,8 +104,7 @@ class Sandbox:
         options += ["--new-session"]
         if self.network:
             options.append("--share-net")
-        if self.drop_capabilities:
-            options += ["--cap-drop", "ALL"]
+        options += ["--cap-drop", "ALL"]  # bwrap started by root would leave them all to the sandbox
         options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
         # The system's folders, then its secrets hidden in them; then the agent's folders, each after any that holds
         # it: a hidden folder inside a readable or writable one (the data folder in a workspace) is covered after
