@@ -173,3 +173,12 @@ def test_an_agent_gets_its_workspace_roots_home_installation_and_network_setting
     assert Path(sys.prefix) in policy.readable and policy.network and policy.home == Path("/data/homes/alice")
     assert not confine(AgentSpec(["agent"], Path("/srv")), settings).sandbox.network  # the server's default
     assert confine(spec, Settings.from_env({})).sandbox is UNCONFINED
+
+
+def test_a_sqlite_store_kept_outside_the_data_folder_is_hidden_too() -> None:
+    with outside_tmp() as base:
+        (base / "db").mkdir()
+        (base / "data").mkdir()
+        url = f"sqlite+aiosqlite:///{base / 'db' / 'store.sqlite3'}"
+        env = {"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data"), "WEBCLIENT_DATABASE_URL": url}
+        assert server_sandbox(Settings.from_env(env)).hidden == (base / "data", base / "db")

@@ -42,8 +42,8 @@ def server_sandbox(settings: Settings) -> Sandbox:
         bwrap=bwrap,
         system=system_mounts(),
         readable=settings.sandbox_read,
-        # A data folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
-        hidden=tuple(folder for folder in (data_folder(settings),) if folder.is_dir()),
+        # A folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
+        hidden=tuple(folder for folder in _server_folders(settings) if folder.is_dir()),
         network=settings.sandbox_network,
     )
 
@@ -97,3 +97,12 @@ def demo_in_sandbox(settings: Settings) -> DemoInSandbox:
         return DemoInSandbox()
     package = sample.parent
     return DemoInSandbox(sandbox_read=(package,), env={"PYTHONPATH": str(package.parent)})
+
+
+def _server_folders(settings: Settings) -> list[Path]:
+    """What no agent may see: the data folder, and the folder of a SQLite store kept elsewhere."""
+    folders = [data_folder(settings)]
+    url = settings.database_url or ""
+    if url.startswith("sqlite") and ":///" in url:
+        folders.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).parent)
+    return folders
