@@ -119,7 +119,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         sandbox = check_sandbox(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
-    print(f"ACP web client: {sandbox}", flush=True)
     if settings.auth != "token":  # people sign in another way: the token lets no one in
         token = None
     url = sign_in_url(args.host, args.port, token)
@@ -131,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"ACP web client on {url} (sign-in is off)", flush=True)
     else:
         print(f"ACP web client: open {url} to sign in", flush=True)
+    print(f"ACP web client: {sandbox}", flush=True)  # after the URL: the first line is the one to click
     uvicorn.run(
         "webclient.web.app:create_app",
         factory=True,

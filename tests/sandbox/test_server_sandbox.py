@@ -23,7 +23,7 @@ from tests.support.team import page_socket, prompt, ready, until
 
 def startup(env: dict[str, str], timeout: float = 20) -> tuple[int | None, str]:
     """Start ``python -m webclient`` with ``env`` over the test's; its exit status (None: it is serving) and what
-    it said until it exited or printed its sign-in line."""
+    it said until it exited or said which sandbox is in force."""
     full = {**os.environ, "WEBCLIENT_TOKEN": "t", "WEBCLIENT_DEMO_REMOTE": "off", "WEBCLIENT_STORE": "off", **env}
     args = [sys.executable, "-m", "webclient", "--port", str(free_port())]
     process = subprocess.Popen(args, cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -32,7 +32,7 @@ def startup(env: dict[str, str], timeout: float = 20) -> tuple[int | None, str]:
         assert process.stdout is not None
         for line in process.stdout:
             said.append(line)
-            if "to sign in" in line:
+            if "agents run" in line:  # said right after the sign-in line
                 return None, "".join(said)
         return process.wait(timeout), "".join(said)
     finally:
@@ -45,6 +45,7 @@ def startup(env: dict[str, str], timeout: float = 20) -> tuple[int | None, str]:
 def test_the_server_says_which_sandbox_is_in_force() -> None:
     status, said = startup({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_SANDBOX_NETWORK": "off"})
     assert status is None and "agents run in a bubblewrap sandbox (" in said and "network off" in said, said
+    assert said.splitlines()[0].startswith("ACP web client: open http://")  # the line to click stays the first
     status, said = startup({"WEBCLIENT_SANDBOX": "none"})
     assert status is None and "agents run without a sandbox" in said, said
 
