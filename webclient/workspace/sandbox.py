@@ -10,11 +10,12 @@ never the server's environment. `UNCONFINED` changes nothing: the command as it 
 its own ``WEBCLIENT_*`` settings (the behaviour before sandboxes).
 
 Inside bwrap every namespace is new (``--unshare-all``: mounts, processes, network, IPC, host name, user), with a
-private ``/proc`` (so no other process is seen, nor signalled), a minimal ``/dev``, a ``/tmp`` of its own, no
-capabilities and no way to make a user namespace again (so nothing mounted here can be unmounted to look beneath),
-its own session (``--new-session``: no ``TIOCSTI`` into a terminal of ours), and death with its parent. Nothing of
-the filesystem is there that a mount below does not put there. `webclient.workspace.sandbox_host` finds what this
-machine has (bwrap's path, the system folders' layout, an agent's installation) and checks that bwrap works.
+private ``/proc`` (so no other process is seen, nor signalled), a minimal ``/dev``, a ``/tmp`` (and ``/var/tmp``,
+``/dev/shm``) of its own, no capabilities and no way to make a user namespace again (so nothing mounted here can be
+unmounted to look beneath), its own session (``--new-session``: no ``TIOCSTI`` into a terminal of ours), and death
+with its parent. Nothing of the filesystem is there that a mount below does not put there.
+`webclient.workspace.sandbox_host` finds what this machine has (bwrap's path, the system folders' layout, an agent's
+installation) and checks that bwrap works.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Sandbox:
         if self.network:
             options.append("--share-net")
         options += ["--cap-drop", "ALL"]  # bwrap started by root would leave them all to the sandbox
-        options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
         # The system's folders, then its secrets hidden in them; then the agent's folders, each after any that holds
         # it: a hidden folder inside a readable or writable one (the data folder in a workspace) is covered after
         # it, and a writable one inside a hidden one (a home in the data folder) after that.
