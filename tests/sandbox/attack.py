@@ -37,6 +37,8 @@ def outside_tmp() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the last one out removes the folder of them all
+            base.parent.rmdir()
 
 
 @contextlib.contextmanager
