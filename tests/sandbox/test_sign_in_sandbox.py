@@ -5,7 +5,6 @@ once it ended well."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,9 @@ from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio
-async def test_a_terminal_sign_in_runs_inside_the_agents_sandbox(tmp_path: Path) -> None:
+async def test_a_terminal_sign_in_runs_inside_the_agents_sandbox() -> None:
     with outside_tmp() as base:
-        plain, _, tokens = login_session(base)
+        plain, _, _ = login_session(base)
         settings = Settings.from_env({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data")})
         home = base / "home"
         home.mkdir()
