@@ -41,6 +41,7 @@ test: setup ts-agents
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
+	scripts/ensure-bubblewrap
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
@@ -48,6 +49,7 @@ test: setup ts-agents
 test-fast: setup ts-agents
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
+	scripts/ensure-bubblewrap
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup

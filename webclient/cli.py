@@ -12,7 +12,7 @@ import uvicorn
 
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
-from webclient.web.app import check_catalogue, check_store
+from webclient.web.app import check_catalogue, check_sandbox, check_store
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -118,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         TrustedHeader.from_settings(settings)  # the proxies a path prefix is believed from, in every mode
         check_catalogue(settings)
         check_store(settings)
+        sandbox = check_sandbox(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     if settings.auth != "token":  # people sign in another way: the token lets no one in
@@ -131,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"ACP web client on {url} (sign-in is off)", flush=True)
     else:
         print(f"ACP web client: open {url} to sign in", flush=True)
+    print(f"ACP web client: {sandbox}", flush=True)  # after the URL: the first line is the one to click
     uvicorn.run(
         "webclient.web.app:create_app",
         factory=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal, cast, get_args
 
 from webclient.workspace.paths import Access
+from webclient.workspace.sandbox import SandboxMode
 
 Auth = Literal["token", "oidc", "trusted-header"]
 
@@ -292,6 +293,26 @@ class Settings:
         metadata={"help": "WEBCLIENT_RETENTION_SECONDS: how often the limits above are applied (also at start)"},
     )
 
+    # -- the sandbox (docs/deployment.md, "Sandbox") --
+    sandbox: SandboxMode = field(
+        default="none",
+        metadata={
+            "help": "WEBCLIENT_SANDBOX: none (agents run as the server's user) or bwrap (each agent, its commands and "
+            "its sign-in in a bubblewrap sandbox: only its workspace and its person's home writable)"
+        },
+    )
+    sandbox_network: bool = field(
+        default=True,
+        metadata={
+            "help": "WEBCLIENT_SANDBOX_NETWORK: whether an agent in a sandbox has the network (on or off); an agent's "
+            "network in the config file wins"
+        },
+    )
+    sandbox_read: tuple[Path, ...] = field(
+        default=(),
+        metadata={"help": "WEBCLIENT_SANDBOX_READ: more folders every sandbox may read (: separated)"},
+    )
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Settings:
         port = env.get("WEBCLIENT_PORT") or env.get("PORT") or "8000"
@@ -318,7 +339,14 @@ class Settings:
                 f"WEBCLIENT_ROOT_PATH must be a path such as /agents (letters, digits, -._~ between slashes), not "
                 f"{env['WEBCLIENT_ROOT_PATH']!r}"
             )
+        sandbox = env.get("WEBCLIENT_SANDBOX", "none").strip().lower() or "none"
+        if sandbox not in get_args(SandboxMode):
+            raise ValueError(f"WEBCLIENT_SANDBOX must be one of {', '.join(get_args(SandboxMode))}, not {sandbox!r}")
+        readable = env.get("WEBCLIENT_SANDBOX_READ", "")
         return cls(
+            sandbox=cast(SandboxMode, sandbox),
+            sandbox_network=_bool(env.get("WEBCLIENT_SANDBOX_NETWORK", "on")),
+            sandbox_read=tuple(Path(r).expanduser().resolve() for r in readable.split(os.pathsep) if r.strip()),
             agent=env.get("WEBCLIENT_AGENT") or None,
             aap_agent=env.get("WEBCLIENT_AAP_AGENT") or None,
             aap_key=env.get("WEBCLIENT_AAP_KEY") or None,

@@ -227,7 +227,7 @@ class Hands:
         if not isinstance(args, list) or not all(isinstance(a, str) and "\0" not in a for a in args):
             raise ValueError("args must be a list of strings")
         cwd = self._folder(arguments, "cwd") if arguments.get("cwd") is not None else self.workspace.roots[0]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}
+        env = self.terminals.sandbox.environment(os.environ)  # in a sandbox, only its allow-list of the server's
         terminal_id = await self.terminals.create(
             command,
             args,

@@ -133,6 +133,7 @@ class AcpAgent(SessionRequests):
                 handler=self,
                 stderr_log=self.stderr,
                 max_line_bytes=spec.max_line_bytes,
+                sandbox=spec.sandbox,
             )
         except AgentStartError as error:
             raise AgentFailed(f"The agent could not be started: {error}") from None

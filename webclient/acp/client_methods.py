@@ -25,9 +25,6 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 DEFAULT_OUTPUT_LIMIT = 16 * 1024 * 1024
 """Bytes of output kept for a terminal whose agent sets no ``outputByteLimit``: the server's memory is finite."""
 
-# Variables of the server's own configuration stay out of the commands an agent runs.
-_PRIVATE_ENV_PREFIX = "WEBCLIENT_"
-
 
 class ClientEvents(Protocol):
     """What the session hears of the agent's work, to show it (`webclient.session.workspace_events.WorkspaceEvents`)."""
@@ -167,8 +164,7 @@ class ClientMethods:
         return resolved
 
     def _env(self, params: Mapping[str, Any]) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV_PREFIX)}
-        env.update(self.agent_env)
+        env = dict(self.agent_env)
         extra = params.get("env") or []
         if not isinstance(extra, list):
             raise InvalidParams("env must be a list of {name, value}")
@@ -180,7 +176,8 @@ class ClientMethods:
             if not item["name"] or "=" in item["name"] or "\0" in item["name"] + item["value"]:
                 raise InvalidParams(f"invalid environment variable name or value: {item['name']!r}")
             env[item["name"]] = item["value"]
-        return env
+        # The server's variables under these: all but its own settings, or in a sandbox only its allow-list.
+        return self._terminals().sandbox.environment(os.environ, env)
 
     def _terminals(self) -> Terminals:
         assert self.terminals is not None  # only registered when terminals are on

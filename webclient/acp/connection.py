@@ -17,6 +17,7 @@ from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
 from webclient.session.agent import Diagnosis
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,9 @@ class AgentConnection:
         handler: ClientHandler,
         stderr_log: StderrLog,
         max_line_bytes: int = DEFAULT_MAX_LINE,
+        sandbox: Sandbox = UNCONFINED,
     ) -> AgentConnection:
-        process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stderr_log=stderr_log)
+        process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stderr_log=stderr_log, sandbox=sandbox)
         return cls(process, handler, max_line_bytes=max_line_bytes)
 
     # -- incoming ----------------------------------------------------------------------------------

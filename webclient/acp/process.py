@@ -3,6 +3,8 @@
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
 process group that `AgentProcess.shutdown` stops as a whole (with `webclient.workspace.process_group`). The group is
 owned from its start until it has ended, so the watchdog (`webclient.workspace.reaper`) stops it if the server dies.
+With a sandbox (`webclient.workspace.sandbox`) the process started is bwrap, which runs the agent inside; its
+environment is then the sandbox's allow-list, never the server's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import codecs
 import logging
 import os
 import shlex
+import shutil
 import signal
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -19,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from webclient.workspace import process_group
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 __all__ = ["AgentProcess", "AgentStartError", "StderrLog"]
 
@@ -133,6 +137,7 @@ class AgentProcess:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         stderr_log: StderrLog | None = None,
+        sandbox: Sandbox = UNCONFINED,
     ) -> AgentProcess:
         """Start `argv` (no shell) in `cwd` with piped stdio.
 
@@ -142,6 +147,8 @@ class AgentProcess:
             env: extra variables merged over ``os.environ`` (but for the server's own ``WEBCLIENT_*``), which
                 the agent gets (so API keys reach it).
             stderr_log: where stderr goes; a fresh 1 MiB `StderrLog` if None.
+            sandbox: where it runs: as the server's own process (`UNCONFINED`), or inside bwrap, where its
+                environment is ``env`` over the sandbox's allow-list of the server's variables.
 
         Raises:
             AgentStartError: the executable is missing or not executable, or `cwd` is not a directory.
@@ -152,13 +159,15 @@ class AgentProcess:
             raise AgentStartError(argv, f"working directory {str(cwd)!r} does not exist or is not a directory")
         loop = asyncio.get_running_loop()
         # The server's own settings (its sign-in token, the key people's secrets are kept with) are not the agent's.
-        full_env = {**{k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}, **(env or {})}
+        full_env = sandbox.environment(os.environ, env)
+        if sandbox.confined and os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH")) is None:
+            raise AgentStartError(argv, f"executable {argv[0]!r} not found on PATH")  # else bwrap would say it
         try:
             # loop.subprocess_exec rather than create_subprocess_exec: we need the transport itself, to
             # close it once the process is reaped even if a pipe was never read to its end.
             transport, protocol = await loop.subprocess_exec(
                 lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=_STREAM_LIMIT, loop=loop),
-                *argv,
+                *sandbox.command(argv, cwd),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -176,7 +185,7 @@ class AgentProcess:
             raise AgentStartError(argv, f"{exc.strerror or exc}") from exc
         process = asyncio.subprocess.Process(transport, protocol, loop)
         process_group.own(process.pid)
-        logger.info("started agent pid %d: %s", process.pid, shlex.join(argv))
+        logger.info("started agent pid %d (sandbox %s): %s", process.pid, sandbox.name, shlex.join(argv))
         return cls(list(argv), process, transport, stderr_log if stderr_log is not None else StderrLog())
 
     @property

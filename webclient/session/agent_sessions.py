@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
+from webclient.config import Settings
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
 from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
 from webclient.session.homes import with_env
+from webclient.session.sandboxing import confine
 
 
 class CannotList(Exception):
@@ -18,11 +20,15 @@ class CannotList(Exception):
 
 
 async def list_agent_sessions(
-    entry: AgentEntry, agent: AgentFactory, max_line_bytes: int, env: Mapping[str, str] | None = None
+    entry: AgentEntry,
+    agent: AgentFactory,
+    max_line_bytes: int,
+    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
 ) -> list[AgentSession] | None:
     """Start the catalogue's agent ``entry`` in its default folder (with ``env``: the person's home and secrets, so
-    that it lists their sessions), ask it for its sessions, and stop it; None when it cannot list them (the demo,
-    which works in fresh copies only, never lists).
+    that it lists their sessions; in the sandbox ``settings`` ask for), ask it for its sessions, and stop it; None
+    when it cannot list them (the demo, which works in fresh copies only, never lists).
 
     Raises:
         CannotList: with a sentence for the user.
@@ -30,7 +36,8 @@ async def list_agent_sessions(
     if entry.template is not None or entry.workspace is None and not entry.roots:
         return None
     cwd = entry.workspace or entry.roots[0]
-    probe = Session(with_env(entry.spec(cwd, max_line_bytes=max_line_bytes), env or {}), agent)
+    spec = with_env(entry.spec(cwd, max_line_bytes=max_line_bytes), env or {})
+    probe = Session(confine(spec, settings) if settings is not None else spec, agent)
     try:
         async with asyncio.timeout(entry.start_timeout):
             await probe.agent.start()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webclient.workspace.paths import Access
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,12 @@ class AgentSpec:
     """Sent to the AAP server as ``Authorization: Bearer``; never shown, never logged (hence no repr)."""
     remote_options: Mapping[str, str] | None = None
     """Values for the remote agent's options (its defaults otherwise)."""
+    network: bool | None = None
+    """Whether the agent has the network in a sandbox (the catalogue's ``network``); None: the server's default."""
+    sandbox_read: tuple[Path, ...] = ()
+    """More folders the agent may read in a sandbox (the catalogue's ``sandbox_read``)."""
+    sandbox: Sandbox = UNCONFINED
+    """Where its processes run (`webclient.session.sandboxing.confine` makes it, once its home is known)."""
 
 
 def split_command(command: str) -> list[str]:

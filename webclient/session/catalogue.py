@@ -18,6 +18,7 @@ from typing import Any, cast, get_args
 from webclient.config import DEMO_AGENT, Settings, acp_protocol, demo_sample
 from webclient.session.agent_spec import AgentSpec, command_display, split_command
 from webclient.session.known_agents import load_registry
+from webclient.session.sandboxing import demo_in_sandbox
 from webclient.workspace.paths import Access, Workspace
 
 DEMO = "demo"
@@ -33,7 +34,7 @@ REMOTE_FIELDS = {"url", "agent", "api_key_env", "options"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 FIELDS = {
     "command", "args", "env", "workspace", "extra_roots", "file_access", "terminals", "start_timeout", "protocol",
-    "description", "acp_protocol", *REMOTE_FIELDS,
+    "description", "acp_protocol", "network", "sandbox_read", *REMOTE_FIELDS,
 }  # fmt: skip
 
 
@@ -75,6 +76,8 @@ class AgentEntry:
     api_key: str | None = field(default=None, repr=False)
     """The AAP server's API key (from the environment variable the entry names, or ``WEBCLIENT_AAP_KEY``)."""
     remote_options: Mapping[str, str] | None = None
+    network: bool | None = None  # in a sandbox (None: WEBCLIENT_SANDBOX_NETWORK)
+    sandbox_read: tuple[Path, ...] = ()  # more folders it may read in a sandbox, for what its installation needs
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -120,6 +123,8 @@ class AgentEntry:
             remote_agent=self.remote_agent,
             api_key=self.api_key,
             remote_options=self.remote_options,
+            network=self.network,
+            sandbox_read=self.sandbox_read,
         )
 
 
@@ -250,6 +255,7 @@ def _demo_entry(settings: Settings, alone: bool) -> AgentEntry:
         start_timeout=settings.start_timeout,
         acp_protocol=settings.acp_protocol,
         template=demo_sample() if workspace is None else None,
+        **demo_in_sandbox(settings),
     )
 
 
@@ -353,6 +359,9 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
     except ValueError as error:
         raise fields.error("acp_protocol", str(error).removeprefix("acp_protocol ")) from None
     roots = tuple(fields.folder_path(root) for root in fields.strings("extra_roots"))
+    network = table.get("network")
+    if network is not None and not isinstance(network, bool):
+        raise fields.error("network", f"must be true or false, not {network!r}")
     return AgentEntry(
         name=name,
         argv=[command, *fields.strings("args")] if command else [],
@@ -366,6 +375,8 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         terminals=terminals,
         start_timeout=float(timeout),
         acp_protocol=version,
+        network=network,
+        sandbox_read=tuple(fields.folder_path(folder) for folder in fields.strings("sandbox_read")),
     )
 
 

@@ -82,7 +82,7 @@ class Session:
         self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
-        self.terminals = Terminals() if spec.terminals else None
+        self.terminals = Terminals(spec.sandbox) if spec.terminals else None
         self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed(Region.CHANGES))
         self._tasks = BackgroundTasks(self.id)
         # The lifecycle needs the agent, so it is made after it: the host reaches it when the agent reports.

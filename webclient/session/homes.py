@@ -2,7 +2,9 @@
 the XDG folders) persist per person and never mix. Token mode has one person, the user: their own ``$HOME`` stays.
 
 A folder per person under the data folder, made (0700) the first time one of their agents starts. It keeps agents
-from mixing their files by accident; it is no wall between people: every agent runs as the server's own user.
+from mixing their files by accident; it is no wall between people unless the agents run in a sandbox
+(``WEBCLIENT_SANDBOX=bwrap``, `webclient.session.sandboxing`), where each sees its own person's home only. In a
+sandbox token mode's one person has a home here too: the server's own home is not the agent's to see.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ def home_of(data: Path, person_id: str) -> Path:
 
 def home_env(settings: Settings, owner: str | None) -> dict[str, str]:
     """The variables that give the agent of ``owner``'s session their own home (made now if need be); nothing in
-    token mode (the user's own home) or for a session with no owner."""
-    if settings.auth == "token" or owner is None:
+    token mode without a sandbox (the user's own home) or for a session with no owner."""
+    if settings.auth == "token" and settings.sandbox == "none" or owner is None:
         return {}
     home = home_of(data_folder(settings), owner)
     for folder in (home.parent, home):

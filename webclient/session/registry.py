@@ -24,6 +24,7 @@ from webclient.session.core import Session
 from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
+from webclient.session.sandboxing import confine
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
@@ -140,7 +141,7 @@ class SessionManager:
         else:
             cwd = entry.workspace or Path(os.getcwd())
         spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
-        spec = with_env(spec, {**home_env(self.settings, owner_id), **(env or {})})
+        spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **(env or {})}), self.settings)
         session_id = secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
@@ -188,7 +189,7 @@ class SessionManager:
         spec, refused = self._stored_spec(stored)
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
-        spec = with_env(spec, {**home_env(self.settings, stored.owner), **owner_env})
+        spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)

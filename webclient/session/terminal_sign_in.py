@@ -42,9 +42,10 @@ class SignInTerminal:
         Raises:
             OSError: it could not be started (the message says why).
         """
-        server = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}  # not the agent's
-        env = {**server, **(spec.env or {}), **dict(method.env)}
-        pty = await InteractivePty.start(method.terminal_argv(list(spec.argv)), cwd=spec.cwd, env=env)
+        # The server's variables under the agent's: all but its own settings, or in a sandbox only its allow-list.
+        env = spec.sandbox.environment(os.environ, {**(spec.env or {}), **dict(method.env)})
+        argv = method.terminal_argv(list(spec.argv))
+        pty = await InteractivePty.start(argv, cwd=spec.cwd, env=env, sandbox=spec.sandbox)
         return cls(method, pty)
 
     @property

@@ -25,7 +25,8 @@ async def agent_sessions_page(request: Request) -> Response:
     # As the person's own agents run: their home (where an agent keeps its sessions) and their secrets.
     env = {**home_env(sessions.settings, owner.id), **(await kept.env(owner.id) if kept is not None else {})}
     try:
-        listed = await list_agent_sessions(entry, sessions.agent, sessions.settings.max_line_mb * 1024 * 1024, env)
+        max_line_bytes = sessions.settings.max_line_mb * 1024 * 1024
+        listed = await list_agent_sessions(entry, sessions.agent, max_line_bytes, env, sessions.settings)
     except CannotList as cannot:
         problem = str(cannot)
     response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem)

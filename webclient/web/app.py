@@ -24,6 +24,7 @@ from webclient.session.agent import AgentDriver, AgentHost
 from webclient.session.catalogue import Catalogue
 from webclient.session.homes import data_folder
 from webclient.session.registry import SessionManager
+from webclient.session.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
 from webclient.web import (
     agent_sessions,
     audit_pages,

@@ -6,6 +6,9 @@ that nothing waits for a person. A sign-in command is the opposite: it asks for 
 slave side of the pty, which becomes the command's controlling terminal (``TIOCSCTTY`` in its new session), and a
 resize reaches it as ``SIGWINCH``.
 
+In a sandbox (`webclient.workspace.sandbox`) bwrap runs the little program below that takes the terminal, and it
+the command: it makes a session of its own inside bwrap's and takes the pty as that session's controlling terminal.
+
 The same ownership as every subprocess of ours: its own session and process group, owned
 (`webclient.workspace.process_group.own`) until it ended, so the watchdog stops it if the server dies; `close`
 stops the whole group. The output kept for a page that (re)connects is bounded (`OUTPUT_LIMIT`, oldest dropped).
@@ -30,6 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from webclient.workspace import process_group
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
+from webclient.workspace.sandbox_host import installation
 from webclient.workspace.terminal_process import ExitStatus, _start_error, read_pty
 
 __all__ = ["OUTPUT_LIMIT", "InteractivePty"]
@@ -47,9 +52,12 @@ _DRAIN_GRACE = 0.5
 
 
 # Runs in the child, as the program exec'd after ``setsid`` and the ``dup2`` of the pty onto 0, 1 and 2 (a
-# ``preexec_fn`` cannot do it: uvloop, which uvicorn uses, calls it before either), then becomes the command.
+# ``preexec_fn`` cannot do it: uvloop, which uvicorn uses, calls it before either), then becomes the command. In a
+# sandbox it is not the leader of bwrap's new session (bwrap's init is): it makes a session of its own first.
 _TAKE_TERMINAL = (
     "import fcntl, os, sys, termios\n"
+    "if os.getsid(0) != os.getpid():\n"
+    "    os.setsid()\n"
     "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
     "try:\n"
     "    os.execvp(sys.argv[1], sys.argv[1:])\n"
@@ -78,8 +86,11 @@ class InteractivePty:
         """Ends with the exit status once the command exited and its last output was read."""
 
     @classmethod
-    async def start(cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> InteractivePty:
-        """Start ``argv`` (no shell) in ``cwd`` with the complete environment ``env`` (TERM set to match).
+    async def start(
+        cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], sandbox: Sandbox = UNCONFINED
+    ) -> InteractivePty:
+        """Start ``argv`` (no shell) in ``cwd`` with the complete environment ``env`` (TERM set to match), in
+        ``sandbox`` (which may then also read the server's Python, which takes the terminal).
 
         Raises:
             OSError: it could not be started; the message says which command and why.
@@ -96,12 +107,9 @@ class InteractivePty:
         try:
             fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
             os.set_blocking(master, False)
+            taking = sandbox.reading(*installation([sys.executable], ""))
             process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",
-                "-c",
-                _TAKE_TERMINAL,
-                *argv,
+                *taking.command([sys.executable, "-I", "-c", _TAKE_TERMINAL, *argv], cwd),
                 stdin=slave,
                 stdout=slave,
                 stderr=slave,

@@ -7,7 +7,8 @@ a password fails at once instead of hanging. Output goes to an `OutputBuffer` an
 Killing or releasing the terminal stops its whole process group, including background children; the group
 is owned (`webclient.workspace.process_group.own`) until it has ended, so the watchdog stops it if the server dies.
 The command starts in the directory that was checked, held open by descriptor (``fchdir``), never by a path
-that could be swapped for a symlink between the check and the start.
+that could be swapped for a symlink between the check and the start. In a sandbox (`webclient.workspace.sandbox`)
+bwrap is what starts there, and enters the folder by its path inside, where only the sandbox's folders exist.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from webclient.workspace import process_group
 from webclient.workspace.no_follow import open_directory
 from webclient.workspace.output_buffer import OutputBuffer
 from webclient.workspace.path_errors import PathRefused
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +112,7 @@ class TerminalProcess:
         output_byte_limit: int | None,
         on_output: Callable[[bytes], None],
         on_exit: Callable[[ExitStatus], None],
+        sandbox: Sandbox = UNCONFINED,
     ) -> TerminalProcess:
         """Start `command` (looked up on the PATH of `env` unless it contains a slash) with `args`, no shell.
 
@@ -122,6 +125,7 @@ class TerminalProcess:
             output_byte_limit: bytes of output kept for `output`; None keeps everything.
             on_output: every chunk of output, raw, as it arrives.
             on_exit: the exit status, once the command exited and its output was read.
+            sandbox: where it runs (bwrap's command line around it, when confined).
 
         Raises:
             OSError: the command could not be started; ``strerror`` says why in words (FileNotFoundError for a
@@ -131,6 +135,8 @@ class TerminalProcess:
             raise FileNotFoundError(errno.ENOENT, "empty command")
         argv = [command, *args]
         command_line = shlex.join(argv)
+        if sandbox.confined and os.sep not in command and shutil.which(command, path=env.get("PATH")) is None:
+            raise FileNotFoundError(errno.ENOENT, f"command {command!r} not found on PATH", command)  # not bwrap's
         try:
             cwd_fd = open_directory(Path(cwd))
         except PathRefused as refused:
@@ -155,7 +161,7 @@ class TerminalProcess:
             os.set_blocking(master, False)
             transport, protocol = await loop.subprocess_exec(
                 lambda: _ExitProtocol(loop),
-                *argv,
+                *sandbox.command(argv, cwd),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=slave,
                 stderr=slave,
@@ -174,7 +180,8 @@ class TerminalProcess:
             os.close(slave)  # the child has its copies; ours would keep the pty from ever reaching EOF
             os.close(cwd_fd)
         process_group.own(transport.get_pid())
-        logger.info("terminal pid %d started in %s: %s", transport.get_pid(), cwd, command_line)
+        pid = transport.get_pid()
+        logger.info("terminal pid %d started in %s (sandbox %s): %s", pid, cwd, sandbox.name, command_line)
         return cls(command_line, transport, protocol, master, OutputBuffer(output_byte_limit), on_output, on_exit)
 
     def output(self) -> tuple[str, bool, ExitStatus | None]:

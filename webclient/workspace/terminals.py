@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from webclient.workspace.output_buffer import OutputBuffer
+from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.terminal_process import ExitStatus, TerminalProcess
 
 __all__ = ["ExitStatus", "OutputBuffer", "TerminalProcess", "Terminals", "TooManyTerminals", "UnknownTerminal"]
@@ -44,7 +45,9 @@ class TooManyTerminals(OSError):
 class Terminals:
     """The terminals of one session, by id; `close` stops them all when the session ends."""
 
-    def __init__(self, *, max_terminals: int = 32) -> None:
+    def __init__(self, sandbox: Sandbox = UNCONFINED, *, max_terminals: int = 32) -> None:
+        self.sandbox = sandbox
+        """Where every command runs: the sandbox of the session's agent (its `environment` is theirs too)."""
         self.max_terminals = max_terminals
         self._terminals: dict[str, TerminalProcess] = {}
         self._starting = 0
@@ -83,6 +86,7 @@ class Terminals:
                 output_byte_limit=output_byte_limit,
                 on_output=functools.partial(on_output, terminal_id),
                 on_exit=functools.partial(on_exit, terminal_id),
+                sandbox=self.sandbox,
             )
         finally:
             self._starting -= 1
