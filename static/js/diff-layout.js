@@ -2,15 +2,17 @@
 // one) and in localStorage (which outlives a cleared cookie); changing it re-renders the open side panel
 // (the server re-renders the diffs in the thread itself). State kept here: the choice, in both places.
 
+import { keep, recall } from "./stored.js";
+
 const DIFF_MODE_KEY = "acp-webclient.diff-mode";
 const main = document.querySelector("main");
 
 function setDiffMode(mode) {
-  localStorage.setItem(DIFF_MODE_KEY, mode);
+  keep(DIFF_MODE_KEY, mode);
   document.cookie = "diff_mode=" + mode + "; path=/; max-age=31536000; samesite=strict";
 }
 
-const remembered = localStorage.getItem(DIFF_MODE_KEY);
+const remembered = recall(DIFF_MODE_KEY);
 if (remembered && !document.cookie.includes("diff_mode=" + remembered)) {
   setDiffMode(remembered);
 }

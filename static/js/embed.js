@@ -55,13 +55,18 @@ function startWhenFramed() {
 }
 
 function watchSession(root) {
+  // created=1: the start page's form has just made this session; ended=1: its End button has just ended it. A
+  // reload is neither: both flags go from the address (the theme stays), once told.
   const params = new URLSearchParams(window.location.search);
   const created = params.get("created") === "1";
-  if (created) {
-    // A reload is not a new session: the flag goes from the address, not the theme.
+  const endedHere = params.get("ended") === "1";
+  if (created || endedHere) {
     params.delete("created");
+    params.delete("ended");
     const query = params.toString();
     window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+  }
+  if (created) {
     const url = new URL(root.dataset.sessionUrl, window.location.href).href;
     tell("session-created", { sessionId: root.dataset.sessionId, url: url });
   }
@@ -70,7 +75,7 @@ function watchSession(root) {
   let turns = created ? 0 : Number(root.dataset.turns || 0);
   let inTurn = !created && turns > 0 && isBusy();
   let waiting = created ? "" : root.dataset.waiting || "";
-  let ended = !created && root.dataset.turnState === "ended";
+  let ended = !created && !endedHere && root.dataset.turnState === "ended";
 
   function isBusy() {
     return root.dataset.turnState === "running" || root.dataset.turnState === "awaiting-permission";
@@ -139,6 +144,12 @@ function watchSession(root) {
       prompt(command.text);
     } else if (command.type === "stop") {
       stop();
+    }
+  });
+  // The End button's form leaves the page: the page that comes back (ended=1) tells the host, not this one too.
+  root.addEventListener("submit", function (event) {
+    if (event.target.querySelector('[data-action="end-session"]')) {
+      ended = true;
     }
   });
   root.addEventListener("htmx:wsAfterMessage", update);

@@ -1,12 +1,14 @@
 // "Notify me": the user's opt-in to system notifications while the tab is hidden (tab-title.js sends them).
 // State kept here: the choice, in localStorage, so it outlives the page.
 
+import { keep, recall } from "./stored.js";
+
 const NOTIFY_KEY = "acp-webclient.notify";
 const button = document.querySelector("[data-action=notify]");
 
 // Whether a notification may be shown now: the browser allows it and the user asked for them.
 export function notificationsWanted() {
-  return "Notification" in window && Notification.permission === "granted" && localStorage.getItem(NOTIFY_KEY) === "on";
+  return "Notification" in window && Notification.permission === "granted" && recall(NOTIFY_KEY) === "on";
 }
 
 function showNotifyButton() {
@@ -20,12 +22,12 @@ if (button && "Notification" in window) {
   showNotifyButton();
   button.addEventListener("click", function () {
     if (button.getAttribute("aria-pressed") === "true") {
-      localStorage.setItem(NOTIFY_KEY, "off");
+      keep(NOTIFY_KEY, "off");
       showNotifyButton();
       return;
     }
     Notification.requestPermission().then(function (permission) {
-      localStorage.setItem(NOTIFY_KEY, permission === "granted" ? "on" : "off");
+      keep(NOTIFY_KEY, permission === "granted" ? "on" : "off");
       showNotifyButton();
     });
   });

@@ -103,7 +103,7 @@ def test_ending_from_the_embedded_page_comes_back_to_it(server: Server) -> None:
     session_id = location.split("/")[3].split("?")[0]
     answer = alice.post(f"/embed/sessions/{session_id}/end", data={"theme": "dark"})
     assert answer.status_code == 303
-    assert answer.headers["location"] == f"/embed/sessions/{session_id}?theme=dark"
+    assert answer.headers["location"] == f"/embed/sessions/{session_id}?ended=1&theme=dark"
     page = alice.get(answer.headers["location"]).text
     assert 'data-turn-state="ended"' in page
 

@@ -161,4 +161,6 @@ async def embed_end(request: Request) -> Response:
         asked = Embedding.parse(form, _agents(request))
     except EmbedRefused:
         asked = Embedding(None, "", "", None, None)
-    return RedirectResponse(urls(request).for_("embed_session", session_id=session.id, **asked.look), status_code=303)
+    # ``ended=1``: the page that comes back tells its host the session ended (then drops the flag, as ``created``).
+    url = urls(request).for_("embed_session", session_id=session.id, ended="1", **asked.look)
+    return RedirectResponse(url, status_code=303)
