@@ -266,3 +266,15 @@ def test_opened_on_its_own_the_start_page_waits_for_its_start_button(server: Ser
     expect(page.locator("#session")).to_have_attribute("data-turns", "1")
     assert prompts_received(server) == ["stream 1"]
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+
+
+def test_an_agent_that_exits_mid_turn_ends_the_turn_then_the_session(
+    server: Server, sites: tuple[Site, Site], browsers: Browsers
+) -> None:
+    portal, _ = sites
+    portal.pages["/"] = host_page(server, {"prompt": "crash"})
+    page = open_page(browsers, portal.origin + "/", 1280, 800)
+    messages = wait_for_messages(page, 4)
+    assert types(messages) == ["session-created", "turn-started", "turn-ended", "session-ended"], messages
+    assert messages[2]["stopReason"] == "error"
+    assert messages[3]["agentState"] in ("exited", "failed")

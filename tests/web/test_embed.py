@@ -5,15 +5,25 @@ site chrome, the host's theme, and the origins its script may talk to."""
 from __future__ import annotations
 
 import time
+import warnings
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.html import parse
 from tests.support.people import TEAM, as_person, person_client
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import SCRIPTED_AGENT, Server, ServerFactory
+from tests.web.test_urls import outside_the_prefix, url_attributes
+from webclient.config import Settings
+from webclient.web.app import create_app
 from webclient.web.embed import message_origins
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)  # as in tests/web/test_urls.py
+    from starlette.testclient import TestClient
 
 PORTALS = "'self' http://portal.test http://*.test"
 """Who may frame the page: a portal written out (messages go to it) and a wildcard (it may frame, never talk)."""
@@ -184,3 +194,28 @@ def test_messages_go_only_to_origins_written_out() -> None:
     ancestors = "'self' https://Portal.Example.com http://*.test https: http://localhost:8001/path 'none' data: x.org"
     assert message_origins(ancestors) == ["https://portal.example.com", "http://localhost:8001"]
     assert message_origins("'self'") == [] and message_origins("'none'") == []
+
+
+def test_every_url_of_the_embedded_pages_carries_the_path_prefix(tmp_path: Path) -> None:
+    """Under a path prefix (the ASGI ``root_path``, as tests/web/test_urls.py does): the start page's form and
+    files, the redirect to the session, its page's URLs (End's included) and End's redirect."""
+    prefix = "/agents"
+    settings = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token="t", data_dir=tmp_path / "data")
+    app = create_app(settings)
+    with TestClient(app, base_url="http://localhost", root_path=prefix, headers={"Authorization": "token t"}) as client:
+        start_page = client.get(prefix + "/embed", params={"prompt": "stream 1", "theme": "dark"})
+        assert start_page.status_code == 200
+        found = url_attributes(start_page.text)
+        created = client.post(prefix + "/embed", data={"prompt": "stream 1", "theme": "dark"}, follow_redirects=False)
+        assert created.status_code == 303
+        location = created.headers["location"]
+        assert location.startswith(prefix + "/embed/sessions/")
+        session_page = client.get(location).text
+        found += url_attributes(session_page)
+        session_id = location.split("/")[4].split("?")[0]
+        end = client.post(f"{prefix}/embed/sessions/{session_id}/end", data={"theme": "dark"}, follow_redirects=False)
+        assert end.headers["location"] == f"{prefix}/embed/sessions/{session_id}?ended=1&theme=dark"
+    assert ("action", prefix + "/embed") in found
+    assert ("action", f"{prefix}/embed/sessions/{session_id}/end") in found
+    assert ("data-session-url", f"{prefix}/sessions/{session_id}") in found
+    assert [(name, url) for name, url in found if outside_the_prefix(url)] == []
