@@ -4,6 +4,7 @@ site chrome, the host's theme, and the origins its script may talk to."""
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -15,7 +16,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.html import parse
 from tests.support.people import TEAM, as_person, person_client
-from tests.support.servers import SCRIPTED_AGENT, Server, ServerFactory
+from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
 from tests.web.test_urls import outside_the_prefix, url_attributes
 from webclient.config import Settings
 from webclient.web.app import create_app
@@ -219,3 +220,23 @@ def test_every_url_of_the_embedded_pages_carries_the_path_prefix(tmp_path: Path)
     assert ("action", f"{prefix}/embed/sessions/{session_id}/end") in found
     assert ("data-session-url", f"{prefix}/sessions/{session_id}") in found
     assert [(name, url) for name, url in found if outside_the_prefix(url)] == []
+
+
+def test_the_page_says_what_a_turn_waits_for(start_server: ServerFactory) -> None:
+    """``data-waiting`` (``question`` here; ``permission`` in the browser test), ``data-turns`` and
+    ``data-stop-reason``: what static/js/embed.js tells the host from."""
+    server = start_server(agent=f"{sys.executable} {AGENTS / 'question_agent.py'}", **TEAM)
+    alice = person_client(server, "alice")
+    location = start(alice, prompt="form")
+
+    def session_root() -> dict[str, str]:
+        page = alice.get(location).text
+        return next(element.attrs for element in parse(page).elements if element.attrs.get("id") == "session")
+
+    deadline = time.monotonic() + 15
+    while session_root()["data-waiting"] != "question":
+        assert time.monotonic() < deadline, session_root()
+        time.sleep(0.1)
+    root = session_root()
+    assert root["data-turns"] == "1" and root["data-turn-state"] == "awaiting-permission"
+    assert root["data-stop-reason"] == ""
