@@ -97,6 +97,7 @@ def test_the_form_starts_the_session_with_its_first_prompt_and_dresses_it(server
     main = next(element.attrs for element in parse(page).elements if element.attrs.get("id") == "session")
     assert main["data-session-url"] == f"/sessions/{session_id}"
     assert {"data-waiting", "data-turns", "data-stop-reason"} <= main.keys()
+    assert main["ws-connect"].endswith(f"/sessions/{session_id}/ws?embedded=1")  # its pushes leave the chrome out
     # No way out to the site: no link to the index, no protocol log, no share panel; End comes back here.
     links = [element.attrs["href"] for element in parse(page).elements if "href" in element.attrs]
     assert "/" not in links and not any(link.endswith("/log") for link in links)
@@ -106,6 +107,7 @@ def test_the_form_starts_the_session_with_its_first_prompt_and_dresses_it(server
     # The site's own page of the session keeps its chrome.
     full = alice.get(f"/sessions/{session_id}").text
     assert "data-embedded" not in html_attributes(full) and 'class="back" href="/"' in full
+    assert f'/sessions/{session_id}/ws"' in full
 
 
 def test_ending_from_the_embedded_page_comes_back_to_it(server: Server) -> None:

@@ -78,7 +78,8 @@ async def session_page(request: Request, **extra: object) -> Response:
     now = time.monotonic()
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
-    socket_path = urls(request).for_("socket", session_id=session.id)
+    embedded = "1" if extra.get("embedded") else None  # its socket's pushes leave the chrome out too
+    socket_path = urls(request).for_("socket", session_id=session.id, embedded=embedded)
     response = page(
         request,
         "session.html",
