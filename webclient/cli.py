@@ -13,6 +13,7 @@ import uvicorn
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.web.app import check_catalogue, check_store
+from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 
@@ -114,13 +115,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         settings = Settings.from_env()
         Access.from_settings(settings)
+        TrustedHeader.from_settings(settings)  # the proxies a path prefix is believed from, in every mode
         check_catalogue(settings)
         check_store(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     if settings.auth != "token":  # people sign in another way: the token lets no one in
         token = None
-    url = sign_in_url(args.host, args.port, token)
+    url = sign_in_url(args.host, args.port, token, settings.root_path)
     if args.host.strip("[]") in WILDCARD_ADDRESSES:
         print(f"ACP web client listening on all addresses, port {args.port}; on this machine open {url}", flush=True)
     elif settings.auth != "token":
@@ -139,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
         log_level="info",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
-        # Behind a trusted proxy the peer's own address decides whose headers are believed: uvicorn must not
-        # replace it with X-Forwarded-For, which any program on loopback could write.
-        proxy_headers=settings.auth != "trusted-header",
+        # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
+        # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
+        proxy_headers=not settings.trusted_proxies,
     )

@@ -41,6 +41,27 @@ def acp_protocol(value: object, name: str) -> int:
     return int(text)
 
 
+PREFIX_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+MAX_PREFIX = 200
+
+
+def path_prefix(value: str) -> str | None:
+    """A path prefix (``/agents``, ``/tools/agents/``) as the app is served under it: ``""`` for none, ``/agents``
+    (no slash at the end) for one, None when it is not a plain path: segments of letters, digits and ``-._~`` only,
+    never ``.`` or ``..`` (a prefix lands in every URL, cookie path and redirect, so nothing there may need escaping).
+    """
+    value = value.strip()
+    if value in ("", "/"):
+        return ""
+    segments = value.removesuffix("/").split("/")
+    if len(value) > MAX_PREFIX or segments[0] != "" or len(segments) < 2:
+        return None
+    for segment in segments[1:]:
+        if not segment or segment in (".", "..") or not set(segment) <= PREFIX_CHARACTERS:
+            return None
+    return "/".join(segments)
+
+
 def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     try:
         value = float(env.get(name) or default)
@@ -213,6 +234,13 @@ class Settings:
             "speaks what the agent answers); an agent's acp_protocol in the config file wins"
         },
     )
+    root_path: str = field(
+        default="",
+        metadata={
+            "help": "WEBCLIENT_ROOT_PATH: the path prefix the app is served under behind a proxy (e.g. /agents); a "
+            "trusted proxy's X-Forwarded-Prefix wins"
+        },
+    )
     frame_ancestors: str = field(
         default="'self'",
         metadata={"help": "WEBCLIENT_FRAME_ANCESTORS: who may embed the page in a frame (CSP frame-ancestors)"},
@@ -284,6 +312,12 @@ class Settings:
             raise ValueError("WEBCLIENT_AUTH=oidc needs WEBCLIENT_OIDC_ISSUER and WEBCLIENT_OIDC_CLIENT_ID")
         if auth != "token" and not _bool(env.get("WEBCLIENT_STORE", "on")):
             raise ValueError(f"WEBCLIENT_AUTH={auth} needs the store (WEBCLIENT_STORE): it keeps who owns what")
+        root_path = path_prefix(env.get("WEBCLIENT_ROOT_PATH", ""))
+        if root_path is None:
+            raise ValueError(
+                f"WEBCLIENT_ROOT_PATH must be a path such as /agents (letters, digits, -._~ between slashes), not "
+                f"{env['WEBCLIENT_ROOT_PATH']!r}"
+            )
         return cls(
             agent=env.get("WEBCLIENT_AGENT") or None,
             aap_agent=env.get("WEBCLIENT_AAP_AGENT") or None,
@@ -314,6 +348,7 @@ class Settings:
             max_sessions_per_person=int(_not_negative(env, "WEBCLIENT_MAX_SESSIONS_PER_PERSON")),
             max_agents_per_person=int(_not_negative(env, "WEBCLIENT_MAX_AGENTS_PER_PERSON")),
             allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
+            root_path=root_path,
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
             start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
             max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),

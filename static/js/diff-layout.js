@@ -2,17 +2,31 @@
 // one) and in localStorage (which outlives a cleared cookie); changing it re-renders the open side panel
 // (the server re-renders the diffs in the thread itself). State kept here: the choice, in both places.
 
-import { keep, recall } from "./stored.js";
-
 const DIFF_MODE_KEY = "acp-webclient.diff-mode";
 const main = document.querySelector("main");
 
-function setDiffMode(mode) {
-  keep(DIFF_MODE_KEY, mode);
-  document.cookie = "diff_mode=" + mode + "; path=/; max-age=31536000; samesite=strict";
+// A frame of another site's page may be refused storage (third-party storage blocked): then nothing is remembered.
+function stored(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
 }
 
-const remembered = recall(DIFF_MODE_KEY);
+function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* not remembered */ }
+}
+
+// The cookie is for the app's pages only: the path prefix it is served under is where this file is, less /static/.
+const ROOT = new URL(import.meta.url).pathname.replace(/\/static\/.*$/, "") || "/";
+// Inside a frame, a strict cookie may not be kept (the frame's page may be of another site): over HTTPS it is
+// partitioned instead, as the server's cookies are there.
+const SAME_SITE = window.self !== window.top && location.protocol === "https:"
+  ? "samesite=none; secure; partitioned" : "samesite=strict";
+
+function setDiffMode(mode) {
+  store(DIFF_MODE_KEY, mode);
+  document.cookie = "diff_mode=" + mode + "; path=" + ROOT + "; max-age=31536000; " + SAME_SITE;
+}
+
+const remembered = stored(DIFF_MODE_KEY);
 if (remembered && !document.cookie.includes("diff_mode=" + remembered)) {
   setDiffMode(remembered);
 }

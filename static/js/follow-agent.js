@@ -2,19 +2,26 @@
 // told to the server again whenever the socket opens (the server forgets it with the socket). State kept
 // here: the choice, in localStorage.
 
-import { keep, recall } from "./stored.js";
-
 const FOLLOW_KEY = "acp-webclient.follow";
 const root = document.getElementById("session");
 const toggle = document.getElementById("follow-toggle");
 
+// A frame of another site's page may be refused storage (third-party storage blocked): then nothing is remembered.
+function stored(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* not remembered */ }
+}
+
 if (root && toggle) {
   toggle.addEventListener("change", function () {
-    keep(FOLLOW_KEY, toggle.checked ? "on" : "off");
+    store(FOLLOW_KEY, toggle.checked ? "on" : "off");
   });
 
   root.addEventListener("htmx:wsOpen", function () {
-    if (recall(FOLLOW_KEY) === "on") {
+    if (stored(FOLLOW_KEY) === "on") {
       toggle.checked = true;
       toggle.dispatchEvent(new Event("change", { bubbles: true })); // the form sends it (ws-send on change)
     }

@@ -1,14 +1,21 @@
 // "Notify me": the user's opt-in to system notifications while the tab is hidden (tab-title.js sends them).
 // State kept here: the choice, in localStorage, so it outlives the page.
 
-import { keep, recall } from "./stored.js";
-
 const NOTIFY_KEY = "acp-webclient.notify";
 const button = document.querySelector("[data-action=notify]");
 
+// A frame of another site's page may be refused storage (third-party storage blocked): then nothing is remembered.
+function stored(key) {
+  try { return localStorage.getItem(key); } catch { return null; }
+}
+
+function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* not remembered */ }
+}
+
 // Whether a notification may be shown now: the browser allows it and the user asked for them.
 export function notificationsWanted() {
-  return "Notification" in window && Notification.permission === "granted" && recall(NOTIFY_KEY) === "on";
+  return "Notification" in window && Notification.permission === "granted" && stored(NOTIFY_KEY) === "on";
 }
 
 function showNotifyButton() {
@@ -22,12 +29,12 @@ if (button && "Notification" in window) {
   showNotifyButton();
   button.addEventListener("click", function () {
     if (button.getAttribute("aria-pressed") === "true") {
-      keep(NOTIFY_KEY, "off");
+      store(NOTIFY_KEY, "off");
       showNotifyButton();
       return;
     }
     Notification.requestPermission().then(function (permission) {
-      keep(NOTIFY_KEY, permission === "granted" ? "on" : "off");
+      store(NOTIFY_KEY, permission === "granted" ? "on" : "off");
       showNotifyButton();
     });
   });

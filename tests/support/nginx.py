@@ -8,12 +8,21 @@ browser sent: ``X-Forwarded-User`` (the name the person signed in with), ``X-For
 nginx connects to the server from :data:`PROXY_ADDRESS` (``proxy_bind``), a loopback address of its own, so a test
 can trust that address alone (``WEBCLIENT_TRUSTED_PROXIES``) and show that the same header sent straight from
 127.0.0.1 is ignored.
+
+Without members it signs nobody in (token or OpenID mode behind it). Under a path prefix (``root="/agents"``) it
+serves the app at ``/agents/`` only (anything else is nginx's 404), either passing the path whole (the server is
+told the prefix: ``WEBCLIENT_ROOT_PATH``) or stripping it and naming it in ``X-Forwarded-Prefix``
+(``strip=True``; the server believes that from the proxy's address). With ``tls=True`` it speaks HTTPS with a
+self-signed certificate for ``127.0.0.1`` and ``localhost`` made here (``cryptography``) and says so in
+``X-Forwarded-Proto``. docs/deployment.md shows the ``location`` block :func:`location` writes.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
+import ipaddress
 import shutil
 import signal
 import subprocess
@@ -25,6 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.support.servers import free_port
 
@@ -32,16 +45,21 @@ PROXY_ADDRESS = "127.0.0.2"
 """The address nginx connects to the server from: the one a test trusts."""
 
 
-def behind_proxy(port: int) -> dict[str, str]:
+def behind_proxy(port: int, tls: bool = False, auth: str = "trusted-header") -> dict[str, str]:
     """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers
-    from the proxy's address only, and takes the proxy's origin for its own."""
-    return {
-        "WEBCLIENT_AUTH": "trusted-header",
+    from the proxy's address only, and takes the proxy's origin for its own. ``auth="token"``: nginx signs nobody in,
+    and the server asks for its token."""
+    env = {
+        "WEBCLIENT_AUTH": auth,
         "WEBCLIENT_TRUSTED_PROXIES": PROXY_ADDRESS,
-        "WEBCLIENT_TRUSTED_EMAIL_HEADER": "X-Forwarded-Email",
-        "WEBCLIENT_TRUSTED_GROUPS_HEADER": "X-Forwarded-Groups",
-        "WEBCLIENT_ALLOWED_ORIGINS": f"http://127.0.0.1:{port}",
+        "WEBCLIENT_ALLOWED_ORIGINS": f"{'https' if tls else 'http'}://127.0.0.1:{port}",
     }
+    if auth == "trusted-header":
+        env |= {
+            "WEBCLIENT_TRUSTED_EMAIL_HEADER": "X-Forwarded-Email",
+            "WEBCLIENT_TRUSTED_GROUPS_HEADER": "X-Forwarded-Groups",
+        }
+    return env
 
 
 @dataclass(frozen=True)
@@ -66,9 +84,23 @@ class Proxy:
     """A running nginx: its URL (what the browser opens) and the people it signs in."""
 
     url: str
+    """nginx's origin (``http://127.0.0.1:PORT``, ``https://`` with TLS)."""
     process: subprocess.Popen[bytes]
     prefix: Path
+    """nginx's own folder (``nginx -p``): its config, logs and certificate."""
     members: Mapping[str, Member]
+    root: str = ""
+    """The path prefix the app is served under (``/agents``), or "" at the top."""
+
+    @property
+    def app_url(self) -> str:
+        """The app's index as a browser opens it: ``https://127.0.0.1:PORT/agents/``."""
+        return f"{self.url}{self.root}/"
+
+    @property
+    def portal_url(self) -> str:
+        """The portal's page (``portal=``), by a host name of another site than the app's: ``localhost``."""
+        return self.url.replace("127.0.0.1", "localhost") + "/portal.html"
 
     def credentials(self, name: str) -> dict[str, str]:
         """Playwright's ``http_credentials`` for a browser context signed in to the proxy as ``name``."""
@@ -96,12 +128,51 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _config(port: int, upstream: str, members: Mapping[str, Member], prefix: Path) -> str:
+def location(upstream: str, root: str = "", strip: bool = False, signs_in: bool = False) -> str:
+    """The ``location`` block that passes the app's requests to ``upstream``, under ``root`` ("" for the top)."""
+    if root and strip:  # the path below the prefix, and the prefix named (the server believes it from the proxy)
+        target, prefix = upstream + "/", f"proxy_set_header X-Forwarded-Prefix {root};"
+    else:  # the path whole; a prefix a browser sent is dropped
+        target, prefix = upstream, 'proxy_set_header X-Forwarded-Prefix "";'
+    people = (
+        """
+      proxy_set_header X-Forwarded-User $remote_user;
+      proxy_set_header X-Forwarded-Email $member_email;
+      proxy_set_header X-Forwarded-Groups $member_groups;
+      proxy_set_header Authorization "";"""
+        if signs_in
+        else ""
+    )
+    return f"""location {root}/ {{
+      proxy_pass {target};
+      proxy_bind {PROXY_ADDRESS};
+      proxy_http_version 1.1;
+      proxy_set_header Host $http_host;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      {prefix}{people}
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }}"""
+
+
+def _config(
+    port: int, upstream: str, members: Mapping[str, Member], prefix: Path, root: str, strip: bool, tls: bool
+) -> str:
     emails = "\n".join(f"    {_quoted(m.name)} {_quoted(m.email)};" for m in members.values())
     groups = "\n".join(f"    {_quoted(m.name)} {_quoted(','.join(m.groups))};" for m in members.values())
     temp = "\n".join(
         f"  {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
+    sign_in = f'auth_basic "webclient";\n    auth_basic_user_file {prefix / "htpasswd"};' if members else ""
+    listen = f"listen 127.0.0.1:{port}" + (" ssl" if tls else "") + ";"
+    if tls:
+        listen += f"\n    ssl_certificate {prefix / 'cert.pem'};\n    ssl_certificate_key {prefix / 'key.pem'};"
+    outside = "location / { return 404; }" if root else ""
+    if (prefix / "portal.html").exists():  # a portal's page that frames the app (open it by another host name)
+        outside += f"\n    location = /portal.html {{ root {prefix}; }}"
     return f"""
 daemon off;
 master_process off;
@@ -121,28 +192,36 @@ http {{
 {groups}
   }}
   server {{
-    listen 127.0.0.1:{port};
-    auth_basic "webclient";
-    auth_basic_user_file {prefix / "htpasswd"};
-    location / {{
-      proxy_pass {upstream};
-      proxy_bind {PROXY_ADDRESS};
-      proxy_http_version 1.1;
-      proxy_set_header Host $http_host;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-User $remote_user;
-      proxy_set_header X-Forwarded-Email $member_email;
-      proxy_set_header X-Forwarded-Groups $member_groups;
-      proxy_set_header Authorization "";
-      proxy_buffering off;
-      proxy_read_timeout 300s;
-    }}
+    {listen}
+    {sign_in}
+    {outside}
+    {location(upstream, root, strip, bool(members))}
   }}
 }}
 """
+
+
+def self_signed(folder: Path) -> None:
+    """``cert.pem`` and ``key.pem`` in ``folder``: a certificate for ``127.0.0.1`` and ``localhost``, a day long."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
 
 
 def _htpasswd(members: Mapping[str, Member]) -> str:
@@ -154,17 +233,33 @@ def _htpasswd(members: Mapping[str, Member]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def start_proxy(upstream: str, members: Sequence[Member], port: int | None = None) -> Proxy:
-    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``);
-    wait until it answers. Stop it with :func:`stop_proxy`."""
+def start_proxy(
+    upstream: str,
+    members: Sequence[Member],
+    port: int | None = None,
+    root: str = "",
+    strip: bool = False,
+    tls: bool = False,
+    portal: str | None = None,
+) -> Proxy:
+    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``),
+    under the path prefix ``root`` (see the module's docstring); wait until it answers. Stop it with
+    :func:`stop_proxy`.
+
+    ``portal``: the HTML of a portal's page nginx serves at ``/portal.html``, outside the prefix. Opened as
+    ``localhost`` while the app is opened as ``127.0.0.1`` (:attr:`Proxy.portal_url`), it is another site's page."""
     prefix = Path(tempfile.mkdtemp(prefix="webclient-nginx-"))
     people = {m.name: m for m in members}
     port = port or free_port()
     (prefix / "htpasswd").write_text(_htpasswd(people))
-    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix))
+    if portal is not None:
+        (prefix / "portal.html").write_text(portal)
+    if tls:
+        self_signed(prefix)
+    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls))
     args = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    proxy = Proxy(f"http://127.0.0.1:{port}", process, prefix, people)
+    proxy = Proxy(f"{'https' if tls else 'http'}://127.0.0.1:{port}", process, prefix, people, root)
     deadline = time.monotonic() + 10
     while True:
         if process.poll() is not None:
@@ -172,7 +267,7 @@ def start_proxy(upstream: str, members: Sequence[Member], port: int | None = Non
             shutil.rmtree(prefix, ignore_errors=True)
             raise RuntimeError(f"nginx exited early ({process.returncode}):\n{said}\n{proxy.log()}")
         try:
-            httpx.get(proxy.url + "/", timeout=1)  # any answer (its 401 too) means it is up
+            httpx.get(proxy.url + "/", timeout=1, verify=False)  # any answer (its 401 too) means it is up
             return proxy
         except httpx.TransportError:
             if time.monotonic() > deadline:
@@ -195,8 +290,16 @@ def stop_proxy(proxy: Proxy) -> None:
 
 
 @contextmanager
-def proxy_in_front(upstream: str, members: Sequence[Member], port: int | None = None) -> Iterator[Proxy]:
-    proxy = start_proxy(upstream, members, port)
+def proxy_in_front(
+    upstream: str,
+    members: Sequence[Member],
+    port: int | None = None,
+    root: str = "",
+    strip: bool = False,
+    tls: bool = False,
+    portal: str | None = None,
+) -> Iterator[Proxy]:
+    proxy = start_proxy(upstream, members, port, root, strip, tls, portal)
     try:
         yield proxy
     finally:

@@ -2,8 +2,9 @@
 
 The web layer makes its routes from :data:`ROUTES`, so a name and its path cannot drift apart; templates, Python
 and the ``data-*-url`` attributes the page's scripts read build every URL through :class:`Urls`. Behind a reverse
-proxy that mounts the app under a prefix (``location /agents/`` and ``uvicorn --root-path /agents``, see
-``docs/deployment.md``) the prefix arrives as the ASGI ``root_path``, and every URL carries it.
+proxy that mounts the app under a prefix (``location /agents/`` with ``WEBCLIENT_ROOT_PATH=/agents`` or the proxy's
+``X-Forwarded-Prefix``, see ``webclient.web.root_path`` and ``docs/deployment.md``) the prefix arrives as the ASGI
+``root_path``, and every URL carries it.
 """
 
 from __future__ import annotations

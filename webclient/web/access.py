@@ -84,12 +84,12 @@ def _url_host(name: str) -> str:
     return f"[{name}]" if ":" in name else name
 
 
-def sign_in_url(host: str, port: int, token: str | None) -> str:
-    """The URL to open to sign in (for a server on every address: its loopback URL)."""
+def sign_in_url(host: str, port: int, token: str | None, root: str = "") -> str:
+    """The URL to open to sign in (for a server on every address: its loopback URL), under the path prefix."""
     name = host.strip("[]")
     if name in WILDCARD_ADDRESSES:
         name = "::1" if name == "::" else "127.0.0.1"
-    url = f"http://{_url_host(name)}:{port}/"
+    url = f"http://{_url_host(name)}:{port}{root}/"
     return f"{url}?{urlencode({'token': token})}" if token else url
 
 

@@ -38,13 +38,16 @@ from webclient.web import (
     shares,
 )
 from webclient.web.access import Access, AccessGuard
+from webclient.web.cookies import CookiePolicy, frames_other_sites
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.inbox import inbox_page
+from webclient.web.root_path import RootPath
 from webclient.web.rules_page import always_allow, delete_rule, load_rules, rules_settings
 from webclient.web.security_headers import SecurityHeaders
 from webclient.web.session_docs import SessionDocs
 from webclient.web.sign_in_socket import sign_in_terminal_socket
 from webclient.web.socket import session_socket
+from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
 
@@ -217,4 +220,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # Outermost last: the headers go on the guard's own refusals too.
     app.add_middleware(AccessGuard, access=access)
     app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
+    # Outermost of all: the guard and the routes see the path prefix and the scheme the browser used.
+    app.add_middleware(RootPath, root=settings.root_path, proxies=TrustedHeader.from_settings(settings))
+    app.state.cookies = CookiePolicy(framed=frames_other_sites(settings.frame_ancestors))
     return app

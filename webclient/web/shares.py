@@ -23,6 +23,7 @@ from webclient.session.core import Session
 from webclient.store import audit
 from webclient.store import shares as stored_shares
 from webclient.store.store import Store
+from webclient.web import cookies
 from webclient.web.context import SHARE_PARAM, person, role_in, session_of, urls
 from webclient.web.presence import presence
 
@@ -43,8 +44,7 @@ def remember_link(conn: HTTPConnection, response: Response, session: Session) ->
     token = conn.query_params.get(SHARE_PARAM)
     if token and any(s.kind == "link" and s.grantee == token for s in session.shares):
         path = urls(conn).for_("session", session_id=session.id)
-        secure = conn.url.scheme == "https"
-        response.set_cookie(SHARE_PARAM, token, path=path, httponly=True, samesite="lax", secure=secure)
+        cookies.policy(conn.scope).set(conn.scope, response, SHARE_PARAM, token, path, None)
 
 
 async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from webclient.people.person import LOCAL, Person
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
-from webclient.web import server_audit
+from webclient.web import cookies, server_audit
 from webclient.web.request_body import buffer_body
 
 if TYPE_CHECKING:
@@ -46,10 +46,6 @@ def _root(scope: Scope) -> str:
 
 def _query(scope: Scope) -> dict[str, str]:
     return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-
-
-def _secure(scope: Scope) -> bool:
-    return scope.get("scheme") in ("https", "wss")
 
 
 async def answer(access: Access, scope: Scope, receive: Receive, send: Send, path: str, method: str) -> None:
@@ -105,23 +101,13 @@ async def signed_in_redirect(
         value = await signins.start(person, method, Headers(scope=scope).get("user-agent", ""))
         max_age = int(signins.lasts.total_seconds())
         server_audit.record(scope, person, "sign-in", {"method": method})
-    response.set_cookie(
-        access.cookie_name(scope),
-        value,
-        max_age=max_age,
-        path=_root(scope) or "/",
-        httponly=True,
-        samesite="lax",
-        secure=_secure(scope),
-    )
+    cookies.policy(scope).set(scope, response, access.cookie_name(scope), value, _root(scope) or "/", max_age)
     await response(scope, receive, send)
 
 
 def signed_out(access: Access, scope: Scope, response: Response) -> None:
     """Make ``response`` remove the sign-in cookie."""
-    response.delete_cookie(
-        access.cookie_name(scope), path=_root(scope) or "/", httponly=True, samesite="lax", secure=_secure(scope)
-    )
+    cookies.policy(scope).delete(scope, response, access.cookie_name(scope), _root(scope) or "/")
 
 
 def _binding_cookie(access: Access, scope: Scope) -> str:
@@ -142,15 +128,8 @@ async def oidc_start(access: Access, scope: Scope, receive: Receive, send: Send)
         await sign_in_page(access, scope, receive, send, 502, str(failed), target)
         return
     response = RedirectResponse(url, status_code=303, headers={"cache-control": "no-store"})
-    response.set_cookie(
-        _binding_cookie(access, scope),
-        binding,
-        max_age=PENDING_SECONDS,
-        path=(_root(scope) or "") + SIGN_IN_PATH,
-        httponly=True,
-        samesite="lax",
-        secure=_secure(scope),
-    )
+    path = _root(scope) + SIGN_IN_PATH
+    cookies.policy(scope).set(scope, response, _binding_cookie(access, scope), binding, path, PENDING_SECONDS)
     await response(scope, receive, send)
 
 
@@ -178,7 +157,7 @@ async def oidc_callback(access: Access, scope: Scope, receive: Receive, send: Se
 def callback_url(scope: Scope) -> str:
     """Where the provider sends the browser back: this server as the browser reached it (scheme, Host, prefix)."""
     headers = Headers(scope=scope)
-    scheme = "https" if _secure(scope) else "http"
+    scheme = "https" if cookies.secure(scope) else "http"
     return f"{scheme}://{headers.get('host', '')}{_root(scope)}{OIDC_CALLBACK_PATH}"
 
 
