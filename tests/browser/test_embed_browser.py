@@ -11,54 +11,18 @@ needed inside the frame.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, Frame, Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import Browsers
 from tests.support.people import TEAM, as_person
-from tests.support.servers import Server, ServerFactory, free_port
+from tests.support.portal import SIBLING_PAGE, Site, client_frame, host_page, received, types, wait_for_messages
+from tests.support.servers import Server, ServerFactory
 
 pytestmark = pytest.mark.browser
-
-
-class Site:
-    """A tiny web site of its own origin (``http://localhost:PORT``, while the client is on ``127.0.0.1``): the pages
-    the test gives it, by path, from a thread. ``localhost`` is this machine to Chromium too, so its Local Network
-    Access checks let it frame the client (a public portal framing a client on a private address is another
-    matter: docs/embedding.md)."""
-
-    def __init__(self) -> None:
-        self.pages: dict[str, str] = {}
-        pages = self.pages
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
-                body = pages.get(self.path)
-                self.send_response(200 if body is not None else 404)
-                self.send_header("content-type", "text/html; charset=utf-8")
-                self.end_headers()
-                self.wfile.write((body or "no such page").encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.port = free_port()
-        self.origin = f"http://localhost:{self.port}"
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -69,39 +33,6 @@ def sites() -> Iterator[tuple[Site, Site]]:
     yield portal, other
     portal.close()
     other.close()
-
-
-# The portal's page: docs/embedding.md's snippet, with what it hears kept in window.received for the test.
-HOST_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body { margin: 0; } iframe { border: 0; display: block; width: 100%; height: 100vh; }</style></head>
-<body>
-<iframe name="agents" src="__EMBED__" title="Coding agent"></iframe>
-__SIBLING__
-<script>
-  const CLIENT = "__CLIENT__";
-  const frame = document.querySelector('iframe[name="agents"]');
-  window.received = [];
-  window.addEventListener("message", (event) => {
-    if (event.origin !== CLIENT || event.source !== frame.contentWindow) return;
-    window.received.push(event.data);
-  });
-  window.command = (message) => frame.contentWindow.postMessage(message, CLIENT);
-  window.anyone = (message) => frame.contentWindow.postMessage(message, "*");
-</script>
-</body></html>
-"""
-
-# A frame of another origin next to the client in the portal's page: it tries to command its sibling.
-SIBLING_PAGE = """<!doctype html><html><body><script>
-  window.attack = (text) => parent.frames["agents"].postMessage({ type: "prompt", text: text }, "*");
-</script></body></html>"""
-
-
-def host_page(server: Server, query: dict[str, str], sibling: Site | None = None) -> str:
-    embed = f"{server.url}/embed?{urlencode(query)}"
-    frame = f'<iframe name="sibling" src="{sibling.origin}/sibling" hidden></iframe>' if sibling else ""
-    return HOST_PAGE.replace("__EMBED__", embed).replace("__CLIENT__", server.url).replace("__SIBLING__", frame)
 
 
 @pytest.fixture
@@ -125,37 +56,6 @@ def open_page(browsers: Browsers, url: str, width: int, height: int) -> Page:
     return page
 
 
-def received(page: Page) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = page.evaluate("window.received")
-    return messages
-
-
-def wait_for_messages(page: Page, count: int) -> list[dict[str, Any]]:
-    """What the portal has heard, once it is at least ``count`` messages (else what it heard, and where the frames
-    are, in the error)."""
-    try:
-        page.wait_for_function(f"window.received.length >= {count}", timeout=10_000)
-    except PlaywrightTimeout:
-        frames = [(frame.name, frame.url) for frame in page.frames]
-        raise AssertionError(f"the portal heard {received(page)}, not {count} messages; frames: {frames}") from None
-    return received(page)
-
-
-def types(messages: list[dict[str, Any]]) -> list[str]:
-    return [message["type"] for message in messages]
-
-
-def client_frame(page: Page, server: Server) -> Frame:
-    """The client's frame, once it shows a session (the start page has sent its form)."""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        for frame in page.frames:
-            if frame.url.startswith(server.url + "/embed/sessions/"):
-                return frame
-        page.wait_for_timeout(50)  # (Playwright takes in the frames' news only while it is called)
-    raise AssertionError(f"the client's frame never showed a session: {[frame.url for frame in page.frames]}")
-
-
 def prompts_received(server: Server) -> list[str]:
     return [
         block["text"]
@@ -172,14 +72,14 @@ def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
 ) -> None:
     portal, other = sites
     query = {"agent": "agent", "prompt": "stream 3", "theme": "dark", "accent": "#12ab34"}
-    portal.pages["/"] = host_page(server, query, sibling=other)
+    portal.pages["/"] = host_page(server.url, query, sibling=other)
     other.pages["/sibling"] = SIBLING_PAGE
     page = open_page(browsers, portal.origin + "/", width, height)
 
     # The framed start page sends its form by itself: the session starts with the first prompt.
     messages = wait_for_messages(page, 3)
     assert types(messages) == ["session-created", "turn-started", "turn-ended"], messages
-    frame = client_frame(page, server)
+    frame = client_frame(page, server.url)
     session_id = frame.locator("#session").get_attribute("data-session-id")
     assert messages[0] == {
         "source": "webclient",
@@ -233,7 +133,7 @@ def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
     frame.locator('[data-action="end-session"]').click()
     messages = wait_for_messages(page, 9)
     assert types(messages)[8:] == ["session-ended"]
-    frame = client_frame(page, server)
+    frame = client_frame(page, server.url)
     frame.wait_for_url(lambda url: "ended" not in url)
     frame.goto(frame.url)  # a reload tells nothing again
     expect(frame.locator("#session")).to_have_attribute("data-turn-state", "ended")
@@ -245,9 +145,9 @@ def test_a_site_that_may_frame_but_is_not_written_out_hears_nothing_and_is_not_o
     server: Server, sites: tuple[Site, Site], browsers: Browsers
 ) -> None:
     _, other = sites
-    other.pages["/"] = host_page(server, {"prompt": "stream 1"})
+    other.pages["/"] = host_page(server.url, {"prompt": "stream 1"})
     page = open_page(browsers, other.origin + "/", 1280, 800)
-    frame = client_frame(page, server)
+    frame = client_frame(page, server.url)
     expect(frame.locator("#session")).to_have_attribute("data-turns", "1")
     expect(frame.locator("#session")).to_have_attribute("data-turn-state", "idle")
     page.evaluate("anyone({type: 'prompt', text: 'stream 7'}); anyone({type: 'stop'})")
@@ -273,7 +173,7 @@ def test_an_agent_that_exits_mid_turn_ends_the_turn_then_the_session(
     server: Server, sites: tuple[Site, Site], browsers: Browsers
 ) -> None:
     portal, _ = sites
-    portal.pages["/"] = host_page(server, {"prompt": "crash"})
+    portal.pages["/"] = host_page(server.url, {"prompt": "crash"})
     page = open_page(browsers, portal.origin + "/", 1280, 800)
     messages = wait_for_messages(page, 4)
     assert types(messages) == ["session-created", "turn-started", "turn-ended", "session-ended"], messages
