@@ -18,9 +18,10 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import Browsers
+from tests.support.nginx import behind_proxy, proxy_in_front
 from tests.support.people import TEAM, as_person
 from tests.support.portal import SIBLING_PAGE, Site, client_frame, host_page, received, types, wait_for_messages
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import Server, ServerFactory, free_port
 
 pytestmark = pytest.mark.browser
 
@@ -179,3 +180,27 @@ def test_an_agent_that_exits_mid_turn_ends_the_turn_then_the_session(
     assert types(messages) == ["session-created", "turn-started", "turn-ended", "session-ended"], messages
     assert messages[2]["stopReason"] == "error"
     assert messages[3]["agentState"] in ("exited", "failed")
+
+
+def test_through_nginx_under_a_prefix_over_https_in_a_portal_of_another_site(
+    start_server: ServerFactory, browsers: Browsers
+) -> None:
+    """The same portal, served by Debian's nginx as ``https://localhost:PORT`` while the client is
+    ``https://127.0.0.1:PORT/agents/``: signed in by the partitioned cookie inside the frame (token mode)."""
+    port = free_port()
+    server = start_server(
+        **behind_proxy(port, tls=True, auth="token"), WEBCLIENT_FRAME_ANCESTORS=f"'self' https://localhost:{port}"
+    )
+    client = f"https://127.0.0.1:{port}/agents"
+    portal = host_page(client, {"prompt": "stream 2", "theme": "light", "token": server.token})
+    with proxy_in_front(server.url, (), port, root="/agents", strip=True, tls=True, portal=portal) as proxy:
+        page = browsers.page("alice", ignore_https_errors=True)
+        page.goto(proxy.portal_url)
+        messages = wait_for_messages(page, 3)
+        assert types(messages) == ["session-created", "turn-started", "turn-ended"], messages
+        frame = client_frame(page, client)
+        session_id = frame.locator("#session").get_attribute("data-session-id")
+        assert messages[0]["url"] == f"{client}/sessions/{session_id}"
+        page.evaluate("command({type: 'prompt', text: 'stream 1'})")
+        assert types(wait_for_messages(page, 5))[3:] == ["turn-started", "turn-ended"]
+        assert prompts_received(server) == ["stream 2", "stream 1"]
