@@ -1,4 +1,5 @@
-// The page root (#session) carries data-turn-state and data-agent-state for CSS and the keyboard; the server
+// The page root (#session) carries data-turn-state and data-agent-state for CSS and the keyboard (and
+// data-waiting, data-turns, data-stop-reason for embed.js); the server
 // updates the status header (the root holds the socket and is never swapped), so after each message from the
 // server the root takes the header's values. A change of turn state is announced as a "turn-state-change"
 // event on the root (detail: before, after) for whoever reacts to it (tab-title.js). Keeps no state: the
@@ -12,8 +13,8 @@ function mirrorTurnState() {
     return;
   }
   const before = root.dataset.turnState;
-  for (const key of ["turnState", "agentState"]) {
-    if (status.dataset[key] && root.dataset[key] !== status.dataset[key]) {
+  for (const key of ["turnState", "agentState", "waiting", "turns", "stopReason"]) {
+    if (status.dataset[key] !== undefined && root.dataset[key] !== status.dataset[key]) {
       root.dataset[key] = status.dataset[key];
     }
   }

@@ -49,6 +49,9 @@ ROUTES: dict[str, str] = {
     "add_share": "/sessions/{session_id}/shares",
     "revoke_share": "/sessions/{session_id}/shares/{share_id:int}/revoke",
     "audit": "/audit",
+    "embed": "/embed",
+    "embed_session": "/embed/sessions/{session_id}",
+    "embed_end": "/embed/sessions/{session_id}/end",
     "static": "/static",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""

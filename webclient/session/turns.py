@@ -61,6 +61,11 @@ class Turns:
         """True after the user stopped a turn: queued prompts then wait for "Send now"."""
         self.turn_running = False
         self.cancelling = False
+        self.started = 0
+        """Turns started since the session was opened in this process: a page embedded in a portal tells its host of
+        each one (static/js/embed.js), even one that started and ended between two of the page's updates."""
+        self.stop_reason: str | None = None
+        """How the last turn ended (the agent's stop reason, ``cancelled``, ``error``), for the embedding page."""
         self._prompt_nonces: set[str] = set()
 
     def _queue_changed(self) -> None:
@@ -148,14 +153,18 @@ class Turns:
         prompt = prompt_content(text, blocks)
         self.shown.turn_started(prompt, by)
         self.turn_running = True
+        self.started += 1
+        self.stop_reason = None
         self.changed(Region.STATUS)
         self.tasks.spawn(self._run_turn(prompt), "turn")
 
     async def _run_turn(self, prompt: list[PromptBlock]) -> None:
         stopped = False
+        ending = "error"
         try:
             reason = await self.agent.prompt(prompt)
             stopped = self.cancelling or reason == "cancelled"
+            ending = "cancelled" if stopped else str(reason or "end_turn")[:60]
             if not self.thread.turn_replied and not self.cancelling:
                 # claude-agent-acp, after a Stop, ends the next turn at once: say so rather than show nothing.
                 detail = f"Stop reason: {reason}" if reason is not None and reason != "end_turn" else ""
@@ -164,6 +173,7 @@ class Turns:
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
                 self.shown.notice(level, title)
         except SignInRequired as request:
+            ending = "auth-required"
             self.lifecycle.sign_in_required(request.reason)
         except AgentRefused as error:
             self.shown.notice("error", "The agent reported an error", str(error))
@@ -174,6 +184,7 @@ class Turns:
             self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
             self.turn_running = False
             self.cancelling = False
+            self.stop_reason = ending
             self.shown.turn_ended(stopped)
             self.changed(Region.STATUS)
             self.changed(Region.PLAN)

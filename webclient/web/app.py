@@ -28,6 +28,7 @@ from webclient.session.sandboxing import check_sandbox as check_sandbox  # for t
 from webclient.web import (
     agent_sessions,
     audit_pages,
+    embed,
     history,
     log_page,
     pages,
@@ -92,6 +93,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "add_share": (shares.add_share, "POST"),
     "revoke_share": (shares.revoke_share, "POST"),
     "audit": (audit_pages.server_audit, "GET"),
+    "embed": (embed.embed, "GET,POST"),
+    "embed_session": (embed.embed_session, "GET"),
+    "embed_end": (embed.embed_end, "POST"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 

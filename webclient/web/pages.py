@@ -71,13 +71,15 @@ async def create_session(request: Request) -> Response:
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
-async def session_page(request: Request) -> Response:
+async def session_page(request: Request, **extra: object) -> Response:
+    """A session's page; ``extra`` adds to its template's context (the embedded page's, `webclient.web.embed`)."""
     session = await session_of(request)
     docs = session_docs(request).of(session)
     now = time.monotonic()
     window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
-    socket_path = urls(request).for_("socket", session_id=session.id)
+    embedded = "1" if extra.get("embedded") else None  # its socket's pushes leave the chrome out too
+    socket_path = urls(request).for_("socket", session_id=session.id, embedded=embedded)
     response = page(
         request,
         "session.html",
@@ -90,6 +92,7 @@ async def session_page(request: Request) -> Response:
         earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
         ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
         **await shares.panel_context(request, session),
+        **extra,
     )
     shares.remember_link(request, response, session)
     return response

@@ -44,12 +44,13 @@ async def session_socket(websocket: WebSocket) -> None:
         return
     await websocket.accept()
     by, link = person(websocket), link_token(websocket)
+    embedded = "embedded" in websocket.query_params  # an embedded page's (web.embed): pushed without the chrome too
     live = LiveView(
         session,
         web_renderer(websocket),
         session_docs(websocket).of(session),
         websocket.send_text,
-        {**base_context(websocket), **page_context(websocket, session)},
+        {**base_context(websocket), **page_context(websocket, session), "embedded": embedded},
     )
     shut_out = Viewer(by, link, role_in(websocket, session), lambda code: websocket.close(code))
     leave = presence(websocket).join(session, shut_out)
