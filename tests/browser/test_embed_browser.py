@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.support.browser import Browsers
 from tests.support.nginx import behind_proxy, proxy_in_front
@@ -40,14 +40,6 @@ def sites() -> Iterator[tuple[Site, Site]]:
 def server(start_server: ServerFactory, sites: tuple[Site, Site]) -> Server:
     portal, _ = sites
     return start_server(**TEAM, WEBCLIENT_FRAME_ANCESTORS=f"'self' {portal.origin} http://localhost:*")
-
-
-@pytest.fixture
-def browsers(browser: Browser) -> Iterator[Browsers]:
-    """A browser context per page, alice's (the proxy's headers on every request), checked for JavaScript errors."""
-    opened = Browsers(browser)
-    yield opened
-    opened.close()
 
 
 def open_page(browsers: Browsers, url: str, width: int, height: int) -> Page:

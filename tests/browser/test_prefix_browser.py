@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, FrameLocator, Page, expect
+from playwright.sync_api import FrameLocator, Page, expect
 
 from tests.support.browser import Browsers
 from tests.support.nginx import Proxy, behind_proxy, proxy_in_front
@@ -18,13 +18,6 @@ from tests.support.servers import Server, ServerFactory, free_port
 pytestmark = pytest.mark.browser
 
 PREFIX = "/agents"
-
-
-@pytest.fixture
-def browsers(browser: Browser) -> Iterator[Browsers]:
-    people = Browsers(browser)
-    yield people
-    people.close()
 
 
 @pytest.fixture

@@ -4,10 +4,6 @@ header shows who has the session open."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import Browsers
@@ -16,13 +12,6 @@ from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
 from tests.web.test_socket import SENT
 from webclient.web.socket import VIEWING
-
-
-@pytest.fixture
-def people(browser: Any) -> Iterator[Browsers]:
-    team = Browsers(browser)
-    yield team
-    team.close()
 
 
 def share_from_the_panel(page: Page, grantee: str, role: str) -> None:
@@ -34,18 +23,18 @@ def share_from_the_panel(page: Page, grantee: str, role: str) -> None:
 
 
 def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
-    start_server: ServerFactory, people: Browsers
+    start_server: ServerFactory, browsers: Browsers
 ) -> None:
     server: Server = start_server(**TEAM)
     session_id = new_session(server, "alice", ["admins"])
     url = f"{server.url}/sessions/{session_id}"
-    alice = people.page("alice", extra_http_headers=as_person("alice", ["admins"]))
+    alice = browsers.page("alice", extra_http_headers=as_person("alice", ["admins"]))
     alice.goto(url)
     expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
     share_from_the_panel(alice, "bob", "drive")
     share_from_the_panel(alice, "carol", "watch")
 
-    bob, carol = (people.page(name, extra_http_headers=as_person(name)) for name in ("bob", "carol"))
+    bob, carol = (browsers.page(name, extra_http_headers=as_person(name)) for name in ("bob", "carol"))
     bob.goto(url)
     carol.goto(url)
     expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob, carol watching")

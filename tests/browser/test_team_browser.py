@@ -9,11 +9,10 @@ a person's rule, an admin's deny, and the inbox.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -24,13 +23,6 @@ from tests.support.oidc import PEOPLE, oidc_provider, sign_in_at_provider
 from tests.support.servers import ServerFactory, free_port
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def browsers(browser: Browser) -> Iterator[Browsers]:
-    team = Browsers(browser)
-    yield team
-    team.close()
 
 
 def socket_status(proxy: Proxy, name: str, session_id: str) -> int:

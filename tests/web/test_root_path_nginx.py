@@ -101,6 +101,15 @@ def test_the_deployment_docs_show_the_nginx_location_the_tests_use() -> None:
         assert f"`{line.strip()}`" in section, line
 
 
+def test_the_teams_deployment_in_the_docs_shows_the_nginx_location_the_tests_use() -> None:
+    docs = (ROOT / "docs" / "deployment.md").read_text()
+    section = docs[docs.index("## The deployment a team should use") : docs.index("## What is safe today")]
+    block = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    named = location("http://127.0.0.1:8000", PREFIX, strip=True, signs_in=True)
+    assert " ".join(named.split()) in " ".join(block.group(1).split())
+
+
 def test_people_named_by_the_proxy_work_under_its_prefix(start_server: ServerFactory) -> None:
     """trusted-header mode: nginx signs Alice in and names her, under /agents/ over HTTPS, the prefix stripped."""
     port = free_port()
