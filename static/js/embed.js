@@ -9,7 +9,8 @@
 // "session-ended". It reads #session's data attributes, which turn-state.js keeps up to date after each message
 // from the server, never the socket's HTML. It takes two commands, only from its parent window and only when that
 // window's origin is one of those: {type: "prompt", text} sends a prompt as the prompt box does, {type: "stop"}
-// presses Stop. Anything else is ignored. Its state: what it last told the host.
+// presses Stop. Anything else is ignored. Its state: what it last told the host. A link that leads out of the
+// embedded pages opens in a tab of its own.
 
 const html = document.documentElement;
 const ACCENT = /^#[0-9a-fA-F]{6}$/;
@@ -156,8 +157,25 @@ function watchSession(root) {
   update();
 }
 
+// A link to another of the client's pages (a rule's page from a card, a file) opens in a tab of its own: the frame
+// keeps the session, and a page with the site's chrome never shows inside the portal.
+function keepLinksOutOfTheFrame() {
+  document.addEventListener("click", function (event) {
+    const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
+    if (!framed || !link || link.target || link.hasAttribute("hx-get") || link.getAttribute("href").startsWith("#")) {
+      return;
+    }
+    const url = new URL(link.href, window.location.href);
+    if (!url.pathname.includes("/embed/") && !url.pathname.endsWith("/embed")) {
+      link.target = "_blank";
+      link.rel = "noopener";
+    }
+  });
+}
+
 dressInAccent();
 startWhenFramed();
+keepLinksOutOfTheFrame();
 const session = document.getElementById("session");
 if (session) {
   watchSession(session);

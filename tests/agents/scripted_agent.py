@@ -165,6 +165,8 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
     elif script == "echo":
         update(session_id, {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}})
         say(session_id, "echoed")
+    elif script == "link":
+        say(session_id, f"[the link]({words[1]})")
     elif script == "crash":
         say(session_id, "about to crash")
         sys.stderr.write("fatal: the scripted agent crashed on purpose\n")

@@ -162,6 +162,21 @@ def test_opened_on_its_own_the_start_page_waits_for_its_start_button(server: Ser
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
 
 
+def test_a_link_to_another_page_opens_in_a_tab_of_its_own_and_the_frame_keeps_the_session(
+    server: Server, sites: tuple[Site, Site], browsers: Browsers
+) -> None:
+    portal, _ = sites
+    portal.pages["/"] = host_page(server.url, {"prompt": "link /"})
+    page = open_page(browsers, portal.origin + "/", 1280, 800)
+    wait_for_messages(page, 3)
+    frame = client_frame(page, server.url)
+    embedded = frame.url
+    with page.context.expect_page() as opened:
+        frame.locator('[data-role="agent-message"] a', has_text="the link").click()
+    assert opened.value.url.rstrip("/") == server.url  # the index, with the site's chrome, in a tab of its own
+    assert frame.url == embedded
+
+
 def test_an_agent_that_exits_mid_turn_ends_the_turn_then_the_session(
     server: Server, sites: tuple[Site, Site], browsers: Browsers
 ) -> None:
