@@ -9,8 +9,8 @@
 // "session-ended". It reads #session's data attributes, which turn-state.js keeps up to date after each message
 // from the server, never the socket's HTML. It takes two commands, only from its parent window and only when that
 // window's origin is one of those: {type: "prompt", text} sends a prompt as the prompt box does, {type: "stop"}
-// presses Stop. Anything else is ignored. Its state: what it last told the host. A link that leads out of the
-// embedded pages opens in a tab of its own.
+// presses Stop. Anything else is ignored. Its state: what it last told the host. A link opens in a tab of its
+// own.
 
 const html = document.documentElement;
 const ACCENT = /^#[0-9a-fA-F]{6}$/;
@@ -157,19 +157,17 @@ function watchSession(root) {
   update();
 }
 
-// A link to another of the client's pages (a rule's page from a card, a file) opens in a tab of its own: the frame
-// keeps the session, and a page with the site's chrome never shows inside the portal.
+// A link (the agent's, a rule's page from a card, the Changes view) opens in a tab of its own: the embedded page
+// moves by its forms and htmx only, so the frame keeps the session, and neither another site nor a page with the
+// site's chrome shows inside the portal.
 function keepLinksOutOfTheFrame() {
   document.addEventListener("click", function (event) {
     const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
     if (!framed || !link || link.target || link.hasAttribute("hx-get") || link.getAttribute("href").startsWith("#")) {
       return;
     }
-    const url = new URL(link.href, window.location.href);
-    if (!url.pathname.includes("/embed/") && !url.pathname.endsWith("/embed")) {
-      link.target = "_blank";
-      link.rel = "noopener";
-    }
+    link.target = "_blank";
+    link.rel = "noopener";
   });
 }
 
