@@ -49,16 +49,6 @@ def open_page(browsers: Browsers, url: str, width: int, height: int) -> Page:
     return page
 
 
-def prompts_received(server: Server) -> list[str]:
-    return [
-        block["text"]
-        for message in server.received()
-        if message.get("method") == "session/prompt"
-        for block in message["params"]["prompt"]
-        if block.get("type") == "text"
-    ]
-
-
 @pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)], ids=["desktop", "phone"])
 def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
     server: Server, sites: tuple[Site, Site], browsers: Browsers, width: int, height: int
@@ -81,7 +71,7 @@ def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
         "url": f"{server.url}/sessions/{session_id}",
     }
     assert messages[2]["stopReason"] == "end_turn"
-    assert prompts_received(server) == ["stream 3"]
+    assert server.prompts_received() == ["stream 3"]
     assert "created" not in frame.url  # a reload would not tell of a new session
 
     # Dressed as the portal asked, without the site's chrome, and nothing wider than the phone.
@@ -119,7 +109,7 @@ def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
     page.frame(name="sibling").evaluate("attack('stream 9')")  # type: ignore[union-attr]
     page.evaluate("command({type: 'prompt', text: 42}); command('stream 8'); command({type: 'nonsense'})")
     page.wait_for_timeout(1000)
-    assert prompts_received(server) == ["stream 3", "slow", "permission"]
+    assert server.prompts_received() == ["stream 3", "slow", "permission"]
     assert len(received(page)) == 8
 
     # Ended from the client's own End: the portal hears it, once.
@@ -145,7 +135,7 @@ def test_a_site_that_may_frame_but_is_not_written_out_hears_nothing_and_is_not_o
     expect(frame.locator("#session")).to_have_attribute("data-turn-state", "idle")
     page.evaluate("anyone({type: 'prompt', text: 'stream 7'}); anyone({type: 'stop'})")
     page.wait_for_timeout(1000)
-    assert prompts_received(server) == ["stream 1"]
+    assert server.prompts_received() == ["stream 1"]
     assert received(page) == []
 
 
@@ -158,7 +148,7 @@ def test_opened_on_its_own_the_start_page_waits_for_its_start_button(server: Ser
     assert server.received() == []
     page.click('[data-action="embed-start"]')
     expect(page.locator("#session")).to_have_attribute("data-turns", "1")
-    assert prompts_received(server) == ["stream 1"]
+    assert server.prompts_received() == ["stream 1"]
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
 
 
@@ -210,4 +200,4 @@ def test_through_nginx_under_a_prefix_over_https_in_a_portal_of_another_site(
         assert messages[0]["url"] == f"{client}/sessions/{session_id}"
         page.evaluate("command({type: 'prompt', text: 'stream 1'})")
         assert types(wait_for_messages(page, 5))[3:] == ["turn-started", "turn-ended"]
-        assert prompts_received(server) == ["stream 2", "stream 1"]
+        assert server.prompts_received() == ["stream 2", "stream 1"]

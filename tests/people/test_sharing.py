@@ -48,16 +48,6 @@ def shares_of(server: Server, session_id: str) -> list[tuple[str, str]]:
     return re.findall(r'/shares/(\d+)/revoke"', page), re.findall(r'data-kind="(\w+)"', page)  # type: ignore[return-value]
 
 
-def prompts_received(server: Server) -> list[str]:
-    return [
-        block["text"]
-        for message in server.received()
-        if message.get("method") == "session/prompt"
-        for block in message["params"]["prompt"]
-        if block.get("type") == "text"
-    ]
-
-
 async def send_as(server: Server, session_id: str, name: str, text: str, groups: list[str] | None = None) -> bool:
     """``name`` opens the page's socket and sends a prompt and a mode change, as its composer and menu would;
     False when the socket's handshake is refused (the session is not theirs to see)."""
@@ -93,13 +83,13 @@ def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(t
     assert 'id="composer"' not in page and 'data-action="cancel"' not in page and 'data-role="rename"' not in page
     assert 'data-role="watching-only"' in page and 'data-role="share-panel"' not in page
     assert asyncio.run(send_as(server, session_id, "bob", "from a watcher"))
-    assert prompts_received(server) == []
+    assert server.prompts_received() == []
 
     share(server, session_id, "person", "bob", "drive")  # the same person again: the role changes
     page = client(server, "bob").get(f"/sessions/{session_id}").text
     assert 'id="composer"' in page and 'data-role="watching-only"' not in page
     asyncio.run(send_as(server, session_id, "bob", "echo from a driver"))
-    assert prompts_received(server) == ["echo from a driver"]
+    assert server.prompts_received() == ["echo from a driver"]
     alice_sees = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
     assert 'data-role="sent-by">bob <time' in alice_sees
     ids, kinds = shares_of(server, session_id)
@@ -130,7 +120,7 @@ def test_a_revoke_takes_effect_at_once_and_closes_the_open_page(team: tuple[Serv
     assert asyncio.run(revoked_while_open(server, session_id, share_id)) == 1008
     assert shares_of(server, session_id) == ([], [])
     assert not asyncio.run(send_as(server, session_id, "bob", "after the revoke"))
-    assert prompts_received(server) == []
+    assert server.prompts_received() == []
 
 
 def test_a_group_share_lets_its_members_drive(team: tuple[Server, str]) -> None:
@@ -138,7 +128,7 @@ def test_a_group_share_lets_its_members_drive(team: tuple[Server, str]) -> None:
     share(server, session_id, "group", "dev", "drive")
     assert not asyncio.run(send_as(server, session_id, "erin", "not in the group", ["ops"]))
     asyncio.run(send_as(server, session_id, "dave", "echo from the group", ["dev"]))
-    assert prompts_received(server) == ["echo from the group"]
+    assert server.prompts_received() == ["echo from the group"]
 
 
 async def through_the_link(server: Server, session_id: str, cookie: str) -> None:
@@ -166,7 +156,7 @@ def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, 
     assert "HttpOnly" in set_cookie
     assert 'data-role="watching-only"' in answer.text
     asyncio.run(through_the_link(server, session_id, f"share={token}"))
-    assert prompts_received(server) == []
+    assert server.prompts_received() == []
     (share_id,), _ = shares_of(server, session_id)
     assert asyncio.run(link_revoked_while_open(server, session_id, share_id, f"share={token}")) == 1008
 
@@ -234,7 +224,7 @@ def test_a_watcher_may_not_prompt_upload_or_end_over_http_either(team: tuple[Ser
     assert upload.status_code == 403
     assert bob.post(f"/sessions/{session_id}/end").status_code == 403
     time.sleep(0.5)
-    assert prompts_received(server) == []
+    assert server.prompts_received() == []
     assert 'data-agent-state="ready"' in client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
 
 

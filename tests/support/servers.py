@@ -85,6 +85,16 @@ class Server:
             return []
         return [json.loads(line) for line in self.record_file.read_text().splitlines() if line.strip()]
 
+    def prompts_received(self) -> list[str]:
+        """The text of every prompt the (scripted) agent received, in order."""
+        return [
+            block["text"]
+            for message in self.received()
+            if message.get("method") == "session/prompt"
+            for block in message["params"]["prompt"]
+            if block.get("type") == "text"
+        ]
+
     def wait_received(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -35,16 +35,6 @@ def server(start_server: ServerFactory) -> Server:
     return start_server(**TEAM, WEBCLIENT_FRAME_ANCESTORS=PORTALS)
 
 
-def prompts_received(server: Server) -> list[str]:
-    return [
-        block["text"]
-        for message in server.received()
-        if message.get("method") == "session/prompt"
-        for block in message["params"]["prompt"]
-        if block.get("type") == "text"
-    ]
-
-
 def no_agent_started(server: Server, seconds: float = 1.0) -> bool:
     """Whether, for ``seconds``, no agent process was started (the scripted agent records what it receives)."""
     deadline = time.monotonic() + seconds
@@ -88,7 +78,7 @@ def test_the_form_starts_the_session_with_its_first_prompt_and_dresses_it(server
     query = parse_qs(urlsplit(location).query)
     assert query == {"created": ["1"], "theme": ["light"], "accent": ["#ABCDEF"]}
     server.wait_received(lambda message: message.get("method") == "session/prompt")
-    assert prompts_received(server) == ["stream 2"]
+    assert server.prompts_received() == ["stream 2"]
     page = alice.get(location).text
     root = html_attributes(page)
     assert "data-embedded" in root and root["data-theme"] == "light" and root["data-accent"] == "#ABCDEF"
