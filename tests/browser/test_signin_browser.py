@@ -103,6 +103,7 @@ def test_two_people_behind_real_nginx_each_named_and_the_session_socket_proxied(
             expect(bob.locator('[data-role="signed-in"]')).not_to_contain_text("admin")
             alice.click('[data-action="new-session"]')
             expect(alice.locator("#session")).to_have_attribute("data-turn-state", "idle")
+            expect(alice.locator("#session")).to_have_attribute("data-connection", "open")  # its scripts run
             alice.fill('[data-role="prompt"] textarea[name="prompt"]', "hello through the proxy")
             alice.keyboard.press("Enter")
             server.wait_received(lambda m: m.get("method") == "session/prompt")

@@ -13,6 +13,8 @@ def open_session(page: Page, server: Server) -> None:
     page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    # The page's scripts are running (its socket is open): what is typed now is sent, not lost before they start.
+    expect(page.locator("#session")).to_have_attribute("data-connection", "open")
 
 
 def send_prompt(page: Page, text: str) -> None:
