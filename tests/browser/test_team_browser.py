@@ -8,7 +8,6 @@ a person's rule, an admin's deny, and the inbox.
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pytest
@@ -27,8 +26,7 @@ pytestmark = pytest.mark.browser
 
 def socket_status(proxy: Proxy, name: str, session_id: str) -> int:
     """The HTTP status the session's page socket answers ``name`` with, through the proxy (101: it opened)."""
-    basic = base64.b64encode(":".join(proxy.auth(name)).encode()).decode()
-    headers = {"Authorization": f"Basic {basic}", "Origin": proxy.url}
+    headers = {**proxy.signed_in(name), "Origin": proxy.url}
     try:
         with connect(proxy.url.replace("http", "ws") + f"/sessions/{session_id}/ws", additional_headers=headers):
             return 101

@@ -7,7 +7,6 @@ commands can reach from there is `tests/sandbox/`'s business)."""
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pytest
@@ -59,8 +58,7 @@ def test_a_portal_embeds_a_sandboxed_session_through_the_proxy_under_a_prefix(
     with proxy_in_front(server.url, TEAM, port, root="/agents", strip=True, tls=True, portal=portal) as proxy:
         # Signed in to the proxy before the frame asks, as a single sign-on proxy's own cookie would have it: a
         # browser answers no sign-in challenge inside a frame of another site.
-        signed_in = {"authorization": "Basic " + base64.b64encode(":".join(proxy.auth("alice")).encode()).decode()}
-        page = browsers.page("alice", ignore_https_errors=True, extra_http_headers=signed_in)
+        page = browsers.page("alice", ignore_https_errors=True, extra_http_headers=proxy.signed_in("alice"))
         page.set_viewport_size({"width": width, "height": height})
         page.goto(proxy.portal_url)
 

@@ -106,6 +106,12 @@ class Proxy:
         """Playwright's ``http_credentials`` for a browser context signed in to the proxy as ``name``."""
         return {"username": name, "password": self.members[name].password}
 
+    def signed_in(self, name: str) -> dict[str, str]:
+        """The ``Authorization`` header of a browser or script already signed in to the proxy as ``name`` (sent on
+        every request, a frame of another site's included, where a browser answers no challenge)."""
+        basic = base64.b64encode(":".join(self.auth(name)).encode()).decode()
+        return {"Authorization": f"Basic {basic}"}
+
     def auth(self, name: str) -> tuple[str, str]:
         """httpx's ``auth`` for a script signed in to the proxy as ``name``."""
         return name, self.members[name].password
