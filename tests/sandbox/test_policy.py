@@ -76,7 +76,16 @@ def test_the_command_line_mounts_read_only_then_hides_then_writable() -> None:
     ]
     assert [joined.index(part) for part in order] == sorted(joined.index(part) for part in order)
     assert "/elsewhere" not in joined  # nothing shows it: no mount needed
-    assert "--share-net" in Sandbox(bwrap="/usr/bin/bwrap", network=True).command(["a"], Path("/"))
+    # The network on: never the host's (no --share-net), a user-mode one started around bwrap, the command held
+    # until it is up, and its resolver the user-mode network's.
+    helper = ("/usr/bin/python3", "sandbox_network.py", "/usr/bin/slirp4netns")
+    networked = Sandbox(bwrap="/usr/bin/bwrap", network=True, user_network=helper).command(["a"], Path("/"))
+    assert "--share-net" not in networked and networked[: len(helper) + 2] == [*helper, "--", "/usr/bin/bwrap"]
+    assert " --info-fd 3 --block-fd 4 " in " ".join(networked) and "--ro-bind-data 5 /etc/resolv.conf" in " ".join(
+        networked
+    )
+    with pytest.raises(RuntimeError, match="needs a user-mode network"):
+        Sandbox(bwrap="/usr/bin/bwrap", network=True).command(["a"], Path("/"))
     # A data folder inside a workspace: the workspace is mounted first, the data folder hidden over it.
     inside = Sandbox(bwrap="/usr/bin/bwrap", writable=(Path("/srv"),), hidden=(Path("/srv/data"),))
     joined = " ".join(inside.command(["agent"], Path("/srv")))
