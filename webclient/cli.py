@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import uvicorn
 
 from webclient.config import Settings
-from webclient.session.catalogue import Catalogue
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
 from webclient.web.trusted_header import TrustedHeader
@@ -119,8 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         TrustedHeader.from_settings(settings)  # the proxies a path prefix is believed from, in every mode
         check_catalogue(settings)
         check_store(settings)
-        networked = [entry.name for entry in Catalogue.from_settings(settings).entries.values() if entry.network]
-        sandbox = check_sandbox(settings, networked)
+        sandbox = check_sandbox(settings)
     except ValueError as refused:
         sys.exit(f"webclient: {refused}")
     if settings.auth != "token":  # people sign in another way: the token lets no one in

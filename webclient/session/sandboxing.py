@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
@@ -60,23 +60,22 @@ def server_sandbox(settings: Settings) -> Sandbox:
     )
 
 
-def check_sandbox(settings: Settings, networked: Sequence[str] = ()) -> str:
+def check_sandbox(settings: Settings) -> str:
     """Check before the server starts that the sandbox asked for works here (bwrap runs ``true`` in one); the
-    sentence the server prints at start, saying which sandbox is in force. ``networked``: the agents the config file
-    gives ``network = true``.
+    sentence the server prints at start, saying which sandbox is in force.
 
     Raises:
         SandboxUnavailable: bwrap is missing, or cannot make a sandbox on this machine (its own words, what to do), or
-            an agent would have the network and slirp4netns, which gives it one of its own, is missing.
+            the agents have the network (``WEBCLIENT_SANDBOX_NETWORK=on``) and slirp4netns is missing.
     """
     sandbox = server_sandbox(settings)
     if not sandbox.confined:
         return "agents run without a sandbox, as this server's user (WEBCLIENT_SANDBOX=none)"
-    if not sandbox.user_network and (needing := _with_network(settings, networked)):
+    if settings.sandbox_network and not sandbox.user_network:
         raise SandboxUnavailable(
-            f"WEBCLIENT_SANDBOX=bwrap with the network on ({needing}) needs slirp4netns, which is not installed: "
-            "install it (Debian: apt-get install slirp4netns, as scripts/ensure-slirp4netns does), or set "
-            "WEBCLIENT_SANDBOX_NETWORK=off and no agent's network = true"
+            "WEBCLIENT_SANDBOX=bwrap with the network on (WEBCLIENT_SANDBOX_NETWORK=on) needs slirp4netns, which is "
+            "not installed: install it (Debian: apt-get install slirp4netns, as scripts/ensure-slirp4netns does), "
+            "or set WEBCLIENT_SANDBOX_NETWORK=off (an agent whose network = true then does not start)"
         )
     probe(sandbox)
     network = "on" if settings.sandbox_network else "off"
@@ -124,14 +123,6 @@ def demo_in_sandbox(settings: Settings) -> DemoInSandbox:
         return DemoInSandbox()
     package = sample.parent
     return DemoInSandbox(sandbox_read=(package,), env={"PYTHONPATH": str(package.parent)})
-
-
-def _with_network(settings: Settings, networked: Sequence[str]) -> str:
-    """What has the network on in a sandbox (``WEBCLIENT_SANDBOX_NETWORK``, an agent the config file gives
-    ``network = true``, named in ``networked``); "": nothing."""
-    if settings.sandbox_network:
-        return "WEBCLIENT_SANDBOX_NETWORK=on"
-    return f"the agent {networked[0]!r}" if networked else ""
 
 
 def _config_files(settings: Settings) -> list[Path]:

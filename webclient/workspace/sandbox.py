@@ -22,6 +22,7 @@ installation) and checks that bwrap works.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -107,11 +108,14 @@ class Sandbox:
 
         ``cwd`` must lie in a writable or readable folder: bwrap enters it by its path inside, where only what this
         policy mounts exists (a folder swapped for a symlink out of the workspace points at nothing there).
+
+        Raises:
+            OSError: the network is on and this machine has no user-mode network to give it (no slirp4netns).
         """
         if self.bwrap is None:
             return list(argv)
-        if self.network and not self.user_network:
-            raise RuntimeError("a sandbox with the network on needs a user-mode network (slirp4netns), none given")
+        if self.network and not self.user_network:  # never the host's network instead: the start fails, saying why
+            raise OSError(errno.ENOPKG, "the network is on in a bubblewrap sandbox, and slirp4netns is not installed")
         options = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
         options += ["--new-session"]
         if self.network:  # held until its network is up; its resolver is the user-mode network's
