@@ -14,7 +14,14 @@ from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.sandboxing import confine, server_sandbox
 from webclient.workspace.sandbox import UNCONFINED, Mount, Sandbox
-from webclient.workspace.sandbox_host import SandboxUnavailable, find_bwrap, installation, probe, system_mounts
+from webclient.workspace.sandbox_host import (
+    SandboxUnavailable,
+    find_bwrap,
+    find_user_network,
+    installation,
+    probe,
+    system_mounts,
+)
 
 BWRAP = find_bwrap()
 
@@ -191,3 +198,32 @@ def test_a_sqlite_store_kept_outside_the_data_folder_is_hidden_too() -> None:
         url = f"sqlite+aiosqlite:///{base / 'db' / 'store.sqlite3'}"
         env = {"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data"), "WEBCLIENT_DATABASE_URL": url}
         assert server_sandbox(Settings.from_env(env)).hidden == (base / "data", base / "db")
+
+
+def test_with_only_etcs_allow_list_the_usual_commands_work_and_the_rest_of_etc_is_absent() -> None:
+    """sh, git, node and Python start and work with the network on; TLS finds its roots, names resolve from
+    /etc/hosts, users from /etc/passwd; a file of /etc outside the list is not there."""
+    with outside_tmp() as base:
+        work = base / "work"
+        work.mkdir()
+        policy = sandbox(writable=(work,), network=True, user_network=find_user_network())
+        script = """
+import os, socket, ssl, subprocess
+run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+print("sh:", run("sh", "-c", "echo ok"))
+run("git", "init", "-q", "repo")
+print("git:", run("git", "-C", "repo", "status", "--porcelain") == "")
+print("node:", run("node", "-e", "console.log(require('os').userInfo().username.length > 0)"))
+print("roots:", ssl.create_default_context().cert_store_stats()["x509_ca"] > 0)
+print("localhost:", socket.gethostbyname("localhost"))
+print("resolver:", open("/etc/resolv.conf").read().split())
+print("os-release:", os.path.exists("/etc/os-release"))
+print("others:", sorted(n for n in ("shadow", "machine-id", "fstab", "apt") if os.path.lexists("/etc/" + n)))
+"""
+        done = run(policy, script, work)
+        assert done.returncode == 0, done.stderr
+        said = dict(line.split(": ", 1) for line in done.stdout.splitlines())
+        assert said["sh"] == "ok" and said["git"] == "True" and said["node"] == "true" and said["roots"] == "True"
+        assert said["localhost"] == "127.0.0.1" and said["os-release"] == "True"
+        assert said["resolver"] == "['nameserver', '10.0.2.3']"  # the user-mode network's own
+        assert said["others"] == "[]"
