@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -76,6 +77,35 @@ def test_the_server_refuses_the_network_on_without_slirp4netns(tmp_path: Path) -
     assert "needs slirp4netns, which is not installed" in said and "Traceback" not in said, said
     status, said = startup({**env, "WEBCLIENT_SANDBOX_NETWORK": "off"})
     assert status is None and "network off" in said, said
+
+
+def test_an_agent_with_the_network_on_does_not_start_without_slirp4netns(start_server: ServerFactory) -> None:
+    """The server's default off, the agent's ``network = true``, no slirp4netns on the PATH: the agent does not start,
+    saying why (never with the host's network instead)."""
+    with outside_tmp() as base:
+        tools, workspace = base / "tools", base / "workspace"
+        tools.mkdir()
+        workspace.mkdir()
+        (tools / "bwrap").symlink_to("/usr/bin/bwrap")
+        config = base / "agents.toml"
+        argv = HOSTILE.split()
+        config.write_text(f'[agents.open]\ncommand = "{argv[0]}"\nargs = ["{argv[1]}"]\nnetwork = true\n')
+        server = start_server(
+            None,
+            workspace=workspace,
+            PATH=str(tools),
+            WEBCLIENT_CONFIG=str(config),
+            WEBCLIENT_SANDBOX="bwrap",
+            WEBCLIENT_SANDBOX_NETWORK="off",
+        )
+        response = httpx.post(f"{server.url}/sessions", headers=server.headers, data={"agent": "open"})
+        assert response.status_code == 303, response.text[:300]
+        page = f"{server.url}{response.headers['location']}"
+        deadline = time.monotonic() + 20
+        while "slirp4netns is not installed" not in (text := httpx.get(page, headers=server.headers).text):
+            assert time.monotonic() < deadline, text[-2000:]
+            time.sleep(0.2)
+        assert "could not be started" in text
 
 
 def test_the_network_is_on_or_off_per_agent(start_server: ServerFactory) -> None:

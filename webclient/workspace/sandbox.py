@@ -77,7 +77,7 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()
     """Never seen, even inside a folder above (the server's data folder, its home): an empty folder over them."""
     system: tuple[Mount, ...] = ()
-    """The system's folders (``/usr``, ``/etc`` but its secrets, the lib symlinks), as this machine lays them out."""
+    """The system's folders (``/usr``, the lib symlinks, of ``/etc`` an allow-list), as this machine lays them out."""
     hidden_files: tuple[Path, ...] = ()
     """Files never read, wherever they lie (the server's config and registry files): an empty file over them."""
     network: bool = False

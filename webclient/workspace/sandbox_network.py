@@ -1,10 +1,11 @@
 """Run bwrap with a network of its own that reaches out but not the host's loopback (run as a script, stdlib only).
 
-``python -I -S sandbox_network.py SLIRP4NETNS -- BWRAP OPTIONS... -- COMMAND...`` starts bwrap (whose options
-``--unshare-net`` it and name the file descriptors below), learns its sandbox's pid from ``--info-fd``, gives that
-sandbox's network namespace a user-mode network with slirp4netns (a ``tap0`` at 10.0.2.100, its gateway 10.0.2.2
-answering nothing, its resolver 10.0.2.3; ``--disable-host-loopback``: the gateway never leads to the host's
-127.0.0.1), and only then lets the command start (``--block-fd``). It stays as bwrap's parent, passes on the signals
+``python -I -S sandbox_network.py SLIRP4NETNS -- BWRAP OPTIONS... -- COMMAND...`` starts bwrap (whose options, from
+`webclient.workspace.sandbox.Sandbox.command`, give it a network namespace of its own and name the file descriptors
+below, which this script sets up), learns its sandbox's pid from ``--info-fd``, gives that sandbox's network
+namespace a user-mode network with slirp4netns (a ``tap0`` at 10.0.2.100, its gateway 10.0.2.2 answering nothing, its
+resolver 10.0.2.3; ``--disable-host-loopback``: the gateway never leads to the host's 127.0.0.1), and only then lets
+the command start (``--block-fd``). It stays as bwrap's parent, passes on the signals
 it is sent, and exits as bwrap did (the same status, or the same signal); slirp4netns ends with it (``--exit-fd``),
 and bwrap (``--die-with-parent``) too when it is killed.
 
@@ -14,6 +15,7 @@ Kept free of the server's own modules: it runs as a script from the server's int
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -44,11 +46,16 @@ def main(args: Sequence[str]) -> int:
     os.write(resolv_write, RESOLV_CONF)  # far less than a pipe holds: written before bwrap reads it
     os.close(resolv_write)
     # Moved above the numbers bwrap is given first, so that placing one never closes another.
-    high = [os.dup(fd) for fd in (info_write, block_read, resolv_read)]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (info_write, block_read, resolv_read)]
     actions = [(os.POSIX_SPAWN_DUP2, fd, target) for fd, target in zip(high, (INFO_FD, BLOCK_FD, RESOLV_FD))]
     sandbox = os.posix_spawnp(bwrap[0], bwrap, dict(os.environ), file_actions=actions)
     for fd in (*high, info_write, block_read, resolv_read):
         os.close(fd)
+    # Its stdin and stdout are the sandbox's alone: a pipe or terminal reaches its end when the sandbox's ends.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
     for forwarded in FORWARDED:
         signal.signal(forwarded, lambda received, _frame: _pass_on(sandbox, received))
     pid = _sandbox_pid(info_read)
