@@ -42,6 +42,7 @@ test: setup ts-agents
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
+	scripts/ensure-slirp4netns
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
@@ -50,6 +51,7 @@ test-fast: setup ts-agents
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
+	scripts/ensure-slirp4netns
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup

@@ -2,17 +2,19 @@
 
 Run by hand: ``.venv/bin/python bench/sandbox.py [--runs N]``. Each run starts an agent the way the server does
 (`webclient.acp.process.AgentProcess.spawn`, with the sandbox `webclient.session.sandboxing.confine` makes for it:
-its workspace and home writable, its installation read, network off) and times it from the spawn to its answer to
-``initialize``; then stops it. Two agents: a minimal raw-JSON one (stdlib only: the sandbox's own cost, nearly
-alone) and the built-in demo agent (``python -m demo_agent``, the ACP SDK imported: a real agent's start). Runs
-alternate none and bwrap; medians (and minimums) are printed, with the difference. Workspaces and the data folder
-are made in a temporary folder under ``~/.cache`` and removed.
+its workspace and home writable, its installation read, network off, and again on: a network of its own through
+slirp4netns) and times it from the spawn to its answer to ``initialize``; then stops it. Two agents: a minimal
+raw-JSON one (stdlib only: the sandbox's own cost, nearly alone) and the built-in demo agent (``python -m
+demo_agent``, the ACP SDK imported: a real agent's start). Runs alternate none, bwrap and bwrap with the network;
+medians (and minimums) are printed, with the differences. Workspaces and the data folder are made in a temporary
+folder under ``~/.cache`` and removed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import shutil
 import statistics
@@ -84,16 +86,19 @@ async def bench(runs: int) -> None:
         for name, spec in agents.items():
             boxed = confine(spec, settings)
             plain = confine(spec, Settings.from_env({}))
-            assert boxed.sandbox.confined and plain.sandbox is UNCONFINED
-            times: dict[str, list[float]] = {"none": [], "bwrap": []}
+            networked = dataclasses.replace(boxed, sandbox=dataclasses.replace(boxed.sandbox, network=True))
+            assert boxed.sandbox.confined and plain.sandbox is UNCONFINED and networked.sandbox.user_network
+            times: dict[str, list[float]] = {"none": [], "bwrap": [], "network": []}
             await start_once(plain)  # warm the page cache once for both
             for _ in range(runs):
                 times["none"].append(await start_once(plain))
                 times["bwrap"].append(await start_once(boxed))
+                times["network"].append(await start_once(networked))
             medians = {case: statistics.median(found) * 1000 for case, found in times.items()}
             for case, found in times.items():
                 print(f"{name:14} {case:6} median {medians[case]:6.1f} ms (min {min(found) * 1000:.1f}), {runs} runs")
             print(f"{name:14} bwrap costs {medians['bwrap'] - medians['none']:+.1f} ms a start (median against median)")
+            print(f"{name:14} its network costs {medians['network'] - medians['bwrap']:+.1f} ms more (slirp4netns)")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

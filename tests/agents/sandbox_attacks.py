@@ -6,8 +6,10 @@ Run by ``hostile_agent.py`` in the agent's own process, and as a script by a ter
 
 Targets (JSON, from the test through the prompt): ``other_workspace``, ``other_file`` (a file in it), ``data``,
 ``store``, ``key``, ``other_home``, ``other_home_file``, ``server_home_file``, ``canary`` (a value in the server's
-environment), ``server_pid``, ``other_agent_pid``, ``tcp`` (``[host, port, what]`` lists), ``unix`` (socket
-paths), ``abstract`` (an abstract socket's name), ``network`` (whether the agent should have the network).
+environment), ``server_pid``, ``other_agent_pid``, ``tcp`` (``[host, port, what]`` lists it must not reach, network
+on or off), ``unix`` (socket paths), ``abstract`` (an abstract socket's name), ``reach`` (``[host, port, what]`` lists
+it must reach: with the network on, hosts outside this one), ``unreadable`` (``[path, what]`` lists: files of the
+server's it must not read).
 """
 
 from __future__ import annotations
@@ -126,11 +128,11 @@ def attempts(targets: dict[str, Any]) -> list[Attempt]:
             _read(f"/proc/{targets['other_agent_pid']}/root{targets['other_file']}"),
         ),
     ]
-    if not targets.get("network", False):
-        tried += [(f"connect to {what} ({host}:{port})", _tcp(host, port)) for host, port, what in targets["tcp"]]
-        tried += [(f"connect to the unix socket {path}", _unix(path)) for path in targets.get("unix", [])]
-        if targets.get("abstract"):
-            tried.append(("connect to an abstract unix socket of the host", _unix("\0" + targets["abstract"])))
+    tried += [(f"read {what} ({path})", _read(path)) for path, what in targets.get("unreadable", [])]
+    tried += [(f"connect to {what} ({host}:{port})", _tcp(host, port)) for host, port, what in targets.get("tcp", [])]
+    tried += [(f"connect to the unix socket {path}", _unix(path)) for path in targets.get("unix", [])]
+    if targets.get("abstract"):
+        tried.append(("connect to an abstract unix socket of the host", _unix("\0" + targets["abstract"])))
     return tried
 
 
@@ -154,8 +156,7 @@ def legitimate(targets: dict[str, Any]) -> list[Attempt]:
         ("write and read in its home", round_trip(home)),
         ("write and read in its /tmp", round_trip("/tmp")),
     ]
-    if targets.get("network", False):
-        done += [(f"connect to {what} ({host}:{port})", _tcp(host, port)) for host, port, what in targets["tcp"]]
+    done += [(f"connect to {what} ({host}:{port})", _tcp(host, port)) for host, port, what in targets.get("reach", [])]
     return done
 
 

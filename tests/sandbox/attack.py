@@ -117,13 +117,17 @@ def targets(
     listeners: Listeners,
     tcp: list[tuple[str, int, str]],
     network: bool = False,
+    reach: list[tuple[str, int, str]] | None = None,
+    unreadable: list[tuple[Path, str]] | None = None,
 ) -> dict[str, Any]:
-    """What the hostile agent is to try, as ``sandbox_attacks.py`` reads it."""
+    """What the hostile agent is to try, as ``sandbox_attacks.py`` reads it: with the ``network`` on, ``reach`` is
+    what it must reach, and this machine's own address (which a network of its own reaches as it reaches any
+    other host) is no target."""
     other_home = home_of(data, other_person)
     (other_home / "secret.txt").write_text("another person's\n")
     (other_workspace / "secret.txt").write_text("another session's\n")
     tcp = [*tcp, ("127.0.0.1", listeners.tcp_port, "a port the host listens on")]
-    address = outside_address()
+    address = None if network else outside_address()
     if address is not None:
         tcp.append((address, listeners.tcp_port, "an outside address"))
     return {
@@ -141,7 +145,8 @@ def targets(
         "tcp": [[host, port, what] for host, port, what in tcp],
         "unix": [],
         "abstract": listeners.abstract,
-        "network": network,
+        "reach": [[host, port, what] for host, port, what in reach or []],
+        "unreadable": [[str(path), what] for path, what in unreadable or []],
     }
 
 

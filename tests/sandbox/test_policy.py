@@ -14,7 +14,14 @@ from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.sandboxing import confine, server_sandbox
 from webclient.workspace.sandbox import UNCONFINED, Mount, Sandbox
-from webclient.workspace.sandbox_host import SandboxUnavailable, find_bwrap, installation, probe, system_mounts
+from webclient.workspace.sandbox_host import (
+    SandboxUnavailable,
+    find_bwrap,
+    find_user_network,
+    installation,
+    probe,
+    system_mounts,
+)
 
 BWRAP = find_bwrap()
 
@@ -76,7 +83,16 @@ def test_the_command_line_mounts_read_only_then_hides_then_writable() -> None:
     ]
     assert [joined.index(part) for part in order] == sorted(joined.index(part) for part in order)
     assert "/elsewhere" not in joined  # nothing shows it: no mount needed
-    assert "--share-net" in Sandbox(bwrap="/usr/bin/bwrap", network=True).command(["a"], Path("/"))
+    # The network on: never the host's (no --share-net), a user-mode one started around bwrap, the command held
+    # until it is up, and its resolver the user-mode network's.
+    helper = ("/usr/bin/python3", "sandbox_network.py", "/usr/bin/slirp4netns")
+    networked = Sandbox(bwrap="/usr/bin/bwrap", network=True, user_network=helper).command(["a"], Path("/"))
+    assert "--share-net" not in networked and networked[: len(helper) + 2] == [*helper, "--", "/usr/bin/bwrap"]
+    assert " --info-fd 3 --block-fd 4 " in " ".join(networked) and "--ro-bind-data 5 /etc/resolv.conf" in " ".join(
+        networked
+    )
+    with pytest.raises(OSError, match="slirp4netns is not installed"):
+        Sandbox(bwrap="/usr/bin/bwrap", network=True).command(["a"], Path("/"))
     # A data folder inside a workspace: the workspace is mounted first, the data folder hidden over it.
     inside = Sandbox(bwrap="/usr/bin/bwrap", writable=(Path("/srv"),), hidden=(Path("/srv/data"),))
     joined = " ".join(inside.command(["agent"], Path("/srv")))
@@ -182,3 +198,32 @@ def test_a_sqlite_store_kept_outside_the_data_folder_is_hidden_too() -> None:
         url = f"sqlite+aiosqlite:///{base / 'db' / 'store.sqlite3'}"
         env = {"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data"), "WEBCLIENT_DATABASE_URL": url}
         assert server_sandbox(Settings.from_env(env)).hidden == (base / "data", base / "db")
+
+
+def test_with_only_etcs_allow_list_the_usual_commands_work_and_the_rest_of_etc_is_absent() -> None:
+    """sh, git, node and Python start and work with the network on; TLS finds its roots, names resolve from
+    /etc/hosts, users from /etc/passwd; a file of /etc outside the list is not there."""
+    with outside_tmp() as base:
+        work = base / "work"
+        work.mkdir()
+        policy = sandbox(writable=(work,), network=True, user_network=find_user_network())
+        script = """
+import os, socket, ssl, subprocess
+run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+print("sh:", run("sh", "-c", "echo ok"))
+run("git", "init", "-q", "repo")
+print("git:", run("git", "-C", "repo", "status", "--porcelain") == "")
+print("node:", run("node", "-e", "console.log(require('os').userInfo().username.length > 0)"))
+print("roots:", ssl.create_default_context().cert_store_stats()["x509_ca"] > 0)
+print("localhost:", socket.gethostbyname("localhost"))
+print("resolver:", open("/etc/resolv.conf").read().split())
+print("os-release:", os.path.exists("/etc/os-release"))
+print("others:", sorted(n for n in ("shadow", "machine-id", "fstab", "apt") if os.path.lexists("/etc/" + n)))
+"""
+        done = run(policy, script, work)
+        assert done.returncode == 0, done.stderr
+        said = dict(line.split(": ", 1) for line in done.stdout.splitlines())
+        assert said["sh"] == "ok" and said["git"] == "True" and said["node"] == "true" and said["roots"] == "True"
+        assert said["localhost"] == "127.0.0.1" and said["os-release"] == "True"
+        assert said["resolver"] == "['nameserver', '10.0.2.3']"  # the user-mode network's own
+        assert said["others"] == "[]"

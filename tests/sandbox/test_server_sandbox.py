@@ -9,11 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
 
-from tests.sandbox.attack import HOSTILE, REPORT, Listeners, outside_address, outside_tmp
+from tests.sandbox.attack import HOSTILE, REPORT, Listeners, outside_tmp
+from tests.sandbox.outside_host import outside_host
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
 from tests.support.restarts import drive
@@ -63,9 +65,53 @@ def test_the_server_refuses_bwrap_when_it_cannot_work(tmp_path: Path) -> None:
     assert status == 1 and "WEBCLIENT_SANDBOX must be one of none, bwrap" in said, said
 
 
+def test_the_server_refuses_the_network_on_without_slirp4netns(tmp_path: Path) -> None:
+    """Never the host's network instead: with no slirp4netns on its PATH, a server whose agents would have the
+    network stops at start, with one line saying what to install; with the network off it starts."""
+    (tmp_path / "bwrap").symlink_to("/usr/bin/bwrap")
+    env = {"WEBCLIENT_SANDBOX": "bwrap", "PATH": str(tmp_path)}
+    status, said = startup({**env, "WEBCLIENT_SANDBOX_NETWORK": "on"})
+    assert (
+        status == 1 and "webclient: WEBCLIENT_SANDBOX=bwrap with the network on (WEBCLIENT_SANDBOX_NETWORK=on) " in said
+    )
+    assert "needs slirp4netns, which is not installed" in said and "Traceback" not in said, said
+    status, said = startup({**env, "WEBCLIENT_SANDBOX_NETWORK": "off"})
+    assert status is None and "network off" in said, said
+
+
+def test_an_agent_with_the_network_on_does_not_start_without_slirp4netns(start_server: ServerFactory) -> None:
+    """The server's default off, the agent's ``network = true``, no slirp4netns on the PATH: the agent does not start,
+    saying why (never with the host's network instead)."""
+    with outside_tmp() as base:
+        tools, workspace = base / "tools", base / "workspace"
+        tools.mkdir()
+        workspace.mkdir()
+        (tools / "bwrap").symlink_to("/usr/bin/bwrap")
+        config = base / "agents.toml"
+        argv = HOSTILE.split()
+        config.write_text(f'[agents.open]\ncommand = "{argv[0]}"\nargs = ["{argv[1]}"]\nnetwork = true\n')
+        server = start_server(
+            None,
+            workspace=workspace,
+            PATH=str(tools),
+            WEBCLIENT_CONFIG=str(config),
+            WEBCLIENT_SANDBOX="bwrap",
+            WEBCLIENT_SANDBOX_NETWORK="off",
+        )
+        response = httpx.post(f"{server.url}/sessions", headers=server.headers, data={"agent": "open"})
+        assert response.status_code == 303, response.text[:300]
+        page = f"{server.url}{response.headers['location']}"
+        deadline = time.monotonic() + 20
+        while "slirp4netns is not installed" not in (text := httpx.get(page, headers=server.headers).text):
+            assert time.monotonic() < deadline, text[-2000:]
+            time.sleep(0.2)
+        assert "could not be started" in text
+
+
 def test_the_network_is_on_or_off_per_agent(start_server: ServerFactory) -> None:
-    """The server's default on; the agent "closed" says network = false: it alone reaches nothing."""
-    with outside_tmp() as base, Listeners() as listeners:
+    """The server's default on; the agent "closed" says network = false: it alone reaches nothing. Neither reaches
+    the host's loopback; "open" reaches a host outside (as root, `outside_host`)."""
+    with outside_tmp() as base, Listeners() as listeners, outside_host() as outside:
         workspaces = base / "workspaces"
         (workspaces / "open").mkdir(parents=True)
         (workspaces / "closed").mkdir()
@@ -82,8 +128,7 @@ def test_the_network_is_on_or_off_per_agent(start_server: ServerFactory) -> None
             **TEAM,
         )
         tcp = [["127.0.0.1", listeners.tcp_port, "a port the host listens on"]]
-        if (address := outside_address()) is not None:
-            tcp.append([address, listeners.tcp_port, "an outside address"])
+        tcp.append([outside.address, outside.port, "a host outside"])
         reached = {}
         for name in ("open", "closed"):
             alice = person_client(server, "alice")
@@ -93,13 +138,13 @@ def test_the_network_is_on_or_off_per_agent(start_server: ServerFactory) -> None
             asyncio.run(connect_from(server, session_id, tcp))
             found = json.loads((workspaces / name / REPORT).read_text())
             reached[name] = [r["worked"] for r in found["agent"]["legitimate"] if r["what"].startswith("connect")]
-        assert reached["open"] == [True] * len(tcp)
-        assert reached["closed"] == [False] * len(tcp)
+        assert reached["open"] == [False, True]
+        assert reached["closed"] == [False, False]
 
 
 async def connect_from(server: object, session_id: str, tcp: list[list[object]]) -> None:
     """Have the hostile agent of ``session_id`` try to connect (as something it may do, network on)."""
-    aim = {"tcp": tcp, "network": True, "only_legitimate": True}
+    aim = {"reach": tcp}
     async with page_socket(server, session_id, "alice") as (socket, nonce):  # type: ignore[arg-type]
         await ready(socket)
         await prompt(socket, "connect " + json.dumps(aim), nonce)

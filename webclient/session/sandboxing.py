@@ -3,8 +3,9 @@
 With ``WEBCLIENT_SANDBOX=bwrap`` an agent may write its session's workspace roots and its person's home, read its
 own installation (`webclient.workspace.sandbox_host.installation`), the folders its catalogue entry and
 ``WEBCLIENT_SANDBOX_READ`` add, and the system's folders; the server's data folder (its store, the other people's
-homes, the key secrets are kept with) stays hidden even where one of those folders holds it. The network is the
-agent's ``network``, else ``WEBCLIENT_SANDBOX_NETWORK``.
+homes, the key secrets are kept with) stays hidden even where one of those folders holds it, and so do the config and
+registry files (and their folders, but one the agent is given). The network is the agent's ``network``, else
+``WEBCLIENT_SANDBOX_NETWORK``: on, a network of its own through slirp4netns, which must then be installed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from webclient.config import Settings, demo_sample
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.homes import data_folder
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
-from webclient.workspace.sandbox_host import SandboxUnavailable, find_bwrap, installation, probe, system_mounts
+from webclient.workspace.sandbox_host import (
+    SandboxUnavailable,
+    find_bwrap,
+    find_user_network,
+    installation,
+    probe,
+    system_mounts,
+)
 
 __all__ = ["check_sandbox", "confine", "demo_in_sandbox", "server_sandbox"]
 
@@ -38,13 +46,17 @@ def server_sandbox(settings: Settings) -> Sandbox:
             "WEBCLIENT_SANDBOX=bwrap, but bwrap is not installed: install it (Debian: apt-get install bubblewrap, as "
             "scripts/ensure-bubblewrap does) or set WEBCLIENT_SANDBOX=none"
         )
+    user_network = find_user_network()
     return Sandbox(
         bwrap=bwrap,
         system=system_mounts(),
         readable=settings.sandbox_read,
         # A folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
-        hidden=tuple(folder for folder in _server_folders(settings) if folder.is_dir()),
-        network=settings.sandbox_network,
+        hidden=tuple(folder for folder in [*_server_folders(settings), *_config_folders(settings)] if folder.is_dir()),
+        hidden_files=tuple(file for file in _config_files(settings) if file.is_file()),
+        # Without a user-mode network, the network stays off until the start's check refuses (never the host's).
+        network=settings.sandbox_network and bool(user_network),
+        user_network=user_network,
     )
 
 
@@ -53,11 +65,18 @@ def check_sandbox(settings: Settings) -> str:
     sentence the server prints at start, saying which sandbox is in force.
 
     Raises:
-        SandboxUnavailable: bwrap is missing, or cannot make a sandbox on this machine (its own words, what to do).
+        SandboxUnavailable: bwrap is missing, or cannot make a sandbox on this machine (its own words, what to do), or
+            the agents have the network (``WEBCLIENT_SANDBOX_NETWORK=on``) and slirp4netns is missing.
     """
     sandbox = server_sandbox(settings)
     if not sandbox.confined:
         return "agents run without a sandbox, as this server's user (WEBCLIENT_SANDBOX=none)"
+    if settings.sandbox_network and not sandbox.user_network:
+        raise SandboxUnavailable(
+            "WEBCLIENT_SANDBOX=bwrap with the network on (WEBCLIENT_SANDBOX_NETWORK=on) needs slirp4netns, which is "
+            "not installed: install it (Debian: apt-get install slirp4netns, as scripts/ensure-slirp4netns does), "
+            "or set WEBCLIENT_SANDBOX_NETWORK=off (an agent whose network = true then does not start)"
+        )
     probe(sandbox)
     network = "on" if settings.sandbox_network else "off"
     return f"agents run in a bubblewrap sandbox ({sandbox.bwrap}; network {network} unless an agent says otherwise)"
@@ -72,11 +91,18 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
     env = spec.env or {}
     home = Path(env["HOME"]) if env.get("HOME") else None
     path_env = env.get("PATH") or os.environ.get("PATH", "")
+    writable = (spec.cwd, *spec.extra_roots, *((home,) if home is not None else ()))
+    readable = (*installation(spec.argv, path_env), *spec.sandbox_read, *base.readable)
+    network = settings.sandbox_network if spec.network is None else spec.network
+    # The config's folder is hidden but where it is the agent's own (its workspace): there the files alone are.
+    given = {*writable, *readable}
+    kept = set(_config_folders(settings)) & given
     sandbox = dataclasses.replace(
         base,
-        writable=(spec.cwd, *spec.extra_roots, *((home,) if home is not None else ())),
-        readable=(*installation(spec.argv, path_env), *spec.sandbox_read, *base.readable),
-        network=settings.sandbox_network if spec.network is None else spec.network,
+        writable=writable,
+        readable=readable,
+        hidden=tuple(folder for folder in base.hidden if folder not in kept),
+        network=network,
         home=home,
     )
     return dataclasses.replace(spec, sandbox=sandbox)
@@ -97,6 +123,16 @@ def demo_in_sandbox(settings: Settings) -> DemoInSandbox:
         return DemoInSandbox()
     package = sample.parent
     return DemoInSandbox(sandbox_read=(package,), env={"PYTHONPATH": str(package.parent)})
+
+
+def _config_files(settings: Settings) -> list[Path]:
+    """The config and registry files: what agents' keys may be written in."""
+    return [file for file in (settings.config, settings.registry) if file is not None]
+
+
+def _config_folders(settings: Settings) -> list[Path]:
+    """The folders of the config and registry files (what else an operator keeps beside them), never ``/``."""
+    return [file.parent for file in _config_files(settings) if len(file.parent.parts) > 1]
 
 
 def _server_folders(settings: Settings) -> list[Path]:

@@ -13,17 +13,22 @@ Inside bwrap every namespace is new (``--unshare-all``: mounts, processes, netwo
 private ``/proc`` (so no other process is seen, nor signalled), a minimal ``/dev``, a ``/tmp`` (and ``/var/tmp``,
 ``/dev/shm``) of its own, no capabilities and no way to make a user namespace again (so nothing mounted here can be
 unmounted to look beneath), its own session (``--new-session``: no ``TIOCSTI`` into a terminal of ours), and death
-with its parent. Nothing of the filesystem is there that a mount below does not put there.
+with its parent. Nothing of the filesystem is there that a mount below does not put there. The network is always one
+of its own: off, a loopback alone; on, a user-mode network besides (`webclient.workspace.sandbox_network`, run
+before bwrap: slirp4netns), which reaches what the host reaches but for the host's loopback.
 `webclient.workspace.sandbox_host` finds what this machine has (bwrap's path, the system folders' layout, an agent's
 installation) and checks that bwrap works.
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
+
+from webclient.workspace.sandbox_network import BLOCK_FD, INFO_FD, RESOLV_FD
 
 __all__ = ["ALLOWED_VARIABLES", "UNCONFINED", "Mount", "Sandbox", "SandboxMode"]
 
@@ -72,9 +77,14 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()
     """Never seen, even inside a folder above (the server's data folder, its home): an empty folder over them."""
     system: tuple[Mount, ...] = ()
-    """The system's folders (``/usr``, ``/etc`` but its secrets, the lib symlinks), as this machine lays them out."""
+    """The system's folders (``/usr``, the lib symlinks, of ``/etc`` an allow-list), as this machine lays them out."""
+    hidden_files: tuple[Path, ...] = ()
+    """Files never read, wherever they lie (the server's config and registry files): an empty file over them."""
     network: bool = False
-    """The machine's network (on), or a network of its own with only a loopback of its own (off)."""
+    """A network of its own that reaches out, not the host's loopback (on), or only a loopback of its own (off)."""
+    user_network: tuple[str, ...] = ()
+    """The command that gives a sandbox with the network on its network (`webclient.workspace.sandbox_network`
+    with slirp4netns's path), run with bwrap's command line after ``--``; empty: none here, the network cannot be on."""
     home: Path | None = None
     """The agent's HOME, when it has one of its own (its person's home, one of the writable folders)."""
 
@@ -98,13 +108,18 @@ class Sandbox:
 
         ``cwd`` must lie in a writable or readable folder: bwrap enters it by its path inside, where only what this
         policy mounts exists (a folder swapped for a symlink out of the workspace points at nothing there).
+
+        Raises:
+            OSError: the network is on and this machine has no user-mode network to give it (no slirp4netns).
         """
         if self.bwrap is None:
             return list(argv)
+        if self.network and not self.user_network:  # never the host's network instead: the start fails, saying why
+            raise OSError(errno.ENOPKG, "the network is on in a bubblewrap sandbox, and slirp4netns is not installed")
         options = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
         options += ["--new-session"]
-        if self.network:
-            options.append("--share-net")
+        if self.network:  # held until its network is up; its resolver is the user-mode network's
+            options += ["--info-fd", str(INFO_FD), "--block-fd", str(BLOCK_FD)]
         options += ["--cap-drop", "ALL"]  # bwrap started by root would leave them all to the sandbox
         options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
         # The system's folders, then its secrets hidden in them; then the agent's folders, each after any that holds
@@ -112,7 +127,10 @@ class Sandbox:
         # it, and a writable one inside a hidden one (a home in the data folder) after that.
         hides = [mount for mount in self.system if mount.kind in ("tmpfs", "hide")]
         for mount in [*(mount for mount in self.system if mount not in hides), *hides]:
-            options += mount.options()
+            if not (self.network and mount.path == RESOLV_CONF):
+                options += mount.options()
+        if self.network:
+            options += ["--ro-bind-data", str(RESOLV_FD), RESOLV_CONF]
         shown = [*(Path(mount.path) for mount in self.system if mount.kind.startswith("ro-bind")), *self.readable]
         shown += self.writable
         hidden = [path for path in self.hidden if any(path.is_relative_to(folder) for folder in shown)]
@@ -123,11 +141,16 @@ class Sandbox:
         for path in _outermost_first(list(mounts)):
             kind = mounts[path]
             options += [kind, str(path)] if kind == "--tmpfs" else [kind, str(path), str(path)]
+        for file in self.hidden_files:
+            if any(file.is_relative_to(folder) for folder in shown):
+                options += ["--ro-bind", "/dev/null", str(file)]
         # Neither the empty folders over hidden ones nor those bwrap made to mount on (the data folder around a home
         # in it) are a place to write; the writable folders inside them stay writable.
         for mask in ["/", *masks]:
             options += ["--remount-ro", mask]
         options += ["--chdir", str(cwd), "--"]
+        if self.network:
+            return [*self.user_network, "--", *options, *argv]
         return options + list(argv)
 
     def environment(self, server: Mapping[str, str], own: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -145,6 +168,8 @@ class Sandbox:
                 inherited["HOME"] = str(self.home)
         return {**inherited, **(own or {})}
 
+
+RESOLV_CONF = "/etc/resolv.conf"
 
 UNCONFINED = Sandbox()
 """No sandbox: ``WEBCLIENT_SANDBOX=none``, and every process that is not an agent's."""

@@ -7,24 +7,33 @@ Kept apart from the policy, which reads no file and starts no process: everythin
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from webclient.workspace import sandbox_network
 from webclient.workspace.sandbox import Mount, Sandbox
 
-__all__ = ["SandboxUnavailable", "find_bwrap", "installation", "probe", "system_mounts"]
+__all__ = ["SandboxUnavailable", "find_bwrap", "find_user_network", "installation", "probe", "system_mounts"]
 
-SYSTEM_FOLDERS = ("/usr", "/etc")
-"""Read-only in every sandbox (``/etc`` without `SECRET_FILES` and `SECRET_FOLDERS`)."""
+SYSTEM_FOLDERS = ("/usr",)
+"""Read-only in every sandbox, whole."""
+ETC_ALLOWED = (
+    *("ld.so.cache", "ld.so.conf", "ld.so.conf.d"),  # the loader
+    *("ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki"),  # TLS's trusted roots
+    *("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "protocols", "services"),  # names
+    *("passwd", "group"),  # who owns a file (no password is kept there: those are in shadow, never shown)
+    *("localtime", "timezone", "locale.alias", "os-release", "debian_version", "mime.types", "mtab"),
+    *("alternatives", "gitconfig", "inputrc", "profile", "bash.bashrc", "terminfo", "magic", "magic.mime"),
+)
+"""What a sandbox shows of ``/etc``, nothing else: the loader, certificates, name resolution, users and groups, time,
+what programs look up at start (git, a shell, ``file``). Never the server's config or registry file, wherever they
+lie, nor any other file an operator keeps there (the guide's ``/etc/webclient``)."""
 LIB_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """Symlinks into ``/usr`` on a merged-``/usr`` system (Debian 12), folders of their own on an older one."""
-SECRET_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd")
-SECRET_GLOBS = ("/etc/ssh/ssh_host_*_key",)
-SECRET_FOLDERS = ("/etc/ssl/private",)
 PROBE_SECONDS = 10.0
 
 
@@ -37,23 +46,31 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def find_user_network() -> tuple[str, ...]:
+    """The command that gives a sandbox with the network on a network of its own (`sandbox_network` run by this
+    interpreter, with slirp4netns's path), or ``()`` when slirp4netns is not installed."""
+    slirp = shutil.which("slirp4netns")
+    if slirp is None:
+        return ()
+    return (sys.executable, "-I", "-S", os.path.abspath(sandbox_network.__file__), slirp)
+
+
 def system_mounts() -> tuple[Mount, ...]:
-    """The system's folders as this machine has them: ``/usr`` and ``/etc`` read-only, ``/lib`` and the others as
-    the symlinks or folders they are, the resolver's file when ``/etc/resolv.conf`` points elsewhere, and the
-    system's secrets (password hashes, the SSH host keys, TLS private keys) hidden."""
+    """The system's folders as this machine has them: ``/usr`` read-only, ``/lib`` and the others as the symlinks or
+    folders they are, and of ``/etc`` only `ETC_ALLOWED` (a symlink into ``/usr`` or ``/proc`` as the symlink it
+    is, any other one as the file it names: ``resolv.conf`` into ``/run``)."""
     mounts = [Mount("ro-bind", folder) for folder in SYSTEM_FOLDERS if os.path.isdir(folder)]
     for link in LIB_LINKS:
         if os.path.islink(link):
             mounts.append(Mount("symlink", link, os.readlink(link)))
         elif os.path.isdir(link):
             mounts.append(Mount("ro-bind", link))
-    resolver = os.path.realpath("/etc/resolv.conf")
-    if not resolver.startswith(("/etc/", "/usr/")) and os.path.exists(resolver):
-        mounts.append(Mount("ro-bind-try", resolver))
-    secrets = [path for path in SECRET_FILES if os.path.lexists(path)]
-    secrets += [path for pattern in SECRET_GLOBS for path in sorted(glob.glob(pattern))]
-    mounts += [Mount("hide", path) for path in secrets if os.path.isfile(path) and not os.path.islink(path)]
-    mounts += [Mount("tmpfs", path) for path in SECRET_FOLDERS if os.path.isdir(path)]
+    for name in ETC_ALLOWED:
+        path = f"/etc/{name}"
+        if os.path.islink(path) and os.path.realpath(path).startswith(("/usr/", "/proc/")):
+            mounts.append(Mount("symlink", path, os.readlink(path)))
+        elif os.path.exists(path):
+            mounts.append(Mount("ro-bind-try", path))
     return tuple(mounts)
 
 
@@ -102,7 +119,8 @@ def _interpreter(program: str) -> list[str]:
 
 
 def _root_of(file: Path) -> Path | None:
-    if any(file == Path(folder) or file.is_relative_to(folder) for folder in (*SYSTEM_FOLDERS, *LIB_LINKS)):
+    # Nothing of /etc but what the system's mounts show: never a folder of it, were an agent's script kept there.
+    if any(file.is_relative_to(folder) for folder in (*SYSTEM_FOLDERS, "/etc", *LIB_LINKS)):
         return None
     parts = file.parts
     if "node_modules" in parts:
@@ -117,14 +135,15 @@ def _root_of(file: Path) -> Path | None:
 
 
 def probe(sandbox: Sandbox) -> None:
-    """Run ``true`` in ``sandbox`` (and again with the network on and off), as every agent will be run.
+    """Run ``true`` in ``sandbox`` (network off, and on when this machine has a user-mode network), as every agent
+    will be run.
 
     Raises:
         SandboxUnavailable: bwrap is missing, or the kernel refuses it a namespace (its own words, and what to do).
     """
     assert sandbox.bwrap is not None, "no sandbox to probe"
     true = shutil.which("true", path="/usr/bin:/bin") or "/usr/bin/true"
-    for network in (False, True):
+    for network in (False, True) if sandbox.user_network else (False,):
         command = dataclasses.replace(sandbox, network=network).command([true], Path("/"))
         try:
             ran = subprocess.run(command, capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
