@@ -21,7 +21,7 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from webclient.people.person import LOCAL, Person
+from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
 from webclient.web import cookies, server_audit
 from webclient.web.request_body import buffer_body
@@ -144,6 +144,9 @@ async def oidc_callback(access: Access, scope: Scope, receive: Receive, send: Se
         claims, target = await access.oidc.finish(_query(scope), binding)
     except SignInFailed as failed:
         await sign_in_page(access, scope, receive, send, 401, str(failed), index)
+        return
+    if is_reserved(str(claims["sub"])):  # token mode's person's id: never a person of the provider's
+        await sign_in_page(access, scope, receive, send, 401, "This account's id is one this server keeps.", index)
         return
     groups = groups_of(claims, access.oidc_groups_claim)
     email = verified_email(claims)
