@@ -17,6 +17,11 @@ class Person:
     admin: bool = False
 
     @property
+    def token_mode(self) -> bool:
+        """Whether this is token mode's one person (`LOCAL`), whom the pages never name."""
+        return self.id == LOCAL.id
+
+    @property
     def label(self) -> str:
         """What a card or a header shows: the name, else the id."""
         return self.name or self.id
