@@ -26,12 +26,16 @@ HTML = {"Accept": "text/html"}
 LEGACY_SESSION = "made-in-token-mode-before"
 
 
-def _as_token_mode_left_it(connection: Connection) -> None:
-    """The store at revision 0003, with a session, a person row and a secret of token mode's ``local``."""
+def _config(connection: Connection) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
-    command.upgrade(config, "0003")
+    return config
+
+
+def _as_token_mode_left_it(connection: Connection) -> None:
+    """The store at revision 0003, with a session, a person row and a secret of token mode's ``local``."""
+    command.upgrade(_config(connection), "0003")
     now = datetime.now(UTC)
     rows = {
         "sessions": {
@@ -100,3 +104,28 @@ def test_sessions_of_token_mode_stay_the_operators_on_a_teams_store(
     assert listed(again.http()) >= {LEGACY_SESSION, made_now}
     assert again.http().get(f"/sessions/{made_now}", headers=HTML).status_code == 200
     assert secret_names(again.http()) == ["OPENAI_API_KEY"]
+
+
+def _owners_down_and_up(connection: Connection) -> tuple[set[str], set[str]]:
+    """The sessions' owners once the store is taken back to revision 0003, and again at the newest."""
+    config = _config(connection)
+    owners = sql_table("sessions", column("owner"))
+    command.downgrade(config, "0003")
+    down = {str(owner) for owner in connection.execute(owners.select()).scalars()}
+    command.upgrade(config, "head")
+    return down, {str(owner) for owner in connection.execute(owners.select()).scalars()}
+
+
+async def migrated_down_and_up(url: str) -> tuple[set[str], set[str]]:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_as_token_mode_left_it)
+            await connection.run_sync(lambda sync: command.upgrade(_config(sync), "head"))
+            return await connection.run_sync(_owners_down_and_up)
+    finally:
+        await engine.dispose()
+
+
+def test_the_migration_goes_back_and_forth(database_url: str) -> None:
+    assert asyncio.run(migrated_down_and_up(database_url)) == ({"local"}, {LOCAL.id})
