@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # flood.py, for --server
 
+from webclient.people.person import LOCAL  # noqa: E402
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook  # noqa: E402
 from webclient.session.core import AgentSpec, Session  # noqa: E402
 from webclient.session.rules import facts_of  # noqa: E402
@@ -163,7 +164,7 @@ async def seeded(data: Path, count: int) -> None:
     store = await Store.open_url(f"sqlite+aiosqlite:///{data / 'webclient.sqlite3'}")
     try:
         for rule in rules(count):
-            owner = "local" if rule.owner == PERSON else rule.owner
+            owner = LOCAL.id if rule.owner == PERSON else rule.owner
             await stored.add(
                 store.engine,
                 Rule(0, owner, rule.decision, rule.tool_kind, rule.path_pattern, rule.command_pattern),

@@ -60,3 +60,27 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
 
     carol.close()
     expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
+
+
+def test_a_drive_link_takes_the_owners_tick_that_it_runs_with_their_keys(
+    start_server: ServerFactory, browsers: Browsers
+) -> None:
+    server: Server = start_server(**TEAM)
+    session_id = new_session(server, "alice", ["admins"])
+    url = f"{server.url}/sessions/{session_id}"
+    alice = browsers.page("alice", extra_http_headers=as_person("alice", ["admins"]))
+    alice.goto(url)
+    alice.click('[data-role="share-panel"] summary')
+    expect(alice.locator('[data-role="drive-runs-as-owner"]')).to_be_visible()
+    expect(alice.locator('[data-role="drive-runs-as-owner"]')).to_contain_text("anyone who has a drive link")
+    alice.select_option('[data-role="share-kind"]', "link")
+    alice.select_option('[data-role="share-role"]', "drive")
+    alice.click('[data-action="share"]')
+    expect(alice.locator("body")).to_contain_text("Not shared: whoever has a drive link runs this session's agent")
+    alice.goto(url)
+    alice.click('[data-role="share-panel"] summary')
+    alice.select_option('[data-role="share-kind"]', "link")
+    alice.select_option('[data-role="share-role"]', "drive")
+    alice.check('[data-role="share-owner-keys"]')
+    alice.click('[data-action="share"]')
+    expect(alice.locator('[data-role="share"][data-kind="link"]')).to_have_attribute("data-share-role", "drive")

@@ -19,6 +19,7 @@ from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, thread_html, until
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.team import asked, new_session, page_socket, prompt, ready
+from webclient.people.person import LOCAL
 
 ADMINS = ["admins"]
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
@@ -121,8 +122,8 @@ def test_token_mode_names_no_one_but_keeps_the_record(start_server: ServerFactor
         page = http.get(f"/sessions/{session_id}").text
     assert 'data-role="by' not in page and 'data-role="sent-by"' not in page and "You chose:" in page
     assert [(who, action) for who, action, _ in audit_rows(data)] == [
-        ("local", "prompt"),
-        ("local", "permission"),
+        (LOCAL.id, "prompt"),
+        (LOCAL.id, "permission"),
     ]
 
 

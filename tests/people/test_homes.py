@@ -11,6 +11,8 @@ from pathlib import Path
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
+from webclient.people.person import LOCAL
+from webclient.session.homes import home_of
 
 
 def test_each_persons_agent_runs_in_their_own_home(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -50,3 +52,20 @@ def test_the_agents_own_sessions_are_listed_from_the_persons_home(start_server: 
     probe = started_with(report, 1)[0]
     new_session(bob)
     assert probe["HOME"] == started_with(report, 2)[1]["HOME"] != os.environ["HOME"]
+
+
+def test_token_modes_home_of_before_is_not_the_home_of_a_person_named_local(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    """Token mode in a sandbox kept its agents' logins in the home of its person, ``local`` until migration 0004: a
+    person of a team the proxy names ``local`` starts in a home of their own, and token mode keeps its logins."""
+    report, data = tmp_path / "env.jsonl", tmp_path / "data"
+    logins = home_of(data, "local") / ".codex" / "auth.json"
+    logins.parent.mkdir(parents=True)
+    kept = '{"OPENAI_API_KEY": "the operator\'s"}'
+    logins.write_text(kept)
+    server = start_server(ENV_AGENT, ENV_REPORT=str(report), WEBCLIENT_DATA_DIR=str(data), **TEAM)
+    new_session(person_client(server, "local"))
+    home = Path(started_with(report, 1)[0]["HOME"])
+    assert not (home / ".codex" / "auth.json").exists()
+    assert (home_of(data, LOCAL.id) / ".codex" / "auth.json").read_text() == kept

@@ -10,6 +10,7 @@ import re
 import httpx
 
 from tests.support.servers import Server, ServerFactory
+from webclient.people.person import LOCAL
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
@@ -48,11 +49,11 @@ def test_sign_ins_sign_outs_revokes_and_rules_are_on_the_servers_audit_log(start
     lines = [json.loads(line) for line in admin.get("/audit?format=jsonl").text.splitlines()]
     actions = [line["action"] for line in lines]
     assert actions == ["sign-in", "sign-in", "rule", "delete-rule", "revoke-signin", "sign-out"]
-    assert {line["person"] for line in lines} == {"local"} and all(line["session"] is None for line in lines)
+    assert {line["person"] for line in lines} == {LOCAL.id} and all(line["session"] is None for line in lines)
     assert lines[0]["detail"] == {"method": "token"}
     assert lines[2]["detail"] == lines[3]["detail"]
     assert lines[2]["detail"]["decision"] == "deny" and "rm *" in lines[2]["detail"]["what"]
-    assert lines[4]["detail"]["of"] == "local"
+    assert lines[4]["detail"]["of"] == LOCAL.id
     page = admin.get("/audit", headers=HTML).text
     for action in ("sign-in", "sign-out", "revoke-signin", "rule", "delete-rule"):
         assert f'data-role="audit-row" data-action="{action}"' in page

@@ -161,6 +161,29 @@ def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, 
     assert asyncio.run(link_revoked_while_open(server, session_id, share_id, f"share={token}")) == 1008
 
 
+def test_a_drive_link_is_made_only_once_the_owner_confirms_that_it_runs_with_their_keys(
+    team: tuple[Server, str],
+) -> None:
+    server, session_id = team
+    alice = client(server, "alice", ADMINS)
+    panel = re.search(r'data-role="drive-runs-as-owner">(.*?)</p>', alice.get(f"/sessions/{session_id}").text, re.S)
+    assert panel is not None
+    said = " ".join(panel.group(1).split())
+    assert "whoever may drive it (and anyone who has a drive link) uses your secrets (your API keys)" in said
+    assert "your agents' logins" in said
+    assert 'name="owner_keys" value="yes"' in alice.get(f"/sessions/{session_id}").text
+    unconfirmed = alice.post(f"/sessions/{session_id}/shares", data={"kind": "link", "role": "drive"})
+    assert unconfirmed.status_code == 400
+    assert "whoever has a drive link runs this session's agent with your secrets" in unconfirmed.text
+    assert shares_of(server, session_id) == ([], [])
+    watch_link = alice.post(f"/sessions/{session_id}/shares", data={"kind": "link", "role": "watch"})
+    assert watch_link.status_code == 303  # watching runs nothing: no confirmation
+    confirmed = {"kind": "link", "role": "drive", "owner_keys": "yes"}
+    assert alice.post(f"/sessions/{session_id}/shares", data=confirmed).status_code == 303
+    page = alice.get(f"/sessions/{session_id}").text
+    assert re.findall(r'data-kind="link" data-grantee="" data-share-role="(\w+)"', page) == ["watch", "drive"]
+
+
 async def link_revoked_while_open(server: Server, session_id: str, share_id: str, cookie: str) -> int | None:
     url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
     headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}

@@ -14,6 +14,7 @@ import websockets
 from sqlalchemy import select
 
 from tests.support.servers import Server, ServerFactory, stop_server
+from webclient.people.person import LOCAL
 from webclient.store.database import create_engine
 from webclient.store.schema import journal, sessions
 
@@ -93,7 +94,7 @@ def test_the_journal_holds_the_protocol_both_ways_and_the_users_actions_in_order
         find("protocol", "out", lambda m: m.get("method") == "initialize"),
         find("protocol", "in", lambda m: "agentCapabilities" in m.get("result", {})),
         find("protocol", "out", lambda m: m.get("method") == "session/new"),
-        find("action", "user", lambda a: {**a, "by": None} == {**PROMPTED, "by": None} and a["by"]["id"] == "local"),
+        find("action", "user", lambda a: {**a, "by": None} == {**PROMPTED, "by": None} and a["by"]["id"] == LOCAL.id),
         find("protocol", "out", lambda m: m.get("method") == "session/prompt"),
         find("protocol", "in", lambda m: m.get("method") == "session/request_permission"),
         find("action", "user", lambda a: a["action"] == "permission" and a["option_id"] == "allow-once"),

@@ -92,10 +92,16 @@ def oidc_provider(people: Sequence[Mapping[str, Any]], log: Path) -> Iterator[Pr
 
 
 PEOPLE = (
-    {"sub": "alice", "name": "Alice Archer", "email": "alice@example.com", "groups": ["admins", "dev"]},
-    {"sub": "bob", "name": "Bob Baker", "email": "bob@example.com", "groups": ["dev"]},
+    {
+        "sub": "alice",
+        "name": "Alice Archer",
+        "email": "alice@example.com",
+        "email_verified": True,
+        "groups": ["admins", "dev"],
+    },
+    {"sub": "bob", "name": "Bob Baker", "email": "bob@example.com", "email_verified": True, "groups": ["dev"]},
 )
-"""Two people the provider offers: Alice, an admin, and Bob."""
+"""Two people the provider offers: Alice, an admin, and Bob, each with an address the provider verified."""
 
 
 def sign_in_at_provider(page: Any, sub: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
 from tests.support.servers import Server, ServerFactory
+from webclient.people.person import LOCAL
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
@@ -91,3 +92,11 @@ def test_a_refusal_at_the_provider_is_said_on_the_sign_in_page(start_server: Ser
     assert denied.status_code == 302
     answer = httpx.get(denied.headers["location"], headers={"Cookie": binding, **HTML})
     assert answer.status_code == 401 and "refused" in answer.text
+
+
+def test_no_one_signs_in_as_token_modes_person(start_server: ServerFactory, provider: Provider) -> None:
+    """A provider's subject that is the id token mode's person has (whose sessions are the operator's) is refused."""
+    server = start_server(**provider.settings())
+    answer, cookie = sign_in(server, LOCAL.id)
+    assert answer.status_code == 401 and "This account&#39;s id is one this server keeps." in answer.text
+    assert cookie == "" or httpx.get(server.url + "/", headers={"Cookie": cookie, **HTML}).status_code == 401

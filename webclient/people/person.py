@@ -17,10 +17,26 @@ class Person:
     admin: bool = False
 
     @property
+    def token_mode(self) -> bool:
+        """Whether this is token mode's one person (`LOCAL`), whom the pages never name."""
+        return self.id == LOCAL.id
+
+    @property
     def label(self) -> str:
         """What a card or a header shows: the name, else the id."""
         return self.name or self.id
 
 
-LOCAL = Person(id="local", name="you", admin=True)
-"""The one person of token mode (``WEBCLIENT_AUTH=token``): whoever has the token owns everything."""
+SERVER_IDS = "webclient:"
+"""The start of the ids the server gives itself: no sign-in of a team (an OpenID subject, a proxy's user name) may
+be one (`is_reserved`), so no person of a team is ever the one of token mode."""
+
+LOCAL = Person(id=SERVER_IDS + "token", name="you", admin=True)
+"""The one person of token mode (``WEBCLIENT_AUTH=token``): whoever has the token owns everything. Until migration
+0004 its id was ``local``, which a proxy could give anyone of a team on the same store."""
+
+
+def is_reserved(person_id: str) -> bool:
+    """Whether ``person_id`` is one the server keeps for itself (token mode's person): a team's sign-in naming it is
+    refused."""
+    return person_id.startswith(SERVER_IDS)

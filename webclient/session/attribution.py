@@ -27,10 +27,17 @@ def by_json(person: Actor) -> dict[str, Any] | None:
     return {"id": person.id, "name": person.label, "at": round(time.time(), 3)}
 
 
+_LEGACY_LOCAL = {"id": "local", "name": "you"}
+"""What a journal written before migration 0004 keeps of token mode's person (a person of a team named ``local`` has
+the name the proxy or provider gave, never "you")."""
+
+
 def shown_by(recorded: object) -> By | None:
     """The card's "by" from what `by_json` made (live, or read back from the journal); None for token mode's one
     person, and for a record this code cannot read."""
     if not isinstance(recorded, dict) or recorded.get("id") in (None, LOCAL.id):
+        return None
+    if all(recorded.get(key) == value for key, value in _LEGACY_LOCAL.items()):
         return None
     at = recorded.get("at")
     return By(str(recorded["id"]), str(recorded.get("name") or recorded["id"]), float(at) if at else time.time())

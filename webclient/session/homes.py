@@ -18,6 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from webclient.config import Settings
+from webclient.people.person import LOCAL
 from webclient.session.agent_spec import AgentSpec
 
 HOMES = "homes"
@@ -42,7 +43,9 @@ def home_env(settings: Settings, owner: str | None) -> dict[str, str]:
     token mode without a sandbox (the user's own home) or for a session with no owner."""
     if settings.auth == "token" and settings.sandbox == "none" or owner is None:
         return {}
-    home = home_of(data_folder(settings), owner)
+    data = data_folder(settings)
+    _adopt_legacy_token_home(data)  # before any home is made: ``local``'s may be a person of a team's from now on
+    home = home_of(data, owner)
     for folder in (home.parent, home):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)  # mkdir's mode is masked by the umask
@@ -52,6 +55,25 @@ def home_env(settings: Settings, owner: str | None) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
     }
+
+
+LEGACY_TOKEN_ID = "local"
+"""Token mode's person's id before migration 0004 (`webclient.people.person.LOCAL`)."""
+ADOPTED = ".token-home-adopted"
+"""Left in the homes' folder once token mode's home of before migration 0004 was looked for (and moved)."""
+
+
+def _adopt_legacy_token_home(data: Path) -> None:
+    """Once: token mode's home from when its person was ``local`` (its agents' logins) becomes the home of token
+    mode's person now, so that a person of a team named ``local`` never starts in it."""
+    homes = data / HOMES
+    if (homes / ADOPTED).exists():
+        return
+    legacy, now = home_of(data, LEGACY_TOKEN_ID), home_of(data, LOCAL.id)
+    if legacy.is_dir() and not now.exists():
+        legacy.rename(now)
+    homes.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data folder: nothing of before to move, ever
+    (homes / ADOPTED).touch()
 
 
 def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:

@@ -72,7 +72,8 @@ Index("transcript_by_session", transcript.c.session_id, transcript.c.id)
 people = Table(
     "people",
     metadata,
-    Column("id", String(200), primary_key=True),  # stable: the provider's subject, the proxy's user name, "local"
+    # Stable: the provider's subject, the proxy's user name, "webclient:token" (token mode's; "local" before 0004).
+    Column("id", String(200), primary_key=True),
     Column("name", Text, nullable=False, server_default=""),
     Column("email", Text, nullable=True),
     Column("groups", Text, nullable=False, server_default="[]"),  # JSON list, as the provider or proxy said last

@@ -70,12 +70,13 @@ async def known_people(engine: AsyncEngine, limit: int = 500) -> list[tuple[str,
 
 
 async def person_named(engine: AsyncEngine, typed: str) -> str:
-    """The id of the person ``typed`` names: their id, else the one person with that name or email (any case);
+    """The id of the person ``typed`` names: their id, else the one person with that name, or that e-mail address if
+    ``typed`` is one (any case; only addresses their provider verified are kept: `webclient.web.signin_flow`);
     else ``typed`` itself (someone who has not signed in yet, named by the id they will have)."""
     lowered = typed.lower()
-    query = select(people.c.id).where(
-        (people.c.id == typed) | (func.lower(people.c.name) == lowered) | (func.lower(people.c.email) == lowered)
-    )
+    # An address names only whoever has it as their (verified) e-mail, never someone who chose it as their name.
+    by_name = func.lower(people.c.email if "@" in typed else people.c.name) == lowered
+    query = select(people.c.id).where((people.c.id == typed) | by_name)
     async with engine.connect() as connection:
         found = [row.id for row in await connection.execute(query.limit(3))]
     if typed in found:

@@ -40,7 +40,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.config import Auth, Settings
-from webclient.people.person import LOCAL, Person
+from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import ROUTES
 from webclient.web import signin_flow
 from webclient.web.request_body import buffer_body
@@ -296,6 +296,9 @@ class AccessGuard:
             await self._refuse(scope, receive, send, 403, reason)
             return
         scope["person"] = person
+        if is_reserved(person.id):  # token mode's person: their sessions stay the operator's, whatever a proxy says
+            await self._refuse(scope, receive, send, 403, f"{person.id!r} is a name this server keeps for itself.")
+            return
         signins = signin_flow.signins_of(scope)
         if signins is not None:
             await signins.seen(person)

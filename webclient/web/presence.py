@@ -1,6 +1,11 @@
-"""Who has each session open now: one entry per open page socket, shown in the session's header ("Alice, Bob
-watching") and updated as people come and go; and the sockets a revoked share shuts out, closed, as those of the
-people whose share changed between watch and drive (their page loads again, with the composer or without)."""
+"""Every socket a person holds on a session, in one place: the page's (shown in the session's header, "Alice, Bob
+watching", updated as people come and go) and the agent's sign-in terminal's (`webclient.web.sign_in_socket`). A
+revoked share closes them all; a share changed between watch and drive reloads the page (with the composer or
+without) and closes a terminal its person may no longer drive. A signed-in session that ends (sign-out, an admin's
+Revoke) closes every socket it opened too, one layer down (`webclient.web.access`). Each socket also asks for the
+person's role again with every message it receives, so nothing waits on this for a refusal.
+
+A new kind of socket on a session joins here, or a revoke leaves it open."""
 
 from __future__ import annotations
 
@@ -24,7 +29,10 @@ class Viewer:
     role: Role | None
     """What they could do when the page opened."""
     close: Callable[[int], Awaitable[None]]
-    """Closes the page's socket with a code."""
+    """Closes the socket with a code."""
+    page: bool = True
+    """The session's page (its header shows who has it open); else a socket only a driver may hold (the sign-in
+    terminal's), closed as soon as its person may not drive."""
 
 
 WS_POLICY_VIOLATION = 1008
@@ -35,14 +43,15 @@ loads again (``static/js/socket-status.js``)."""
 
 
 class Presence:
-    """The open page sockets of every session of this server."""
+    """The open sockets of every session of this server, pages and sign-in terminals."""
 
     def __init__(self) -> None:
         self._open: dict[str, dict[int, Viewer]] = {}
         self._numbers = itertools.count()
 
     def join(self, session: Session, viewer: Viewer) -> Callable[[], None]:
-        """``viewer`` opened ``session``'s page; returns what to call when they leave. The header shows both."""
+        """``viewer`` opened a socket of ``session``; returns what to call when it closes (a page: the header shows
+        both)."""
         number = next(self._numbers)
         self._open.setdefault(session.id, {})[number] = viewer
         session.thread.listener(Region.STATUS)
@@ -61,16 +70,17 @@ class Presence:
         header); none in token mode (its one person is not named)."""
         seen: dict[str, Person] = {}
         for viewer in self._open.get(session_id, {}).values():
-            if viewer.person.id != LOCAL.id:
+            if viewer.page and viewer.person.id != LOCAL.id:
                 seen.setdefault(viewer.person.id, viewer.person)
         return sorted(seen.values(), key=lambda person: (person.label.casefold(), person.id))
 
     async def shut_out(self, session: Session) -> None:
-        """Close the sockets of those who may not see ``session`` any more (a share revoked), and of those who may
-        now do more or less with it (a share changed between watch and drive)."""
+        """Close the sockets of those who may not see ``session`` any more (a share revoked), the terminals of those who
+        may not drive it any more, and the pages of those who may now do more or less with it (a share changed between
+        watch and drive)."""
         for viewer in list(self._open.get(session.id, {}).values()):
             role = role_of(viewer.person, session.owner, session.shares, viewer.link)
-            if role is None:
+            if role is None or not (viewer.page or may_drive(role)):
                 await viewer.close(WS_POLICY_VIOLATION)
             elif may_drive(role) != may_drive(viewer.role):
                 await viewer.close(ROLE_CHANGED)

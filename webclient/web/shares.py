@@ -1,6 +1,10 @@
 """The Share panel of a session: its owner shares it with a person, a group or by link, to watch or to drive, and
 revokes; and the share link's token a request comes with.
 
+A session's agent runs as its owner (their secrets, their home with the agents' logins): whoever drives it can have
+the agent read them. The panel says so, and a drive link (anyone who has it drives) needs the owner's confirmation
+(`OWNER_KEYS`), checked here.
+
 A link share's URL is ``/sessions/{id}?share=TOKEN``: the page answering it sets a cookie ``share`` scoped to that
 session's path, so the page's own requests (its socket, its panels) carry the token after it
 (`webclient.web.context.link_token` reads either). A share or a revoke
@@ -30,6 +34,13 @@ from webclient.web.presence import presence
 KINDS = ("person", "group", "link")
 ROLES = ("watch", "drive")
 MAX_GRANTEE = 200
+OWNER_KEYS = "owner_keys"
+"""The Share form's checkbox (``yes``): the owner knows that a driver runs the agent with the owner's secrets and
+agent logins. A drive link is made only with it: whoever has the link, anyone it was passed on to, could read them."""
+DRIVE_LINK_REFUSED = (
+    "Not shared: whoever has a drive link runs this session's agent with your secrets (your API keys) and your "
+    "agents' logins, and could have the agent print them. Tick “They use my keys and logins” to make one anyway."
+)
 
 
 def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
@@ -78,6 +89,8 @@ async def add_share(request: Request) -> Response:
         grantee = await stored_shares.person_named(store.engine, grantee[:MAX_GRANTEE])
     if kind not in KINDS or share_role not in ROLES or not grantee or len(grantee) > MAX_GRANTEE:
         return _back(request, session)  # nothing to share (the form was sent empty): the panel shows what there is
+    if kind == "link" and share_role == "drive" and form.get(OWNER_KEYS) != "yes":
+        raise HTTPException(400, DRIVE_LINK_REFUSED)
     share = Share(kind, grantee, share_role)  # type: ignore[arg-type]  # checked against KINDS and ROLES above
     await store.flush()  # the session's row, which the share names
     by = person(request)

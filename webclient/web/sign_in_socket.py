@@ -7,6 +7,10 @@ that session's page shows. Messages from the page are JSON: ``{"type": "input", 
 ``{"type": "resize", "columns": C, "rows": R}``. When the command ends, ``{"type": "exit", "how": "..."}`` goes
 out and the socket closes.
 
+Only a driver holds it: the handshake asks for the person's role, every message asks again (a keystroke of someone
+who may no longer drive closes the socket and never reaches the pty), and a revoke or a turn to watch closes it at
+once (`webclient.web.presence`, where it registers as every socket of a session does).
+
 Bounded both ways: a message from the page over `MESSAGE_LIMIT` is ignored; output the page does not take fast
 enough (over `OUTPUT_LIMIT` waiting) closes the socket with 1013, and the page reconnects to the kept output.
 """
@@ -22,8 +26,10 @@ from starlette import status
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.people.roles import may_drive
+from webclient.session.core import Session
 from webclient.session.terminal_sign_in import SignInTerminal
-from webclient.web.context import manager, role_in
+from webclient.web.context import link_token, manager, person, role_in
+from webclient.web.presence import WS_POLICY_VIOLATION, Viewer, presence
 from webclient.web.socket_close import refuse_handshake
 from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
 
@@ -68,6 +74,8 @@ async def sign_in_terminal_socket(websocket: WebSocket) -> None:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")
         return
     pty = terminal.pty
+    closes = Viewer(person(websocket), link_token(websocket), role, lambda code: websocket.close(code), page=False)
+    leave = presence(websocket).join(session, closes)
     outbox = _Outbox()
     outbox.put(pty.output)  # what it showed so far, then what comes: no await between, so nothing is lost
     pty.listeners.add(outbox.put)
@@ -76,15 +84,24 @@ async def sign_in_terminal_socket(websocket: WebSocket) -> None:
     try:
         while True:
             text = await websocket.receive_text()
+            if not _still_drives(websocket, session):
+                await websocket.close(code=WS_POLICY_VIOLATION)
+                break
             if len(text) <= MESSAGE_LIMIT:
                 _handle(pty, text)
     except (WebSocketDisconnect, KeyError, RuntimeError):  # KeyError: a binary frame; RuntimeError: closed by us
         pass
     finally:
+        leave()
         pty.listeners.discard(outbox.put)
         pty.exited.remove_done_callback(outbox.end)
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)
+
+
+def _still_drives(websocket: WebSocket, session: Session) -> bool:
+    """Whether the person may still drive ``session`` (a share revoked or turned to watch counts at once)."""
+    return may_drive(role_in(websocket, session))
 
 
 async def _send(websocket: WebSocket, outbox: _Outbox, terminal: SignInTerminal) -> None:

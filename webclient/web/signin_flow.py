@@ -21,7 +21,7 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from webclient.people.person import LOCAL, Person
+from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
 from webclient.web import cookies, server_audit
 from webclient.web.request_body import buffer_body
@@ -145,13 +145,25 @@ async def oidc_callback(access: Access, scope: Scope, receive: Receive, send: Se
     except SignInFailed as failed:
         await sign_in_page(access, scope, receive, send, 401, str(failed), index)
         return
+    if is_reserved(str(claims["sub"])):  # token mode's person's id: never a person of the provider's
+        await sign_in_page(access, scope, receive, send, 401, "This account's id is one this server keeps.", index)
+        return
     groups = groups_of(claims, access.oidc_groups_claim)
-    name = next((str(claims[k]) for k in ("name", "preferred_username", "email") if claims.get(k)), "")
-    email = claims.get("email") if isinstance(claims.get("email"), str) else None
+    email = verified_email(claims)
+    named = {**claims, "email": email}  # an address the provider did not check is not even shown as a name
+    name = next((str(named[k]) for k in ("name", "preferred_username", "email") if named.get(k)), "")
     person = Person(
         id=str(claims["sub"]), name=name[:200], email=email, groups=groups, admin=access.admin_group in groups
     )
     await signed_in_redirect(access, scope, receive, send, local_path(target, index), person, "oidc")
+
+
+def verified_email(claims: dict[str, Any]) -> str | None:
+    """The person's e-mail address, if their provider says it checked it (``email_verified``): sharing by e-mail
+    names people by it, and a provider that lets anyone type any address would let them take another's shares. Some
+    providers' userinfo says ``"true"``, a string."""
+    email = claims.get("email")
+    return email if isinstance(email, str) and email and claims.get("email_verified") in (True, "true") else None
 
 
 def callback_url(scope: Scope) -> str:

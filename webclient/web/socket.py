@@ -79,8 +79,9 @@ def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:
 def _handle_client_message(session: Session, live: LiveView, text: str, by: Person, link: str | None) -> None:
     """Run the action a message of the page names, as ``by`` (``link``: the share link's token the page came with).
 
-    Whether ``by`` may drive is asked for each message, so a share revoked or turned to watch counts at once; a
-    watcher's message that would change the session is dropped (their page has no such buttons).
+    Whether ``by`` may see and drive is asked for each message, so a share revoked or turned to watch counts at once;
+    a watcher's message that would change the session is dropped (their page has no such buttons), and every
+    message of someone who may not see it any more.
 
     Every action returns at once (what waits for the agent runs in the session's background tasks): this
     runs inside the socket's receive loop, which must stay free to see the page leave and the server stop.
@@ -97,7 +98,11 @@ def _handle_client_message(session: Session, live: LiveView, text: str, by: Pers
         log.warning("session %s: unknown action %r from the page", session.id, message.get("action"))
         return
     name = str(message.get("action"))
-    if name not in VIEWING and not may_drive(role_of(by, session.owner, session.shares, link)):
+    role = role_of(by, session.owner, session.shares, link)
+    if role is None:  # revoked: the socket is being closed (web.presence); not even an earlier page of it is sent
+        log.warning("session %s: %r from %s, who may not see it any more: ignored", session.id, name, by.id)
+        return
+    if name not in VIEWING and not may_drive(role):
         log.warning("session %s: %r from %s, who may only watch: ignored", session.id, name, by.id)
         return
     action(session, live, message, by)
