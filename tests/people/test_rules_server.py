@@ -237,6 +237,10 @@ def test_a_wildcard_never_allows_a_second_command_and_a_deny_sees_every_command(
             )
         return seen
 
+    rules_page = " ".join(html.unescape(alice.get("/settings/rules").text).split())
+    assert (
+        "Rules judge what the agent says it will do (the command line it reports), not what the process" in rules_page
+    )
     seen = asyncio.run(run())
     assert "Allowed by your rule" in seen["pytest"]
     assert seen["waiting"] == str([{"outcome": "selected", "optionId": "allow-once"}])  # only the plain pytest's
