@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 
 import pytest
 
-from webclient.people.command_line import read
+from webclient.people.command_line import MAX_LINE, read
 from webclient.people.rules import PermissionFacts, Rule, decide, rule_from
 
 
@@ -208,3 +209,20 @@ def test_random_lines_built_of_an_allowed_command_and_another_are_never_allowed(
         line = "pytest -q " + wrap.format(other)
         assert not allowed("pytest *", line), line
         assert denied("rm *", line) is other.startswith("rm"), line
+
+
+def test_a_very_long_line_is_asked_about_and_a_deny_still_sees_it_whole() -> None:
+    padded = "git status;" + " " * MAX_LINE + "rm -rf /srv/projects"
+    assert not allowed("*", padded) and not allowed("git *", padded)
+    admin = Rule(1, None, "deny", "execute", command_pattern="rm *")
+    mine = Rule(2, "alice", "allow", "execute", command_pattern="git *")
+    assert decide([admin, mine], run(padded)) is None  # the person is asked
+    assert denied("*rm -rf*", padded) and denied("rm *", "rm -rf x" + " " * MAX_LINE)
+
+
+def test_reading_a_line_costs_little_however_it_is_built() -> None:
+    """Lines made to be slow to read (many commands, many words behind a wrapper, nesting) stay cheap enough."""
+    for line in ["a;" * (MAX_LINE // 2), "sudo " + "a " * (MAX_LINE // 2), "sh -c '" * 50 + "rm -rf x", "$(" * 3000]:
+        started = time.perf_counter()
+        read(line[:MAX_LINE])
+        assert time.perf_counter() - started < 1.0, line[:40]

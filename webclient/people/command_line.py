@@ -21,13 +21,14 @@ wildcard:
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from webclient.people.shell_syntax import LIVE, MARK, MARK_BASE, MARKS, UNMARK, Scanner, SimpleCommand
+from webclient.people.shell_syntax import LIVE, MARK, MARK_BASE, MARKS, Scanner, SimpleCommand
 
 WRAPPERS = frozenset(
     {
@@ -39,8 +40,14 @@ WRAPPERS = frozenset(
 """Programs that run another command given in their arguments: a deny reads every later word as a possible start."""
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "su", "runuser", "busybox"})
 """Programs that run a command line given after a ``-c`` option: a deny reads that line too."""
+MAX_LINE = 8192
+"""A longer line is not split: it is asked about, and a deny sees it only whole (reading it would cost too much)."""
 MAX_RUNS = 16
 """Up to how many operators between commands every run of them is a view for a deny (beyond, the commands alone)."""
+MAX_RUNS_LINE = 4096
+"""Up to which length a line's runs of commands are views (each a copy of part of it)."""
+MAX_WRAPPED = 12
+"""How many of a wrapper's first words are each read as a possible start of the command it runs."""
 MAX_DEPTH = 4
 """How deep lines within lines (``sh -c``, ``eval``, substitutions) are read for a deny."""
 
@@ -59,12 +66,14 @@ class CommandLine:
 
 def read(line: str, depth: int = 0) -> CommandLine:
     """``line`` split into its simple commands."""
+    if len(line) > MAX_LINE:
+        return CommandLine(line, line, (), False, frozenset({line, line.strip()}))
     scanner = Scanner(line)
     scanner.scan()
     commands = tuple(scanner.commands)
     views: set[str] = {line, line.strip()}
     cuts = [0, *scanner.cuts, len(line)]  # every run of whole commands: a deny may name a pipeline (``curl * | sh``)
-    if len(scanner.cuts) <= 2 * MAX_RUNS:
+    if len(scanner.cuts) <= 2 * MAX_RUNS and len(line) <= MAX_RUNS_LINE:
         views.update(
             line[cuts[i] : cuts[j]].strip(" \t;&|\n")
             for i in range(0, len(cuts), 2)
@@ -83,26 +92,31 @@ def allows(pattern: str, line: CommandLine) -> bool:
     """Whether an allow's ``pattern`` covers all of ``line``: each of its simple commands, or the line as a whole
     (wildcards never crossing a live metacharacter); a line not split with confidence only when ``pattern`` is it,
     without a wildcard."""
+    compiled = _compiled(pattern)
     if not line.sure:
-        return _literal(pattern) == line.line
-    matcher = _compiled(pattern)
-    if matcher is None:
+        return compiled.literal == line.line
+    if compiled.allow is None:
         return False
-    if matcher.fullmatch(line.marked):
+    first = line.commands[0].text if line.commands else ""
+    if not (line.marked.startswith(compiled.prefix) or first.startswith(compiled.prefix)):
+        return False  # most patterns fail here, on their first letters
+    if compiled.allow.fullmatch(line.marked):
         return True
-    return bool(line.commands) and all(matcher.fullmatch(command.text) for command in line.commands)
+    return bool(line.commands) and all(compiled.allow.fullmatch(command.text) for command in line.commands)
 
 
 def touches(pattern: str, line: CommandLine) -> bool:
     """Whether a deny's or an ask's ``pattern`` matches any part of ``line`` that can be seen (see `CommandLine`)."""
-    return any(fnmatchcase(view, pattern) for view in line.views)
+    compiled = _compiled(pattern)
+    return any(view.startswith(compiled.prefix) and compiled.anywhere(view) for view in line.views)
 
 
 def _views(command: SimpleCommand, depth: int, nested: list[str]) -> list[str]:
     """The texts of ``command`` a deny is matched against; lines it hands to a shell are added to ``nested``."""
-    found = [command.text.translate(UNMARK), " ".join(command.words), " ".join(command.core)]
+    found = [command.written, " ".join(command.words), " ".join(command.core)]
     core = command.core
-    starts = range(len(core)) if core and posixpath.basename(core[0]) in WRAPPERS else range(min(len(core), 1))
+    wrapped = core and posixpath.basename(core[0]) in WRAPPERS
+    starts = range(min(len(core), MAX_WRAPPED if wrapped else 1))
     for start in starts:
         program, arguments = posixpath.basename(core[start]), core[start + 1 :]
         found.append(" ".join((program, *arguments)))
@@ -158,10 +172,20 @@ def _class_end(pattern: str, start: int) -> int | None:
     return end if end < len(pattern) else None
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """A pattern made ready: ``allow`` its regular expression whose wildcards never match a marked (live)
+    metacharacter (None: no regular expression takes it), ``anywhere`` `fnmatch`'s, whose wildcards match anything,
+    ``literal`` its text when it has no wildcard, ``prefix`` the plain text every match starts with."""
+
+    allow: re.Pattern[str] | None
+    anywhere: Callable[[str], object]
+    literal: str | None
+    prefix: str
+
+
 @lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    """``pattern`` as a regular expression whose wildcards never match a marked (live) metacharacter, while a
-    metacharacter written in it matches itself, live or quoted; None for a pattern no regular expression takes."""
+def _compiled(pattern: str) -> _Compiled:
     parts, index = [], 0
     anything_but_marks = f"[^{MARKS}]"
     while index < len(pattern):
@@ -182,9 +206,12 @@ def _compiled(pattern: str) -> re.Pattern[str] | None:
         else:
             parts.append(_literal_char(char))
     try:
-        return re.compile("".join(parts), re.DOTALL)
+        allow: re.Pattern[str] | None = re.compile("".join(parts), re.DOTALL)
     except re.error:
-        return None
+        allow = None
+    prefix = re.match(r"[^*?\[" + re.escape(LIVE) + "]*", pattern)
+    anywhere = re.compile(fnmatch.translate(pattern)).match
+    return _Compiled(allow, anywhere, _literal(pattern), prefix.group() if prefix else "")
 
 
 def _literal_char(char: str) -> str:

@@ -23,14 +23,17 @@ KEYWORDS = frozenset({"!", "{", "}", "(", ")", "if", "then", "elif", "else", "fi
 """Reserved words in front of a command (or alone), skipped to find the command they lead to."""
 UNSURE_KEYWORDS = frozenset({"for", "case", "esac", "select", "function", "coproc", "in", "[[", "]]"})
 """Reserved words of constructs whose parts are not plain commands: a line with them is not split with confidence."""
+_ORDINARY = re.compile(r"[^ \t'\"\\$`#<>&;|()\n*?\[{}]+")
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 
 
 @dataclass(frozen=True)
 class SimpleCommand:
-    """One command of a line: ``text`` as written (its live metacharacters marked), ``words`` unquoted (without
-    redirections), ``core`` the words from the program's name on (reserved words and assignments skipped)."""
+    """One command of a line: ``written`` as written, ``text`` the same with its live metacharacters marked,
+    ``words`` unquoted (without redirections), ``core`` the words from the program's name on (reserved words and
+    assignments skipped)."""
 
+    written: str
     text: str
     words: tuple[str, ...]
     core: tuple[str, ...]
@@ -50,6 +53,8 @@ class Scanner:
         self.cuts: list[int] = []
         """Where each operator between commands starts and ends, in pairs."""
         self._text: list[str] = []
+        self._start = 0
+        """Where the command being read starts in the line."""
         self._words: list[str] = []
         self._plain: list[bool] = []
         """Per word: no unquoted expansion or glob (a program's name that is one could be anything)."""
@@ -97,18 +102,20 @@ class Scanner:
                 self._end_command()
                 self._emit(operator, live=True, boundary=True)
                 self.cuts += [self.index, self.index + len(operator)]
-                self.index += len(operator)
+                self.index = self._start = self.index + len(operator)
             elif char in "()":
                 if char == "(" and (self._words or self._word is not None or line.startswith("((", self.index)):
                     self.sure = False  # a function's definition, an array, arithmetic
                 self._end_command()
                 self._emit(char, live=True, boundary=True)
                 self.cuts += [self.index, self.index + 1]
-                self.index += 1
+                self.index = self._start = self.index + 1
             else:
-                self._add(char, plain=char not in "*?[{}")
-                self._emit(char)
-                self.index += 1
+                ordinary = _ORDINARY.match(line, self.index)  # a run of characters with no meaning to the shell
+                text = ordinary.group() if ordinary else char
+                self._add(text, plain=ordinary is not None or char not in "*?[{}")
+                self._emit(text)
+                self.index += len(text)
         self._end_command()
 
     def _emit(self, text: str, live: bool = False, boundary: bool = False) -> None:
@@ -135,16 +142,17 @@ class Scanner:
         self._word = None
 
     def _end_command(self) -> None:
+        """The command read so far ends here (at an operator, or the line's end)."""
         self._end_word()
         if self._redirect_target:  # a redirection with nothing to redirect to
             self.sure = False
             self._redirect_target = False
         text = "".join(self._text).strip(" \t")
         if text:
-            self.commands.append(self._command(text))
+            self.commands.append(self._command(self.line[self._start : self.index].strip(" \t"), text))
         self._text, self._words, self._plain = [], [], []
 
-    def _command(self, text: str) -> SimpleCommand:
+    def _command(self, written: str, text: str) -> SimpleCommand:
         words, start = tuple(self._words), 0
         while start < len(words) and words[start] in KEYWORDS:
             start += 1
@@ -154,7 +162,7 @@ class Scanner:
             start += 1
         if start < len(words) and not self._plain[start]:  # the program is an expansion or a glob: it could be any
             self.sure = False
-        return SimpleCommand(text, words, words[start:])
+        return SimpleCommand(written, text, words, words[start:])
 
     def _single_quoted(self) -> None:
         end = self.line.find("'", self.index + 1)
