@@ -62,6 +62,7 @@ CROSSINGS = [
     "pytest -q ;; rm -rf ~",
     "pytest $((1+$(id -u)))",
     "pytest -q # harmless\nrm -rf ~",
+    "pytest -q \ue03b rm -rf ~",  # the private-use character the matcher marks a live ; with
 ]
 
 

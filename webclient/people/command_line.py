@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from webclient.people.shell_syntax import LIVE, MARK, MARK_BASE, MARKS, Scanner, SimpleCommand
+from webclient.people.shell_syntax import LIVE, MARK, MARKS, Scanner, SimpleCommand
 
 WRAPPERS = frozenset(
     {
@@ -40,6 +40,7 @@ WRAPPERS = frozenset(
 """Programs that run another command given in their arguments: a deny reads every later word as a possible start."""
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "su", "runuser", "busybox"})
 """Programs that run a command line given after a ``-c`` option: a deny reads that line too."""
+_MARKED = re.compile(f"[{MARKS}]")
 MAX_LINE = 8192
 """A longer line is not split: it is asked about, and a deny sees it only whole (reading it would cost too much)."""
 MAX_RUNS = 16
@@ -84,7 +85,7 @@ def read(line: str, depth: int = 0) -> CommandLine:
     for nested in scanner.nested:
         if depth < MAX_DEPTH:
             views |= read(nested, depth + 1).views
-    sure = scanner.sure and not any(MARK_BASE <= ord(char) <= MARK_BASE + 0x7F for char in line)
+    sure = scanner.sure and _MARKED.search(line) is None  # a mark in the line itself could pass for an operator
     return CommandLine(line, "".join(scanner.marked).strip(" \t"), commands, sure, frozenset(views))
 
 
