@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -227,3 +230,53 @@ def test_reading_a_line_costs_little_however_it_is_built() -> None:
         started = time.perf_counter()
         read(line[:MAX_LINE])
         assert time.perf_counter() - started < 1.0, line[:40]
+
+
+TOKENS = [
+    *("pytest", "pytest", "-q", "x", "rm", "id", "true", "eval", "env", "xargs", "X=1", "f", "EOF"),
+    *(";", "&&", "||", "|", "&", "\n", "(", ")", "{", "}", ">", "<", "2>&1", "<<", "#", "!", "if", "then", "fi"),
+    *("$(id)", "$(rm x)", "`id`", "${X}", "$X", "$'\\x3b'", "<(id)", "'", '"', "\\", "\\\n", "*", "?", "'a; id'"),
+    *('"$(id)"', '"a && id"', "=", "do", "done", "for", "in"),
+]
+
+
+def test_what_bash_runs_of_an_allowed_line_is_only_what_the_allow_covers(tmp_path: Path) -> None:
+    """Random lines of shell syntax, run by a real bash that logs every simple command it executes (a DEBUG trap,
+    inherited by substitutions and subshells): of a line ``pytest *`` allows, bash runs nothing but pytest; and
+    whenever bash runs ``rm`` with arguments, ``rm *`` denies the line. Only stub programs are on its PATH."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name in ("pytest", "rm", "id", "f"):
+        (stubs / name).write_text("#!/bin/sh\nexit 0\n")
+        (stubs / name).chmod(0o755)
+    chooser, checked = random.Random(2222), 0
+    for _ in range(600):
+        words = [chooser.choice(TOKENS) for _ in range(chooser.randint(1, 6))]
+        line = "pytest " + "".join(word + chooser.choice(["", " ", " "]) for word in words).strip()
+        is_allowed, is_denied = allowed("pytest *", line), denied("rm *", line)
+        if not is_allowed and is_denied:
+            continue  # nothing bash could show would change the answer
+        ran = bash_runs(line, tmp_path, stubs)
+        checked += 1
+        if is_allowed:
+            assert all(command.startswith("pytest") for command in ran), (line, ran)
+        if any(re.match(r"rm (?![0-9]*[<>])\S", command) for command in ran):  # rm with an argument
+            assert is_denied, (line, ran)
+    assert checked > 100
+
+
+def bash_runs(line: str, folder: Path, stubs: Path) -> list[str]:
+    """The simple commands a real bash executes of ``line`` (each as bash shows it)."""
+    log = folder / "ran.log"
+    log.unlink(missing_ok=True)
+    script = folder / "line.sh"
+    script.write_text(f'set -T\ntrap \'printf "%s\\0" "$BASH_COMMAND" >> {log}\' DEBUG\n{line}\n')
+    subprocess.run(
+        ["/bin/bash", str(script)],
+        cwd=folder,
+        env={"PATH": str(stubs), "HOME": str(folder)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=10,
+    )
+    return [command for command in log.read_text().split("\0") if command] if log.exists() else []
