@@ -24,6 +24,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,19 +57,19 @@ MAX_DEPTH = 4
 @dataclass(frozen=True)
 class CommandLine:
     """A line read as a shell would: ``sure`` when it splits into ``commands`` with confidence; ``marked`` the line
-    with its live metacharacters marked; ``views`` every text a deny or an ask is matched against."""
+    with its live metacharacters marked; ``views`` every text a deny or an ask is matched against, sorted."""
 
     line: str
     marked: str
     commands: tuple[SimpleCommand, ...]
     sure: bool
-    views: frozenset[str]
+    views: tuple[str, ...]
 
 
 def read(line: str, depth: int = 0) -> CommandLine:
     """``line`` split into its simple commands."""
     if len(line) > MAX_LINE:
-        return CommandLine(line, line, (), False, frozenset({line, line.strip()}))
+        return CommandLine(line, line, (), False, tuple(sorted({line, line.strip()})))
     scanner = Scanner(line)
     scanner.scan()
     commands = tuple(scanner.commands)
@@ -84,9 +85,9 @@ def read(line: str, depth: int = 0) -> CommandLine:
         views.update(_views(command, depth, scanner.nested))
     for nested in scanner.nested:
         if depth < MAX_DEPTH:
-            views |= read(nested, depth + 1).views
+            views.update(read(nested, depth + 1).views)
     sure = scanner.sure and _MARKED.search(line) is None  # a mark in the line itself could pass for an operator
-    return CommandLine(line, "".join(scanner.marked).strip(" \t"), commands, sure, frozenset(views))
+    return CommandLine(line, "".join(scanner.marked).strip(" \t"), commands, sure, tuple(sorted(views)))
 
 
 def allows(pattern: str, line: CommandLine) -> bool:
@@ -108,8 +109,14 @@ def allows(pattern: str, line: CommandLine) -> bool:
 
 def touches(pattern: str, line: CommandLine) -> bool:
     """Whether a deny's or an ask's ``pattern`` matches any part of ``line`` that can be seen (see `CommandLine`)."""
-    compiled = _compiled(pattern)
-    return any(view.startswith(compiled.prefix) and compiled.anywhere(view) for view in line.views)
+    compiled, views = _compiled(pattern), line.views
+    # The views are sorted: those starting with the pattern's plain prefix sit together, found by bisection.
+    for index in range(bisect_left(views, compiled.prefix), len(views)):
+        if not views[index].startswith(compiled.prefix):
+            return False
+        if compiled.anywhere(views[index]):
+            return True
+    return False
 
 
 def _views(command: SimpleCommand, depth: int, nested: list[str]) -> list[str]:
