@@ -176,6 +176,7 @@ def test_a_deny_still_catches_what_it_caught_before() -> None:
     assert denied("rm *", "rm -rf /")
     assert denied("*rm -rf*", "pytest; echo rm -rf")  # a deny's wildcard may cross commands, as it always did
     assert denied("curl * | sh", "pytest; curl x | sh")  # a pipeline named by the pattern, inside a longer line
+    assert denied("sh*", "pytest -q >&-|sh")  # >&- closes a descriptor: the | after it still starts a command
     assert not denied("rm *", "git rm x")  # only a wrapper's arguments are read as a command
     assert not denied("rm *", "pytest -q # rm -rf x")  # a comment runs nothing
 
@@ -236,7 +237,7 @@ TOKENS = [
     *("pytest", "pytest", "-q", "x", "rm", "id", "true", "eval", "env", "xargs", "X=1", "f", "EOF"),
     *(";", "&&", "||", "|", "&", "\n", "(", ")", "{", "}", ">", "<", "2>&1", "<<", "#", "!", "if", "then", "fi"),
     *("$(id)", "$(rm x)", "`id`", "${X}", "$X", "$'\\x3b'", "<(id)", "'", '"', "\\", "\\\n", "*", "?", "'a; id'"),
-    *('"$(id)"', '"a && id"', "=", "do", "done", "for", "in"),
+    *('"$(id)"', '"a && id"', "=", "do", "done", "for", "in", ">&-", "&>", ">|", "<>", "|&", ";;"),
 ]
 
 

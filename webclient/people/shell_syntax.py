@@ -24,6 +24,8 @@ KEYWORDS = frozenset({"!", "{", "}", "(", ")", "if", "then", "elif", "else", "fi
 UNSURE_KEYWORDS = frozenset({"for", "case", "esac", "select", "function", "coproc", "in", "[[", "]]"})
 """Reserved words of constructs whose parts are not plain commands: a line with them is not split with confidence."""
 _ORDINARY = re.compile(r"[^ \t'\"\\$`#<>&;|()\n*?\[{}]+")
+_REDIRECTION = re.compile(r"&>>|&>|>>|>&|>\||<<<|<<-|<<|<&|<>|<|>")
+"""Bash's redirection operators, longest first (``>&-`` is ``>&`` and the word ``-``)."""
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 
 
@@ -237,10 +239,9 @@ class Scanner:
             end = self._closing(start + 1)
             self._substitution(start + 2, end, end + 1)
             return
-        end = start + 1
-        while end < len(line) and line[end] in "<>&|-":
-            end += 1
-        operator = line[start:end]
+        found = _REDIRECTION.match(line, start)
+        operator = found.group() if found else line[start]
+        end = start + len(operator)
         if "<<" in operator:  # a here-doc (its lines follow) or a here-string
             self.sure = False
         if self._word is not None and "".join(self._word).isdigit():  # 2>: the number is the redirection's, no word
@@ -249,7 +250,7 @@ class Scanner:
             self._end_word()
         self._emit(operator, live=True)
         self.index = end
-        self._redirect_target = not operator.endswith("-")
+        self._redirect_target = True  # what follows is its file (or descriptor, or ``-``), no word of the command
 
     def _closing(self, opening: int) -> int:
         """Where the bracket at ``opening`` closes (nested brackets counted), or the line's end."""
