@@ -281,3 +281,13 @@ def bash_runs(line: str, folder: Path, stubs: Path) -> list[str]:
         timeout=10,
     )
     return [command for command in log.read_text().split("\0") if command] if log.exists() else []
+
+
+@pytest.mark.parametrize(
+    "pattern", ["[a--b]*", "[z-a]*", "[", "[!]", "[]]*", "[!]]*", "[[]*", "[^a]*", "[a&&b]*", "[~~]*", "[||]*", "*["]
+)
+def test_any_pattern_a_person_types_is_taken_without_error(pattern: str) -> None:
+    """Odd classes (reversed ranges, what `re` would warn of as nested sets): no error, no warning, no crossing."""
+    for decision in ("allow", "deny"):
+        rule = Rule(1, "alice", decision, "execute", command_pattern=pattern)  # type: ignore[arg-type]
+        assert decide([rule], run("[a] x; rm -rf ~")) in (None, ("deny", rule))

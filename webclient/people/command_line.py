@@ -204,13 +204,11 @@ def _compiled(pattern: str) -> _Compiled:
         elif char == "?":
             parts.append(anything_but_marks)
         elif char == "[" and (end := _class_end(pattern, index - 1)) is not None:
-            inner, index = pattern[index:end], end + 1
-            if len(inner) == 1 and inner != "!":
-                parts.append(_literal_char(inner))
-                continue
-            negated = inner.startswith("!")
-            inner = re.sub(r"([\\\[^&~|])", r"\\\1", inner[1:] if negated else inner)
-            parts.append(f"(?![{MARKS}])[{'^' if negated else ''}{inner}]")
+            written, index = pattern[index - 1 : end + 1], end + 1
+            if len(written) == 3 and written[1] != "!":  # [x]: x itself, as glob.escape writes a * or a [
+                parts.append(_literal_char(written[1]))
+            else:
+                parts.append(f"(?![{MARKS}]){_class(written)}")
         else:
             parts.append(_literal_char(char))
     try:
@@ -220,6 +218,14 @@ def _compiled(pattern: str) -> _Compiled:
     prefix = re.match(r"[^*?\[" + re.escape(LIVE) + "]*", pattern)
     anywhere = re.compile(fnmatch.translate(pattern)).match
     return _Compiled(allow, anywhere, _literal(pattern), prefix.group() if prefix else "")
+
+
+def _class(written: str) -> str:
+    """A ``[...]`` of a pattern as `fnmatch` translates it (ranges, ``!``, and what the `re` module would warn of)."""
+    translated = fnmatch.translate(written)  # (?s:[...])\Z
+    if translated.startswith("(?s:") and translated.endswith(")\\Z"):
+        return f"(?:{translated[4:-3]})"
+    return "(?!)"  # a form this Python's fnmatch does not give: the class matches nothing
 
 
 def _literal_char(char: str) -> str:
