@@ -291,3 +291,13 @@ def test_any_pattern_a_person_types_is_taken_without_error(pattern: str) -> None
     for decision in ("allow", "deny"):
         rule = Rule(1, "alice", decision, "execute", command_pattern=pattern)  # type: ignore[arg-type]
         assert decide([rule], run("[a] x; rm -rf ~")) in (None, ("deny", rule))
+
+
+def test_any_line_is_read_without_error() -> None:
+    """Random runs of the characters the tokenizer treats apart (and its own marks): read and matched, no error."""
+    chooser = random.Random(5)
+    alphabet = [*" \t\n;&|()<>$`'\"\\#{}[]*?!=-~%ab", "\ue03b", "é"]
+    for _ in range(5000):
+        line = run("".join(chooser.choice(alphabet) for _ in range(chooser.randint(0, 25))))
+        for rule in (Rule(1, "alice", "allow", command_pattern="a*"), Rule(2, None, "deny", command_pattern="*a")):
+            decide([rule], line)
