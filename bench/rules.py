@@ -6,7 +6,8 @@ Run by hand: ``.venv/bin/python bench/rules.py [--chunks N] [--questions N]``.
 1. **Per question**: the check a live question gets (`webclient.session.rules.facts_of` and
    `webclient.people.rules.RuleBook.decide`) with 0, 10, 1,000 and 10,000 rules on the server (a quarter the
    asking person's, a few the admins', the rest other people's; none matches, the worst case: every rule is read),
-   for an edit of three files and for a command. µs per question, median of 5 runs.
+   for an edit of three files, a command and a compound command (``cd /w && FOO=1 pytest -q tests/unit 2>&1 |
+   tail -50``, read into its three commands). µs per question, median of 5 runs.
 2. **Per chunk**: a real `Session` with its real ACP adapter (`AcpAgent`, no process: the agent's messages are handed
    to it as its connection would) takes ``--chunks`` ``agent_message_chunk`` updates with no rules and with 1,000
    rules (and a rule book that counts its decisions), then ``--questions`` permission requests: the rule book is
@@ -65,10 +66,14 @@ class CountingBook(RuleBook):
         return super().decide(person_id, facts)
 
 
+COMMANDS = {"execute": "pytest -q tests/unit", "compound": "cd /w && FOO=1 pytest -q tests/unit 2>&1 | tail -50"}
+"""The bench's command lines: a plain one, and one of three commands (read into each before rules match it)."""
+
+
 def question(kind: str) -> tuple[ToolCall, PermissionPrompt]:
-    call = ToolCall(seq=1, turn=1, tool_call_id="c1", kind=kind, title="bench")
-    if kind == "execute":
-        call.raw_input = {"command": "pytest -q tests/unit"}
+    call = ToolCall(seq=1, turn=1, tool_call_id="c1", kind="execute" if kind in COMMANDS else kind, title="bench")
+    if kind in COMMANDS:
+        call.raw_input = {"command": COMMANDS[kind]}
     else:
         call.locations = [Location(f"/w/src/module_{n}.py") for n in range(3)]
     return call, PermissionPrompt("q1", [PermissionOption("allow", "Allow", "allow_once")])
@@ -127,9 +132,10 @@ def main() -> None:
     args = parser.parse_args()
 
     print("1. The rule check per permission question (µs, median of 5; no rule matches: every rule is read)")
-    print(f"   {'rules on the server':>20} {'edit of 3 files':>16} {'a command':>10}")
+    print(f"   {'rules on the server':>20} {'edit of 3 files':>16} {'a command':>10} {'a compound command':>19}")
     for count in (0, 10, 1_000, 10_000):
-        print(f"   {count:>20,} {per_question(count, 'edit'):>16.1f} {per_question(count, 'execute'):>10.1f}")
+        timed = [per_question(count, kind) for kind in ("edit", "execute", "compound")]
+        print(f"   {count:>20,} {timed[0]:>16.1f} {timed[1]:>10.1f} {timed[2]:>19.1f}")
 
     print(f"\n2. A real session (ACP adapter, no process): {args.chunks:,} chunks streamed, {args.questions} questions")
     books: dict[str, CountingBook | None] = {"no rules": None, "1,000 rules": CountingBook(rules(1_000))}

@@ -54,6 +54,9 @@ def test_always_in_this_workspace_then_the_rules_page(start_server: ServerFactor
     page.locator('[data-role="rule-link"]').first.click()
     expect(page).to_have_url(server.url + "/settings/rules#rule-1")
     expect(page.locator("#rule-1")).to_contain_text("edit src/app.py")
+    expect(page.locator('[data-role="rules-judge-the-line"]')).to_contain_text(
+        "Rules judge what the agent says it will do (the command line it reports), not what the process then does"
+    )
     page.locator('#rule-1 [data-action="delete-rule"]').click()
     expect(page.locator('[data-role="no-rules"]')).to_be_visible()
 

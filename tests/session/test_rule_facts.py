@@ -3,7 +3,7 @@ command from wherever the agent put it, the option a decision picks."""
 
 from __future__ import annotations
 
-from webclient.people.rules import PermissionFacts, rule_from
+from webclient.people.rules import PermissionFacts, Rule, decide, rule_from
 from webclient.session.rules import facts_of, option_for
 from webclient.viewmodel.content import Diff, Location, PermissionOption
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
@@ -37,6 +37,24 @@ def test_the_command_comes_from_the_input_or_the_question() -> None:
     assert facts_of(call(raw_input={"command": " make "}), prompt, "/w", None, "s").command == "make"
     prompt.command = "rm -rf build"  # the v2 draft's command subject
     assert facts_of(call(), prompt, "/w", None, "s").command == "rm -rf build"
+
+
+def test_a_command_given_as_argv_is_the_line_that_runs_it_so_a_deny_sees_a_shells_script() -> None:
+    """``["bash", "-lc", "rm -rf build"]`` (as some agents report a command) is ``bash -lc 'rm -rf build'``, not
+    ``bash -lc rm -rf build`` (whose script would be ``rm`` alone): an admin's ``rm *`` refuses it."""
+    prompt = PermissionPrompt("q1", OPTIONS)
+    facts = facts_of(
+        call(kind="execute", raw_input={"command": ["bash", "-lc", "rm -rf build"]}), prompt, "/w", None, "s"
+    )
+    assert facts.command == "bash -lc 'rm -rf build'"
+    deny = Rule(1, None, "deny", "execute", command_pattern="rm *")
+    assert decide([deny], facts) == ("deny", deny)
+    tests = Rule(2, "alice", "allow", "execute", command_pattern="pytest *")
+    argv = ["pytest", "-k", "a; rm -rf ~"]  # one argument holding a ;: quoted, no second command
+    assert decide([tests], facts_of(call(kind="execute", raw_input={"command": argv}), prompt, "/w", None, "s")) == (
+        "allow",
+        tests,
+    )
 
 
 def test_a_decision_picks_the_agents_once_option_else_always_else_none() -> None:

@@ -4,6 +4,9 @@ Pure: no store, no session. A question is described by its `PermissionFacts` (th
 relative to the workspace, an execute tool's command, where and for whom it runs); `decide` says which rule, if
 any, answers it. Rules are consulted once per permission request, never per streamed chunk.
 
+A command pattern judges the line the agent reports (see `webclient.people.command_line`): an allow's wildcard never
+crosses into another command, an ask or a deny matches any command of the line.
+
 Precedence: the admins' rules (``owner`` None, for everyone) come first and a person's rule cannot loosen them: an
 admin's deny beats a person's allow, an admin's ask cannot become allow, while an admin's allow can be tightened by a
 person's ask or deny. Among a person's own rules the most specific wins (this session, then this workspace and agent,
@@ -17,7 +20,11 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import Literal
+
+from webclient.people import command_line
+from webclient.people.command_line import CommandLine
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
@@ -83,7 +90,12 @@ class Rule:
         if self.tool_kind is not None and self.tool_kind != facts.tool_kind:
             return False
         if self.command_pattern is not None:
-            if facts.command is None or not fnmatchcase(facts.command, self.command_pattern):
+            line = facts.command_line
+            if line is None:
+                return False
+            # An allow must cover the whole line, never crossing into another command; an ask or a deny any part.
+            covered = command_line.allows if self.decision == "allow" else command_line.touches
+            if not covered(self.command_pattern, line):
                 return False
         if self.path_pattern is not None:
             if not facts.paths:
@@ -114,6 +126,11 @@ class PermissionFacts:
     workspace: str = ""
     agent: str | None = None
     session_id: str = ""
+
+    @cached_property
+    def command_line(self) -> CommandLine | None:
+        """``command`` read into its simple commands, once per question however many rules look at it."""
+        return None if self.command is None else command_line.read(self.command)
 
 
 def _strictest(rules: Sequence[Rule]) -> Rule:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +82,7 @@ def command_of(call: ToolCall, prompt: PermissionPrompt) -> str | None:
     raw: Any = call.raw_input
     command = raw.get("command") if isinstance(raw, dict) else None
     if isinstance(command, list) and all(isinstance(part, str) for part in command):
-        command = " ".join(command)
+        command = shlex.join(command)  # its argv as the line that runs it: ["sh", "-c", "rm -rf x"] keeps its script
     if isinstance(command, str) and command.strip():
         return command.strip()
     if prompt.command:
