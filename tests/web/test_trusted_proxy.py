@@ -158,25 +158,30 @@ def test_on_the_socket_with_a_secret_both_are_needed(start_server: ServerFactory
             assert PROXY_SECRET not in named.text
 
 
-@pytest.mark.parametrize("proxies", ["127.0.0.2", "10.1.2.3,0.0.0.0/0", "::1", "::/0"])
-def test_trusting_an_address_on_this_machine_alone_stops_the_start(tmp_path: Path, proxies: str) -> None:
-    env = {
-        **os.environ,
-        "WEBCLIENT_AUTH": "trusted-header",
-        "WEBCLIENT_TRUSTED_PROXIES": proxies,
-        "WEBCLIENT_DATA_DIR": str(tmp_path),
-    }
-    ended = subprocess.run(
-        [sys.executable, "-m", "webclient", "--port", str(free_port())],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
+def refused_at_start(tmp_path: Path, env: dict[str, str]) -> str:
+    """What ``python -m webclient`` with ``env`` says on stderr as it refuses to start."""
+    full = {**os.environ, "WEBCLIENT_DATA_DIR": str(tmp_path / "data"), **env}
+    command = [sys.executable, "-m", "webclient", "--port", str(free_port())]
+    ended = subprocess.run(command, cwd=ROOT, env=full, capture_output=True, timeout=60)
     said = ended.stderr.decode()
     assert ended.returncode != 0, ended.stdout
-    assert said.count("\n") == 1 and "on this machine" in said and "WEBCLIENT_UDS" in said, said
-    assert "Traceback" not in said
+    assert said.count("\n") == 1 and "Traceback" not in said, said  # one line
+    return said
+
+
+@pytest.mark.parametrize("proxies", ["127.0.0.2", "10.1.2.3,0.0.0.0/0", "::1", "::/0"])
+def test_trusting_an_address_on_this_machine_alone_stops_the_start(tmp_path: Path, proxies: str) -> None:
+    said = refused_at_start(tmp_path, {"WEBCLIENT_AUTH": "trusted-header", "WEBCLIENT_TRUSTED_PROXIES": proxies})
+    assert "on this machine" in said and "WEBCLIENT_UDS" in said and "WEBCLIENT_PROXY_SECRET_FILE" in said
+
+
+def test_a_secret_every_user_can_read_stops_the_start_without_being_said(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("everyone-can-read-this\n")
+    secret.chmod(0o644)
+    env = {"WEBCLIENT_AUTH": "trusted-header", "WEBCLIENT_TRUSTED_PROXIES": "127.0.0.2"}
+    said = refused_at_start(tmp_path, {**env, "WEBCLIENT_PROXY_SECRET_FILE": str(secret)})
+    assert "every user can read" in said and "everyone-can-read-this" not in said
 
 
 def test_a_proxy_on_another_machine_may_still_be_trusted_by_its_address(start_server: ServerFactory) -> None:
