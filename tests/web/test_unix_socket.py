@@ -16,6 +16,7 @@ import pytest
 from tests.support.nginx import socket_folder
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
+from webclient.web.access import Access
 from webclient.web.unix_socket import bind, listening
 
 
@@ -71,11 +72,12 @@ def test_an_unknown_group_is_refused(path: Path) -> None:
         ({"WEBCLIENT_UDS_MODE": "rw-rw----"}, "must be octal permissions"),
         ({"WEBCLIENT_UDS": "/tmp/" + "a" * 120}, "longer than a unix socket's path may be"),
         ({"WEBCLIENT_AUTH": "trusted-header"}, "needs WEBCLIENT_UDS or WEBCLIENT_TRUSTED_PROXIES"),
+        ({"WEBCLIENT_UDS": "/run/webclient/webclient.sock", "WEBCLIENT_NO_TOKEN": "1"}, "refused on a unix socket"),
     ],
 )
 def test_settings_that_cannot_work_are_refused(env: dict[str, str], refusal: str) -> None:
     with pytest.raises(ValueError, match=refusal):
-        Settings.from_env(env)
+        Access.from_settings(Settings.from_env(env))
 
 
 def test_the_socket_alone_is_enough_for_trusted_header_mode() -> None:

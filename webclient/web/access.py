@@ -121,6 +121,8 @@ class Access:
         """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set."""
         if settings.no_token and settings.token:
             raise ValueError("WEBCLIENT_NO_TOKEN and WEBCLIENT_TOKEN are both set: choose one")
+        if settings.no_token and settings.proxy_proof.uds is not None:
+            raise ValueError("--no-token is refused on a unix socket: the proxy in front would let anyone in")
         if settings.no_token and not is_loopback(settings.host):
             raise ValueError(
                 f"--no-token (WEBCLIENT_NO_TOKEN) is refused on {settings.host}: without sign-in, anyone who can "
