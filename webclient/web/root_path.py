@@ -18,6 +18,9 @@ is then built from ``root_path`` (`webclient.render.urls.Urls`), and Starlette r
   socket): the cookies are then ``Secure`` (`webclient.web.cookies`), and the OpenID redirect URI is ``https``.
 
 Without a prefix from either, the ``root_path`` uvicorn was given (``--root-path``) stays as it is.
+
+Being outermost, it is also where the proxy's secret header is taken out of the request (after it was checked), so
+that nothing further in can log or echo it; what the check said goes on in ``scope[PROVEN]`` for the access guard.
 """
 
 from __future__ import annotations
