@@ -21,8 +21,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "aap": {"workspace", "viewmodel", "session"},
     "render": {"workspace", "viewmodel", "people", "session"},
     "store": {"workspace", "viewmodel", "people", "session", "config"},
-    "web": {"workspace", "viewmodel", "people", "session", "acp", "aap", "render", "store", "config"},
-    "config": {"workspace"},
+    "web": {"workspace", "viewmodel", "people", "session", "acp", "aap", "render", "store", "config", "proxy_proof"},
+    "config": {"workspace", "proxy_proof"},
+    "proxy_proof": set(),
     "cli": {"config", "web", "workspace"},
 }
 """Which layers (folders of ``webclient``, or its top-level modules) each layer may import besides itself."""

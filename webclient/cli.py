@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
+import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
 
 from webclient.config import Settings
-from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
+from webclient.web import unix_socket
+from webclient.web.access import Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
+from webclient.web.arrival import WILDCARD_ADDRESSES
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -55,6 +60,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=defaults.port, help="port (default %(default)s, or $PORT)")
+    parser.add_argument(
+        "--uds",
+        default=defaults.proxy_proof.uds,
+        metavar="PATH",
+        help="listen on this unix socket instead of a port, for a proxy on this machine (WEBCLIENT_UDS; its mode "
+        "WEBCLIENT_UDS_MODE, default 0660, and group WEBCLIENT_UDS_GROUP)",
+    )
     parser.add_argument(
         "--token",
         default=defaults.token,
@@ -103,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     os.environ["WEBCLIENT_TERMINALS"] = "off" if args.no_terminals else "on"
     os.environ["WEBCLIENT_HOST"] = args.host
     os.environ["WEBCLIENT_PORT"] = str(args.port)
+    if args.uds:
+        os.environ["WEBCLIENT_UDS"] = str(args.uds)
     if args.no_token and args.token:
         sys.exit("webclient: --no-token and a sign-in token (--token or WEBCLIENT_TOKEN) are both given: choose one")
     if args.no_token:
@@ -123,8 +137,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(f"webclient: {refused}")
     if settings.auth != "token":  # people sign in another way: the token lets no one in
         token = None
+    with contextlib.ExitStack() as stack:
+        proof = settings.proxy_proof
+        try:  # bound here, before anything is printed or started (`web.unix_socket`)
+            bound = stack.enter_context(unix_socket.listening(proof)) if proof.uds is not None else None
+        except ValueError as refused:
+            sys.exit(f"webclient: {refused}")
+        announce(args, settings, token, sandbox)
+        serve(args, settings, bound)
+
+
+def announce(args: argparse.Namespace, settings: Settings, token: str | None, sandbox: str) -> None:
+    """The lines printed at start: where to open the client (the first line), then which sandbox is in force."""
     url = sign_in_url(args.host, args.port, token, settings.root_path)
-    if args.host.strip("[]") in WILDCARD_ADDRESSES:
+    uds = settings.proxy_proof.uds
+    if uds is not None:
+        how = f"open the proxy's URL with ?token={token}" if token else f"people sign in by {settings.auth}"
+        print(f"ACP web client on the unix socket {uds}, for the proxy in front ({how})", flush=True)
+    elif args.host.strip("[]") in WILDCARD_ADDRESSES:
         print(f"ACP web client listening on all addresses, port {args.port}; on this machine open {url}", flush=True)
     elif settings.auth != "token":
         print(f"ACP web client on {url} (people sign in by {settings.auth})", flush=True)
@@ -133,11 +163,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         print(f"ACP web client: open {url} to sign in", flush=True)
     print(f"ACP web client: {sandbox}", flush=True)  # after the URL: the first line is the one to click
+
+
+def serve(args: argparse.Namespace, settings: Settings, bound: socket.socket | None) -> None:
+    """Run uvicorn on ``args``' address and port, or on the unix socket ``bound`` already (`web.unix_socket`)."""
+    where: dict[str, Any] = {"fd": bound.fileno()} if bound is not None else {"host": args.host, "port": args.port}
     uvicorn.run(
         "webclient.web.app:create_app",
         factory=True,
-        host=args.host,
-        port=args.port,
+        **where,
         reload=args.reload,
         reload_dirs=["webclient", "templates", "static"] if args.reload else None,
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
@@ -145,5 +179,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
         # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
         # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
-        proxy_headers=not settings.trusted_proxies,
+        proxy_headers=not (settings.trusted_proxies or bound is not None),
     )

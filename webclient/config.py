@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast, get_args
 
+from webclient.proxy_proof import ProxyProof
 from webclient.workspace.paths import Access
 from webclient.workspace.sandbox import SandboxMode
 
@@ -164,6 +165,7 @@ class Settings:
             "believed; from anywhere else it is ignored"
         },
     )
+    proxy_proof: ProxyProof = field(default_factory=ProxyProof, metadata={"help": "WEBCLIENT_UDS etc.: proxy_proof"})
     admin_group: str = field(
         default="admins", metadata={"help": "WEBCLIENT_ADMIN_GROUP: members of this group are admins (see all)"}
     )
@@ -327,8 +329,9 @@ class Settings:
         if auth not in get_args(Auth):
             raise ValueError(f"WEBCLIENT_AUTH must be one of {', '.join(get_args(Auth))}, not {auth!r}")
         proxies = tuple(p.strip() for p in env.get("WEBCLIENT_TRUSTED_PROXIES", "").split(",") if p.strip())
-        if auth == "trusted-header" and not proxies:
-            raise ValueError("WEBCLIENT_AUTH=trusted-header needs WEBCLIENT_TRUSTED_PROXIES: the proxy's addresses")
+        proof = ProxyProof.from_env(env)
+        if auth == "trusted-header" and not proxies and proof.uds is None:
+            raise ValueError("WEBCLIENT_AUTH=trusted-header needs WEBCLIENT_UDS or WEBCLIENT_TRUSTED_PROXIES")
         if auth == "oidc" and not (env.get("WEBCLIENT_OIDC_ISSUER") and env.get("WEBCLIENT_OIDC_CLIENT_ID")):
             raise ValueError("WEBCLIENT_AUTH=oidc needs WEBCLIENT_OIDC_ISSUER and WEBCLIENT_OIDC_CLIENT_ID")
         if auth != "token" and not _bool(env.get("WEBCLIENT_STORE", "on")):
@@ -365,6 +368,7 @@ class Settings:
             trusted_email_header=env.get("WEBCLIENT_TRUSTED_EMAIL_HEADER") or None,
             trusted_groups_header=env.get("WEBCLIENT_TRUSTED_GROUPS_HEADER") or None,
             trusted_proxies=proxies,
+            proxy_proof=proof,
             admin_group=env.get("WEBCLIENT_ADMIN_GROUP") or "admins",
             oidc_issuer=(env.get("WEBCLIENT_OIDC_ISSUER") or "").rstrip("/") or None,
             oidc_client_id=env.get("WEBCLIENT_OIDC_CLIENT_ID") or None,

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import FrameLocator, Page, expect
 
 from tests.support.browser import Browsers
-from tests.support.nginx import Proxy, behind_proxy, proxy_in_front
+from tests.support.nginx import Proxy, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.servers import Server, ServerFactory, free_port
 
 pytestmark = pytest.mark.browser
@@ -26,12 +26,14 @@ def proxied(start_server: ServerFactory) -> Iterator[tuple[Server, Proxy]]:
     portal's page of another site that frames it (signing in with the token), which the server lets frame it."""
     port = free_port()
     portal = f"https://localhost:{port}"
-    server = start_server(**behind_proxy(port, tls=True, auth="token"), WEBCLIENT_FRAME_ANCESTORS=f"'self' {portal}")
-    frame = f"https://127.0.0.1:{port}{PREFIX}/?token={server.token}"
-    page = f"""<!doctype html><title>Portal</title><h1>The portal</h1>
+    with socket_folder() as path:
+        env = behind_proxy(port, tls=True, auth="token", uds=path)
+        server = start_server(**env, WEBCLIENT_FRAME_ANCESTORS=f"'self' {portal}")
+        frame = f"https://127.0.0.1:{port}{PREFIX}/?token={server.token}"
+        page = f"""<!doctype html><title>Portal</title><h1>The portal</h1>
 <iframe id="agents" src="{frame}" width="1000" height="800"></iframe>"""
-    with proxy_in_front(server.url, (), port, root=PREFIX, strip=True, tls=True, portal=page) as proxy:
-        yield server, proxy
+        with proxy_in_front(unix_upstream(path), (), port, root=PREFIX, strip=True, tls=True, portal=page) as proxy:
+            yield server, proxy
 
 
 def sessions_started(server: Server) -> int:

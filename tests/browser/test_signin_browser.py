@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.nginx import TEAM, behind_proxy, proxy_in_front
+from tests.support.nginx import TEAM, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, sign_in_at_provider
 from tests.support.servers import Server, ServerFactory, free_port
 
@@ -88,8 +88,8 @@ def test_two_people_behind_real_nginx_each_named_and_the_session_socket_proxied(
     start_server: ServerFactory, browser: Browser
 ) -> None:
     port = free_port()
-    server = start_server(**behind_proxy(port))
-    with proxy_in_front(server.url, TEAM, port) as proxy:
+    with socket_folder() as path, proxy_in_front(unix_upstream(path), TEAM, port) as proxy:
+        server = start_server(**behind_proxy(port, uds=path))
         contexts: list[Any] = []
         try:
             for name in ("alice", "bob"):

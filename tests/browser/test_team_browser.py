@@ -17,7 +17,7 @@ from websockets.sync.client import connect
 
 from tests.browser.test_sharing_browser import share_from_the_panel
 from tests.support.browser import Browsers, send_prompt
-from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front
+from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.oidc import PEOPLE, oidc_provider, sign_in_at_provider
 from tests.support.servers import ServerFactory, free_port
 
@@ -38,8 +38,8 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
     start_server: ServerFactory, browsers: Browsers
 ) -> None:
     port = free_port()
-    server = start_server(**behind_proxy(port))
-    with proxy_in_front(server.url, TEAM, port) as proxy:
+    with socket_folder() as path, proxy_in_front(unix_upstream(path), TEAM, port) as proxy:
+        start_server(**behind_proxy(port, uds=path))  # nginx passes requests on once it listens
         alice = browsers.page("alice", http_credentials=proxy.credentials("alice"))
         bob = browsers.page("bob", http_credentials=proxy.credentials("bob"))
 

@@ -16,7 +16,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from tests.support.agent_env import new_session
-from tests.support.nginx import Member, behind_proxy, proxy_in_front
+from tests.support.nginx import Member, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory, free_port, stop_server
 from webclient.render.urls import ROUTES, Urls
@@ -115,9 +115,9 @@ def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its
 def test_the_same_walk_through_the_real_proxy(start_server: ServerFactory) -> None:
     """As above, with nginx in front signing the three in (tests/support/nginx.py): what a team deploys."""
     port = free_port()
-    server = start_server(**behind_proxy(port))
     members = (Member("alice", "a-pass"), Member("bob", "b-pass"), Member("root", "r-pass", groups=("admins",)))
-    with proxy_in_front(server.url, members, port) as proxy:
+    with socket_folder() as path, proxy_in_front(unix_upstream(path), members, port) as proxy:
+        server = start_server(**behind_proxy(port, uds=path))
         alice, bob, admin = (
             httpx.Client(base_url=proxy.url, auth=proxy.auth(name), headers={"Origin": proxy.url})
             for name in ("alice", "bob", "root")

@@ -5,9 +5,11 @@ sign-in against its own password file) and names them to the server in headers i
 browser sent: ``X-Forwarded-User`` (the name the person signed in with), ``X-Forwarded-Email`` and
 ``X-Forwarded-Groups`` (from a ``map`` of names, as a portal reads its directory). Web sockets are proxied too.
 
-nginx connects to the server from :data:`PROXY_ADDRESS` (``proxy_bind``), a loopback address of its own, so a test
-can trust that address alone (``WEBCLIENT_TRUSTED_PROXIES``) and show that the same header sent straight from
-127.0.0.1 is ignored.
+nginx reaches the server as docs/deployment.md says: on the server's unix socket (``upstream=``
+:func:`unix_upstream`, the server started with ``WEBCLIENT_UDS``: only the socket's owner and group may connect), or,
+the alternative for a proxy on another machine, over TCP from :data:`PROXY_ADDRESS` (``proxy_bind``, an address of
+its own) sending the shared secret (``secret=``, the server reading it from ``WEBCLIENT_PROXY_SECRET_FILE``). An
+address alone proves nothing: any program on this machine may connect from ``127.0.0.2`` too.
 
 Without members it signs nobody in (token or OpenID mode behind it). Under a path prefix (``root="/agents"``) it
 serves the app at ``/agents/`` only (anything else is nginx's 404), either passing the path whole (the server is
@@ -23,6 +25,7 @@ import base64
 import datetime
 import hashlib
 import ipaddress
+import os
 import shutil
 import signal
 import subprocess
@@ -45,21 +48,46 @@ PROXY_ADDRESS = "127.0.0.2"
 """The address nginx connects to the server from: the one a test trusts."""
 
 
-def behind_proxy(port: int, tls: bool = False, auth: str = "trusted-header") -> dict[str, str]:
-    """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers
-    from the proxy's address only, and takes the proxy's origin for its own. ``auth="token"``: nginx signs nobody in,
-    and the server asks for its token."""
-    env = {
-        "WEBCLIENT_AUTH": auth,
-        "WEBCLIENT_TRUSTED_PROXIES": PROXY_ADDRESS,
-        "WEBCLIENT_ALLOWED_ORIGINS": f"{'https' if tls else 'http'}://127.0.0.1:{port}",
-    }
+SECRET_HEADER = "X-Webclient-Proxy-Secret"
+
+
+def behind_proxy(
+    port: int, tls: bool = False, auth: str = "trusted-header", uds: Path | None = None, secret_file: Path | None = None
+) -> dict[str, str]:
+    """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers from
+    the proxy only, and takes the proxy's origin for its own. The proxy proves itself by connecting on ``uds`` (the
+    server listens there) or, over TCP from :data:`PROXY_ADDRESS`, by the secret in ``secret_file``. ``auth="token"``:
+    nginx signs nobody in, and the server asks for its token."""
+    env = {"WEBCLIENT_AUTH": auth, "WEBCLIENT_ALLOWED_ORIGINS": f"{'https' if tls else 'http'}://127.0.0.1:{port}"}
+    if uds is not None:
+        env["WEBCLIENT_UDS"] = str(uds)
+    else:
+        env["WEBCLIENT_TRUSTED_PROXIES"] = PROXY_ADDRESS
+    if secret_file is not None:
+        env["WEBCLIENT_PROXY_SECRET_FILE"] = str(secret_file)
     if auth == "trusted-header":
         env |= {
             "WEBCLIENT_TRUSTED_EMAIL_HEADER": "X-Forwarded-Email",
             "WEBCLIENT_TRUSTED_GROUPS_HEADER": "X-Forwarded-Groups",
         }
     return env
+
+
+def unix_upstream(path: Path) -> str:
+    """nginx's name for the server on the unix socket ``path`` (``proxy_pass`` adds the path after it)."""
+    return f"http://unix:{path}:"
+
+
+@contextmanager
+def socket_folder() -> Iterator[Path]:
+    """Where a test server's unix socket goes: a short path (a socket's may be 107 bytes), in a folder that every user
+    may enter, so that only the socket's own mode keeps anyone out."""
+    folder = Path(tempfile.mkdtemp(prefix="wc-"))
+    os.chmod(folder, 0o755)
+    try:
+        yield folder / "webclient.sock"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -134,8 +162,11 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def location(upstream: str, root: str = "", strip: bool = False, signs_in: bool = False) -> str:
-    """The ``location`` block that passes the app's requests to ``upstream``, under ``root`` ("" for the top)."""
+def location(
+    upstream: str, root: str = "", strip: bool = False, signs_in: bool = False, secret: str | None = None
+) -> str:
+    """The ``location`` block that passes the app's requests to ``upstream``, under ``root`` ("" for the top): on a
+    unix socket (:func:`unix_upstream`), or over TCP from :data:`PROXY_ADDRESS`; with the proxy's ``secret``."""
     if root and strip:  # the path below the prefix, and the prefix named (the server believes it from the proxy)
         target, prefix = upstream + "/", f"proxy_set_header X-Forwarded-Prefix {root};"
     else:  # the path whole; a prefix a browser sent is dropped
@@ -149,9 +180,11 @@ def location(upstream: str, root: str = "", strip: bool = False, signs_in: bool 
         if signs_in
         else ""
     )
+    bind = "" if upstream.startswith("http://unix:") else f"\n      proxy_bind {PROXY_ADDRESS};"
+    if secret is not None:
+        people += f"\n      proxy_set_header {SECRET_HEADER} {_quoted(secret)};"
     return f"""location {root}/ {{
-      proxy_pass {target};
-      proxy_bind {PROXY_ADDRESS};
+      proxy_pass {target};{bind}
       proxy_http_version 1.1;
       proxy_set_header Host $http_host;
       proxy_set_header Upgrade $http_upgrade;
@@ -165,7 +198,14 @@ def location(upstream: str, root: str = "", strip: bool = False, signs_in: bool 
 
 
 def _config(
-    port: int, upstream: str, members: Mapping[str, Member], prefix: Path, root: str, strip: bool, tls: bool
+    port: int,
+    upstream: str,
+    members: Mapping[str, Member],
+    prefix: Path,
+    root: str,
+    strip: bool,
+    tls: bool,
+    secret: str | None,
 ) -> str:
     emails = "\n".join(f"    {_quoted(m.name)} {_quoted(m.email)};" for m in members.values())
     groups = "\n".join(f"    {_quoted(m.name)} {_quoted(','.join(m.groups))};" for m in members.values())
@@ -201,7 +241,7 @@ http {{
     {listen}
     {sign_in}
     {outside}
-    {location(upstream, root, strip, bool(members))}
+    {location(upstream, root, strip, bool(members), secret)}
   }}
 }}
 """
@@ -247,10 +287,11 @@ def start_proxy(
     strip: bool = False,
     tls: bool = False,
     portal: str | None = None,
+    secret: str | None = None,
 ) -> Proxy:
-    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (``http://127.0.0.1:PORT``),
-    under the path prefix ``root`` (see the module's docstring); wait until it answers. Stop it with
-    :func:`stop_proxy`.
+    """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (:func:`unix_upstream`, or
+    ``http://127.0.0.1:PORT``), under the path prefix ``root`` (see the module's docstring), sending ``secret`` if
+    given; wait until it answers. Stop it with :func:`stop_proxy`.
 
     ``portal``: the HTML of a portal's page nginx serves at ``/portal.html``, outside the prefix. Opened as
     ``localhost`` while the app is opened as ``127.0.0.1`` (:attr:`Proxy.portal_url`), it is another site's page."""
@@ -262,7 +303,7 @@ def start_proxy(
         (prefix / "portal.html").write_text(portal)
     if tls:
         self_signed(prefix)
-    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls))
+    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls, secret))
     args = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     proxy = Proxy(f"{'https' if tls else 'http'}://127.0.0.1:{port}", process, prefix, people, root)
@@ -304,8 +345,9 @@ def proxy_in_front(
     strip: bool = False,
     tls: bool = False,
     portal: str | None = None,
+    secret: str | None = None,
 ) -> Iterator[Proxy]:
-    proxy = start_proxy(upstream, members, port, root, strip, tls, portal)
+    proxy = start_proxy(upstream, members, port, root, strip, tls, portal, secret)
     try:
         yield proxy
     finally:

@@ -61,6 +61,8 @@ class Server:
     """Where the server keeps its store (deleted when it is stopped)."""
     store_dir: Path | None = None
     """Where its SQLite store is, this folder or one the test gave, whose journal is checked when it stops."""
+    uds: Path | None = None
+    """The unix socket it listens on instead of its port (``WEBCLIENT_UDS``)."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -69,7 +71,8 @@ class Server:
 
     def http(self) -> httpx.Client:
         """An HTTP client signed in the way scripts are (the token in a header); closed with the server."""
-        client = httpx.Client(base_url=self.url, headers=self.headers)
+        transport = httpx.HTTPTransport(uds=str(self.uds)) if self.uds is not None else None
+        client = httpx.Client(base_url=self.url, headers=self.headers, transport=transport)
         self.clients.append(client)
         return client
 
@@ -151,8 +154,9 @@ def launch_server(
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
     store_dir = None if "WEBCLIENT_DATABASE_URL" in env else Path(full_env["WEBCLIENT_DATA_DIR"])
+    uds = Path(env["WEBCLIENT_UDS"]) if env.get("WEBCLIENT_UDS") else None
     server = Server(
-        f"http://127.0.0.1:{port}", process, record, workspace, token, data_dir=Path(data), store_dir=store_dir
+        f"http://127.0.0.1:{port}", process, record, workspace, token, data_dir=Path(data), store_dir=store_dir, uds=uds
     )
     deadline = time.monotonic() + 20
     while True:
@@ -160,9 +164,13 @@ def launch_server(
             said = process.stdout.read().decode() if process.stdout else ""
             raise RuntimeError(f"the server exited early ({process.returncode}):\n{said}")
         try:
+            if uds is not None:
+                with socket.socket(socket.AF_UNIX) as probe:
+                    probe.connect(str(uds))  # refused until uvicorn listens (the server binds it earlier)
+                return server
             httpx.get(server.url + "/", timeout=1)  # any answer (a sign-in page too) means it is up
             return server
-        except httpx.TransportError:
+        except (httpx.TransportError, OSError):
             if time.monotonic() > deadline:
                 stop_server(server)
                 raise

@@ -16,9 +16,10 @@ from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
 
 from tests.support.html import parse
-from tests.support.people import as_person
+from tests.support.people import SECRET_FILE, SECRET_HEADER, as_person
 from tests.support.servers import SCRIPTED_AGENT
 from webclient.config import Settings, path_prefix
+from webclient.proxy_proof import ProxyProof
 from webclient.web.app import create_app
 from webclient.web.cookies import frames_other_sites
 
@@ -174,6 +175,18 @@ def test_a_trusted_proxys_prefix_and_scheme_are_believed(tmp_path: Path) -> None
         assert top.headers["location"] == "/"  # the proxy serves it at the top of its host
 
 
+def test_with_a_secret_the_proxys_address_alone_is_not_believed(tmp_path: Path) -> None:
+    forwarded = {"X-Forwarded-Prefix": "/portal/agents", "X-Forwarded-Proto": "https"}
+    proof = ProxyProof(secret_file=SECRET_FILE)
+    with app_client(tmp_path, peer=PROXY, trusted_proxies=(PROXY,), root_path=PREFIX, proxy_proof=proof) as client:
+        for wrong in ({}, {SECRET_HEADER: "guessed"}):
+            signed_in = client.get("/?token=" + TOKEN, headers={**forwarded, **wrong})
+            assert signed_in.headers["location"] == PREFIX + "/"  # the setting, not the header
+            assert "Secure" not in cookie_of(signed_in, "webclient-")
+        proven = client.get("/?token=" + TOKEN, headers={**forwarded, **as_person("alice")})
+        assert proven.headers["location"] == "/portal/agents/" and "Secure" in cookie_of(proven, "webclient-")
+
+
 @pytest.mark.parametrize(
     "value", ["//evil.example", "https://evil.example", "/a b", "/../x", "/a,/b", "/a/<b>", "/a%2Fb", "evil"]
 )
@@ -252,6 +265,7 @@ def test_another_sites_posts_and_sockets_are_refused_although_its_frame_gets_the
 
 def test_a_share_links_cookie_is_for_that_sessions_pages_under_the_prefix(tmp_path: Path) -> None:
     proxied = {"auth": "trusted-header", "trusted_proxies": (PROXY,), "root_path": PREFIX, "frame_ancestors": PORTAL}
+    proxied["proxy_proof"] = ProxyProof(secret_file=SECRET_FILE)  # an address on this machine proves nothing alone
     ours = {"Origin": "https://localhost", "Sec-Fetch-Site": "same-origin"}
     with app_client(tmp_path, peer=PROXY, scheme="https", **proxied) as client:
         alice = {**as_person("alice", ["admins"]), **HTML}

@@ -1,36 +1,42 @@
 """The app under ``/agents/`` behind a real Debian nginx (its own process, the config docs/deployment.md shows), over
-HTTPS: nginx passes the path whole (the server is told ``WEBCLIENT_ROOT_PATH``) or strips the prefix and names it in
-``X-Forwarded-Prefix`` (believed from nginx's address only). Sign-in, redirects, cookies, pages and the socket."""
+HTTPS, on the server's unix socket: nginx passes the path whole (the server is told ``WEBCLIENT_ROOT_PATH``) or
+strips the prefix and names it in ``X-Forwarded-Prefix`` (believed from nginx alone: a connection on the socket).
+Sign-in, redirects, cookies, pages and the socket."""
 
 from __future__ import annotations
 
 import re
 import ssl
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 from websockets.sync.client import connect
 
 from tests.support.html import parse
-from tests.support.nginx import TEAM, Proxy, behind_proxy, location, proxy_in_front
+from tests.support.nginx import TEAM, Proxy, behind_proxy, location, proxy_in_front, socket_folder, unix_upstream
 from tests.support.servers import ROOT, Server, ServerFactory, free_port
 
 PREFIX = "/agents"
+RECIPE_SOCKET = unix_upstream(Path("/run/webclient/webclient.sock"))
+"""The upstream of docs/deployment.md's recipe."""
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
 
 @pytest.fixture(params=["whole", "stripped"])
 def proxied(request: pytest.FixtureRequest, start_server: ServerFactory) -> Iterator[tuple[Server, Proxy]]:
-    """A token-mode server behind nginx on HTTPS under ``/agents/``, the path passed whole or stripped."""
+    """A token-mode server on a unix socket behind nginx on HTTPS under ``/agents/``, the path passed whole or
+    stripped."""
     port = free_port()
     strip = request.param == "stripped"
-    env = behind_proxy(port, tls=True, auth="token")
-    if not strip:
-        env["WEBCLIENT_ROOT_PATH"] = PREFIX
-    server = start_server(**env)
-    with proxy_in_front(server.url, (), port, root=PREFIX, strip=strip, tls=True) as proxy:
-        yield server, proxy
+    with socket_folder() as path:
+        env = behind_proxy(port, tls=True, auth="token", uds=path)
+        if not strip:
+            env["WEBCLIENT_ROOT_PATH"] = PREFIX
+        server = start_server(**env)
+        with proxy_in_front(unix_upstream(path), (), port, root=PREFIX, strip=strip, tls=True) as proxy:
+            yield server, proxy
 
 
 def browser(proxy: Proxy) -> httpx.Client:
@@ -57,6 +63,7 @@ def test_sign_in_pages_redirects_and_cookies_carry_the_prefix_through_nginx(prox
         assert signed_in.headers["location"] == PREFIX + "/"
         cookie = signed_in.headers["set-cookie"]
         assert "Path=/agents;" in cookie and "Secure" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
+        assert cookie.startswith("webclient-uds-")  # one per socket, as one per port: no port to name it by
         index = client.get(PREFIX + "/", headers=HTML)
         assert index.status_code == 200
         elements = parse(index.text).elements
@@ -94,9 +101,9 @@ def test_the_deployment_docs_show_the_nginx_location_the_tests_use() -> None:
     section = docs[docs.index("## Behind a reverse proxy, under a path prefix") : docs.index("## In a portal's iframe")]
     block = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
     assert block is not None
-    stripped = location("http://127.0.0.1:8000", PREFIX, strip=True)
+    stripped = location(RECIPE_SOCKET, PREFIX, strip=True)
     assert " ".join(stripped.split()) in " ".join(block.group(1).split())
-    whole = location("http://127.0.0.1:8000", PREFIX, strip=False).splitlines()
+    whole = location(RECIPE_SOCKET, PREFIX, strip=False).splitlines()
     for line in set(whole) - set(stripped.splitlines()):  # the lines that differ when the path is passed whole
         assert f"`{line.strip()}`" in section, line
 
@@ -106,20 +113,25 @@ def test_the_teams_deployment_in_the_docs_shows_the_nginx_location_the_tests_use
     section = docs[docs.index("## The deployment a team should use") : docs.index("## What is safe today")]
     block = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
     assert block is not None
-    named = location("http://127.0.0.1:8000", PREFIX, strip=True, signs_in=True)
+    named = location(RECIPE_SOCKET, PREFIX, strip=True, signs_in=True)
     assert " ".join(named.split()) in " ".join(block.group(1).split())
 
 
 def test_people_named_by_the_proxy_work_under_its_prefix(start_server: ServerFactory) -> None:
     """trusted-header mode: nginx signs Alice in and names her, under /agents/ over HTTPS, the prefix stripped."""
     port = free_port()
-    server = start_server(**behind_proxy(port, tls=True))
-    with proxy_in_front(server.url, TEAM, port, root=PREFIX, strip=True, tls=True) as proxy, browser(proxy) as client:
-        index = client.get(PREFIX + "/", auth=proxy.auth("alice"), headers=HTML)
-        assert index.status_code == 200, proxy.log()
-        assert "Signed in as alice (admin)" in index.text
-        urls = [v for e in parse(index.text).elements for k, v in e.attr_list if k in ("href", "src", "action")]
-        assert urls and [url for url in urls if not url.startswith(PREFIX + "/")] == []
-        made = client.post(PREFIX + "/sessions", auth=proxy.auth("alice"), headers={"Origin": proxy.url})
-        assert made.status_code == 303 and made.headers["location"].startswith(PREFIX + "/sessions/")
-        assert client.get(made.headers["location"], auth=proxy.auth("bob"), headers=HTML).status_code == 404
+    with socket_folder() as path:
+        server = start_server(**behind_proxy(port, tls=True, uds=path))
+        assert server.uds == path
+        with (
+            proxy_in_front(unix_upstream(path), TEAM, port, root=PREFIX, strip=True, tls=True) as proxy,
+            browser(proxy) as client,
+        ):
+            index = client.get(PREFIX + "/", auth=proxy.auth("alice"), headers=HTML)
+            assert index.status_code == 200, proxy.log()
+            assert "Signed in as alice (admin)" in index.text
+            urls = [v for e in parse(index.text).elements for k, v in e.attr_list if k in ("href", "src", "action")]
+            assert urls and [url for url in urls if not url.startswith(PREFIX + "/")] == []
+            made = client.post(PREFIX + "/sessions", auth=proxy.auth("alice"), headers={"Origin": proxy.url})
+            assert made.status_code == 303 and made.headers["location"].startswith(PREFIX + "/sessions/")
+            assert client.get(made.headers["location"], auth=proxy.auth("bob"), headers=HTML).status_code == 404

@@ -43,10 +43,11 @@ from webclient.config import Auth, Settings
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import ROUTES
 from webclient.web import signin_flow
+from webclient.web.arrival import WILDCARD_ADDRESSES, arrival_port, listener_name, local_address
 from webclient.web.request_body import buffer_body
 from webclient.web.signin_flow import SIGN_IN_PATHS
 from webclient.web.socket_close import WS_POLICY_VIOLATION, until_ended
-from webclient.web.trusted_header import TrustedHeader
+from webclient.web.trusted_header import PROVEN, TrustedHeader
 
 if TYPE_CHECKING:
     from webclient.web.oidc import OidcClient
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
 
@@ -121,6 +121,8 @@ class Access:
         """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set."""
         if settings.no_token and settings.token:
             raise ValueError("WEBCLIENT_NO_TOKEN and WEBCLIENT_TOKEN are both set: choose one")
+        if settings.no_token and settings.proxy_proof.uds is not None:
+            raise ValueError("--no-token is refused on a unix socket: the proxy in front would let anyone in")
         if settings.no_token and not is_loopback(settings.host):
             raise ValueError(
                 f"--no-token (WEBCLIENT_NO_TOKEN) is refused on {settings.host}: without sign-in, anyone who can "
@@ -187,17 +189,21 @@ class Access:
         return _derive(self.secret, b"webclient sign-in cookie")
 
     def cookie_name(self, scope: Scope) -> str:
-        """One cookie per port: cookies ignore ports, and two servers on one host must not sign each other out."""
-        return f"webclient-{_port(scope, self.port)}"
+        """One cookie per port (or unix socket): cookies ignore ports, and two servers on one host must not sign each
+        other out."""
+        return f"webclient-{listener_name(scope, self.port)}"
 
     def host_allowed(self, scope: Scope, name: str) -> bool:
-        return name in self.allowed_hosts or name == _local_address(scope)
+        return name in self.allowed_hosts or name == local_address(scope)
 
     def origin_allowed(self, scope: Scope, origin: str) -> bool:
         """``origin`` (scheme included) is one of ours: an allowed host on the port and scheme we answer on,
         or a configured origin."""
         if origin in self.allowed_origins:
             return True
+        port = arrival_port(scope, self.port)
+        if port is None:  # a unix socket: the browser's origin is the proxy's, named in WEBCLIENT_ALLOWED_ORIGINS
+            return False
         parts = urlsplit(origin)
         scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
         try:
@@ -207,25 +213,10 @@ class Access:
         name = (parts.hostname or "").lower()
         return (
             parts.scheme == scheme
-            and origin_port == _port(scope, self.port)
+            and origin_port == port
             and self.host_allowed(scope, name)
             and origin == f"{scheme}://{parts.netloc.lower()}"
         )
-
-
-def _port(scope: Scope, default: int) -> int:
-    """The port this connection arrived on (right however the server was started), else the configured one."""
-    server = scope.get("server")
-    return int(server[1]) if server and server[1] is not None else default
-
-
-def _local_address(scope: Scope) -> str | None:
-    """The address this connection arrived on (a literal address can never be a rebinding name)."""
-    server = scope.get("server")
-    if not server or server[1] is None:
-        return None
-    address = str(server[0]).lower()
-    return None if address in WILDCARD_ADDRESSES else address
 
 
 def _route_path(scope: Scope) -> str:
@@ -257,7 +248,7 @@ class AccessGuard:
         if self.access.trusted is not None:
             await self._through_proxy(scope, receive, send, headers, method, path)
             return
-        if self.access.sign_in_off and not is_loopback(_local_address(scope) or ""):
+        if self.access.sign_in_off and not is_loopback(local_address(scope) or ""):
             await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
             return
         if path in SIGN_IN_PATHS and not websocket:
@@ -290,7 +281,8 @@ class AccessGuard:
         if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        person = self.access.trusted.person(scope, headers) if self.access.trusted else None
+        trusted = self.access.trusted
+        person = trusted.person(scope, headers, scope.get(PROVEN)) if trusted else None
         if person is None:
             reason = "Sign in through the portal in front of this server: this request did not come through it."
             await self._refuse(scope, receive, send, 403, reason)

@@ -9,14 +9,18 @@ is then built from ``root_path`` (`webclient.render.urls.Urls`), and Starlette r
   the browser sent it, ``proxy_pass http://127.0.0.1:8000;``); any other path is taken as one the proxy stripped the
   prefix from. A stripped path that itself begins with the prefix (``/agents/claude/sessions`` under ``/agents``)
   reads as one that carries it, so a proxy in front of a prefix should pass the path whole.
-- ``X-Forwarded-Prefix: /agents``, from a connection whose own address is one of ``WEBCLIENT_TRUSTED_PROXIES``
-  (never ``X-Forwarded-For``, which anyone can write): the prefix the proxy stripped, so the path is below it. It
-  wins over ``WEBCLIENT_ROOT_PATH``. A value that is not a plain path (`webclient.config.path_prefix`) is ignored,
-  as is the header from any other address.
+- ``X-Forwarded-Prefix: /agents``, from the proxy (`webclient.web.trusted_header.TrustedHeader.from_proxy`: a
+  connection on ``WEBCLIENT_UDS``, or from one of ``WEBCLIENT_TRUSTED_PROXIES``, never ``X-Forwarded-For``, which
+  anyone can write; with the proxy's secret when ``WEBCLIENT_PROXY_SECRET_FILE`` is set): the prefix the proxy
+  stripped, so the path is below it. It wins over ``WEBCLIENT_ROOT_PATH``. A value that is not a plain path
+  (`webclient.config.path_prefix`) is ignored, as is the header from anyone but the proxy.
 - ``X-Forwarded-Proto: https`` from a trusted proxy makes the request's scheme ``https`` (``wss`` for a web
   socket): the cookies are then ``Secure`` (`webclient.web.cookies`), and the OpenID redirect URI is ``https``.
 
 Without a prefix from either, the ``root_path`` uvicorn was given (``--root-path``) stays as it is.
+
+Being outermost, it is also where the proxy's secret header is taken out of the request (after it was checked), so
+that nothing further in can log or echo it; what the check said goes on in ``scope[PROVEN]`` for the access guard.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.config import path_prefix
-from webclient.web.trusted_header import TrustedHeader
+from webclient.web.trusted_header import PROVEN, TrustedHeader
 
 SCHEMES = {"http": {"http": "http", "https": "https"}, "websocket": {"http": "ws", "https": "wss"}}
 """Connection type → what the proxy says → the ASGI scheme."""
@@ -62,10 +66,11 @@ class RootPath:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        trusted = bool(self.proxies.proxies) and self.proxies.from_proxy(scope)
+        trusted = self.proxies.configured and self.proxies.from_proxy(scope)
         headers = Headers(scope=scope)
         prefix = forwarded_prefix(headers) if trusted else None
-        scope = dict(scope)
+        scope = dict(self.proxies.without_secret(scope))
+        scope[PROVEN] = trusted  # for the access guard, which can no longer check the secret
         if trusted:
             proto = headers.get("x-forwarded-proto", "").strip().lower()
             scope["scheme"] = SCHEMES[scope["type"]].get(proto, scope.get("scheme", "http"))
