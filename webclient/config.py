@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,17 +12,6 @@ from webclient.workspace.paths import Access
 from webclient.workspace.sandbox import SandboxMode
 
 Auth = Literal["token", "oidc", "trusted-header"]
-
-DEMO_AGENT = f"{sys.executable} -m demo_agent"
-"""The default agent: the demo (its own top-level package, installed with the ``demo`` extra)."""
-
-
-def demo_sample() -> Path | None:
-    """The demo's sample project, which each demo session works in a fresh copy of (found, not imported)."""
-    spec = importlib.util.find_spec("demo_agent")
-    folders = spec.submodule_search_locations if spec is not None else None
-    return Path(next(iter(folders))) / "sample_workspace" if folders else None
-
 
 def _bool(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
