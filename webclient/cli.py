@@ -13,6 +13,7 @@ import uvicorn
 from webclient.config import Settings
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
+from webclient.web.body_limits import prompt_body_bytes
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -146,4 +147,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
         # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
         proxy_headers=not settings.trusted_proxies,
+        # A web socket message of the page is at most a prompt (`webclient.web.body_limits`), not uvicorn's 16 MiB.
+        ws_max_size=prompt_body_bytes(settings),
     )

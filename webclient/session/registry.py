@@ -23,6 +23,7 @@ from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
 from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
+from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.session.sandboxing import confine
 from webclient.viewmodel.changes import Change, Region
@@ -151,6 +152,7 @@ class SessionManager:
         session.owner = owner_id
         self._limit_resumes(session)
         session.thread.max_entries = self.settings.max_entries
+        session.queue.bounds = PromptBounds.from_settings(self.settings)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -195,6 +197,7 @@ class SessionManager:
         self._limit_resumes(session)
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
+        session.queue.bounds = PromptBounds.from_settings(self.settings)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay

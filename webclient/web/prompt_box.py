@@ -11,6 +11,7 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
+from webclient.session.prompt_queue import PromptRefused
 from webclient.session.uploads import UploadRefused
 from webclient.web.body_limits import prompt_body_bytes
 from webclient.web.context import manager, person, session_of, urls
@@ -31,7 +32,10 @@ async def prompt_without_script(request: Request) -> Response:
     session = await session_of(request, "drive")
     # A field may be as long as the route's body (`webclient.web.body_limits`), not Starlette's 1 MiB.
     form = await request.form(max_files=0, max_part_size=prompt_body_bytes(manager(request).settings))
-    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
+    try:
+        session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
+    except PromptRefused as refused:  # too long, or the queue is full (the session's page shows it too)
+        return PlainTextResponse(str(refused), status_code=413)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
