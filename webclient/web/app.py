@@ -64,7 +64,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
-    "agent_sessions": (agent_sessions.agent_sessions_page, "GET"),
+    "agent_sessions": (agent_sessions.agent_sessions_page, "GET,POST"),
     "rules": (rules_settings, "GET,POST"),
     "delete_rule": (delete_rule, "POST"),
     "inbox": (inbox_page, "GET,POST"),
