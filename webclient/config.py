@@ -195,7 +195,7 @@ class Settings:
         default=20, metadata={"help": "WEBCLIENT_MAX_QUEUED_PROMPTS: prompts a session queues at most; 0: no limit"}
     )
     max_queue_mb: float = field(
-        default=32.0,
+        default=16.0,
         metadata={"help": "WEBCLIENT_MAX_QUEUE_MB: what a session's queued prompts hold, attachments too (MiB)"},
     )
     allowed_hosts: tuple[str, ...] = field(
@@ -375,7 +375,7 @@ class Settings:
             max_agents_per_person=int(_not_negative(env, "WEBCLIENT_MAX_AGENTS_PER_PERSON")),
             max_prompt_mb=_not_negative(env, "WEBCLIENT_MAX_PROMPT_MB", "1"),
             max_queued_prompts=int(_not_negative(env, "WEBCLIENT_MAX_QUEUED_PROMPTS", "20")),
-            max_queue_mb=_not_negative(env, "WEBCLIENT_MAX_QUEUE_MB", "32"),
+            max_queue_mb=_not_negative(env, "WEBCLIENT_MAX_QUEUE_MB", "16"),
             allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
             root_path=root_path,
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),
