@@ -18,6 +18,7 @@ from webclient.web import unix_socket
 from webclient.web.access import Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
 from webclient.web.arrival import WILDCARD_ADDRESSES
+from webclient.web.body_limits import prompt_body_bytes
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -180,4 +181,6 @@ def serve(args: argparse.Namespace, settings: Settings, bound: socket.socket | N
         # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
         # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
         proxy_headers=not (settings.trusted_proxies or bound is not None),
+        # A web socket message of the page is at most a prompt (`webclient.web.body_limits`), not uvicorn's 16 MiB.
+        ws_max_size=prompt_body_bytes(settings),
     )

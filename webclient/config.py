@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,16 +13,6 @@ from webclient.workspace.paths import Access
 from webclient.workspace.sandbox import SandboxMode
 
 Auth = Literal["token", "oidc", "trusted-header"]
-
-DEMO_AGENT = f"{sys.executable} -m demo_agent"
-"""The default agent: the demo (its own top-level package, installed with the ``demo`` extra)."""
-
-
-def demo_sample() -> Path | None:
-    """The demo's sample project, which each demo session works in a fresh copy of (found, not imported)."""
-    spec = importlib.util.find_spec("demo_agent")
-    folders = spec.submodule_search_locations if spec is not None else None
-    return Path(next(iter(folders))) / "sample_workspace" if folders else None
 
 
 def _bool(value: str | None) -> bool:
@@ -74,10 +62,10 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
-def _not_negative(env: Mapping[str, str], name: str) -> float:
-    """A limit: a number of 0 or more (0, or not set: no limit)."""
+def _not_negative(env: Mapping[str, str], name: str, default: str = "0") -> float:
+    """A limit: a number of 0 or more (0: no limit; not set: ``default``)."""
     try:
-        value = float(env.get(name) or "0")
+        value = float(env.get(name) or default)
     except ValueError:
         raise ValueError(f"{name} must be a number, not {env.get(name)!r}") from None
     if not value >= 0:
@@ -201,6 +189,16 @@ class Settings:
     max_agents_per_person: int = field(
         default=0,
         metadata={"help": "WEBCLIENT_MAX_AGENTS_PER_PERSON: agents one person may have running; 0: no limit"},
+    )
+    max_prompt_mb: float = field(
+        default=1.0, metadata={"help": "WEBCLIENT_MAX_PROMPT_MB: a prompt's text, at most (MiB); 0: no limit"}
+    )
+    max_queued_prompts: int = field(
+        default=20, metadata={"help": "WEBCLIENT_MAX_QUEUED_PROMPTS: prompts a session queues at most; 0: no limit"}
+    )
+    max_queue_mb: float = field(
+        default=16.0,
+        metadata={"help": "WEBCLIENT_MAX_QUEUE_MB: what a session's queued prompts hold, attachments too (MiB)"},
     )
     allowed_hosts: tuple[str, ...] = field(
         default=(),
@@ -379,6 +377,9 @@ class Settings:
             secret_key=env.get("WEBCLIENT_SECRET_KEY") or None,
             max_sessions_per_person=int(_not_negative(env, "WEBCLIENT_MAX_SESSIONS_PER_PERSON")),
             max_agents_per_person=int(_not_negative(env, "WEBCLIENT_MAX_AGENTS_PER_PERSON")),
+            max_prompt_mb=_not_negative(env, "WEBCLIENT_MAX_PROMPT_MB", "1"),
+            max_queued_prompts=int(_not_negative(env, "WEBCLIENT_MAX_QUEUED_PROMPTS", "20")),
+            max_queue_mb=_not_negative(env, "WEBCLIENT_MAX_QUEUE_MB", "16"),
             allowed_hosts=tuple(h.strip() for h in env.get("WEBCLIENT_ALLOWED_HOSTS", "").split(",") if h.strip()),
             root_path=root_path,
             frame_ancestors=env.get("WEBCLIENT_FRAME_ANCESTORS", "'self'"),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import send_prompt
 from tests.support.catalogue import start_catalogued
-from tests.support.servers import ServerFactory
+from tests.support.servers import AGENTS, ServerFactory
 
 
 def test_choosing_an_agent_and_a_folder_on_the_index(start_server: ServerFactory, page: Page, tmp_path: Path) -> None:
@@ -31,3 +33,28 @@ def test_choosing_an_agent_and_a_folder_on_the_index(start_server: ServerFactory
     [new] = catalogued.session_new("beta")
     assert new["params"]["cwd"] == str(project.resolve())
     assert catalogued.received("alpha") == []
+
+
+def test_an_agents_own_sessions_are_listed_from_the_index_and_from_another_site_only_by_a_press(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    """Its link on the index lists them (the browser says the request comes from our page); a link on another site
+    shows the button that lists them, and starts nothing until it is pressed."""
+    sessions_file = tmp_path / "agent-sessions.json"
+    lister = f"{sys.executable} {AGENTS / 'resumable_agent.py'}"
+    server = start_server(agent=lister, RESUME_MODE="list", SESSIONS_FILE=str(sessions_file))
+    sessions_file.write_text(json.dumps({"own-1": {"cwd": str(server.workspace), "title": "Mine", "turns": []}}))
+    page.goto(server.sign_in_url("/"))
+    page.click('[data-action="agent-sessions"]')
+    expect(page.locator('[data-agent-session-id="own-1"]')).to_be_visible()
+    listing_url = page.url
+    starts = sum(m.get("method") == "initialize" for m in server.received())
+
+    other_site = tmp_path / "other-site.html"
+    other_site.write_text(f'<a id="lure" href="{listing_url}">free stuff</a>')
+    page.goto(other_site.as_uri())
+    page.click("#lure")
+    expect(page.locator('[data-action="list-agent-sessions"]')).to_be_visible()
+    assert sum(m.get("method") == "initialize" for m in server.received()) == starts
+    page.click('[data-action="list-agent-sessions"]')
+    expect(page.locator('[data-agent-session-id="own-1"]')).to_be_visible()

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import Browser, Page, expect
 
+from tests.support.browser import send_prompt
 from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
 from webclient.session.uploads import MAX_UPLOAD_BYTES
 
@@ -291,3 +292,20 @@ def test_a_code_block_copies_its_code(start_server: ServerFactory, browser: Brow
         assert page.evaluate("navigator.clipboard.readText()") == "print('hi')\n"
     finally:
         context.close()
+
+
+def test_a_prompt_over_the_servers_bound_stays_in_the_box_with_the_reason(
+    start_server: ServerFactory, page: Page
+) -> None:
+    server = start_server(WEBCLIENT_MAX_PROMPT_MB="0.01")  # 10,485 bytes
+    open_session(page, server)
+    send_prompt(page, "x" * 20_000)
+    error = page.locator("#composer-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("WEBCLIENT_MAX_PROMPT_MB")
+    expect(page.locator("#prompt-input")).to_have_value("x" * 20_000)
+    send_prompt(page, "hello")
+    expect(page.locator('[data-role="agent-message"]')).to_have_text("ok")
+    assert [m for m in server.received() if m.get("method") == "session/prompt"][0]["params"]["prompt"] == [
+        {"type": "text", "text": "hello"}
+    ]

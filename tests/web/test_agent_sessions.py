@@ -7,14 +7,18 @@ import asyncio
 import json
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 import websockets
 
+from tests.support.probes import children
 from tests.support.restarts import drive, session_page, thread_html
 from tests.support.servers import Server, ServerFactory
+from tests.web.test_access import signed_in_cookie
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'resumable_agent.py'}"
 
@@ -116,3 +120,108 @@ async def send_action(server: Server, session_id: str, action: dict[str, str]) -
         await socket.recv()
         await socket.send(json.dumps(action))
         await asyncio.sleep(0.2)
+
+
+HELPERS = 1
+"""The server's own child process besides agents: its reaper (`webclient.workspace.reaper`)."""
+
+
+def starts(server: Server) -> int:
+    """How many times the agent was started (each start's ``initialize``, from the agent's own record)."""
+    return sum(m.get("method") == "initialize" for m in server.received())
+
+
+def listing_server(start_server: ServerFactory, tmp_path: Path, **env: str) -> tuple[Server, str, str]:
+    """A server whose agent lists one session of its own; its name and a signed-in browser's cookie."""
+    sessions_file = tmp_path / "agent-sessions.json"
+    server = start_server(agent=AGENT, RESUME_MODE="list", SESSIONS_FILE=str(sessions_file), **env)
+    sessions_file.write_text(json.dumps({"own-1": {"cwd": str(server.workspace), "title": "Mine", "turns": []}}))
+    with server.http() as http:
+        name = agent_name(http)
+    return server, name, signed_in_cookie(server)
+
+
+def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFactory, tmp_path: Path) -> None:
+    """The issue's attack: 40 cross-site GETs left 42 agent processes. Another site's link, image or frame (or a
+    browser that says nothing of where a request comes from) gets a button to press, and starts nothing."""
+    server, name, cookie = listing_server(start_server, tmp_path)
+    foreign = [{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}, {}]
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        for number in range(40):
+            answer = browser.get(f"/agents/{name}/sessions", headers={"Cookie": cookie, **foreign[number % 3]})
+            assert answer.status_code == 200 and 'data-action="list-agent-sessions"' in answer.text
+            assert "data-agent-session-id" not in answer.text
+        time.sleep(0.5)
+        assert starts(server) == 0 and len(children(server.process.pid)) == HELPERS
+        # The button on that page lists them (a POST with the page's token, as the guard asks of every POST).
+        csrf = re.search(r'name="csrf" value="([^"]+)"', answer.text)
+        assert csrf is not None
+        listed = browser.post(f"/agents/{name}/sessions", data={"csrf": csrf.group(1)}, headers={"Cookie": cookie})
+        assert listed.status_code == 200 and 'data-agent-session-id="own-1"' in listed.text
+        cross = browser.post(f"/agents/{name}/sessions", headers={"Cookie": cookie, "Origin": "http://evil.example"})
+        assert cross.status_code == 403
+    assert starts(server) == 1
+
+
+def test_many_listings_by_one_person_run_one_agent_at_a_time(start_server: ServerFactory, tmp_path: Path) -> None:
+    server, name, cookie = listing_server(start_server, tmp_path)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.append(len(children(server.process.pid)))
+            time.sleep(0.01)
+
+    async def list_many() -> list[httpx.Response]:
+        headers = {"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}
+        async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=60) as browser:
+            return await asyncio.gather(*(browser.get(f"/agents/{name}/sessions") for _ in range(12)))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        answers = asyncio.run(list_many())
+    finally:
+        done.set()
+        watcher.join()
+    assert all(a.status_code == 200 and 'data-agent-session-id="own-1"' in a.text for a in answers)
+    assert max(seen) - HELPERS <= 1, f"agents running at once while listing: {max(seen) - HELPERS}"
+    assert starts(server) < 12
+    time.sleep(0.5)
+    assert len(children(server.process.pid)) == HELPERS  # each listing's agent is stopped after it
+
+
+def test_listing_past_the_agent_limit_is_refused_with_the_limit_named(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    """A running session of one agent fills the limit of 1: listing another agent's sessions would start a second
+    agent, and is refused; listing the running one's is asked of its agent."""
+    sessions_file = tmp_path / "agent-sessions.json"
+    sessions_file.write_text(json.dumps({"own-1": {"cwd": str(tmp_path), "title": "Mine", "turns": []}}))
+    lister = json.dumps([str(Path(__file__).resolve().parents[1] / "agents" / "resumable_agent.py")])
+    config = tmp_path / "agents.toml"
+    config.write_text(
+        "\n".join(
+            f"""
+            [agents.{agent}]
+            command = {json.dumps(sys.executable)}
+            args = {lister}
+            env = {{ RESUME_MODE = "list", SESSIONS_FILE = {json.dumps(str(sessions_file))} }}
+            workspace = {json.dumps(str(tmp_path))}
+            """
+            for agent in ("first", "second")
+        )
+    )
+    server = start_server(WEBCLIENT_CONFIG=str(config), WEBCLIENT_MAX_AGENTS_PER_PERSON="1")
+    agents_before = len(children(server.process.pid))
+    with server.http() as http:
+        assert http.post("/sessions", data={"agent": "first"}).status_code == 303
+        time.sleep(1)
+        assert len(children(server.process.pid)) == agents_before + 1
+        refused = http.get("/agents/second/sessions")
+        assert refused.status_code == 429 and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in refused.text
+        assert len(children(server.process.pid)) == agents_before + 1
+        # The running session's agent lists its own: no agent more, so within the limit.
+        assert 'data-agent-session-id="own-1"' in http.get("/agents/first/sessions").text
+        assert len(children(server.process.pid)) == agents_before + 1

@@ -1,22 +1,96 @@
 """The agent's own sessions: those it lists (``session/list`` in ACP), which a person may continue here, such as
-a session they started in a terminal."""
+a session they started in a terminal.
+
+Listing needs the agent running: a session of theirs whose agent runs lists them; else an agent is started to
+list them and stopped, one per person and agent at a time (:class:`Listings`), counted as one of their running
+agents (``WEBCLIENT_MAX_AGENTS_PER_PERSON``).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from webclient.config import Settings
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
 from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
 from webclient.session.homes import with_env
+from webclient.session.limits import LimitReached, refusal
 from webclient.session.sandboxing import confine
+
+Listed = list[AgentSession] | None
+"""An agent's own sessions, or None when it does not list them."""
 
 
 class CannotList(Exception):
     """The agent could not be asked for its sessions (it failed to start, refused, or took too long): the message
     says so to the user."""
+
+
+def lists(entry: AgentEntry) -> bool:
+    """Whether an agent may be asked for its own sessions: not the demo (it works in fresh copies only), and only
+    an agent with a folder to start in."""
+    return entry.template is None and (entry.workspace is not None or bool(entry.roots))
+
+
+class Listings:
+    """The listings under way: one agent per person and agent lists, and every request meanwhile waits for it."""
+
+    def __init__(self) -> None:
+        self._under_way: dict[tuple[str | None, str], asyncio.Future[Listed]] = {}
+
+    def running(self, owner: str | None) -> int:
+        """Agents running now to list ``owner``'s agents' sessions."""
+        return sum(who == owner for who, _ in self._under_way)
+
+    def under_way(self, owner: str | None, agent: str) -> bool:
+        return (owner, agent) in self._under_way
+
+    async def join(self, owner: str | None, agent: str, start: Callable[[], Awaitable[Listed]]) -> Listed:
+        """The listing of ``owner``'s ``agent``: the one under way, or one that ``start`` starts now."""
+        key = (owner, agent)
+        listing = self._under_way.get(key)
+        if listing is None:
+            listing = self._under_way[key] = asyncio.ensure_future(start())
+            listing.add_done_callback(lambda _: self._under_way.pop(key, None))
+        # Shielded: a request that goes away leaves the listing to the others (it ends, and stops its agent, alone).
+        return await asyncio.shield(listing)
+
+
+async def listed_for(
+    entry: AgentEntry,
+    owner: str | None,
+    sessions: Iterable[Session],
+    listings: Listings,
+    agent: AgentFactory,
+    env: Mapping[str, str],
+    settings: Settings,
+) -> Listed:
+    """``owner``'s sessions of the catalogue's agent ``entry``, as that agent lists them: asked of a session of theirs
+    whose agent runs, else of the listing under way, else of an agent started for it (with ``env``).
+
+    Raises:
+        CannotList: with a sentence for the user.
+        LimitReached: an agent more would pass ``owner``'s limit (the message names it).
+    """
+    if not lists(entry):
+        return None
+    sessions = list(sessions)
+    running = [s for s in sessions if s.owner == owner and s.rules.agent == entry.name and s.lifecycle.ready]
+    if running:
+        try:
+            return await running[0].agent.list_sessions()
+        except AgentError as error:
+            raise CannotList(f"The agent {entry.name} could not list its sessions: {error}") from None
+    if not listings.under_way(owner, entry.name):
+        refused = refusal(settings, sessions, owner, listing=listings.running(owner))
+        if refused is not None:
+            raise LimitReached(refused)
+    max_line_bytes = settings.max_line_mb * 1024 * 1024
+    return await listings.join(
+        owner, entry.name, lambda: list_agent_sessions(entry, agent, max_line_bytes, env, settings)
+    )
 
 
 async def list_agent_sessions(
@@ -33,7 +107,7 @@ async def list_agent_sessions(
     Raises:
         CannotList: with a sentence for the user.
     """
-    if entry.template is not None or entry.workspace is None and not entry.roots:
+    if not lists(entry):
         return None
     cwd = entry.workspace or entry.roots[0]
     spec = with_env(entry.spec(cwd, max_line_bytes=max_line_bytes), env or {})

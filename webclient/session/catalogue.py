@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from webclient.config import DEMO_AGENT, Settings, acp_protocol, demo_sample
+from webclient.config import Settings, acp_protocol
 from webclient.session.agent_spec import AgentSpec, command_display, split_command
+from webclient.session.demo import DEMO, DEMO_AGENT, demo_sample
 from webclient.session.known_agents import load_registry
 from webclient.session.sandboxing import demo_in_sandbox
 from webclient.workspace.paths import Access, Workspace
 
-DEMO = "demo"
-"""The built-in demo agent's name: always in the catalogue."""
 DEMO_REMOTE = "demo-remote"
 """The built-in remote demo agent (an AAP server the web server starts), when it runs."""
 

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
+from webclient.session.agent_sessions import Listings
 from webclient.session.agent_spec import AgentSpec, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
 from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
+from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.session.sandboxing import confine
 from webclient.viewmodel.changes import Change, Region
@@ -98,6 +100,8 @@ class SessionManager:
         self.rules = rules
         """Everyone's permission rules: each live session checks its owner's (`webclient.session.rules`)."""
         self.sessions: dict[str, Session] = {}
+        self.listings = Listings()
+        """Agents started to list an agent's own sessions: they count against their person's limits."""
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None
         self._scratch: list[Path] = []
@@ -126,7 +130,7 @@ class SessionManager:
             LimitReached: the owner has as many sessions or agents as a person may (the message says which).
         """
         owner_id = owner.id if owner is not None else None
-        refused = refusal(self.settings, self.sessions.values(), owner_id)
+        refused = refusal(self.settings, self.sessions.values(), owner_id, listing=self.listings.running(owner_id))
         if refused is not None:
             raise LimitReached(refused)
         entry = self.catalogue.get(agent_name)
@@ -151,6 +155,7 @@ class SessionManager:
         session.owner = owner_id
         self._limit_resumes(session)
         session.thread.max_entries = self.settings.max_entries
+        session.queue.bounds = PromptBounds.from_settings(self.settings)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -163,7 +168,9 @@ class SessionManager:
 
     def _limit_resumes(self, session: Session) -> None:
         """A Resume of ``session`` is refused while its owner is at a limit (`webclient.session.limits`)."""
-        session.lifecycle.may_start = lambda: refusal(self.settings, self.sessions.values(), session.owner, session)
+        session.lifecycle.may_start = lambda: refusal(
+            self.settings, self.sessions.values(), session.owner, session, self.listings.running(session.owner)
+        )
 
     def get(self, session_id: str) -> Session | None:
         """The session ``session_id`` if this server has it in memory (see `open` for a stored one)."""
@@ -195,6 +202,7 @@ class SessionManager:
         self._limit_resumes(session)
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
+        session.queue.bounds = PromptBounds.from_settings(self.settings)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
-from webclient.config import Settings, demo_sample
+from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
+from webclient.session.demo import demo_sample
 from webclient.session.homes import data_folder
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import (

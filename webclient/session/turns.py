@@ -9,7 +9,7 @@ from typing import Any, Literal
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, SignInRequired
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
-from webclient.session.prompt_queue import PromptQueue, QueuedPrompt
+from webclient.session.prompt_queue import PromptQueue, PromptRefused, QueuedPrompt, text_bytes
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
@@ -54,7 +54,9 @@ class Turns:
         self.tasks = tasks
         self.subagents = subagents
         """The session's child sessions: a question of one waits for the user as the session's own do."""
-        self.queue = PromptQueue(self._queue_changed)
+        self.queue = PromptQueue(
+            self._queue_changed, refused=lambda why: self.shown.notice("warning", "Not changed", why)
+        )
         self.queue_paused = False
         self.kept_from_restart = False
         """The queue was rebuilt from the journal after a restart (hence paused)."""
@@ -100,6 +102,9 @@ class Turns:
 
         ``uploads`` are ids of files the user attached; ``mentions`` workspace paths typed as ``@path``; ``by`` who
         sent it (`webclient.session.attribution.by_json`).
+
+        Raises:
+            PromptRefused: the text is too long, or the queue is full (`PromptBounds`); shown as a notice too.
         """
         text = text.strip()
         if nonce in self._prompt_nonces or self.turn_state == "ended":
@@ -109,12 +114,22 @@ class Turns:
             self._prompt_nonces.add(nonce)
             self.shown.notice("warning", "Not sent: sign in first (at the top of the page)", text)
             return False
+        starts_now = self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue)
+        # Checked before the attachments are taken, so that a refused prompt's files stay for the next one.
+        attached = [upload for upload_id in uploads if (upload := self.uploads.get(upload_id)) is not None]
+        adding = text_bytes(text) + sum(4 * ((len(upload.data) + 2) // 3) for upload in attached)  # as base64
+        bounds = self.queue.bounds
+        refusal = bounds.too_long(text) or (None if starts_now else bounds.queue_full(self.queue, adding))
+        if refusal is not None:
+            self._prompt_nonces.add(nonce)
+            self.shown.notice("warning", "Not sent", refusal)
+            raise PromptRefused(refusal)
         blocks: list[PromptBlock] = [upload_content(upload) for upload in self.uploads.take(list(uploads))]
         blocks += mentioned_files(self.workspace, mentions)
         if not text and not blocks:
             return False
         self._prompt_nonces.add(nonce)
-        if self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue):
+        if starts_now:
             self._start_turn(text, blocks, by)
         else:
             self.queue.add(text, blocks, by)

@@ -1,4 +1,10 @@
-"""The page of an agent's own sessions (those it lists), each of which a person may continue here."""
+"""The page of an agent's own sessions (those it lists), each of which a person may continue here.
+
+Listing them starts the agent (unless a session of the person's runs it), so a request that lists must come from
+our own pages, as every request that changes something must (`webclient.web.access`): a link followed on our page
+(``Sec-Fetch-Site: same-origin``), an address the person typed (``none``), a script with the token, or the POST of
+the page's button. Any other GET (another site's link, image or frame) gets that button, and starts nothing.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,25 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webclient.session.agent_sessions import CannotList, list_agent_sessions
+from webclient.session.agent_sessions import CannotList, listed_for
 from webclient.session.catalogue import UnknownAgent
 from webclient.session.homes import home_env
+from webclient.session.limits import LimitReached
 from webclient.web.context import manager, page, person
 from webclient.web.secrets_page import secrets_of
+
+OUR_PAGES = frozenset({"same-origin", "none"})
+"""The ``Sec-Fetch-Site`` of a request that a person made on our pages or by typing the address."""
+
+
+def from_our_pages(request: Request) -> bool:
+    """Whether this request may start an agent: a POST (the access guard checked where it came from), a browser's
+    request from our pages or its address bar, or a script's (the sign-in token in its header, checked by the guard)."""
+    if request.method == "POST" or request.headers.get("sec-fetch-site") in OUR_PAGES:
+        return True
+    scheme, _, _ = request.headers.get("authorization", "").partition(" ")
+    access = request.app.state.access
+    return scheme.lower() == "token" and access.auth == "token" and access.token is not None
 
 
 async def agent_sessions_page(request: Request) -> Response:
@@ -19,17 +39,21 @@ async def agent_sessions_page(request: Request) -> Response:
         entry = sessions.catalogue.get(request.path_params["agent"])
     except UnknownAgent:
         raise HTTPException(404, "No such agent") from None
-    listed, problem = None, None
+    if not from_our_pages(request):
+        return page(request, "agent_sessions.html", agent=entry, listed=None, problem=None, confirm=True)
+    listed, problem, status = None, None, 200
     owner = person(request)
     kept = secrets_of(request)
     # As the person's own agents run: their home (where an agent keeps its sessions) and their secrets.
     env = {**home_env(sessions.settings, owner.id), **(await kept.env(owner.id) if kept is not None else {})}
     try:
-        max_line_bytes = sessions.settings.max_line_mb * 1024 * 1024
-        listed = await list_agent_sessions(entry, sessions.agent, max_line_bytes, env, sessions.settings)
+        listed = await listed_for(
+            entry, owner.id, sessions.sessions.values(), sessions.listings, sessions.agent, env, sessions.settings
+        )
     except CannotList as cannot:
-        problem = str(cannot)
-    response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem)
-    if problem is not None:
-        response.status_code = 502
+        problem, status = str(cannot), 502
+    except LimitReached as limit:
+        problem, status = str(limit.args[0]), 429
+    response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem, confirm=False)
+    response.status_code = status
     return response

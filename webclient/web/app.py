@@ -39,6 +39,7 @@ from webclient.web import (
     shares,
 )
 from webclient.web.access import Access, AccessGuard
+from webclient.web.body_limits import BodyLimits, body_limits
 from webclient.web.cookies import CookiePolicy, frames_other_sites
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.inbox import inbox_page
@@ -63,7 +64,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 PAGES: dict[str, tuple[Endpoint, str]] = {
     "index": (pages.index, "GET"),
     "new_session": (pages.create_session, "POST"),
-    "agent_sessions": (agent_sessions.agent_sessions_page, "GET"),
+    "agent_sessions": (agent_sessions.agent_sessions_page, "GET,POST"),
     "rules": (rules_settings, "GET,POST"),
     "delete_rule": (delete_rule, "POST"),
     "inbox": (inbox_page, "GET,POST"),
@@ -216,10 +217,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if store is not None:
                 await store.close()  # writes what the sessions recorded to the end
 
-    app = Starlette(routes=routes(), lifespan=lifespan)
+    table = routes()
+    app = Starlette(routes=table, lifespan=lifespan)
     app.state.access = access
     # Outermost last: the headers go on the guard's own refusals too.
     app.add_middleware(AccessGuard, access=access)
+    # Outside the guard: the body it reads for a form's csrf field is counted too.
+    app.add_middleware(BodyLimits, routes=table, limits=body_limits(settings))
     app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
     # Outermost of all: the guard and the routes see the path prefix and the scheme the browser used.
     app.add_middleware(RootPath, root=settings.root_path, proxies=TrustedHeader.from_settings(settings))

@@ -13,6 +13,7 @@ an accent is ``#RRGGBB``, an agent is one of the catalogue's; anything else is r
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from webclient.render.text import scrub
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
+from webclient.session.prompt_queue import PromptRefused
 from webclient.web import pages
 from webclient.web.context import manager, page, person, session_of, urls
 from webclient.web.secrets_page import secrets_of
@@ -125,7 +127,8 @@ async def embed(request: Request) -> Response:
     except LimitReached as limit:
         return _start_page(request, asked, str(limit.args[0]), 429)
     if asked.prompt.strip():
-        session.submit_prompt(asked.prompt, secrets.token_urlsafe(16), by=owner)
+        with contextlib.suppress(PromptRefused):  # too long: the session's page says so
+            session.submit_prompt(asked.prompt, secrets.token_urlsafe(16), by=owner)
     url = urls(request).for_("embed_session", session_id=session.id, created="1", **asked.look)
     return RedirectResponse(url, status_code=303)
 

@@ -10,10 +10,11 @@ from collections import OrderedDict
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.types import Message, Receive
 
-from webclient.session.uploads import MAX_UPLOAD_BYTES, UploadRefused
-from webclient.web.context import person, session_of, urls
+from webclient.session.prompt_queue import PromptRefused
+from webclient.session.uploads import UploadRefused
+from webclient.web.body_limits import prompt_body_bytes
+from webclient.web.context import manager, person, session_of, urls
 from webclient.web.context import renderer as web_renderer
 from webclient.workspace.listing import list_files, match
 
@@ -29,47 +30,25 @@ _listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
 async def prompt_without_script(request: Request) -> Response:
     """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
     session = await session_of(request, "drive")
-    form = await request.form()
-    session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
+    # A field may be as long as the route's body (`webclient.web.body_limits`), not Starlette's 1 MiB.
+    form = await request.form(max_files=0, max_part_size=prompt_body_bytes(manager(request).settings))
+    try:
+        session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
+    except PromptRefused as refused:  # too long, or the queue is full (the session's page shows it too)
+        return PlainTextResponse(str(refused), status_code=413)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
-
-
-MULTIPART_OVERHEAD = 64 * 1024
-"""Bytes a multipart body may hold beyond its file (boundaries, part headers, the file's name)."""
-
-
-class _TooLarge(Exception):
-    """The request's body grew past what one upload may be."""
-
-
-def _capped(receive: Receive, limit: int) -> Receive:
-    """``receive`` that stops a body once it is over ``limit`` bytes, before the rest is read or stored."""
-    seen = 0
-
-    async def capped() -> Message:
-        nonlocal seen
-        message = await receive()
-        seen += len(message.get("body", b""))
-        if seen > limit:
-            raise _TooLarge
-        return message
-
-    return capped
 
 
 async def upload_attachment(request: Request) -> Response:
     """A file pasted, dropped or picked in the prompt box, posted by htmx as the multipart field ``file``:
     held for the next prompt, shown as a chip."""
     session = await session_of(request, "drive")
-    capped = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD))
-    try:
-        async with capped.form(max_files=1) as form:
-            file = form.get("file")
-            if not isinstance(file, UploadFile):
-                return PlainTextResponse("No file came with the request.", status_code=415)
-            name, content_type, data = file.filename or "pasted", file.content_type or "", await file.read()
-    except _TooLarge:
-        return PlainTextResponse(f"The file is too large (at most {MAX_UPLOAD_BYTES:,} bytes).", status_code=413)
+    # Its size is bounded before it is read (`webclient.web.body_limits`): one file, and nothing else of size.
+    async with request.form(max_files=1, max_fields=10) as form:
+        file = form.get("file")
+        if not isinstance(file, UploadFile):
+            return PlainTextResponse("No file came with the request.", status_code=415)
+        name, content_type, data = file.filename or "pasted", file.content_type or "", await file.read()
     try:
         upload = session.uploads.add(name, content_type, data, session.prompt_capabilities)
     except UploadRefused as refused:

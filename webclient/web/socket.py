@@ -7,6 +7,7 @@ htmx's ws extension sends a form or button as JSON of its values; its ``action``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from webclient.people.person import Person
 from webclient.people.roles import may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
+from webclient.session.prompt_queue import PromptRefused
 from webclient.viewmodel.changes import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
@@ -125,7 +127,8 @@ def _strings(value: Any) -> list[str]:
 
 def _prompt(session: Session, live: LiveView, message: Message, by: Person) -> None:
     uploads, mentions = _strings(message.get("attachment")), _strings(message.get("mention"))
-    session.submit_prompt(_text(message, "prompt"), _text(message, "nonce"), uploads, mentions, by)
+    with contextlib.suppress(PromptRefused):  # too long, or the queue is full: the page shows the notice
+        session.submit_prompt(_text(message, "prompt"), _text(message, "nonce"), uploads, mentions, by)
 
 
 def _follow(session: Session, live: LiveView, message: Message, by: Person) -> None:
