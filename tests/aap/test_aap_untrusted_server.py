@@ -243,6 +243,7 @@ def test_an_event_that_is_not_json_is_shown(start_server: ServerFactory, tmp_pat
         ("giant-meta", "GET /meta: the AAP server's answer is over 8 MiB (WEBCLIENT_AAP_EVENT_MB)"),
         ("giant-create", "POST /sessions: the AAP server's answer is over 8 MiB (WEBCLIENT_AAP_EVENT_MB)"),
         ("broken-meta", "GET /meta: the AAP server's answer is not JSON"),
+        ("gzip-meta", "GET /meta: the AAP server sent a compressed answer (gzip) not asked for"),
     ],
 )
 def test_plain_answers_too_big_or_not_json_are_refused_and_shown(

@@ -17,7 +17,8 @@
 - anything else: "ok".
 
 ``ROUGH_ANSWERS`` spoils its plain JSON answers: ``giant-meta`` (a 100 MiB ``GET /meta``), ``broken-meta`` (not
-JSON), ``giant-create`` (a 100 MiB answer to ``POST /sessions``).
+JSON), ``giant-create`` (a 100 MiB answer to ``POST /sessions``), ``gzip-meta`` (``GET /meta`` gzipped, unasked: 100 MiB
+that unpack from 100 KB).
 Every request body it gets is appended to ``RECORD_FILE`` (JSON lines), and how many bytes of a giant answer or
 stream it sent before the client left, to ``SENT_FILE``.
 ``python aap_misbehaving.py --port N``.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import sys
@@ -90,6 +92,9 @@ FILLER = b"a" * MIB
 
 def spoiled(answer: str) -> bool:
     return os.environ.get("ROUGH_ANSWERS") == answer
+
+
+PACKED = gzip.compress(b'{"version": 3, "padding": "' + FILLER * 100 + b'"}', 1) if spoiled("gzip-meta") else b""
 
 
 async def counted(parts: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -173,6 +178,8 @@ RAW_STREAMS = {
 async def meta(request: Request) -> Response:
     if spoiled("giant-meta"):
         return StreamingResponse(counted(giant_json()), media_type="application/json")
+    if spoiled("gzip-meta"):
+        return Response(PACKED, media_type="application/json", headers={"Content-Encoding": "gzip"})
     if spoiled("broken-meta"):
         return Response(b'{"version": 3, "agents": [', media_type="application/json")
     return JSONResponse(META)
