@@ -18,7 +18,8 @@
 
 ``ROUGH_ANSWERS`` spoils its plain JSON answers: ``giant-meta`` (a 100 MiB ``GET /meta``), ``broken-meta`` (not
 JSON), ``giant-create`` (a 100 MiB answer to ``POST /sessions``), ``gzip-meta`` (``GET /meta`` gzipped, unasked: 100 MiB
-that unpack from 100 KB).
+that unpack from 100 KB), ``endless-sessions`` (``GET /sessions`` pages of 100 sessions whose ``next`` never ends; how
+many pages were asked for goes to ``SENT_FILE``).
 Every request body it gets is appended to ``RECORD_FILE`` (JSON lines), and how many bytes of a giant answer or
 stream it sent before the client left, to ``SENT_FILE``.
 ``python aap_misbehaving.py --port N``.
@@ -192,6 +193,20 @@ async def create(request: Request) -> Response:
     return JSONResponse({"sessionId": "rough-1"}, status_code=201)
 
 
+pages_asked = 0
+
+
+async def listing(request: Request) -> Response:
+    global pages_asked
+    if not spoiled("endless-sessions"):
+        return JSONResponse({"sessions": [{"sessionId": "rough-1", "agent": {"name": "rough"}}]})
+    pages_asked += 1
+    if os.environ.get("SENT_FILE"):
+        Path(os.environ["SENT_FILE"]).write_text(str(pages_asked))
+    page = [{"sessionId": f"s-{pages_asked}-{n}", "agent": {"name": "rough"}} for n in range(100)]
+    return JSONResponse({"sessions": page, "next": f"page-{pages_asked + 1}"})
+
+
 async def session(request: Request) -> Response:
     return JSONResponse({"sessionId": "rough-1", "agent": {"name": "rough"}})
 
@@ -249,6 +264,7 @@ app = Starlette(
     routes=[
         Route("/meta", meta),
         Route("/sessions", create, methods=["POST"]),
+        Route("/sessions", listing, methods=["GET"]),
         Route("/sessions/{session_id}", session),
         Route("/sessions/{session_id}/history", get_history),
         Route("/sessions/{session_id}/turns", turn, methods=["POST"]),

@@ -96,11 +96,15 @@ class AapClient:
         return answer if isinstance(answer, dict) else {}
 
     async def sessions(self) -> list[dict[str, Any]]:
-        """Every page of ``GET /sessions``."""
+        """Every page of ``GET /sessions``: a page is bounded as an event is, all of them as a turn's stream."""
         found: list[dict[str, Any]] = []
         after: str | None = None
+        left = self._turn.bytes
         for _ in range(1000):  # a server whose cursor never ends does not hang the client
-            answer = await self._json("GET", "/sessions", params={"after": after} if after else None)
+            bound = self._event if left > self._event.bytes else Bound(left, self._turn.setting)
+            params = {"after": after} if after else None
+            answer, size = await self._answer("GET", "/sessions", params=params, bound=bound)
+            left -= size
             page = answer.get("sessions") if isinstance(answer, dict) else None
             found.extend(s for s in page if isinstance(s, dict)) if isinstance(page, list) else None
             after = answer.get("next") if isinstance(answer, dict) else None
@@ -163,6 +167,12 @@ class AapClient:
         self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None, bound: Bound | None = None
     ) -> Any:
         """A plain request's JSON answer, read within ``bound`` (by default an event's)."""
+        return (await self._answer(method, path, body, params, bound))[0]
+
+    async def _answer(
+        self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None, bound: Bound | None = None
+    ) -> tuple[Any, int]:
+        """A plain request's JSON answer and its size in bytes."""
         try:
             async with self._http.stream(method, path, json=body, params=params) as response:
                 content = await self._body(response, method, path, bound or self._event)
@@ -173,9 +183,9 @@ class AapClient:
         if response.status_code >= 400:
             raise AapHttpError(method, path, response.status_code, _said(content))
         if not content:
-            return None
+            return None, 0
         try:
-            return json.loads(content)
+            return json.loads(content), len(content)
         except ValueError:
             raise AapError(f"{method} {path}: the AAP server's answer is not JSON") from None
 
