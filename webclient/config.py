@@ -81,18 +81,16 @@ class Settings:
         default=None, metadata={"help": "WEBCLIENT_AGENT: agent command line; default: the demo agent"}
     )
     aap_agent: str | None = field(
-        default=None,
-        metadata={
-            "help": "WEBCLIENT_AAP_AGENT: which agent of the AAP server that --agent names (when it has several)"
-        },
+        default=None, metadata={"help": "WEBCLIENT_AAP_AGENT: which agent of the AAP server --agent names (if several)"}
     )
-    aap_key: str | None = field(
-        default=None,
-        repr=False,  # a secret
-        metadata={
-            "help": "WEBCLIENT_AAP_KEY: the API key for the AAP server that --agent names (never shown or logged)"
-        },
+    aap_key: str | None = field(  # a secret: no repr
+        default=None, repr=False, metadata={"help": "WEBCLIENT_AAP_KEY: the API key for that AAP server (never shown)"}
     )
+    # An AAP server is as untrusted as an agent: what it may send (README, "Settings").
+    aap_event_mb: float = field(default=8.0, metadata={"help": "WEBCLIENT_AAP_EVENT_MB: one event or answer (MiB)"})
+    aap_turn_mb: float = field(default=64.0, metadata={"help": "WEBCLIENT_AAP_TURN_MB: one turn's stream (MiB)"})
+    aap_turn_minutes: float = field(default=60.0, metadata={"help": "WEBCLIENT_AAP_TURN_MINUTES: one turn's stream"})
+    aap_idle_seconds: float = field(default=300.0, metadata={"help": "WEBCLIENT_AAP_IDLE_SECONDS: a quiet stream"})
     demo_remote: bool = field(
         default=True,
         metadata={"help": "WEBCLIENT_DEMO_REMOTE: also offer the built-in remote demo agent (AAP): on or off"},
@@ -351,6 +349,10 @@ class Settings:
             agent=env.get("WEBCLIENT_AGENT") or None,
             aap_agent=env.get("WEBCLIENT_AAP_AGENT") or None,
             aap_key=env.get("WEBCLIENT_AAP_KEY") or None,
+            aap_event_mb=_positive(env, "WEBCLIENT_AAP_EVENT_MB", "8"),
+            aap_turn_mb=_positive(env, "WEBCLIENT_AAP_TURN_MB", "64"),
+            aap_turn_minutes=_positive(env, "WEBCLIENT_AAP_TURN_MINUTES", "60"),
+            aap_idle_seconds=_positive(env, "WEBCLIENT_AAP_IDLE_SECONDS", "300"),
             demo_remote=_bool(env.get("WEBCLIENT_DEMO_REMOTE", "on")),
             config=Path(config).expanduser().resolve() if config else None,
             registry=Path(registry).expanduser().resolve() if registry else None,

@@ -16,6 +16,9 @@ from tests.support.servers import AGENTS
 from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
+from webclient.aap.client import AapClient
+from webclient.aap.sse import TooBig
+from webclient.session.agent_spec import RemoteLimits
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry, Notice, ToolCall
 
@@ -85,3 +88,18 @@ async def test_an_http_error_shows_what_the_server_said(rough: tuple[str, Path],
         assert session.submit_prompt("http-500", "n1")
         await until(lambda: session.turn_state == "idle" and any("HTTP 500" in n for n in notices(session)))
         assert any("model exploded: upstream timeout" in n for n in notices(session))
+
+
+async def test_a_listing_whose_pages_never_end_stops_at_the_turn_bound(tmp_path: Path) -> None:
+    """``GET /sessions`` pages whose cursor never ends: all pages together are bounded as a turn's stream is (main
+    read 1,000 pages, whatever their size, and held them all)."""
+    pages = tmp_path / "pages"
+    command = [sys.executable, str(AGENTS / "aap_misbehaving.py")]
+    with aap_server(command, ROUGH_ANSWERS="endless-sessions", SENT_FILE=str(pages)) as url:
+        client = AapClient(url, limits=RemoteLimits(turn_bytes=200_000))
+        try:
+            with pytest.raises(TooBig, match=r"GET /sessions: the AAP server's answer is over .*AAP_TURN_MB"):
+                await client.sessions()
+        finally:
+            await client.close()
+        assert int(pages.read_text()) < 60  # 200 KB of 5 KB pages, not 1,000 pages

@@ -7,15 +7,29 @@
 - ``http-500``: answers the turn with HTTP 500 and a plain-text body;
 - ``xss``: the XSS corpus (``tests/support/xss_payloads.py``) in every field it controls: text, thinking, tool
   names, inputs and results, and the name of a tool that needs a permission;
+- ``giant-line``: one ``text_delta`` whose one ``data:`` line is 100 MiB; ``giant-event``: one event of 1,600
+  ``data:`` lines of 64 KiB;
+- ``endless``: ``text_delta``s of 4 KiB, as fast as it can, forever; ``silent``: ``turn_start``, then nothing, the
+  connection kept open;
+- ``unknown``: events of names AAP v3 does not have (some twice, one nameless), then "ok";
+- ``other-session``: deltas labelled for another session, and for another turn than ``turn_start`` named, then "ok";
+- ``broken-json``: an event whose data is not JSON, then "ok";
 - anything else: "ok".
 
-Every request body it gets is appended to ``RECORD_FILE`` (JSON lines).
+``ROUGH_ANSWERS`` spoils its plain JSON answers: ``giant-meta`` (a 100 MiB ``GET /meta``), ``broken-meta`` (not
+JSON), ``giant-create`` (a 100 MiB answer to ``POST /sessions``), ``gzip-meta`` (``GET /meta`` gzipped, unasked: 100 MiB
+that unpack from 100 KB), ``endless-sessions`` (``GET /sessions`` pages of 100 sessions whose ``next`` never ends; how
+many pages were asked for goes to ``SENT_FILE``).
+Every request body it gets is appended to ``RECORD_FILE`` (JSON lines), and how many bytes of a giant answer or
+stream it sent before the client left, to ``SENT_FILE``.
 ``python aap_misbehaving.py --port N``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gzip
 import json
 import os
 import sys
@@ -58,7 +72,8 @@ def hostile_events() -> list[tuple[str, dict[str, Any]]]:
 
 
 def sse(name: str, data: dict[str, Any]) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+    named = f"event: {name}\n" if name else ""
+    return f"{named}data: {json.dumps(data)}\n\n".encode()
 
 
 async def stream(events: list[tuple[str, dict[str, Any]]]) -> AsyncIterator[bytes]:
@@ -72,13 +87,124 @@ def record(body: Any) -> None:
             file.write(json.dumps(body) + "\n")
 
 
+MIB = 1024 * 1024
+FILLER = b"a" * MIB
+
+
+def spoiled(answer: str) -> bool:
+    return os.environ.get("ROUGH_ANSWERS") == answer
+
+
+PACKED = gzip.compress(b'{"version": 3, "padding": "' + FILLER * 100 + b'"}', 1) if spoiled("gzip-meta") else b""
+
+
+async def counted(parts: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``parts`` as sent, the bytes sent so far noted in ``SENT_FILE`` (the client may leave at any point)."""
+    sent = 0
+    async for part in parts:
+        yield part
+        sent += len(part)
+        if os.environ.get("SENT_FILE"):  # written whole, then renamed: a reader never sees half of it
+            Path(os.environ["SENT_FILE"] + ".new").write_text(str(sent))
+            os.replace(os.environ["SENT_FILE"] + ".new", os.environ["SENT_FILE"])
+
+
+async def giant_json() -> AsyncIterator[bytes]:
+    yield b'{"sessionId": "rough-1", "padding": "'
+    for _ in range(100):
+        yield FILLER
+    yield b'"}'
+
+
+async def giant_line() -> AsyncIterator[bytes]:
+    yield sse("turn_start", {})
+    yield b'event: text_delta\ndata: {"delta": "'
+    for _ in range(100):
+        yield FILLER
+    yield b'"}\n\n' + sse("turn_stop", {"stopReason": "end_turn"})
+
+
+async def giant_event() -> AsyncIterator[bytes]:
+    yield sse("turn_start", {}) + b"event: text_delta\n"
+    line = b"data: " + b"a" * 65536 + b"\n"
+    for _ in range(1600):
+        yield line
+    yield b"\n" + sse("turn_stop", {"stopReason": "end_turn"})
+
+
+async def endless() -> AsyncIterator[bytes]:
+    yield sse("turn_start", {})
+    delta = sse("text_delta", {"delta": "tick " * 819})
+    while True:
+        yield delta
+        await asyncio.sleep(0)
+
+
+async def silent() -> AsyncIterator[bytes]:
+    yield sse("turn_start", {})
+    await asyncio.Event().wait()
+
+
+def unknown_events() -> list[tuple[str, dict[str, Any]]]:
+    surprise = ("surprise", {"what": "a v4 event"})
+    return [("turn_start", {}), surprise, ("outbox", {}), surprise, ("", {"nameless": True}),
+            ("text_delta", {"delta": "ok"}), ("turn_stop", {"stopReason": "end_turn"})]  # fmt: skip
+
+
+def other_session_events() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("turn_start", {"turnId": "turn-1"}),
+        ("text_delta", {"delta": "LEAKED-SESSION ", "sessionId": "someone-else"}),
+        ("tool_call", {"toolCallId": "c-other", "name": "read_file", "input": {}, "sessionId": "someone-else"}),
+        ("text_delta", {"delta": "LEAKED-TURN ", "turnId": "turn-0"}),
+        ("text_delta", {"delta": "ok", "turnId": "turn-1", "sessionId": "rough-1"}),
+        ("turn_stop", {"stopReason": "end_turn"}),
+    ]
+
+
+async def broken_json() -> AsyncIterator[bytes]:
+    yield sse("turn_start", {}) + b"event: text_delta\ndata: {not json\n\n"
+    yield sse("text_delta", {"delta": "ok"}) + sse("turn_stop", {"stopReason": "end_turn"})
+
+
+RAW_STREAMS = {
+    "giant-line": lambda: counted(giant_line()),
+    "giant-event": lambda: counted(giant_event()),
+    "endless": endless,
+    "silent": silent,
+    "broken-json": broken_json,
+}
+
+
 async def meta(request: Request) -> Response:
+    if spoiled("giant-meta"):
+        return StreamingResponse(counted(giant_json()), media_type="application/json")
+    if spoiled("gzip-meta"):
+        return Response(PACKED, media_type="application/json", headers={"Content-Encoding": "gzip"})
+    if spoiled("broken-meta"):
+        return Response(b'{"version": 3, "agents": [', media_type="application/json")
     return JSONResponse(META)
 
 
 async def create(request: Request) -> Response:
     record(await request.json())
+    if spoiled("giant-create"):
+        return StreamingResponse(counted(giant_json()), status_code=201, media_type="application/json")
     return JSONResponse({"sessionId": "rough-1"}, status_code=201)
+
+
+pages_asked = 0
+
+
+async def listing(request: Request) -> Response:
+    global pages_asked
+    if not spoiled("endless-sessions"):
+        return JSONResponse({"sessions": [{"sessionId": "rough-1", "agent": {"name": "rough"}}]})
+    pages_asked += 1
+    if os.environ.get("SENT_FILE"):
+        Path(os.environ["SENT_FILE"]).write_text(str(pages_asked))
+    page = [{"sessionId": f"s-{pages_asked}-{n}", "agent": {"name": "rough"}} for n in range(100)]
+    return JSONResponse({"sessions": page, "next": f"page-{pages_asked + 1}"})
 
 
 async def session(request: Request) -> Response:
@@ -99,6 +225,12 @@ async def turn(request: Request) -> Response:
         word = str(first.get("content")).strip()
         if word == "xss":
             return StreamingResponse(stream(hostile_events()), media_type="text/event-stream")
+        if word in RAW_STREAMS:
+            return StreamingResponse(RAW_STREAMS[word](), media_type="text/event-stream")
+        if word == "unknown":
+            return StreamingResponse(stream(unknown_events()), media_type="text/event-stream")
+        if word == "other-session":
+            return StreamingResponse(stream(other_session_events()), media_type="text/event-stream")
         if word == "http-500":
             return PlainTextResponse("model exploded: upstream timeout", status_code=500)
         if word == "no-stop":
@@ -132,6 +264,7 @@ app = Starlette(
     routes=[
         Route("/meta", meta),
         Route("/sessions", create, methods=["POST"]),
+        Route("/sessions", listing, methods=["GET"]),
         Route("/sessions/{session_id}", session),
         Route("/sessions/{session_id}/history", get_history),
         Route("/sessions/{session_id}/turns", turn, methods=["POST"]),

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from webclient.render.markdown import MarkdownStream, _sanitize, render_markdown
+from webclient.render.markdown import MAX_BLOCK_CHARS, MarkdownStream, _sanitize, render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView, Progress
 from webclient.render.rendering import Renderer
 from webclient.viewmodel.entries import MessageEntry
@@ -210,6 +210,27 @@ def test_stream_single_block_stays_tail_until_final() -> None:
     assert (doc.blocks, doc.tail) == ([], "just one paragraph\nwith two lines")
     doc.update("just one paragraph\nwith two lines", final=True)
     assert doc.blocks == [render_markdown("just one paragraph\nwith two lines")] and doc.generation == 0
+
+
+def test_stream_a_block_that_never_ends_is_shown_as_text_in_pieces() -> None:
+    """A remote server streamed one paragraph forever, and every catch-up parsed all of it: the server stalled."""
+    doc, text = MarkdownStream(), ""
+    for _ in range(60):  # 3 MB of one paragraph, as a fast stream brings it
+        text += "tick <b>" * 6250
+        doc.update(text)
+        assert len(doc.tail) <= MAX_BLOCK_CHARS  # what the next catch-up parses again
+    assert "<b>" not in doc.html and doc.html.count("tick &lt;b&gt;") + doc.tail.count("tick <b>") == 60 * 6250
+    doc.update(text, final=True)
+    assert doc.html.count("tick &lt;b&gt;") == 60 * 6250
+
+
+def test_stream_a_long_message_of_short_blocks_stays_markdown() -> None:
+    source = "".join(f"Paragraph **{n}**.\n\n" for n in range(20_000))  # 400 KB at once
+    doc = MarkdownStream()
+    doc.update(source)
+    assert len(doc.tail) <= MAX_BLOCK_CHARS and doc.html.count("<strong>") + doc.tail.count("**") // 2 == 20_000
+    doc.update(source, final=True)
+    assert doc.html == render_markdown(source)
 
 
 def test_stream_late_reference_definition_bumps_generation() -> None:

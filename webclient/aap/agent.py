@@ -21,6 +21,8 @@ from webclient.aap.fold import CALL_OUTCOME, TERMINAL_SHOWN, EventFold
 from webclient.aap.hands import CHANGES_THINGS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
 from webclient.aap.prompt import prompt_content
+from webclient.aap.reading import read_turn
+from webclient.aap.screen import EventScreen
 from webclient.aap.settings import RemoteSettings
 from webclient.aap.turn import OpenCall, TurnEvent, TurnRecord, open_calls_in_history, tool_permission, tool_result
 from webclient.session.agent import (
@@ -55,6 +57,7 @@ class AapAgent:
             "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
         )
         self.hands = Hands(host.workspace, host.terminals, host.events)
+        self.screen = EventScreen(host.notice)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
         self.auth_status: AuthStatus | None = None  # an AAP server is signed in to with its API key
@@ -75,7 +78,7 @@ class AapAgent:
         if not spec.url:
             raise AgentFailed("No AAP server URL was given.")
         self.host.step(STARTING)
-        self._client = AapClient(spec.url, spec.api_key)
+        self._client = AapClient(spec.url, spec.api_key, limits=spec.remote_limits)
         self.host.step("GET /meta")
         try:
             meta = await self._client.meta()
@@ -212,15 +215,11 @@ class AapAgent:
             self._stream = None
 
     async def _read(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
-        record = TurnRecord()
         try:
-            async for event in client.turn(session_id, body):
-                record.take(event)
-                self._show(event)
+            return await read_turn(client, session_id, body, self.screen, self._show)
         except AapError as error:
             self._last_error = str(error)
             raise AgentRefused(str(error), getattr(error, "status", None)) from None
-        return record
 
     async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
         """Every open call answered, in one list: server tools granted or denied, client tools run (asked first when

@@ -26,6 +26,11 @@ from webclient.render.text import scrub
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
 
+MAX_BLOCK_CHARS = 100_000
+"""A block still being written is parsed again at every catch-up: one longer than this (an agent, or a remote
+server, that streams one paragraph forever) is shown from here on as text, in pieces of this size, so that no
+catch-up parses more than this (~25 ms) and the server never waits on one message."""
+
 _REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
 
 _FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
@@ -155,6 +160,8 @@ class MarkdownStream:
             return
         rest = source[self._committed :]
         self._tail_parse = None
+        while len(rest) > MAX_BLOCK_CHARS:
+            rest = self._commit_prefix(rest)
         if final:
             self._finish(source, rest)
             return
@@ -167,6 +174,21 @@ class MarkdownStream:
         self.tail = rest
         if parse is not None:
             self._tail_parse = (rest, parse, first_kept)
+
+    def _commit_prefix(self, rest: str) -> str:
+        """Commit the start of a rest too long to parse whole: the stable blocks of its first ``MAX_BLOCK_CHARS``
+        as Markdown, or, when one block is longer than that, its first ``MAX_BLOCK_CHARS`` (to a line's end, if
+        one) as text. What is left of ``rest``."""
+        prefix = rest[:MAX_BLOCK_CHARS]
+        parse = _parse_blocks(prefix)
+        cut, first_kept = _stable_cut(prefix, parse)
+        if cut:
+            self.blocks.append(render_markdown(prefix[:cut]) if parse is None else parse.render(0, first_kept))
+        else:
+            cut = prefix.rfind("\n") + 1 or len(prefix)
+            self.blocks.append(f"<p>{html.escape(scrub(prefix[:cut]))}</p>")
+        self._committed += cut
+        return rest[cut:]
 
     def render_tail(self, text: str) -> str:
         """Safe HTML for ``text``, a prefix of ``tail`` (its whitespace stripped): from the parse this catch-up

@@ -10,6 +10,23 @@ from pathlib import Path
 from webclient.workspace.paths import Access
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteLimits:
+    """What a remote agent's server may send (``WEBCLIENT_AAP_*``): an AAP server is as untrusted as an agent.
+    Each ends the turn (or the request) with a notice naming its setting, and drops the connection."""
+
+    event_bytes: int = 8 * MIB
+    """One event of a turn's stream, or one plain JSON answer (``GET /meta``, ``POST /sessions``)."""
+    turn_bytes: int = 64 * MIB
+    """One turn's stream in all (and a ``stream: "none"`` turn's or a history's answer)."""
+    turn_seconds: float = 3600.0
+    """How long one turn's stream may last."""
+    idle_seconds: float = 300.0
+    """How long a stream (or any answer) may stay quiet: the model may think a while, never forever."""
+
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
@@ -38,6 +55,7 @@ class AgentSpec:
     """Sent to the AAP server as ``Authorization: Bearer``; never shown, never logged (hence no repr)."""
     remote_options: Mapping[str, str] | None = None
     """Values for the remote agent's options (its defaults otherwise)."""
+    remote_limits: RemoteLimits = RemoteLimits()
     network: bool | None = None
     """Whether the agent has the network in a sandbox (the catalogue's ``network``); None: the server's default."""
     sandbox_read: tuple[Path, ...] = ()

@@ -12,6 +12,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_sessions import Listings
-from webclient.session.agent_spec import AgentSpec, split_command
+from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
 from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
 from webclient.session.core import Session
 from webclient.session.homes import home_env, with_env
@@ -94,6 +95,13 @@ class SessionManager:
     ) -> None:
         self.settings = settings
         self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
+        self._limits = RemoteLimits(
+            event_bytes=int(settings.aap_event_mb * MIB),
+            turn_bytes=int(settings.aap_turn_mb * MIB),
+            turn_seconds=settings.aap_turn_minutes * 60,
+            idle_seconds=settings.aap_idle_seconds,
+        )
+        """What a remote agent's server may send, as the settings have it."""
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -144,7 +152,7 @@ class SessionManager:
             self._scratch.append(cwd)
         else:
             cwd = entry.workspace or Path(os.getcwd())
-        spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
+        spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
         spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **(env or {})}), self.settings)
         session_id = secrets.token_urlsafe(9)
         records = self.records
@@ -223,7 +231,7 @@ class SessionManager:
             entry = self.catalogue.get(stored.agent)
         except UnknownAgent:
             if is_url(stored.command):
-                spec = AgentSpec(argv=[], cwd=stored.workspace, url=stored.command, max_line_bytes=max_line_bytes)
+                spec = AgentSpec(argv=[], cwd=stored.workspace, url=stored.command, remote_limits=self._limits)
             else:
                 spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
@@ -234,8 +242,8 @@ class SessionManager:
                 self._scratch.append(cwd)
         elif not Workspace(entry.roots).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
-            return entry.spec(cwd, max_line_bytes=max_line_bytes), refused
-        return entry.spec(cwd, max_line_bytes=max_line_bytes), None
+            return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), refused
+        return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), None
 
     async def rename(self, session_id: str, title: str) -> bool:
         """Give a session (live or stored) the user's title; False when there is no such session."""
