@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import dataclasses
 import gc
 import logging
 import os
@@ -19,12 +20,13 @@ from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec, split_command
-from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
+from webclient.session.catalogue import Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
 from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
 from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.session.sandboxing import confine
+from webclient.session.server_files import server_files
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
@@ -92,6 +94,8 @@ class SessionManager:
     ) -> None:
         self.settings = settings
         self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
+        self.server_files = server_files(settings, self.catalogue.files)
+        """What no session's file access may reach, whatever its roots (`webclient.session.server_files`)."""
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -129,7 +133,7 @@ class SessionManager:
         refused = refusal(self.settings, self.sessions.values(), owner_id)
         if refused is not None:
             raise LimitReached(refused)
-        entry = self.catalogue.get(agent_name)
+        entry = self.catalogue.get(agent_name).for_person(owner_id)
         if continuing is not None:
             workspace = continuing.cwd
         if workspace and workspace.strip():
@@ -142,6 +146,7 @@ class SessionManager:
             cwd = entry.workspace or Path(os.getcwd())
         spec = entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * 1024 * 1024)
         spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **(env or {})}), self.settings)
+        spec = dataclasses.replace(spec, hidden=self.server_files)
         session_id = secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
@@ -190,6 +195,7 @@ class SessionManager:
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
+        spec = dataclasses.replace(spec, hidden=self.server_files)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
@@ -220,6 +226,10 @@ class SessionManager:
                 spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
+        try:
+            entry = entry.for_person(stored.owner)
+        except WorkspaceRefused as no_one:
+            return entry.spec(cwd, max_line_bytes=max_line_bytes), str(no_one)
         if entry.template is not None:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)

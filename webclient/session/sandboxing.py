@@ -17,7 +17,7 @@ from typing import TypedDict
 
 from webclient.config import Settings, demo_sample
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.homes import data_folder
+from webclient.session.server_files import server_folders
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import SandboxUnavailable, find_bwrap, installation, probe, system_mounts
 
@@ -43,7 +43,7 @@ def server_sandbox(settings: Settings) -> Sandbox:
         system=system_mounts(),
         readable=settings.sandbox_read,
         # A folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
-        hidden=tuple(folder for folder in _server_folders(settings) if folder.is_dir()),
+        hidden=tuple(folder for folder in server_folders(settings) if folder.is_dir()),
         network=settings.sandbox_network,
     )
 
@@ -97,12 +97,3 @@ def demo_in_sandbox(settings: Settings) -> DemoInSandbox:
         return DemoInSandbox()
     package = sample.parent
     return DemoInSandbox(sandbox_read=(package,), env={"PYTHONPATH": str(package.parent)})
-
-
-def _server_folders(settings: Settings) -> list[Path]:
-    """What no agent may see: the data folder, and the folder of a SQLite store kept elsewhere."""
-    folders = [data_folder(settings)]
-    url = settings.database_url or ""
-    if url.startswith("sqlite") and ":///" in url:
-        folders.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).parent)
-    return folders

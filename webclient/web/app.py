@@ -125,9 +125,9 @@ def check_catalogue(settings: Settings) -> None:
     """Read the agents' config and registry files once before the server starts, so that a mistake stops the start.
 
     Raises:
-        CatalogueError: naming the file, the agent and the field.
+        CatalogueError: naming the file, the agent and the field; or an agent whose folders hold the data folder.
     """
-    Catalogue.from_settings(settings)
+    Catalogue.from_settings(settings).check_roots(settings)
 
 
 def check_store(settings: Settings) -> None:
