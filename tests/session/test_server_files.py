@@ -14,6 +14,7 @@ import re
 import secrets
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,6 +106,15 @@ def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_ro
         listed = [client.get(path + "/mentions", params={"q": q}, headers=alice).text for q in ("secret", "agents.t")]
         assert all("No file matches" in menu and "data-path" not in menu for menu in listed), listed
         assert 'data-path="notes.txt"' in client.get(path + "/mentions", params={"q": "notes"}, headers=alice).text
+
+        # Nor in Changes: Bob's agent renews its login, the store writes; Alice's own file changes and is listed.
+        login.write_text("BOB-TOKEN-2")
+        (tmp_path / "notes.txt").write_text("changed")
+        deadline = time.monotonic() + 20
+        while "notes.txt" not in (changes := client.get(path + "/changes", headers=alice).text):
+            assert time.monotonic() < deadline, changes
+            time.sleep(0.2)
+        assert "credentials" not in changes and "data/" not in changes and "agents.toml" not in changes, changes
 
 
 def test_a_server_whose_agent_folder_holds_the_data_folder_refuses_to_start(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,24 +84,14 @@ class AgentEntry:
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return dataclasses.replace(self, workspace=workspace, extra_roots=extra)
 
-    def choose(self, chosen: str) -> Path:
-        """The folder a user chose for a new session, checked to be a directory inside :attr:`roots`.
+    def choose(self, chosen: str, hidden: Sequence[Path] = ()) -> Path:
+        """The folder a user chose for a new session, checked to be a directory inside :attr:`roots` and none of
+        ``hidden`` (the server's own).
 
         Raises:
             WorkspaceRefused: with a sentence for the user.
         """
-        path = Path(chosen.strip()).expanduser()
-        if not path.is_absolute():
-            raise WorkspaceRefused(f"The workspace {chosen!r} must be an absolute path.")
-        if not self.roots:
-            raise WorkspaceRefused(f"The agent {self.name} works in a fresh copy of its sample: no choice of folder.")
-        if not Workspace(self.roots).contains(path):
-            allowed = ", ".join(str(root) for root in self.roots)
-            raise WorkspaceRefused(f"The workspace {path} is outside what the agent {self.name} may use ({allowed}).")
-        resolved = Path(os.path.realpath(path))
-        if not resolved.is_dir():
-            raise WorkspaceRefused(f"The workspace {path} is not a folder.")
-        return resolved
+        return folder_in(self, chosen, self.roots, hidden)
 
     def spec(self, workspace: Path, max_line_bytes: int) -> AgentSpec:
         return AgentSpec(
@@ -121,3 +111,24 @@ class AgentEntry:
             network=self.network,
             sandbox_read=self.sandbox_read,
         )
+
+
+def folder_in(entry: AgentEntry, chosen: str, roots: Sequence[Path], hidden: Sequence[Path] = ()) -> Path:
+    """What a person typed for ``entry``'s new session, resolved, checked to be a folder inside ``roots`` and none of
+    ``hidden`` (the server's own files).
+
+    Raises:
+        WorkspaceRefused: with a sentence for the person.
+    """
+    path = Path(chosen.strip()).expanduser()
+    if not path.is_absolute():
+        raise WorkspaceRefused(f"The workspace {chosen!r} must be an absolute path.")
+    if not roots:
+        raise WorkspaceRefused(f"The agent {entry.name} works in a fresh copy of its sample: no choice of folder.")
+    if not Workspace(roots, hidden=hidden).contains(path):
+        allowed = ", ".join(str(root) for root in entry.roots)
+        raise WorkspaceRefused(f"The workspace {path} is outside what the agent {entry.name} may use ({allowed}).")
+    resolved = Path(os.path.realpath(path))
+    if not resolved.is_dir():
+        raise WorkspaceRefused(f"The workspace {path} is not a folder.")
+    return resolved

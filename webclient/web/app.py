@@ -192,6 +192,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
             rules=app.state.rules,
+            folders=store,
         )
         if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
             app.state.sessions.owner_env = app.state.secrets.env
