@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -64,6 +65,13 @@ def test_under_a_shared_root_a_folder_is_whoever_started_there_first_and_a_resta
         shown = html.unescape(alice.get(f"/sessions/{alices}/file", params={"path": str(root / "bob" / ".env")}).text)
         assert "outside the workspace" in shown and "BOB_SECRET" not in shown
         assert "No file matches" in alice.get(f"/sessions/{alices}/mentions", params={"q": ".env"}).text
+        (root / "bob" / "plan.md").write_text("bob's")  # nor his changes: only hers are listed
+        (root / "alice" / "hers.md").write_text("alice's")
+        deadline = time.monotonic() + 20
+        while "hers.md" not in (changes := alice.get(f"/sessions/{alices}/changes").text):
+            assert time.monotonic() < deadline, changes
+            time.sleep(0.2)
+        assert "plan.md" not in changes and ".env" not in changes
     finally:
         stop(server)
 
