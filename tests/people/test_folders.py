@@ -131,3 +131,26 @@ def test_with_person_in_the_workspace_each_person_works_in_a_folder_of_their_own
 def _servers(tmp_path: Path) -> list[str]:
     """What the server fixture itself keeps in ``tmp_path`` (the agent's record of what it received)."""
     return [path.name for path in tmp_path.iterdir() if path.name.startswith(("received-", "workspace-"))]
+
+
+def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) -> None:
+    """``--workspace`` and ``WEBCLIENT_EXTRA_ROOTS`` may name ``{person}`` too; token mode's one person is ``local``."""
+    each = tmp_path / "projects" / "{person}"
+    shared = {"WEBCLIENT_EXTRA_ROOTS": str(tmp_path / "notes" / "{person}")}
+    each.parent.mkdir()  # where the test's agent keeps what it received
+    server = launch(each, SCRIPTED_AGENT, **shared, **TEAM)
+    try:
+        alices = started(start_in(server, "alice", ""))
+        page = person_client(server, "alice").get(f"/sessions/{alices}").text
+        assert f'<code class="cwd">{tmp_path / "projects" / "alice"}</code>' in page
+        assert (tmp_path / "notes" / "alice").is_dir()
+        refused(start_in(server, "bob", tmp_path / "notes" / "alice"), "another person's folder")
+    finally:
+        stop(server)
+    server = launch(each, SCRIPTED_AGENT, **shared)  # token mode
+    try:
+        answer = server.http().post("/sessions", data={"workspace": ""}, headers={"Origin": server.url})
+        assert answer.status_code == 303, answer.text[:500]
+        assert (tmp_path / "projects" / "local").is_dir() and (tmp_path / "notes" / "local").is_dir()
+    finally:
+        stop(server)
