@@ -207,7 +207,7 @@ class Hands:
         folder = self._folder(arguments)
         root = self.workspace.roots[0]
         found: list[str] = []
-        for relative in list_files([folder], hides=self.workspace.hides):
+        for relative in list_files([folder], hides=self.workspace.lexically_hides):
             path = folder / relative
             try:
                 text = read_text_file(self.workspace, str(path))

@@ -84,7 +84,7 @@ class Session:
         self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access, spec.hidden)
         self.terminals = Terminals(spec.sandbox) if spec.terminals else None
         self.changes = ChangeTracker(
-            self.workspace.roots, lambda: self._changed(Region.CHANGES), hides=self.workspace.hides
+            self.workspace.roots, lambda: self._changed(Region.CHANGES), hides=self.workspace.lexically_hides
         )
         self._tasks = BackgroundTasks(self.id)
         # The lifecycle needs the agent, so it is made after it: the host reaches it when the agent reports.

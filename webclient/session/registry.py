@@ -132,6 +132,9 @@ class SessionManager:
             WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
             LimitReached: see `create`.
         """
+        refused = refusal(self.settings, self.sessions.values(), owner.id if owner is not None else None)
+        if refused is not None:  # before a folder is claimed for a session that would not start
+            raise LimitReached(refused)
         if continuing is not None:
             workspace = continuing.cwd
         chosen = await self.folders.choose(self.catalogue.get(agent_name), owner, workspace or "")

@@ -111,9 +111,20 @@ class Workspace:
         """The same roots and hidden files, for reading only (what the server shows a person of them)."""
         return Workspace(self.roots, "read-only", self.hidden)
 
-    def hides(self, path: Path) -> bool:
-        """Whether ``path`` (as written, or once resolved) is, or lies in, one of the server's own files."""
-        return _within(_lexical(str(path)), self.hidden) or _within(_resolved(path), self.hidden)
+    def hides(self, path: Path, *, resolve: bool = True) -> bool:
+        """Whether ``path`` (as written, or once resolved) is, or lies in, one of the server's own files.
+
+        ``resolve=False`` looks at the path as written only: enough for a walk from a resolved root that follows no
+        symlinks (`lexically_hides`), where every folder is already what it resolves to, and far cheaper per file.
+        """
+        if not self.hidden:
+            return False
+        return _within(_lexical(str(path)), self.hidden) or resolve and _within(_resolved(path), self.hidden)
+
+    def lexically_hides(self, path: Path) -> bool:
+        """`hides` without resolving symlinks: for walks of the roots that follow none (Changes, the ``@`` menu), whose
+        symlinks are never read through."""
+        return self.hides(path, resolve=False)
 
     def __repr__(self) -> str:
         return f"Workspace({list(self.roots)!r}, access={self.access!r})"
