@@ -138,13 +138,22 @@ def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) 
     each = tmp_path / "projects" / "{person}"
     shared = {"WEBCLIENT_EXTRA_ROOTS": str(tmp_path / "notes" / "{person}")}
     each.parent.mkdir()  # where the test's agent keeps what it received
-    server = launch(each, SCRIPTED_AGENT, **shared, **TEAM)
+    team = {**shared, **TEAM, "WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    server = launch(each, SCRIPTED_AGENT, **team)
     try:
         alices = started(start_in(server, "alice", ""))
         page = person_client(server, "alice").get(f"/sessions/{alices}").text
         assert f'<code class="cwd">{tmp_path / "projects" / "alice"}</code>' in page
         assert (tmp_path / "notes" / "alice").is_dir()
         refused(start_in(server, "bob", tmp_path / "notes" / "alice"), "another person's folder")
+        admins = started(start_in(server, "root", tmp_path / "projects" / "alice", ADMINS))
+    finally:
+        stop(server)
+    server = launch(each, SCRIPTED_AGENT, **team)  # after a restart both may be resumed where they were
+    try:
+        for session_id in (alices, admins):
+            page = html.unescape(person_client(server, "root", ADMINS).get(f"/sessions/{session_id}").text)
+            assert "Resume" in page and "cannot be resumed" not in page, page[page.find("resumed") - 300 :][:600]
     finally:
         stop(server)
     server = launch(each, SCRIPTED_AGENT, **shared)  # token mode
