@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.people import as_person
@@ -73,7 +74,11 @@ def ask(socket: WebSocketTestSession, text: str) -> str:
             return found.group(0)
 
 
-def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_root(tmp_path: Path) -> None:
+def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    received = tmp_path.parent / f"{tmp_path.name}-received.jsonl"  # what the agent was sent (outside the root)
+    monkeypatch.setenv("RECORD_FILE", str(received))
     with team_app(tmp_path) as client:
         start(client, "bob")  # Bob's home is made, with an agent's login in it
         login = home_of(tmp_path / "data", "bob") / ".claude" / ".credentials.json"
@@ -92,6 +97,14 @@ def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_ro
                 for name in (tmp_path / "data" / "planted", login, tmp_path / "agents.toml")
             }
             own = ask(socket, f"fs read {tmp_path / 'notes.txt'}")
+            # An @ mention of the key reaches the agent as nothing, one of the workspace as a link.
+            mentions = [str(key), "data/secret.key", "agents.toml", "notes.txt"]
+            socket.send_text(json.dumps({"action": "prompt", "prompt": "mentions", "nonce": "m", "mention": mentions}))
+            while "mentions" not in received.read_text() or '"end_turn"' not in socket.receive_text():
+                pass
+        prompts = [json.loads(line) for line in received.read_text().splitlines() if '"session/prompt"' in line]
+        links = [block.get("uri", "") for block in prompts[-1]["params"]["prompt"] if block.get("type") != "text"]
+        assert links == [(tmp_path / "notes.txt").as_uri()], links
         assert "a file of the workspace" in own  # the workspace itself works
         for name, answer in {**said, **wrote}.items():
             assert "the server's own" in answer and '"error"' in answer, (name, answer)
