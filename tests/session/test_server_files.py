@@ -1,6 +1,7 @@
 """The server's own files are no agent's and no person's, whatever the roots: with the data folder (the secrets' key,
 Bob's home and agent login) and the config file inside the workspace root, Alice's agent's ``fs/*`` requests, her
-``/file`` view and her ``@`` mentions are refused them, while a file of the workspace still works; and a server
+``/file`` view, her ``@`` menu and mentions and her Changes are refused them, while a file of the workspace still
+works; and a server
 whose agent's folder holds the data folder refuses to start, with one line saying why.
 
 In-process (Starlette's test client against the real app, a real scripted agent): the start refusal keeps a server
