@@ -4,10 +4,12 @@ reaching the server on its unix socket (mode 0660: only nginx's user and group m
 agents in bubblewrap with the network off; a portal of another site (``https://localhost:PORT``, while the client is
 ``https://127.0.0.1:PORT/agents/``) embedding a session at desktop and phone widths. The portal hears the session
 start and its turn end, the agent's terminal command runs, and the agent runs inside the sandbox (what it and its
-commands can reach from there is `tests/sandbox/`'s business)."""
+commands can reach from there is `tests/sandbox/`'s business). The agent works in the person's own folder, as the
+guide lays them out (``--workspace .../{person}``)."""
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -46,11 +48,12 @@ def agents_and_their_parents(server_pid: int, script: str) -> dict[int, list[str
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)], ids=["desktop", "phone"])
 def test_a_portal_embeds_a_sandboxed_session_through_the_proxy_under_a_prefix(
-    start_server: ServerFactory, browsers: Browsers, width: int, height: int
+    start_server: ServerFactory, browsers: Browsers, width: int, height: int, tmp_path: Path
 ) -> None:
     port = free_port()
     with socket_folder() as path:
         server = start_server(
+            workspace=tmp_path / "{person}",
             **behind_proxy(port, tls=True, uds=path),
             WEBCLIENT_SANDBOX="bwrap",
             WEBCLIENT_SANDBOX_NETWORK="off",
@@ -85,3 +88,5 @@ def test_a_portal_embeds_a_sandboxed_session_through_the_proxy_under_a_prefix(
             # The agent runs inside bubblewrap, not as the server's child.
             agents = agents_and_their_parents(server.process.pid, "scripted_agent.py")
             assert len(agents) == 1 and all("bwrap" in chain for chain in agents.values()), agents
+            # In her own folder, made for her (read from /proc: where the agent's process is).
+            assert [os.readlink(f"/proc/{pid}/cwd") for pid in agents] == [str(tmp_path / "alice")]

@@ -501,3 +501,31 @@ def test_root_swapped_for_symlink(layout: Layout) -> None:
     with pytest.raises(PathRefused):
         write_file_atomic(ws.roots, resolved, path, b"PWNED")
     assert (layout.out / "sub" / "b.txt").read_bytes() == SECRET
+
+
+def test_the_servers_own_files_are_refused_inside_a_root_as_written_and_through_a_symlink(tmp_path: Path) -> None:
+    data, config = tmp_path / "data", tmp_path / "agents.toml"
+    (data / "homes" / "bob").mkdir(parents=True)
+    (data / "secret.key").write_bytes(b"KEY")
+    config.write_text("[agents]")
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "key-link").symlink_to(data / "secret.key")
+    (tmp_path / "data-link").symlink_to(data)
+    workspace = Workspace([tmp_path], hidden=[data, config])
+    for path in (
+        data / "secret.key",
+        data / "homes" / "bob" / "x",
+        config,
+        tmp_path / "key-link",
+        tmp_path / "data-link" / "secret.key",
+        data,
+    ):
+        with pytest.raises(PathRefused, match="the server's own"):
+            workspace.check(str(path))
+        with pytest.raises(PathRefused, match="the server's own"):
+            workspace.write_bytes_atomic(str(path), b"planted")
+        assert not workspace.contains(path) and workspace.hides(path)
+    assert (data / "secret.key").read_bytes() == b"KEY" and config.read_text() == "[agents]"
+    assert not (data / "homes" / "bob" / "x").exists()
+    assert workspace.read_bytes(str(tmp_path / "notes.txt"), max_bytes=100)[1] == b"mine"
+    assert workspace.read_only().hides(config) and workspace.read_only().access == "read-only"

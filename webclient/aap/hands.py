@@ -192,6 +192,8 @@ class Hands:
         names = []
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
+                if self.workspace.hides(Path(entry.path)):
+                    continue  # the server's own: not the agent's to know of
                 names.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
         shown = names[:MAX_LISTED]
         more = f"\n… and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
@@ -205,7 +207,7 @@ class Hands:
         folder = self._folder(arguments)
         root = self.workspace.roots[0]
         found: list[str] = []
-        for relative in list_files([folder]):
+        for relative in list_files([folder], hides=self.workspace.lexically_hides):
             path = folder / relative
             try:
                 text = read_text_file(self.workspace, str(path))

@@ -31,7 +31,7 @@ class FilePanel:
 
 
 def _viewer(session: Session) -> Workspace:
-    return Workspace(session.workspace.roots, "read-only")
+    return session.workspace.read_only()
 
 
 def _absolute(session: Session, path: str) -> str:

@@ -62,6 +62,8 @@ class AgentSpec:
     """More folders the agent may read in a sandbox (the catalogue's ``sandbox_read``)."""
     sandbox: Sandbox = UNCONFINED
     """Where its processes run (`webclient.session.sandboxing.confine` makes it, once its home is known)."""
+    hidden: tuple[Path, ...] = ()
+    """The server's own files (data folder, config, registry): refused to every file request, whatever the roots."""
 
 
 def split_command(command: str) -> list[str]:

@@ -81,9 +81,11 @@ class Session:
         self.subagents = Subagents(self.thread)
         self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
-        self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access)
+        self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access, spec.hidden)
         self.terminals = Terminals(spec.sandbox) if spec.terminals else None
-        self.changes = ChangeTracker(self.workspace.roots, lambda: self._changed(Region.CHANGES))
+        self.changes = ChangeTracker(
+            self.workspace.roots, lambda: self._changed(Region.CHANGES), hides=self.workspace.lexically_hides
+        )
         self._tasks = BackgroundTasks(self.id)
         # The lifecycle needs the agent, so it is made after it: the host reaches it when the agent reports.
         self.agent = agent(

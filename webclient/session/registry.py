@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import dataclasses
 import gc
+import json
 import logging
 import os
 import secrets
@@ -21,13 +23,17 @@ from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_sessions import Listings
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
-from webclient.session.catalogue import Catalogue, UnknownAgent, is_url
+from webclient.session.attribution import by_json
+from webclient.session.catalogue import Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
+from webclient.session.folders import Chosen, FolderRecords, Folders
 from webclient.session.homes import home_env, with_env
 from webclient.session.limits import LimitReached, refusal
+from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
-from webclient.session.recorder import NO_RECORDER, Recorder, SessionRecords, StoredSession
+from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.session.sandboxing import confine
+from webclient.session.server_files import server_files
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
@@ -92,6 +98,7 @@ class SessionManager:
         records: SessionRecords | None = None,
         demo_remote: str | None = None,
         rules: RuleBook | None = None,
+        folders: FolderRecords | None = None,
     ) -> None:
         self.settings = settings
         self.catalogue = Catalogue.from_settings(settings, demo_remote=demo_remote)
@@ -102,6 +109,10 @@ class SessionManager:
             idle_seconds=settings.aap_idle_seconds,
         )
         """What a remote agent's server may send, as the settings have it."""
+        self.server_files = server_files(settings, self.catalogue.files)
+        """What no session's file access may reach, whatever its roots (`webclient.session.server_files`)."""
+        self.folders = Folders(folders, team=settings.auth != "token", hidden=self.server_files)
+        """Whose folder a new session may work in (`webclient.session.folders`); ``folders``: where owners are kept."""
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -118,7 +129,7 @@ class SessionManager:
         """What a person's agents get in their environment (their secrets), for a stored session rebuilt; a new
         session is given its owner's by whoever creates it (`create`'s ``env``)."""
 
-    def create(
+    async def start(
         self,
         agent_name: str | None = None,
         workspace: str | None = None,
@@ -126,11 +137,36 @@ class SessionManager:
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Session:
+        """`create`, in a folder ``owner`` may use (`webclient.session.folders`): what a person's New session does.
+
+        Raises:
+            UnknownAgent: no such agent in the catalogue.
+            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
+            LimitReached: see `create`.
+        """
+        refused = refusal(self.settings, self.sessions.values(), owner.id if owner is not None else None)
+        if refused is not None:  # before a folder is claimed for a session that would not start
+            raise LimitReached(refused)
+        if continuing is not None:
+            workspace = continuing.cwd
+        chosen = await self.folders.choose(self.catalogue.get(agent_name), owner, workspace or "")
+        return self.create(agent_name, workspace, continuing, owner, env, chosen)
+
+    def create(
+        self,
+        agent_name: str | None = None,
+        workspace: str | None = None,
+        continuing: AgentSession | None = None,
+        owner: Person | None = None,
+        env: Mapping[str, str] | None = None,
+        chosen: Chosen | None = None,
+    ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
         one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.session.homes`)
-        with ``env`` (their secrets) added to its environment.
+        with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
+        in another person's folder is put on record).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -141,11 +177,13 @@ class SessionManager:
         refused = refusal(self.settings, self.sessions.values(), owner_id, listing=self.listings.running(owner_id))
         if refused is not None:
             raise LimitReached(refused)
-        entry = self.catalogue.get(agent_name)
+        entry = self.catalogue.get(agent_name).for_person(owner_id)
         if continuing is not None:
             workspace = continuing.cwd
-        if workspace and workspace.strip():
-            cwd = entry.choose(workspace)
+        if chosen is not None:
+            cwd = chosen.folder
+        elif workspace and workspace.strip():
+            cwd = entry.choose(workspace, self.server_files)
         elif entry.template is not None:
             # The demo never works in the user's own folder: it gets a fresh copy of the sample.
             cwd = fresh_copy(entry.template)
@@ -154,11 +192,15 @@ class SessionManager:
             cwd = entry.workspace or Path(os.getcwd())
         spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
         spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **(env or {})}), self.settings)
+        spec = dataclasses.replace(spec, hidden=self.server_files)
         session_id = secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
         if records is not None:
             recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
+        if chosen is not None and chosen.others is not None:  # an admin in someone's folder: on the record
+            other = {"action": "other-folder", "workspace": str(cwd), "whose": chosen.others, "by": by_json(owner)}
+            recorder.record(ACTION, "user", json.dumps(other))
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
         self._limit_resumes(session)
@@ -205,6 +247,7 @@ class SessionManager:
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
+        spec = dataclasses.replace(spec, hidden=self.server_files)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
@@ -236,11 +279,17 @@ class SessionManager:
                 spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
+        # Whose folder it may be was decided when it started (`webclient.session.folders`): among everyone's.
+        everyone = tuple(above_people(root) for root in entry.roots if names_person(root))
+        try:
+            entry = entry.for_person(stored.owner)
+        except WorkspaceRefused as no_one:
+            return entry.spec(cwd, max_line_bytes=max_line_bytes), str(no_one)
         if entry.template is not None:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
-        elif not Workspace(entry.roots).contains(cwd):
+        elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
             return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), refused
         return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), None

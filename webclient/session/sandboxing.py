@@ -19,7 +19,7 @@ from typing import TypedDict
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.demo import demo_sample
-from webclient.session.homes import data_folder
+from webclient.session.server_files import server_folders
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import (
     SandboxUnavailable,
@@ -53,7 +53,7 @@ def server_sandbox(settings: Settings) -> Sandbox:
         system=system_mounts(),
         readable=settings.sandbox_read,
         # A folder not made yet holds nothing to hide (and bwrap could not make a folder to cover it with).
-        hidden=tuple(folder for folder in [*_server_folders(settings), *_config_folders(settings)] if folder.is_dir()),
+        hidden=tuple(folder for folder in [*server_folders(settings), *_config_folders(settings)] if folder.is_dir()),
         hidden_files=tuple(file for file in _config_files(settings) if file.is_file()),
         # Without a user-mode network, the network stays off until the start's check refuses (never the host's).
         network=settings.sandbox_network and bool(user_network),
@@ -134,12 +134,3 @@ def _config_files(settings: Settings) -> list[Path]:
 def _config_folders(settings: Settings) -> list[Path]:
     """The folders of the config and registry files (what else an operator keeps beside them), never ``/``."""
     return [file.parent for file in _config_files(settings) if len(file.parent.parts) > 1]
-
-
-def _server_folders(settings: Settings) -> list[Path]:
-    """What no agent may see: the data folder, and the folder of a SQLite store kept elsewhere."""
-    folders = [data_folder(settings)]
-    url = settings.database_url or ""
-    if url.startswith("sqlite") and ":///" in url:
-        folders.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).parent)
-    return folders

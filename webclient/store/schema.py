@@ -149,3 +149,11 @@ secrets = Table(
     Column("value", Text, nullable=False),  # encrypted with the server's key (Fernet); never the plain value
     Column("updated", DateTime(timezone=True), nullable=False),
 )
+
+folders = Table(
+    "folders",
+    metadata,
+    Column("path", Text, primary_key=True),  # a folder under an agent's shared root, resolved (no symlinks)
+    Column("owner", String(200), nullable=False),  # the person who first started a session in it
+    Column("created", DateTime(timezone=True), nullable=False),
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -17,7 +17,7 @@ from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import ACTION, JournalRow, StoredSession
-from webclient.store import audit, history, shares
+from webclient.store import audit, folders, history, shares
 from webclient.store.database import create_engine, database_url, migrate
 from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
@@ -144,6 +144,17 @@ class Store:
         await self.writer.flush()
 
     # -- the audit log (webclient.store.audit) -------------------------------------------------------------
+
+    async def folder_owners(self) -> dict[str, str]:
+        """Every owned folder under a shared root, with its owner (`webclient.session.folders.FolderRecords`)."""
+        return await folders.owners(self.engine)
+
+    async def claim_folder(self, path: str, owner: str) -> str:
+        return await folders.claim(self.engine, path, owner)
+
+    async def driven_workspaces(self, person_id: str, groups: Collection[str]) -> list[str]:
+        await self.writer.flush()  # a session shared a moment ago: its row may still be on its way
+        return await folders.driven_workspaces(self.engine, person_id, groups)
 
     def add_audit(self, values: dict[str, Any]) -> None:
         """One row of the audit log (`webclient.store.audit.row`), written with the journal's next batch."""

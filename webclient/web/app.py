@@ -126,9 +126,9 @@ def check_catalogue(settings: Settings) -> None:
     """Read the agents' config and registry files once before the server starts, so that a mistake stops the start.
 
     Raises:
-        CatalogueError: naming the file, the agent and the field.
+        CatalogueError: naming the file, the agent and the field; or an agent whose folders hold the data folder.
     """
-    Catalogue.from_settings(settings)
+    Catalogue.from_settings(settings).check_roots(settings)
 
 
 def check_store(settings: Settings) -> None:
@@ -193,6 +193,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
             rules=app.state.rules,
+            folders=store,
         )
         if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
             app.state.sessions.owner_env = app.state.secrets.env

@@ -121,7 +121,7 @@ async def embed(request: Request) -> Response:
     kept = secrets_of(request)
     env = await kept.env(owner.id) if kept is not None else None  # the person's secrets, for their agent only
     try:
-        session = manager(request).create(asked.agent, asked.workspace, owner=owner, env=env)
+        session = await manager(request).start(asked.agent, asked.workspace, owner=owner, env=env)
     except (UnknownAgent, WorkspaceRefused) as refused:
         return _start_page(request, asked, str(refused.args[0]), 400)
     except LimitReached as limit:

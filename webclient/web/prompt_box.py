@@ -64,7 +64,10 @@ async def mention_options(request: Request) -> Response:
     now = time.monotonic()
     cached = _listings.get(session.id)
     if cached is None or now - cached[0] > LISTING_TTL:
-        cached = (now, await asyncio.to_thread(list_files, session.workspace.roots))
+        cached = (
+            now,
+            await asyncio.to_thread(list_files, session.workspace.roots, hides=session.workspace.lexically_hides),
+        )
         _listings[session.id] = cached
         _listings.move_to_end(session.id)
         while len(_listings) > LISTINGS_KEPT:

@@ -62,11 +62,12 @@ class ChangedFile:
     removed: int | None
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path, hides: Callable[[Path], bool]) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and not hides(Path(folder, d)))
         for name in sorted(files):
-            yield Path(folder, name)
+            if not hides(Path(folder, name)):
+                yield Path(folder, name)
 
 
 def _read(path: Path, limit: int) -> tuple[Baseline, Signature] | None:
@@ -114,9 +115,15 @@ class ChangeTracker:
     """The baseline of a workspace and the files changed since, kept current by the server's file watch."""
 
     def __init__(
-        self, roots: Sequence[Path], on_change: Callable[[], None], watcher: WorkspaceWatcher | None = None
+        self,
+        roots: Sequence[Path],
+        on_change: Callable[[], None],
+        watcher: WorkspaceWatcher | None = None,
+        hides: Callable[[Path], bool] = lambda path: False,
     ) -> None:
         self.roots = tuple(roots)
+        self.hides = hides
+        """Whether a path is the server's own (`Workspace.hides`): never read, listed or compared."""
         self.on_change = on_change
         self.baseline: dict[Path, Baseline] = {}
         self.incomplete = False
@@ -144,7 +151,7 @@ class ChangeTracker:
     def _take_baseline(self) -> None:
         total = 0
         for root in self.roots:
-            for path in _walk(root):
+            for path in _walk(root, self.hides):
                 if len(self.baseline) >= MAX_FILES:
                     self.incomplete = True
                     return
@@ -194,7 +201,7 @@ class ChangeTracker:
             found: list[Path] = []
             present: set[Path] = set()
             for root in self.roots:
-                for path in _walk(root):
+                for path in _walk(root, self.hides):
                     if limit is not None and len(present) >= limit:
                         break
                     present.add(path)
@@ -215,7 +222,7 @@ class ChangeTracker:
 
     def touch(self, paths: Iterator[Path] | Sequence[Path]) -> None:
         """Re-compare these paths with their baseline, in the background."""
-        self._pending.update(paths)
+        self._pending.update(path for path in paths if not self.hides(path))
         if self._pending and (self._refresh is None or self._refresh.done()):
             self._refresh = asyncio.create_task(self._compare_pending(), name="workspace-compare")
 

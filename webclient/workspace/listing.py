@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
@@ -11,17 +11,23 @@ SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv"
 MAX_FILES = 20_000
 
 
-def list_files(roots: Sequence[Path], limit: int = MAX_FILES) -> list[str]:
+def list_files(
+    roots: Sequence[Path], limit: int = MAX_FILES, hides: Callable[[Path], bool] = lambda path: False
+) -> list[str]:
     """Relative paths of files under ``roots`` (prefixed with the root's name after the first root),
-    without dependency and cache folders, in a stable order, at most ``limit`` of them. Symbolic links
-    are not followed."""
+    without dependency and cache folders nor what ``hides`` says is the server's own, in a stable order, at most
+    ``limit`` of them. Symbolic links are not followed."""
     found: list[str] = []
     for index, root in enumerate(roots):
         prefix = "" if index == 0 else f"{root.name}/"
         for directory, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+            dirs[:] = sorted(
+                d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not hides(Path(directory, d))
+            )
             base = Path(directory).relative_to(root).as_posix()
             for name in sorted(files):
+                if hides(Path(directory, name)):
+                    continue
                 if len(found) >= limit:
                     return found
                 found.append(f"{prefix}{name}" if base == "." else f"{prefix}{base}/{name}")

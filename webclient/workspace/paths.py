@@ -2,7 +2,9 @@
 
 An agent names files by absolute path (ACP requires it), and it controls what lies in the workspace: it can
 plant symlinks, FIFOs or ``..`` tricks. `Workspace.check` decides whether a path lies inside one of the
-session's roots, first lexically and then after resolving symlinks. `Workspace.read_bytes` and
+session's roots, first lexically and then after resolving symlinks, and that it is none of the server's own
+files (its data folder, config and registry: ``hidden``), which no root makes an agent's, since the server reads
+and writes for it outside any sandbox. `Workspace.read_bytes` and
 `Workspace.write_bytes_atomic` then do not trust that answer for the open itself: they open through
 `webclient.workspace.no_follow`, which walks from ``/`` one component at a time with ``O_NOFOLLOW``, so a
 symlink swapped in between the check and the open makes the open fail instead of leading outside.
@@ -68,6 +70,14 @@ def _lexical(path: str) -> Path:
     return Path("/" + normal.lstrip("/"))  # normpath keeps a leading "//" (POSIX leaves it open); Linux does not
 
 
+def _resolved(path: Path | str) -> Path:
+    """``path`` with its symlinks resolved (a path that cannot be: as written)."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, UnicodeEncodeError, ValueError):
+        return _lexical(os.path.abspath(path))
+
+
 def _within(path: Path, roots: Sequence[Path]) -> bool:
     return any(path.is_relative_to(root) for root in roots)
 
@@ -78,9 +88,11 @@ class Workspace:
     Args:
         roots: ``roots[0]`` is the session's working directory, the others extra folders the user added.
         access: what the agent may do with files inside them.
+        hidden: the server's own files and folders (its data folder, config, registry): never read or written
+            through the workspace, even where a root holds them.
     """
 
-    def __init__(self, roots: Sequence[Path], access: Access = "read-write") -> None:
+    def __init__(self, roots: Sequence[Path], access: Access = "read-write", hidden: Sequence[Path] = ()) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root folder")
         if access not in get_args(Access):
@@ -90,6 +102,29 @@ class Workspace:
         # a symlink (/home -> /data/home). What it may reach is still decided against the resolved roots.
         self._given = tuple(_lexical(os.path.abspath(root)) for root in roots)
         self.access: Access = access
+        # Both as given and resolved: a path is refused by what it is written as and by what it leads to.
+        self.hidden: tuple[Path, ...] = tuple(
+            dict.fromkeys(path for folder in hidden for path in (_lexical(os.path.abspath(folder)), _resolved(folder)))
+        )
+
+    def read_only(self) -> Workspace:
+        """The same roots and hidden files, for reading only (what the server shows a person of them)."""
+        return Workspace(self.roots, "read-only", self.hidden)
+
+    def hides(self, path: Path, *, resolve: bool = True) -> bool:
+        """Whether ``path`` (as written, or once resolved) is, or lies in, one of the server's own files.
+
+        ``resolve=False`` looks at the path as written only: enough for a walk from a resolved root that follows no
+        symlinks (`lexically_hides`), where every folder is already what it resolves to, and far cheaper per file.
+        """
+        if not self.hidden:
+            return False
+        return _within(_lexical(str(path)), self.hidden) or resolve and _within(_resolved(path), self.hidden)
+
+    def lexically_hides(self, path: Path) -> bool:
+        """`hides` without resolving symlinks: for walks of the roots that follow none (Changes, the ``@`` menu), whose
+        symlinks are never read through."""
+        return self.hides(path, resolve=False)
 
     def __repr__(self) -> str:
         return f"Workspace({list(self.roots)!r}, access={self.access!r})"
@@ -114,6 +149,8 @@ class Workspace:
             raise PathRefused(f"Cannot write {shown}: this agent may only read files.")
         if not _within(_lexical(text), self.roots + self._given):
             raise outside(shown, self.roots)
+        if self.hides(Path(text)):
+            raise PathRefused(f"The path {shown} cannot be used: it is the server's own (its data, config, registry).")
         try:
             resolved = Path(os.path.realpath(text))
         except OSError as error:
@@ -137,7 +174,7 @@ class Workspace:
             resolved = os.path.realpath(path)
         except (UnicodeEncodeError, ValueError):
             return False
-        return _within(Path(resolved), self.roots)
+        return _within(Path(resolved), self.roots) and not self.hides(path)
 
     def relative(self, path: Path) -> str:
         """`path` for display: relative to the session's folder, ``<root name>/...`` in an extra root, else
