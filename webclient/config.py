@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast, get_args
 
+from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
 from webclient.workspace.paths import Access
 from webclient.workspace.sandbox import SandboxMode
@@ -29,27 +30,6 @@ def acp_protocol(value: object, name: str) -> int:
     if text not in {str(version) for version in ACP_PROTOCOLS}:
         raise ValueError(f"{name} must be 1 or 2 (the ACP v2 draft), not {value!r}")
     return int(text)
-
-
-PREFIX_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-MAX_PREFIX = 200
-
-
-def path_prefix(value: str) -> str | None:
-    """A path prefix (``/agents``, ``/tools/agents/``) as the app is served under it: ``""`` for none, ``/agents``
-    (no slash at the end) for one, None when it is not a plain path: segments of letters, digits and ``-._~`` only,
-    never ``.`` or ``..`` (a prefix lands in every URL, cookie path and redirect, so nothing there may need escaping).
-    """
-    value = value.strip()
-    if value in ("", "/"):
-        return ""
-    segments = value.removesuffix("/").split("/")
-    if len(value) > MAX_PREFIX or segments[0] != "" or len(segments) < 2:
-        return None
-    for segment in segments[1:]:
-        if not segment or segment in (".", "..") or not set(segment) <= PREFIX_CHARACTERS:
-            return None
-    return "/".join(segments)
 
 
 def _positive(env: Mapping[str, str], name: str, default: str) -> float:

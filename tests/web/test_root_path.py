@@ -18,7 +18,8 @@ from starlette.websockets import WebSocketDisconnect
 from tests.support.html import parse
 from tests.support.people import SECRET_FILE, SECRET_HEADER, as_person
 from tests.support.servers import SCRIPTED_AGENT
-from webclient.config import Settings, path_prefix
+from webclient.config import Settings
+from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
 from webclient.web.app import create_app
 from webclient.web.cookies import frames_other_sites

@@ -13,7 +13,7 @@ is then built from ``root_path`` (`webclient.render.urls.Urls`), and Starlette r
   connection on ``WEBCLIENT_UDS``, or from one of ``WEBCLIENT_TRUSTED_PROXIES``, never ``X-Forwarded-For``, which
   anyone can write; with the proxy's secret when ``WEBCLIENT_PROXY_SECRET_FILE`` is set): the prefix the proxy
   stripped, so the path is below it. It wins over ``WEBCLIENT_ROOT_PATH``. A value that is not a plain path
-  (`webclient.config.path_prefix`) is ignored, as is the header from anyone but the proxy.
+  (`webclient.path_prefix`) is ignored, as is the header from anyone but the proxy.
 - ``X-Forwarded-Proto: https`` from a trusted proxy makes the request's scheme ``https`` (``wss`` for a web
   socket): the cookies are then ``Secure`` (`webclient.web.cookies`), and the OpenID redirect URI is ``https``.
 
@@ -30,7 +30,7 @@ from urllib.parse import quote
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webclient.config import path_prefix
+from webclient.path_prefix import path_prefix
 from webclient.web.trusted_header import PROVEN, TrustedHeader
 
 SCHEMES = {"http": {"http": "http", "https": "https"}, "websocket": {"http": "ws", "https": "wss"}}
