@@ -15,6 +15,7 @@ import httpx
 import pytest
 import websockets
 
+from tests.support.people import TEAM, person_client
 from tests.support.probes import children
 from tests.support.restarts import drive, session_page, thread_html
 from tests.support.servers import Server, ServerFactory
@@ -225,3 +226,26 @@ def test_listing_past_the_agent_limit_is_refused_with_the_limit_named(
         # The running session's agent lists its own: no agent more, so within the limit.
         assert 'data-agent-session-id="own-1"' in http.get("/agents/first/sessions").text
         assert len(children(server.process.pid)) == agents_before + 1
+
+
+def test_an_agent_lists_a_persons_sessions_from_their_own_folder(start_server: ServerFactory, tmp_path: Path) -> None:
+    """With ``{person}`` in its workspace, the agent started to list works in the person's folder, as their sessions'
+    agents do (on main it was started in ``…/{person}`` itself, which is no one's folder and does not exist)."""
+    root = tmp_path / "projects"
+    config = tmp_path / "agents.toml"
+    config.write_text(
+        f'[agents.resumable]\ncommand = "{sys.executable}"\nargs = ["{AGENT.split()[1]}"]\n'
+        f'workspace = "{root}/{{person}}"\n'
+        'env = { RESUME_MODE = "list", SESSIONS_FILE = "listed.json" }\n'  # relative: read in its folder
+    )
+    for name in ("alice", "bob"):
+        (root / name).mkdir(parents=True)
+        listed = {f"{name}-session": {"cwd": str(root / name), "title": f"{name}'s work", "turns": []}}
+        (root / name / "listed.json").write_text(json.dumps(listed))
+    server = start_server(agent=None, WEBCLIENT_CONFIG=str(config), **TEAM)
+    for name, other in (("alice", "bob"), ("bob", "alice")):
+        listing = person_client(server, name).get(
+            "/agents/resumable/sessions", headers={"Sec-Fetch-Site": "same-origin"}
+        )
+        assert listing.status_code == 200, listing.text
+        assert f"{name}&#39;s work" in listing.text and f"{other}&#39;s work" not in listing.text

@@ -9,15 +9,14 @@ agents (``WEBCLIENT_MAX_AGENTS_PER_PERSON``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 
 from webclient.config import Settings
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
+from webclient.session.agent_spec import AgentSpec
 from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
-from webclient.session.homes import with_env
 from webclient.session.limits import LimitReached, refusal
-from webclient.session.sandboxing import confine
 
 Listed = list[AgentSession] | None
 """An agent's own sessions, or None when it does not list them."""
@@ -64,11 +63,12 @@ async def listed_for(
     sessions: Iterable[Session],
     listings: Listings,
     agent: AgentFactory,
-    env: Mapping[str, str],
+    probe: AgentSpec,
     settings: Settings,
 ) -> Listed:
     """``owner``'s sessions of the catalogue's agent ``entry``, as that agent lists them: asked of a session of theirs
-    whose agent runs, else of the listing under way, else of an agent started for it (with ``env``).
+    whose agent runs, else of the listing under way, else of an agent started for it as ``probe`` says (in their
+    folder, with their home and secrets, sandboxed, the server's files hidden: `SessionManager.agent_spec`).
 
     Raises:
         CannotList: with a sentence for the user.
@@ -87,39 +87,28 @@ async def listed_for(
         refused = refusal(settings, sessions, owner, listing=listings.running(owner))
         if refused is not None:
             raise LimitReached(refused)
-    max_line_bytes = settings.max_line_mb * 1024 * 1024
-    return await listings.join(
-        owner, entry.name, lambda: list_agent_sessions(entry, agent, max_line_bytes, env, settings)
-    )
+    return await listings.join(owner, entry.name, lambda: list_agent_sessions(entry, agent, probe))
 
 
-async def list_agent_sessions(
-    entry: AgentEntry,
-    agent: AgentFactory,
-    max_line_bytes: int,
-    env: Mapping[str, str] | None = None,
-    settings: Settings | None = None,
-) -> list[AgentSession] | None:
-    """Start the catalogue's agent ``entry`` in its default folder (with ``env``: the person's home and secrets, so
-    that it lists their sessions; in the sandbox ``settings`` ask for), ask it for its sessions, and stop it; None
-    when it cannot list them (the demo, which works in fresh copies only, never lists).
+async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, probe: AgentSpec) -> list[AgentSession] | None:
+    """Start the catalogue's agent ``entry`` as ``probe`` says (the person's home and secrets, so that it lists their
+    sessions), ask it for its sessions, and stop it; None when it cannot list them (the demo, which works in fresh
+    copies only, never lists).
 
     Raises:
         CannotList: with a sentence for the user.
     """
     if not lists(entry):
         return None
-    cwd = entry.workspace or entry.roots[0]
-    spec = with_env(entry.spec(cwd, max_line_bytes=max_line_bytes), env or {})
-    probe = Session(confine(spec, settings) if settings is not None else spec, agent)
+    session = Session(probe, agent)
     try:
         async with asyncio.timeout(entry.start_timeout):
-            await probe.agent.start()
-            return await probe.agent.list_sessions()
+            await session.agent.start()
+            return await session.agent.list_sessions()
     except TimeoutError:
         raise CannotList(f"The agent {entry.name} did not answer within {entry.start_timeout:g} s.") from None
     except AgentError as error:
         why = str(error) or type(error).__name__
         raise CannotList(f"The agent {entry.name} could not list its sessions: {why}") from None
     finally:
-        await probe.agent.close()
+        await session.agent.close()

@@ -24,7 +24,7 @@ from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_sessions import Listings
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
 from webclient.session.attribution import by_json
-from webclient.session.catalogue import Catalogue, UnknownAgent, WorkspaceRefused, is_url
+from webclient.session.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
 from webclient.session.folders import Chosen, FolderRecords, Folders
 from webclient.session.homes import home_env, with_env
@@ -190,9 +190,7 @@ class SessionManager:
             self._scratch.append(cwd)
         else:
             cwd = entry.workspace or Path(os.getcwd())
-        spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
-        spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **(env or {})}), self.settings)
-        spec = dataclasses.replace(spec, hidden=self.server_files)
+        spec = self.agent_spec(entry, cwd, owner_id, env or {})
         session_id = secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
@@ -293,6 +291,14 @@ class SessionManager:
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
             return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), refused
         return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), None
+
+    def agent_spec(self, entry: AgentEntry, cwd: Path, owner_id: str | None, env: Mapping[str, str]) -> AgentSpec:
+        """How an agent of ``entry`` (as ``owner_id`` uses it) starts in ``cwd``, for a session or to list its
+        sessions: the settings' limits, its person's home and ``env`` (their secrets), its sandbox, and the server's
+        own files hidden from every file request it makes."""
+        spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
+        spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **env}), self.settings)
+        return replace(spec, hidden=self.server_files)
 
     async def rename(self, session_id: str, title: str) -> bool:
         """Give a session (live or stored) the user's title; False when there is no such session."""

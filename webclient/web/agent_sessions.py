@@ -13,8 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from webclient.session.agent_sessions import CannotList, listed_for
-from webclient.session.catalogue import UnknownAgent
-from webclient.session.homes import home_env
+from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.web.context import manager, page, person
 from webclient.web.secrets_page import secrets_of
@@ -44,14 +43,19 @@ async def agent_sessions_page(request: Request) -> Response:
     listed, problem, status = None, None, 200
     owner = person(request)
     kept = secrets_of(request)
-    # As the person's own agents run: their home (where an agent keeps its sessions) and their secrets.
-    env = {**home_env(sessions.settings, owner.id), **(await kept.env(owner.id) if kept is not None else {})}
     try:
+        # As the person's own agents run: in their folder, with their home (where an agent keeps its sessions) and
+        # their secrets.
+        theirs = entry.for_person(owner.id)
+        env = await kept.env(owner.id) if kept is not None else {}
+        probe = sessions.agent_spec(theirs, theirs.workspace or theirs.roots[0], owner.id, env)
         listed = await listed_for(
-            entry, owner.id, sessions.sessions.values(), sessions.listings, sessions.agent, env, sessions.settings
+            theirs, owner.id, sessions.sessions.values(), sessions.listings, sessions.agent, probe, sessions.settings
         )
     except CannotList as cannot:
         problem, status = str(cannot), 502
+    except WorkspaceRefused as refused:
+        problem, status = str(refused), 403
     except LimitReached as limit:
         problem, status = str(limit.args[0]), 429
     response = page(request, "agent_sessions.html", agent=entry, listed=listed, problem=problem, confirm=False)
