@@ -1,6 +1,7 @@
 """From inside: a hostile agent of our own (``tests/agents/hostile_agent.py``) and a terminal command it starts try to
 reach another session's workspace, the data folder and the store, another person's home, the server's home, its
-environment and its process, another agent, and (network off) the server's port, PostgreSQL's and an outside
+environment and its process, another agent, a unix socket where the guide puts the server's, and (network off) the
+server's port, PostgreSQL's and an outside
 address. Under ``WEBCLIENT_SANDBOX=bwrap`` every attempt fails and what an agent must do still works; without a
 sandbox the same agent gets through (so the attempts are real). With the network on, the agent still reaches nothing
 on the host's loopback (nor through its user-mode network's gateway), and does reach a host outside this one (as root:
@@ -13,6 +14,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,12 @@ def attack_from_alice(
             with contextlib.suppress(pytest.skip.Exception):  # not root: the refusals alone
                 outside = stack.enter_context(outside_host())
                 reach.append((outside.address, outside.port, "a host outside this one"))
+        # A unix socket where the deployment guide has the server's (WEBCLIENT_UDS, /run/webclient): the proxy's way
+        # in, which no sandbox mounts, network on or off.
+        (base / "run").mkdir()
+        server_socket = stack.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+        server_socket.bind(str(base / "run" / "webclient.sock"))
+        server_socket.listen(16)
         workspaces, data = base / "workspaces", base / "data"
         alice, bob = workspaces / "alice", workspaces / "bob"
         for folder in (alice, bob):
@@ -98,6 +106,7 @@ def attack_from_alice(
             tcp += [("10.0.2.2", listeners.tcp_port, "the host's loopback through the gateway")]
             tcp += [("10.0.2.2", port, "the server's port through the gateway")]
         aim = targets(server, bob, data, "bob", home_file, canary, listeners, tcp, network, reach, unreadable)
+        aim["unix"] = [str(base / "run" / "webclient.sock")]
         found = asyncio.run(attack(server, alices, "alice", aim, alice))
         for where in ("agent", "terminal") if reach else ():  # the host outside was tried, by both
             assert any(r["what"].startswith("connect to a host outside") for r in found[where]["legitimate"])
@@ -125,6 +134,7 @@ def test_without_a_sandbox_the_same_agent_gets_through(start_server: ServerFacto
         "find the server's canary in the environment",
         "signal the server",
         "connect to PostgreSQL's port",
+        "connect to the unix socket",
     ):
         for where in ("agent", "terminal"):
             assert any(escape.startswith(f"{where}: {what}") for escape in reached), f"{where}: {what}"
