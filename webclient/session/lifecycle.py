@@ -210,9 +210,10 @@ class AgentLifecycle:
         self.changed(Region.STATUS)
 
     def authenticate(self, method_id: str) -> None:
-        """Sign in with one of the agent's methods, then open the session: an ``agent`` method through the agent
-        (``authenticate``), a ``terminal`` method in the page's sign-in terminal. In the background, since an agent
-        may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
+        """Sign in with one of the agent's methods, then open the session: an ``agent`` method, or a key method whose
+        variables are set, through the agent (``authenticate``), a ``terminal`` method in the page's sign-in
+        terminal. In the background, since an agent may never answer (a browser login it opened on the server);
+        ``cancel_sign_in`` gives up."""
         offered = (m for m in self.auth_methods if m.id == method_id and (m.button or m.in_terminal or m.takes_key))
         method = next(offered, None)
         if self.agent_state != "auth-required" or method is None:
