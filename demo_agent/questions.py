@@ -56,7 +56,7 @@ async def run_question(turn: Turn) -> None:
 
 
 async def run_link(turn: Turn) -> None:
-    """A link: the client shows it in full; the user opens it and says when done; the agent says it is complete."""
+    """A link: the client shows it in full; opening it is the user's answer (accept); the agent says it is complete."""
     if not turn.caps.link_questions:
         await turn.say("Your client does not show links to follow (`elicitation.url`).")
         return

@@ -125,3 +125,24 @@ def test_error_text_without_a_message() -> None:
 def test_error_text_bounds_big_data() -> None:
     text = error_text("Internal error", {"stack": "x" * 10_000})
     assert len(text) < 600 and text.endswith("…")
+
+
+def test_env_var_methods_with_vars_and_api_key_methods_take_a_key_and_only_logins_may_open_a_browser() -> None:
+    raw: list[Any] = [
+        {"id": "chatgpt", "name": "Login with ChatGPT"},
+        {"id": "openai-api-key", "type": "env_var", "name": "Use OPENAI_API_KEY", "vars": [{"name": "OPENAI_API_KEY"}]},
+        {"id": "gemini-api-key", "name": "Gemini API key", "_meta": {"api-key": {"provider": "gemini"}}},
+        {"id": "acme", "name": "Acme key", "_meta": {"api-key": {"provider": "Acme Cloud"}}},
+        {"id": "named", "name": "Key", "description": "Set `MY_KEY` in the environment", "_meta": {"api-key": {}}},
+        {"id": "vertex-ai", "name": "Vertex AI"},
+        {"id": "bare", "type": "env_var", "name": "No vars"},
+    ]
+    methods = sign_in_methods(raw)
+    assert [m.takes_key for m in methods] == [False, True, True, True, True, False, False]
+    assert [[v.name for v in m.env_vars] for m in methods[1:5]] == [
+        ["OPENAI_API_KEY"],
+        ["GEMINI_API_KEY"],
+        ["ACME_CLOUD_API_KEY"],
+        ["MY_KEY"],
+    ]
+    assert [m.id for m in methods if m.may_open_browser] == ["chatgpt"]

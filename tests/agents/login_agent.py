@@ -12,6 +12,13 @@ login on the server) and an ``env_var`` one; ``authMethods`` use v2's ``methodId
 ``methodId``. It advertises ``auth.status`` and answers ``auth/status`` from the token file, with an account whose
 label is markup (which must be shown as text). ``session/new`` fails with ``auth_required`` until the token file
 exists. Everything received is recorded (``$RECORD_FILE``).
+
+With ``$LOGIN_KEYS`` set it offers keys instead, as codex-acp and gemini-cli do: two ``env_var`` methods with
+``vars`` (``openai-api-key`` on ``LOGIN_OPENAI_KEY``, ``codex-api-key`` on ``LOGIN_CODEX_KEY``), whose
+``authenticate`` succeeds only when the variable is in its environment; a gemini-like ``agent`` method marked
+``_meta["api-key"].provider`` whose ``authenticate`` always answers but signs in only when ``GEMINI_API_KEY``
+starts with ``good-``; and a ChatGPT login that never answers. ``session/new`` fails with ``auth_required`` until
+one signed it in (like codex, even with the variable set), and a prompt's answer names the method.
 """
 
 from __future__ import annotations
@@ -71,7 +78,38 @@ def login() -> int:
     return 0
 
 
+KEYS = os.environ.get("LOGIN_KEYS")
+KEY_VARS = {"openai-api-key": "LOGIN_OPENAI_KEY", "codex-api-key": "LOGIN_CODEX_KEY"}
+_signed_in: dict[str, str] = {}
+
+
+def key_methods() -> list[dict[str, Any]]:
+    return [
+        {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Use your ChatGPT login."},
+        {"id": "openai-api-key", "type": "env_var", "name": "Use OPENAI_API_KEY",
+         "vars": [{"name": "LOGIN_OPENAI_KEY", "label": "OpenAI API key"}]},
+        {"id": "codex-api-key", "type": "env_var", "name": "Use CODEX_API_KEY", "vars": [{"name": "LOGIN_CODEX_KEY"}]},
+        {"id": "gemini-api-key", "name": "Gemini API key", "_meta": {"api-key": {"provider": "gemini"}}},
+        {"id": "vertex-ai", "name": "Vertex AI"},
+    ]  # fmt: skip
+
+
+def authenticate_with_key(method_id: str) -> dict[str, Any] | None:
+    """``authenticate`` as the key agent answers it: an error, or None (signed in, or not but answered)."""
+    if method_id == "gemini-api-key":
+        if os.environ.get("GEMINI_API_KEY", "").startswith("good-"):
+            _signed_in["by"] = method_id
+        return None
+    name = KEY_VARS.get(method_id)
+    if name is None or not os.environ.get(name):
+        return {"code": -32603, "message": "Internal error", "data": {"message": f"{name or method_id} is not set"}}
+    _signed_in["by"] = method_id
+    return None
+
+
 def methods(terminal: bool) -> list[dict[str, Any]]:
+    if KEYS:
+        return key_methods()
     key = os.environ.get("LOGIN_METHOD_ID_KEY", "id")
     offered = [
         {key: "browser", "name": "Log in with a browser", "description": "Opens a login page."},
@@ -92,8 +130,12 @@ def methods(terminal: bool) -> list[dict[str, Any]]:
     return offered
 
 
+def signed_in() -> bool:
+    return bool(_signed_in) if KEYS else TOKEN.exists()
+
+
 def status() -> dict[str, Any]:
-    if TOKEN.exists():
+    if signed_in():
         return {"state": "authenticated", "accounts": [{"label": ACCOUNT, "email": "me@example.com", "active": True}]}
     return {"state": "unauthenticated"}
 
@@ -111,17 +153,22 @@ def handle(message: dict[str, Any]) -> None:
     elif method == "auth/status":
         send({"id": request_id, "result": status()})
     elif method == "authenticate":
-        if params.get("methodId") == "browser":
+        if params.get("methodId") in ("browser", "chatgpt"):
             return  # never answers: it waits for a browser on the server
+        if KEYS:
+            error = authenticate_with_key(str(params.get("methodId")))
+            send({"id": request_id, **({"error": error} if error else {"result": {}})})
+            return
         send({"id": request_id, "error": {"code": -32603, "message": "authenticate is not how this method works"}})
     elif method == "session/new":
-        if not TOKEN.exists():
+        if not signed_in():
             send({"id": request_id, "error": {"code": -32000, "message": "Authentication required"}})
             return
         send({"id": request_id, "result": {"sessionId": "login-1"}})
         send({"method": "auth/status_update", "params": status()})
     elif method == "session/prompt":
-        text = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "signed in and working"}}
+        said = f"signed in and working ({_signed_in['by']})" if KEYS else "signed in and working"
+        text = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}}
         send({"method": "session/update", "params": {"sessionId": params.get("sessionId"), "update": text}})
         send({"id": request_id, "result": {"stopReason": "end_turn"}})
     elif request_id is not None:

@@ -68,6 +68,7 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
             "elicitationId": "el-1",
         }
         answer = ask("elicitation/create", link)
+        time.sleep(1.5)  # the flow at the link takes a moment: the page waits for elicitation/complete meanwhile
         send({"method": "elicitation/complete", "params": {"elicitationId": "el-1"}})
         say(session_id, "answer: " + json.dumps(answer.get("result", answer.get("error")), sort_keys=True))
     elif text == "withdraw":

@@ -91,11 +91,12 @@ def test_the_sign_in_screen_explains_each_method(start_server: ServerFactory, pa
     expect(page.locator('[data-role="auth-reason"]')).to_contain_text(
         "Authentication required: Gemini API key is missing or not configured."
     )
-    # Only methods the client can do itself are buttons.
+    # Only methods the client can do itself are buttons: an env_var one once its variables are set.
     assert page.locator("[data-auth-method]").all_text_contents() == [
         "Log in with Google",
         "Use Gemini API key",
         "Use a test token",
+        "Key in the environment",
     ]
     expect(auth.locator('[data-auth-id="oauth"] .auth-description strong')).to_have_text("a browser")
     api_key = auth.locator('[data-auth-id="api-key"]')

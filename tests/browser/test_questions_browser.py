@@ -59,9 +59,22 @@ def test_a_link_question_and_a_withdrawn_one(start_server: ServerFactory, page: 
     link = question.locator('[data-role="question-link"]')
     expect(link).to_have_attribute("href", "https://example.com/sign-in?state=1")
     expect(link).to_have_attribute("rel", "noopener noreferrer")
-    question.locator('[data-answer="accept"]').click()
+    # Opening the link is the consent: no Done to press, Decline and Cancel stay.
+    expect(question.locator('[data-answer="accept"]')).to_be_hidden()
+    expect(question.locator('[data-answer="decline"]')).to_be_visible()
+    expect(question.locator('[data-answer="cancel"]')).to_be_visible()
+    page.context.route("https://example.com/**", lambda route: route.fulfill(body="the service's sign-in"))
+    with page.context.expect_page() as opened:
+        link.click()
+    expect(opened.value.locator("body")).to_have_text("the service's sign-in")
+    opened.value.close()
+    # The answer went at once; the entry waits for the agent's elicitation/complete (sent 1.5 s later).
+    expect(question).to_have_attribute("data-state", "accepted")
+    expect(question.locator('[data-role="question-waiting"]')).to_have_text("Waiting for the agent to say it is done…")
     assert answer_said(page) == {"action": "accept"}
     expect(question).to_contain_text("the agent says it is done")
+    expect(question.locator('[data-role="question-waiting"]')).to_have_count(0)
+    assert [m["result"] for m in server.received() if m.get("id") == 1001 and "result" in m] == [{"action": "accept"}]
 
     send_prompt(page, "withdraw")
     withdrawn = page.locator('[data-role="question"]').last

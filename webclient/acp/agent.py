@@ -129,7 +129,7 @@ class AcpAgent(SessionRequests):
             connection = await AgentConnection.spawn(
                 spec.argv,
                 cwd=spec.cwd,
-                env=spec.env,
+                env=spec.agent_env,
                 handler=self,
                 stderr_log=self.stderr,
                 max_line_bytes=spec.max_line_bytes,

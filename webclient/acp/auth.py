@@ -8,11 +8,15 @@ Spec: https://agentclientprotocol.com/protocol/initialization#authentication. Ty
   ``authenticate`` is never called for it. Offered by agents only when the client advertises
   ``clientCapabilities.auth.terminal`` (`webclient.acp.connection.BASE_CAPABILITIES`).
 * ``env_var`` (``vars: [{name, label?, secret?, optional?}]``, removed from the spec but still sent by some
-  agents): the variables must be set in the server's environment before the server starts.
+  agents: codex-acp, dirac, glm): the client calls ``authenticate`` once the variables are set (the server's
+  environment, or the person's secrets); until then the page asks for them, keeps them as the person's secrets and
+  starts the agent again with them.
 * anything else: shown as instructions (name and description), never as a button.
 
 An ``agent`` method whose description or ``_meta`` names an environment variable (gemini-cli's "Use Gemini
-API key": "Requires setting the `GEMINI_API_KEY` environment variable") shows that variable too.
+API key": "Requires setting the `GEMINI_API_KEY` environment variable") shows that variable too. One marked
+``_meta["api-key"]`` (``{provider}``, gemini-cli's) is an API key's, taken like an ``env_var`` method: its
+variable is the one it names, else its provider's (`PROVIDER_KEYS`).
 """
 
 from __future__ import annotations
@@ -23,12 +27,21 @@ from typing import Any
 
 from webclient.session.sign_in import EnvVar, SignInMethod
 
-__all__ = ["sign_in_method", "sign_in_methods"]
+__all__ = ["PROVIDER_KEYS", "sign_in_method", "sign_in_methods"]
 
 # An environment variable's name as agents write it: upper case with at least one underscore (API_KEY).
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 # Words that say a name in a description is an environment variable.
 _ENV_WORDS = re.compile(r"environment|env var|variable|export ", re.IGNORECASE)
+
+
+PROVIDER_KEYS = {
+    "gemini": "GEMINI_API_KEY",
+    "google": "GEMINI_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""The variable of an ``_meta["api-key"].provider`` that names none; another provider's is ``PROVIDER_API_KEY``."""
 
 
 def _str(value: Any) -> str | None:
@@ -79,7 +92,14 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
         return None
     kind = _str(raw.get("type")) or "agent"
     description = _str(raw.get("description"))
-    env_vars = _declared_vars(raw) if kind == "env_var" else _named_vars(description, raw.get("_meta"))
+    meta = raw.get("_meta")
+    env_vars = _declared_vars(raw) if kind == "env_var" else _named_vars(description, meta)
+    marked = meta.get("api-key") if isinstance(meta, Mapping) else None
+    api_key = kind == "agent" and isinstance(marked, Mapping)
+    if isinstance(marked, Mapping) and api_key and not env_vars:
+        provider = _str(marked.get("provider")) or "api"
+        name = PROVIDER_KEYS.get(provider.lower()) or re.sub(r"[^A-Z0-9]+", "_", provider.upper()) + "_API_KEY"
+        env_vars = [EnvVar(name=name if _ENV_NAME.fullmatch(name) else "API_KEY", label="API key")]
     args = raw.get("args")
     env = raw.get("env")
     return SignInMethod(
@@ -91,6 +111,7 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
         args=tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else (),
         env=tuple((k, v) for k, v in env.items() if isinstance(v, str)) if isinstance(env, dict) else (),
         link=_str(raw.get("link")),
+        api_key=api_key,
     )
 
 

@@ -36,6 +36,9 @@ class AgentSpec:
     cwd: Path
     env: Mapping[str, str] | None = field(default=None, repr=False)
     """Variables over the server's environment: the catalogue's, the owner's home and secrets (never shown)."""
+    given_env: dict[str, str] = field(default_factory=dict, repr=False)
+    """Variables a person gave on the page for a sign-in method (a key, kept as their secret too), over ``env``:
+    the one mutable part, shared by everyone who holds this spec, so the agent's next start has them."""
     extra_roots: tuple[Path, ...] = ()
     """Directories besides ``cwd`` the agent may read and write through the client."""
     file_access: Access = "read-write"
@@ -64,6 +67,11 @@ class AgentSpec:
     """Where its processes run (`webclient.session.sandboxing.confine` makes it, once its home is known)."""
     hidden: tuple[Path, ...] = ()
     """The server's own files (data folder, config, registry): refused to every file request, whatever the roots."""
+
+    @property
+    def agent_env(self) -> dict[str, str]:
+        """What the agent's processes get over the server's environment: ``env``, then ``given_env``."""
+        return {**(self.env or {}), **self.given_env}
 
 
 def split_command(command: str) -> list[str]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from webclient.session.agent import (
@@ -75,6 +76,11 @@ class AgentLifecycle:
         """Why the last Resume was refused (a limit), shown until one is let through."""
         self._resuming = False
         """The start under way reattaches to the agent's earlier session (Resume), rather than opening a new one."""
+        self.keep_key: Callable[[str, str], Awaitable[None]] | None = None
+        """Keeps a key given on the page as the owner's secret (`webclient.store.secrets`); None: nothing keeps it
+        (no store, or no owner), and only this session's agent has it."""
+        self._then_sign_in: SignInMethod | None = None
+        """The method to ``authenticate`` with as soon as the agent starting now has initialised (a key given)."""
 
     @property
     def ready(self) -> bool:
@@ -136,7 +142,16 @@ class AgentLifecycle:
         self.agent_info = hello.info
         self.prompt_capabilities = hello.prompt_capabilities
         self.auth_methods = hello.sign_in_methods
-        await self._open_session()
+        method, self._then_sign_in = self._then_sign_in, None
+        if method is not None and any(m.id == method.id for m in self.auth_methods):
+            try:
+                await self.agent.sign_in(method.id)
+            except AgentRefused as error:
+                self.agent_state = "auth-required"
+                self.error = f"Signing in with “{method.name}” failed: {error.text}"
+                self.changed(Region.STATUS)
+                return
+        await self._open_session(method)
 
     async def _within_timeout(self, start: Awaitable[None]) -> None:
         try:
@@ -159,12 +174,16 @@ class AgentLifecycle:
         self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}", diagnosis)
         await self.agent.close()
 
-    async def _open_session(self) -> None:
+    async def _open_session(self, signed_in_with: SignInMethod | None = None) -> None:
+        """Open the agent's session; ``signed_in_with``: the method it just accepted, which did not sign it in if
+        the agent still asks (the page says so, rather than coming back to the same screen)."""
         try:
             await self.agent.open_session(resume=self._resuming)
         except SignInRequired as request:
             self.agent_state = "auth-required"
             self.auth_reason = request.reason
+            if signed_in_with is not None:
+                self.error = f"Still not signed in: the agent says “{request.reason}” after “{signed_in_with.name}”."
             self.start_step = None
             self.changed(Region.STATUS)
             return
@@ -191,10 +210,12 @@ class AgentLifecycle:
         self.changed(Region.STATUS)
 
     def authenticate(self, method_id: str) -> None:
-        """Sign in with one of the agent's methods, then open the session: an ``agent`` method through the agent
-        (``authenticate``), a ``terminal`` method in the page's sign-in terminal. In the background, since an agent
-        may never answer (a browser login it opened on the server); ``cancel_sign_in`` gives up."""
-        method = next((m for m in self.auth_methods if m.id == method_id and (m.button or m.in_terminal)), None)
+        """Sign in with one of the agent's methods, then open the session: an ``agent`` method, or a key method whose
+        variables are set, through the agent (``authenticate``), a ``terminal`` method in the page's sign-in
+        terminal. In the background, since an agent may never answer (a browser login it opened on the server);
+        ``cancel_sign_in`` gives up."""
+        offered = (m for m in self.auth_methods if m.id == method_id and (m.button or m.in_terminal or m.takes_key))
+        method = next(offered, None)
         if self.agent_state != "auth-required" or method is None:
             return
         self.agent_state = "signing-in"
@@ -276,7 +297,60 @@ class AgentLifecycle:
             self.changed(Region.STATUS)
         self.agent_state = "starting"
         self.since = time.time()
-        await self._within_timeout(self._open_session())
+        await self._within_timeout(self._open_session(method))
+
+    def env_set(self, name: str) -> bool:
+        """Whether the agent's environment has ``name``, non-empty: the server's that it inherits, its secrets, a
+        key given on the page (its value is never read for anything else)."""
+        return bool(self.spec.sandbox.environment(os.environ, self.spec.agent_env).get(name))
+
+    def key_ready(self, method: SignInMethod) -> bool:
+        """Whether every variable a key method needs is set, so that ``authenticate`` may be sent for it."""
+        return all(self.env_set(var.name) for var in method.env_vars if not var.optional)
+
+    def sign_in_with_key(self, method_id: str, values: Mapping[str, str], by_owner: bool) -> None:
+        """A key method's variables given on the page (``values`` by name; others are ignored): kept as the
+        owner's secrets (only the owner may give them: the agent runs with the owner's), then the agent starts
+        again with them and is signed in with the method (``authenticate``)."""
+        method = next((m for m in self.auth_methods if m.id == method_id and m.takes_key), None)
+        if self.agent_state != "auth-required" or method is None:
+            return
+        names = {var.name for var in method.env_vars}
+        given = {name: value.strip() for name, value in values.items() if name in names and value.strip()}
+        missing = [v.name for v in method.env_vars if not (v.optional or v.name in given or self.env_set(v.name))]
+        if not by_owner:
+            self.error = "Only the session's owner can give its agent a key: it is kept as the owner's secret."
+        elif not given or missing:
+            self.error = f"Give {', '.join(missing) or 'the key'} to sign in with “{method.name}”."
+        else:
+            self.agent_state = "signing-in"
+            self.signing_in = method
+            self.since = time.time()
+            self.error = None
+            self._sign_in = self.tasks.spawn(self._sign_in_with_key(method, given), "sign-in with a key")
+        self.changed(Region.STATUS)
+
+    async def _sign_in_with_key(self, method: SignInMethod, given: dict[str, str]) -> None:
+        try:
+            for name, value in given.items():
+                if self.keep_key is not None:
+                    await self.keep_key(name, value)
+        except ValueError as refused:  # the store's SecretRefused: a name or value it may not keep
+            self.agent_state = "auth-required"
+            self.signing_in = self._sign_in = None
+            self.error = f"The key was not kept: {refused}"
+            self.changed(Region.STATUS)
+            return
+        self.spec.given_env.update(given)
+        kept = "kept as your secret" if self.keep_key is not None else "given to this session's agent only"
+        self.shown.notice("info", "Key given", f"{', '.join(given)} {kept}: the agent starts again with it.")
+        self.agent_state = "starting"
+        self.signing_in = self._sign_in = None
+        self.error = self.auth_reason = None
+        self.step(STARTING)
+        await self.agent.close()
+        self._then_sign_in = method
+        await self.start_agent()
 
     def cancel_sign_in(self) -> None:
         """Give up waiting for the sign-in: the request is forgotten (a late answer is ignored) and the
@@ -306,6 +380,7 @@ class AgentLifecycle:
             self.tasks.spawn(self._restart(), "restart")
 
     async def _restart(self) -> None:
+        self._then_sign_in = None
         self.error = self.auth_reason = None
         self.auth_methods = []
         self.since = time.time()

@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 OwnerEnv = Callable[[str], Awaitable[Mapping[str, str]]]
 """The variables a person's agents get (by the person's id)."""
 
+KeepSecret = Callable[[str, str, str], Awaitable[None]]
+"""Keep a value as a person's secret: their id, its name, the value (`webclient.store.secrets.Secrets.put`)."""
+
 
 def _malloc_trim() -> None:
     """Hand freed heap pages back to the OS (glibc keeps them otherwise: RSS would not drop after a big session)."""
@@ -128,6 +131,8 @@ class SessionManager:
         self.owner_env: OwnerEnv | None = None
         """What a person's agents get in their environment (their secrets), for a stored session rebuilt; a new
         session is given its owner's by whoever creates it (`create`'s ``env``)."""
+        self.keep_secret: KeepSecret | None = None
+        """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
 
     async def start(
         self,
@@ -202,6 +207,7 @@ class SessionManager:
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
         self._limit_resumes(session)
+        self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
         session.queue.bounds = PromptBounds.from_settings(self.settings)
         if self.records is not None:
@@ -219,6 +225,12 @@ class SessionManager:
         session.lifecycle.may_start = lambda: refusal(
             self.settings, self.sessions.values(), session.owner, session, self.listings.running(session.owner)
         )
+
+    def _keep_keys(self, session: Session) -> None:
+        """A key given on ``session``'s page is kept as its owner's secret (their agents start with it)."""
+        keep, owner = self.keep_secret, session.owner
+        if keep is not None and owner is not None:
+            session.lifecycle.keep_key = lambda name, value: keep(owner, name, value)
 
     def get(self, session_id: str) -> Session | None:
         """The session ``session_id`` if this server has it in memory (see `open` for a stored one)."""
@@ -249,6 +261,7 @@ class SessionManager:
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
+        self._keep_keys(session)
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
         session.queue.bounds = PromptBounds.from_settings(self.settings)

@@ -6,8 +6,12 @@ Protocol adapters build these from what their agent says (`webclient.acp.auth` f
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
+
+_LOGIN_WORDS = re.compile(r"log ?in|sign ?in|browser|oauth|account|chatgpt|device", re.IGNORECASE)
+"""Words of a method that signs in by itself, perhaps in a browser on the server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,8 @@ class SignInMethod:
     env: tuple[tuple[str, str], ...] = ()
     """``terminal``: the arguments and environment to run the agent's command with."""
     link: str | None = None
+    api_key: bool = False
+    """The agent marks it as an API key's (gemini-cli's ``_meta["api-key"]``): its ``env_vars`` hold the key."""
 
     @property
     def button(self) -> bool:
@@ -51,10 +57,19 @@ class SignInMethod:
         return self.type == "terminal"
 
     @property
+    def takes_key(self) -> bool:
+        """Whether it signs in with a key in the agent's environment that a person may give on the page: an
+        ``env_var`` method with ``vars`` (codex-acp's ``openai-api-key``), or an ``agent`` method marked as an API
+        key's. The client sends ``authenticate`` for it once its variables are set."""
+        return bool(self.env_vars) and (self.type == "env_var" or (self.button and self.api_key))
+
+    @property
     def may_open_browser(self) -> bool:
-        """An ``agent`` method that names no environment variable: the agent signs in by itself, often by opening a
-        login page in a browser on the machine it runs on (the server's), which a remote user cannot see."""
-        return self.button and not self.env_vars
+        """An ``agent`` method that names no environment variable and speaks of logging in (``Log in with Google``,
+        ``ChatGPT``, ``oauth``): the agent signs in by itself, often by opening a login page in a browser on the
+        machine it runs on (the server's), which a remote user cannot see. Vertex AI and the like do not."""
+        words = " ".join(filter(None, (self.id, self.name, self.description)))
+        return self.button and not self.env_vars and _LOGIN_WORDS.search(words) is not None
 
     def terminal_argv(self, argv: list[str]) -> list[str]:
         """The command of a ``terminal`` method: the agent's own command with the method's ``args`` appended."""

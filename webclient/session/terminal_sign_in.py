@@ -43,7 +43,7 @@ class SignInTerminal:
             OSError: it could not be started (the message says why).
         """
         # The server's variables under the agent's: all but its own settings, or in a sandbox only its allow-list.
-        env = spec.sandbox.environment(os.environ, {**(spec.env or {}), **dict(method.env)})
+        env = spec.sandbox.environment(os.environ, {**spec.agent_env, **dict(method.env)})
         argv = method.terminal_argv(list(spec.argv))
         pty = await InteractivePty.start(argv, cwd=spec.cwd, env=env, sandbox=spec.sandbox)
         return cls(method, pty)

@@ -197,6 +197,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         )
         if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
             app.state.sessions.owner_env = app.state.secrets.env
+            app.state.sessions.keep_secret = app.state.secrets.put  # a key given on a sign-in screen
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one

@@ -158,6 +158,13 @@ def _permission(session: Session, live: LiveView, message: Message, by: Person) 
     session.answer_permission(_text(message, "request_id"), _text(message, "option_id"), reason, by)
 
 
+def _sign_in_with_key(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    """A key method's variables (``var:NAME`` fields), kept as the person's secrets: only the owner's are kept."""
+    values = {key[4:]: value for key, value in message.items() if key.startswith("var:") and isinstance(value, str)}
+    by_owner = session.owner is None or session.owner == by.id
+    session.lifecycle.sign_in_with_key(_text(message, "method_id"), values, by_owner)
+
+
 ACTIONS: dict[str, Action] = {
     "prompt": _prompt,
     "queue_edit": lambda session, live, message, by: session.queue.edit(
@@ -177,6 +184,7 @@ ACTIONS: dict[str, Action] = {
     ),
     "cancel_subagent": lambda session, live, message, by: session.cancel_subagent(_text(message, "session_id"), by),
     "authenticate": lambda session, live, message, by: session.authenticate(_text(message, "method_id")),
+    "sign_in_with_key": _sign_in_with_key,
     "cancel_sign_in": lambda session, live, message, by: session.cancel_sign_in(),
     "close_sign_in_terminal": lambda session, live, message, by: session.close_sign_in_terminal(),
     "retry": lambda session, live, message, by: session.retry(),
