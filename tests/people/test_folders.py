@@ -16,6 +16,8 @@ import httpx
 from tests.support.own_server import launch, stop
 from tests.support.people import TEAM, person_client
 from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
+from webclient.people.person import LOCAL
+from webclient.session.person_folders import person_folder
 
 ADMINS = ["admins"]
 
@@ -134,7 +136,8 @@ def _servers(tmp_path: Path) -> list[str]:
 
 
 def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) -> None:
-    """``--workspace`` and ``WEBCLIENT_EXTRA_ROOTS`` may name ``{person}`` too; token mode's one person is ``local``."""
+    """``--workspace`` and ``WEBCLIENT_EXTRA_ROOTS`` may name ``{person}`` too; token mode's one person has a folder
+    of its own there (``webclient%3Atoken``), which no team's person can have."""
     each = tmp_path / "projects" / "{person}"
     shared = {"WEBCLIENT_EXTRA_ROOTS": str(tmp_path / "notes" / "{person}")}
     each.parent.mkdir()  # where the test's agent keeps what it received
@@ -160,6 +163,7 @@ def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) 
     try:
         answer = server.http().post("/sessions", data={"workspace": ""}, headers={"Origin": server.url})
         assert answer.status_code == 303, answer.text[:500]
-        assert (tmp_path / "projects" / "local").is_dir() and (tmp_path / "notes" / "local").is_dir()
+        operators = person_folder(LOCAL.id)  # token mode's person, whose id no team's sign-in may have
+        assert (tmp_path / "projects" / operators).is_dir() and (tmp_path / "notes" / operators).is_dir()
     finally:
         stop(server)

@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from tests.support.people import as_person
+from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import AGENTS, ROOT, SCRIPTED_AGENT
 from webclient.config import Settings
+from webclient.proxy_proof import ProxyProof
 from webclient.session.homes import home_of
 from webclient.web.app import create_app
 
@@ -52,6 +53,7 @@ def team_app(root: Path) -> Iterator[TestClient]:
         config=config,
         auth="trusted-header",
         trusted_proxies=("127.0.0.1",),
+        proxy_proof=ProxyProof(secret_file=SECRET_FILE),  # as_person sends its secret
         data_dir=root / "data",
         demo_remote=False,
     )
