@@ -9,6 +9,8 @@
 * ``tall``: a permission card with ten options of a few hundred characters each.
 * ``colours``: terminal output in 256 colours and true colour, and a Markdown table with aligned columns.
 * ``chat``: one short message, so a test can fill the thread.
+* ``two``: two permission questions at once: ``two-a`` offers the agent's own "Always allow" (``allow_always``),
+  ``two-b`` an ``allow_always`` named "Allow for this session" (as the remote demo's client tools do).
 * ``files``: through the client (``fs/write_text_file``), a new file whose name hides a bidi override and a
   30,000-character line into a file that was there, so the thread's file changes, Changes and its diffs show them.
 
@@ -175,7 +177,20 @@ def files(session_id: str) -> None:
     )
 
 
-SCRIPTS = {"spoof": spoof, "long": long, "tall": tall, "colours": colours, "files": files}
+def two(session_id: str) -> None:
+    ask_permission(session_id, "two-a", [
+        {"optionId": "a-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "a-always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "a-no", "name": "Reject", "kind": "reject_once"},
+    ])  # fmt: skip
+    ask_permission(session_id, "two-b", [
+        {"optionId": "b-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "b-session", "name": "Allow for this session", "kind": "allow_always"},
+        {"optionId": "b-no", "name": "Deny", "kind": "reject_once"},
+    ])  # fmt: skip
+
+
+SCRIPTS = {"spoof": spoof, "two": two, "long": long, "tall": tall, "colours": colours, "files": files}
 
 
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.support.browser import open_session
+from tests.support.browser import open_session, send_prompt
 from tests.support.servers import AGENTS, Server, ServerFactory
 
 FAULTY_AGENT = f"{sys.executable} {AGENTS / 'faulty_agent.py'}"
@@ -127,3 +127,38 @@ def test_every_action_of_the_work_bar_is_on_screen(start_server: ServerFactory, 
     field.fill("A new name")
     page.click('[data-role="rename"] button[type="submit"]')
     expect(page.locator('[data-role="title"]')).to_have_text("A new name")
+
+
+def test_one_always_per_place_it_is_remembered_and_the_keys_name_their_card(
+    start_server: ServerFactory, sized: Page
+) -> None:
+    page = sized
+    server = start_server(agent=PAGE_AGENT)
+    open_session(page, server)
+    send_prompt(page, "two")
+    first, second = page.locator('[data-tool-call-id="two-a"]'), page.locator('[data-tool-call-id="two-b"]')
+    expect(second.locator('[data-option-id="b-once"]')).to_be_visible()
+    # The agent's own "Always allow" is the card's one "always" for the session; the person's rule is the other,
+    # for the workspace, and says that it is a rule of theirs.
+    labels = [text.lower() for text in first.locator("button:visible").all_inner_texts()]
+    assert sum("always" in text for text in labels) == 1, labels
+    assert sum("session" in text for text in labels) == 0, labels
+    expect(first.locator('[data-role="always"]')).to_contain_text("as your rule")
+    expect(first.locator('[data-action="always-workspace"]')).to_be_visible()
+    # "Allow for this session" (the remote demo's words) has no "Always for this session" beside it.
+    labels = [text.lower() for text in second.locator("button:visible").all_inner_texts()]
+    assert sum("this session" in text for text in labels) == 1, labels
+    # Two cards wait: only the first shows its keys, and says that they answer it.
+    expect(first.locator('[data-role="keys-here"]')).to_be_visible()
+    expect(first.locator(".options kbd").first).to_be_visible()
+    expect(second.locator('[data-role="keys-here"]')).to_be_hidden()
+    expect(second.locator(".options kbd").first).to_be_hidden()
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("1")
+    answer = server.wait_received(lambda m: "method" not in m and "outcome" in (m.get("result") or {}))
+    assert answer["result"] == {"outcome": {"outcome": "selected", "optionId": "a-once"}}
+    expect(first.locator('[data-role="permission"]')).to_have_attribute("data-state", "selected")
+    expect(second.locator('[data-role="permission"]')).to_have_attribute("data-state", "pending")
+    # Now the second is the only one: its keys show, and it needs no note.
+    expect(second.locator(".options kbd").first).to_be_visible()
+    expect(second.locator('[data-role="keys-here"]')).to_be_hidden()
