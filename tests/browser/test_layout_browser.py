@@ -4,14 +4,18 @@ an inner scroll nor pins a bar taller than the window, and every action of the w
 
 from __future__ import annotations
 
+import secrets
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.support.browser import open_session, send_prompt
-from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.servers import AGENTS, Server, ServerFactory, free_port, launch_server, stop_server
 
 FAULTY_AGENT = f"{sys.executable} {AGENTS / 'faulty_agent.py'}"
 PAGE_AGENT = f"{sys.executable} {AGENTS / 'page_agent.py'}"
@@ -70,6 +74,30 @@ def test_on_a_phone_only_the_subtitle_is_hidden(start_server: ServerFactory, siz
     expect(page.locator('[data-role="signing-in"]')).to_contain_text("Signing in with")
     cancel.click()
     expect(page.locator('[data-role="auth-error"]')).to_have_text("Sign-in cancelled.")
+
+
+def test_on_a_phone_the_header_says_the_server_restarted(sized: Page, tmp_path: Path) -> None:
+    page = sized
+    port, token = free_port(), secrets.token_urlsafe(16)
+    env = {"DEMO_AGENT_SPEED": "0", "WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+
+    def start() -> Server:
+        return launch_server(port, token, tmp_path / "received.jsonl", tmp_path, [], env, subprocess.DEVNULL)
+
+    server = start()
+    try:
+        open_session(page, server)
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        stop_server(server)
+        server = start()
+        expect(page.locator('[data-role="turn-state"]')).to_have_text("Stopped", timeout=40_000)
+        stopped = page.locator('[data-role="agent-stopped"] p')
+        expect(stopped).to_have_text("The agent is not running since the server restarted.")
+        expect(stopped).to_be_visible()
+        expect(page.locator('[data-action="resume"]')).to_be_visible()
+    finally:
+        stop_server(server)
 
 
 def test_the_sign_in_step_scrolls_with_the_thread_and_retry_is_on_screen(
