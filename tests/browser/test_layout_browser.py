@@ -123,7 +123,18 @@ def test_the_sign_in_step_scrolls_with_the_thread_and_retry_is_on_screen(
     last.scroll_into_view_if_needed()
     box = last.bounding_box()
     assert box and box["y"] >= 0 and box["y"] < page.evaluate("innerHeight")
-    page.evaluate("window.scrollTo(0, 0)")
+    # A sign-in started from further down keeps its Cancel, then its outcome, in sight.
+    page.evaluate("window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    page.click('[data-auth-method="api-key"]')
+    expect(page.locator('[data-role="auth-error"]')).to_contain_text("failed")
+    assert on_screen(page, page.locator('[data-role="auth-error"]')), "the error is not on screen"
+    page.evaluate("window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    page.click('[data-auth-method="oauth"]')
+    cancel = page.locator('[data-action="cancel-sign-in"]')
+    expect(cancel).to_be_visible()
+    assert on_screen(page, cancel), "Cancel is not on screen"
+    cancel.click()
+    expect(page.locator('[data-role="auth-error"]')).to_have_text("Sign-in cancelled.")
     retry.click()
     expect(page.locator("#session")).to_have_attribute("data-agent-state", "auth-required")
 
