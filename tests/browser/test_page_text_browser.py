@@ -7,6 +7,7 @@ keeps its layout, shows what is hidden, never scrolls sideways, and has no ``sty
 
 from __future__ import annotations
 
+import json
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -290,3 +291,28 @@ def test_a_folder_name_with_a_bidi_override_shows_its_marker_in_the_header(brows
             shows_markers_only(page.locator(".session-header .cwd"))
         finally:
             context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_agents_own_sessions_keep_long_folders_and_titles_in_the_page(
+    start_server: ServerFactory, browser: Browser, tmp_path: Path, width: int
+) -> None:
+    """The folder line of a session the agent lists (tests/agents/resumable_agent.py): 30,000 characters, and a
+    title with a bidi override."""
+    sessions_file = tmp_path / "agent-sessions.json"
+    listed = {"s-1": {"cwd": "/" + "w" * 30_000, "title": "Fix \u202egnp.exe " + "t" * 30_000, "turns": []}}
+    sessions_file.write_text(json.dumps(listed))
+    resumable = f"{sys.executable} {AGENTS / 'resumable_agent.py'}"
+    server = start_server(agent=resumable, RESUME_MODE="list", SESSIONS_FILE=str(sessions_file))
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(server.sign_in_url("/"))
+        page.click('a[href*="/agents/"][href$="/sessions"]')
+        item = page.locator('[data-agent-session-id="s-1"]')
+        expect(item).to_contain_text("w" * 200)
+        shows_markers_only(item.locator("strong"))
+        assert overflow(page) <= 0
+        assert fits(page, item.locator("code, strong, button"))
+    finally:
+        context.close()
