@@ -12,7 +12,8 @@
 * ``two``: two permission questions at once: ``two-a`` offers the agent's own "Always allow" (``allow_always``),
   ``two-b`` an ``allow_always`` named "Allow for this session" (as the remote demo's client tools do).
 * ``files``: through the client (``fs/write_text_file``), a new file whose name hides a bidi override and a
-  30,000-character line into a file that was there, so the thread's file changes, Changes and its diffs show them.
+  30,000-character line into a file that was there, and on disk by itself another file with an override in its
+  name, so the thread's file changes, Changes and its diffs show them.
 
 Permission requests stay open (the answer is recorded in ``$RECORD_FILE`` like everything received).
 """
@@ -161,6 +162,7 @@ def colours(session_id: str) -> None:
 
 def files(session_id: str) -> None:
     Path(_cwd, "wide.txt").write_text("a\nb\nc\n")
+    Path(_cwd, "draft\u202egnp.js").write_text("x\n")  # made behind the client's back: Changes finds it on disk
     ask("fs/write_text_file", {"sessionId": session_id, "path": os.path.join(_cwd, BIDI_FILE), "content": "hello\n"})
     ask("fs/write_text_file", {"sessionId": session_id, "path": os.path.join(_cwd, "wide.txt"),
                                "content": f"a\n{TOKEN}\nc\n"})  # fmt: skip

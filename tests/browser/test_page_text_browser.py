@@ -267,6 +267,7 @@ def test_files_the_agent_writes_show_hidden_characters_and_long_tokens_stay_on_s
         page.click('[data-action="show-changes"]')
         entry = page.locator('#side-panel .change[data-path^="notes"]')
         shows_markers_only(entry)
+        shows_markers_only(page.locator('#side-panel .change[data-path^="draft"]'))
         assert overflow(page) <= 0
         assert fits(page, page.locator("#side-panel"))
         entry.locator("a").click()
