@@ -201,3 +201,17 @@ def test_one_always_per_place_it_is_remembered_and_the_keys_name_their_card(
     # Now the second is the only one: its keys show, and it needs no note.
     expect(second.locator(".options kbd").first).to_be_visible()
     expect(second.locator('[data-role="keys-here"]')).to_be_hidden()
+
+
+def test_the_remote_demos_card_has_one_choice_for_the_session(start_server: ServerFactory, sized: Page) -> None:
+    page = sized
+    server = start_server(agent=None, WEBCLIENT_DEMO_REMOTE="on")
+    page.goto(server.sign_in_url("/"))
+    page.click('[data-action="new-session"][data-agent="demo-remote"]')
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    send_prompt(page, "change")
+    card = page.locator('[data-role="tool-call"]', has=page.locator('[data-role="permission"][data-state="pending"]'))
+    expect(card.first.locator('[data-option-id="allow-always"]')).to_contain_text("Allow for this session")
+    labels = [text.lower() for text in card.first.locator("button:visible").all_inner_texts()]
+    assert sum("this session" in text for text in labels) == 1, labels
+    expect(card.first.locator('[data-role="always"]')).to_contain_text("as your rule")
