@@ -10,7 +10,9 @@ if (topbar && dock && "adoptedStyleSheets" in document) {
   const sheet = new CSSStyleSheet();
   document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   const observer = new ResizeObserver(function () {
-    sheet.replaceSync(":root { --topbar-height: " + topbar.offsetHeight + "px; --dock-height: " + dock.offsetHeight + "px; }");
+    // A top bar that scrolls away (while the sign-in step shows: static/app.css) covers nothing.
+    const covering = getComputedStyle(topbar).position === "sticky" ? topbar.offsetHeight : 0;
+    sheet.replaceSync(":root { --topbar-height: " + covering + "px; --dock-height: " + dock.offsetHeight + "px; }");
   });
   observer.observe(topbar);
   observer.observe(dock);

@@ -9,6 +9,11 @@
 * ``tall``: a permission card with ten options of a few hundred characters each.
 * ``colours``: terminal output in 256 colours and true colour, and a Markdown table with aligned columns.
 * ``chat``: one short message, so a test can fill the thread.
+* ``two``: two permission questions at once: ``two-a`` offers the agent's own "Always allow" (``allow_always``),
+  ``two-b`` an ``allow_always`` named "Allow for this session" (as the remote demo's client tools do).
+* ``files``: through the client (``fs/write_text_file``), a new file whose name hides a bidi override and a
+  30,000-character line into a file that was there, and on disk by itself another file with an override in its
+  name, so the thread's file changes, Changes and its diffs show them.
 
 Permission requests stay open (the answer is recorded in ``$RECORD_FILE`` like everything received).
 """
@@ -22,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from raw_jsonrpc import send, serve, update  # noqa: E402
+from raw_jsonrpc import ask, send, serve, take_response, update  # noqa: E402
 
 TOKEN = "x" * 30_000
 BIDI_OPTION = "\u202eecno wollA"
 HOMOGLYPH = "p\u0430ypal.py"  # the "а" is Cyrillic
+BIDI_FILE = "notes\u202etxt.exe"  # reads "notesexe.txt"
 _cwd = "/"
 _next_id = 1000
 
@@ -154,7 +160,39 @@ def colours(session_id: str) -> None:
     update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": table}})
 
 
-SCRIPTS = {"spoof": spoof, "long": long, "tall": tall, "colours": colours}
+def files(session_id: str) -> None:
+    Path(_cwd, "wide.txt").write_text("a\nb\nc\n")
+    Path(_cwd, "draft\u202egnp.js").write_text("x\n")  # made behind the client's back: Changes finds it on disk
+    ask("fs/write_text_file", {"sessionId": session_id, "path": os.path.join(_cwd, BIDI_FILE), "content": "hello\n"})
+    ask("fs/write_text_file", {"sessionId": session_id, "path": os.path.join(_cwd, "wide.txt"),
+                               "content": f"a\n{TOKEN}\nc\n"})  # fmt: skip
+    update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "files-1",
+            "title": "Edit",
+            "kind": "edit",
+            "status": "completed",
+            "content": [{"type": "diff", "path": os.path.join(_cwd, BIDI_FILE), "oldText": None, "newText": "hello\n"}],
+        },
+    )
+
+
+def two(session_id: str) -> None:
+    ask_permission(session_id, "two-a", [
+        {"optionId": "a-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "a-always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "a-no", "name": "Reject", "kind": "reject_once"},
+    ])  # fmt: skip
+    ask_permission(session_id, "two-b", [
+        {"optionId": "b-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "b-session", "name": "Allow for this session", "kind": "allow_always"},
+        {"optionId": "b-no", "name": "Deny", "kind": "reject_once"},
+    ])  # fmt: skip
+
+
+SCRIPTS = {"spoof": spoof, "two": two, "long": long, "tall": tall, "colours": colours, "files": files}
 
 
 def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
@@ -168,7 +206,7 @@ def run_prompt(request_id: Any, params: dict[str, Any]) -> None:
         send({"id": request_id, "result": {"stopReason": "end_turn"}})
         return
     script(session_id)
-    if script in (colours,):
+    if script in (colours, files):
         send({"id": request_id, "result": {"stopReason": "end_turn"}})
 
 
@@ -177,6 +215,8 @@ def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     request_id = message.get("id")
     params = message.get("params") or {}
+    if take_response(message):
+        return
     if method == "initialize":
         send({"id": request_id, "result": {"protocolVersion": 1, "agentInfo": {"name": "page-agent", "version": "1"},
                                            "agentCapabilities": {"loadSession": False}}})  # fmt: skip

@@ -7,6 +7,7 @@ keeps its layout, shows what is hidden, never scrolls sideways, and has no ``sty
 
 from __future__ import annotations
 
+import json
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, Locator, Page, Route, expect
 
 from tests.support.browser import open_session, send_prompt
 from tests.support.own_server import own_server
@@ -210,3 +211,109 @@ def strict_policy(page: Page) -> str:
 
 def cookies(page: Page) -> dict[str, Any]:
     return {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
+
+
+# The checks above missed what follows (issue 23): the agent never wrote a file through the client, so the thread's
+# file changes and a new file's listing in Changes were never looked at; "no sideways scroll" was measured on the
+# document only, while the phone's work bar scrolled by itself with Export, Rename and End out of sight; Rename was
+# never opened; and the header's folder line was checked for length only, never for hidden characters.
+
+
+def fits(page: Page, locator: Locator) -> bool:
+    """Whether every element of ``locator`` that shows lies between the window's left and right edges."""
+    return bool(
+        locator.evaluate_all(
+            """es => es.every(e => { const r = e.getBoundingClientRect();
+                   return !r.width || (r.left >= -1 && r.right <= document.documentElement.clientWidth + 1); })"""
+        )
+    )
+
+
+def shows_markers_only(locator: Locator) -> None:
+    """``locator`` shows the bidi override as its marker, never as itself."""
+    expect(locator).to_contain_text(MARKER)
+    assert "\u202e" not in locator.inner_text()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+def test_files_the_agent_writes_show_hidden_characters_and_long_tokens_stay_on_screen(
+    start_server: ServerFactory, browser: Browser, size: tuple[int, int]
+) -> None:
+    server = start_server(agent=AGENT)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        open_session(page, server)
+        send_prompt(page, "files")
+        expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=20_000)
+        # The thread: a file change per file written, and the tool call's diff of the new file.
+        written = page.locator('#thread [data-role="file-change"]')
+        expect(written).to_have_count(2)
+        shows_markers_only(written.first.locator(".d-path"))
+        shows_markers_only(page.locator('[data-tool-call-id="files-1"] .d-path'))
+        send_prompt(page, "long")
+        expect(page.locator('[data-option-id="long"]')).to_be_visible(timeout=20_000)
+        assert overflow(page) <= 0
+        # Each diff table scrolls inside its own box; the boxes, the folder line and the work bar stay on screen.
+        for selector in ('#thread [data-role="file-change"]', "#thread .d-scroll", ".cwd", ".workbar a",
+                         ".workbar button", ".workbar summary", ".workbar label"):  # fmt: skip
+            assert fits(page, page.locator(selector)), selector
+        page.click('[data-role="rename"] summary')
+        expect(page.locator("#rename-title")).to_be_visible()
+        assert overflow(page) <= 0
+        assert fits(page, page.locator('[data-role="rename"] form, [data-role="rename"] form > *'))
+        page.click('[data-role="rename"] summary')
+        # Changes: the new file's name, then its diff.
+        page.click('[data-action="show-changes"]')
+        entry = page.locator('#side-panel .change[data-path^="notes"]')
+        shows_markers_only(entry)
+        shows_markers_only(page.locator('#side-panel .change[data-path^="draft"]'))
+        assert overflow(page) <= 0
+        assert fits(page, page.locator("#side-panel"))
+        entry.locator("a").click()
+        shows_markers_only(page.locator('#side-panel [data-role="change-diff"] .d-path'))
+        page.click("#side-panel .side-panel-bar a")  # "All changes"
+        page.locator('#side-panel .change[data-path="wide.txt"] a').click()
+        expect(page.locator('#side-panel [data-role="change-diff"] .d-table')).to_be_visible()
+        assert overflow(page) <= 0
+        page.screenshot(path=f"/tmp/page-text-files-{size[0]}.png")
+    finally:
+        context.close()
+
+
+def test_a_folder_name_with_a_bidi_override_shows_its_marker_in_the_header(browser: Browser, tmp_path: Path) -> None:
+    workspace = tmp_path / "work\u202egnp.exe"
+    workspace.mkdir()
+    with own_server(workspace, AGENT) as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        try:
+            page = context.new_page()
+            open_session(page, server)
+            shows_markers_only(page.locator(".session-header .cwd"))
+        finally:
+            context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_agents_own_sessions_keep_long_folders_and_titles_in_the_page(
+    start_server: ServerFactory, browser: Browser, tmp_path: Path, width: int
+) -> None:
+    """The folder line of a session the agent lists (tests/agents/resumable_agent.py): 30,000 characters, and a
+    title with a bidi override."""
+    sessions_file = tmp_path / "agent-sessions.json"
+    listed = {"s-1": {"cwd": "/" + "w" * 30_000, "title": "Fix \u202egnp.exe " + "t" * 30_000, "turns": []}}
+    sessions_file.write_text(json.dumps(listed))
+    resumable = f"{sys.executable} {AGENTS / 'resumable_agent.py'}"
+    server = start_server(agent=resumable, RESUME_MODE="list", SESSIONS_FILE=str(sessions_file))
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(server.sign_in_url("/"))
+        page.click('a[href*="/agents/"][href$="/sessions"]')
+        item = page.locator('[data-agent-session-id="s-1"]')
+        expect(item).to_contain_text("w" * 200)
+        shows_markers_only(item.locator("strong"))
+        assert overflow(page) <= 0
+        assert fits(page, item.locator("code, strong, button"))
+    finally:
+        context.close()

@@ -199,9 +199,9 @@ class RuleBook:
 
 
 def rule_from(facts: PermissionFacts, owner: str | None, scope: Literal["session", "workspace"]) -> Rule:
-    """The allow rule a card's "Always for this session" / "Always in this workspace" makes of a question: its tool
-    kind and its path (several: their folder's ``*``), else its command; for its session, or its workspace and agent.
-    Its ``id`` is 0 until the store gives it one."""
+    """The allow rule a card's "Always allow as your rule: in this session" / "in this workspace" makes of a
+    question: its tool kind and its path (several: their folder's ``*``), else its command; for its session, or its
+    workspace and agent. Its ``id`` is 0 until the store gives it one."""
     path_pattern = command_pattern = None
     if len(facts.paths) == 1:
         path_pattern = glob.escape(facts.paths[0])  # this path: a ``*`` or ``[`` in its name is no wildcard

@@ -119,9 +119,10 @@ async def delete_rule(request: Request) -> Response:
 
 
 async def always_allow(request: Request) -> Response:
-    """A card's "Always for this session" / "Always in this workspace": an allow rule made of the question (its tool
-    kind and paths, or its command), kept as the person's, and the question answered by it. The card shows it through
-    the session's socket; this answers 204, or 200 saying so for a question no longer open (nothing done)."""
+    """A card's "Always allow as your rule: in this session" / "in this workspace": an allow rule made of the
+    question (its tool kind and paths, or its command), kept as the person's, and the question answered by it. The
+    card shows it through the session's socket; this answers 204, or 200 saying so for a question no longer open
+    (nothing done)."""
     session = await session_of(request, "drive")
     who = person(request)
     form = await request.form()
