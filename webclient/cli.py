@@ -6,15 +6,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import uvicorn
 
 from webclient.config import Settings
-from webclient.session.homes import data_folder
 from webclient.web.access import WILDCARD_ADDRESSES, Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
-from webclient.web.kept_token import kept_token
+from webclient.web.kept_token import kept_token, token_folder
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -121,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # folder across starts (a new token would sign every browser out): see webclient.web.kept_token.
         if args.token and args.new_token:
             sys.exit("webclient: --new-token and a token (--token or WEBCLIENT_TOKEN) are both given: choose one")
-        folder = Path(args.data_dir).expanduser() if args.data_dir else data_folder(Settings())
+        folder = token_folder(args.data_dir)
         try:
             token = args.token or kept_token(folder, new=args.new_token)
         except OSError as error:

@@ -14,7 +14,15 @@ import secrets
 import stat
 from pathlib import Path
 
+from webclient.config import Settings
+from webclient.session.homes import data_folder
+
 TOKEN_FILE = "token"
+
+
+def token_folder(data_dir: str | None) -> Path:
+    """Where the token is kept: the data folder (``--data-dir``, else the user's data folder, as the store finds it)."""
+    return Path(data_dir).expanduser() if data_dir else data_folder(Settings())
 
 
 def kept_token(folder: Path, new: bool = False) -> str:
