@@ -95,7 +95,7 @@ def _act_again(session: Session, action: dict[str, object]) -> None:
         if "rule" in action and prompt is not None and prompt.request_id == action["request_id"]:  # a rule's answer
             prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
-        session.controls.set_title(str(action["title"]) or None)
+        session.controls.name(str(action["title"]) or None)
 
 
 def _store_notice(thread: Thread, notice: dict[str, object]) -> None:
