@@ -14,6 +14,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
+from tests.support.restarts import journalled
 from tests.support.servers import Server, free_port, launch_server, stop_server
 
 
@@ -155,6 +156,41 @@ def test_a_title_the_person_gave_sticks_across_the_agents_titles_and_a_restart(p
         page.fill("#rename-title", "")
         page.click('[data-action="rename"]')
         expect(title).not_to_have_text("My own name")  # cleared: the agent's title again
+    finally:
+        stop_server(server)
+
+
+def test_prompts_typed_after_resume_are_sent_and_only_those_from_before_wait(page: Page, tmp_path: Path) -> None:
+    token = secrets.token_urlsafe(16)
+    start = _restarter(tmp_path, free_port(), token)
+    server = start()
+    queued = page.locator('[data-role="queued"]')
+    try:
+        open_session(page, server)
+        send_prompt(page, "edit")
+        expect(page.locator('[data-role="permission"][data-state="pending"]')).to_be_visible()
+        send_prompt(page, "queued before")
+        expect(queued).to_have_count(1)
+        journalled(tmp_path / "data", "queued before")
+        _killed(server)
+
+        server = start()
+        expect(page.locator('[data-action="resume"]')).to_be_visible(timeout=40_000)
+        expect(page.locator(".queue-head")).to_contain_text("Queued before the server restarted")
+        page.click('[data-action="resume"]')
+        expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=30_000)
+        send_prompt(page, "edit")
+        expect(page.locator('[data-role="permission"][data-state="pending"]')).to_be_visible(timeout=30_000)
+        send_prompt(page, "markdown")  # typed while the turn runs: queued behind it, and sent when it ends
+        expect(queued).to_have_count(2)
+        expect(page.locator(".queue-head")).to_contain_text("sent when the agent finishes")
+        expect(queued.nth(0).locator('[data-role="queued-kept"]')).to_have_count(1)
+        expect(queued.nth(1).locator('[data-role="queued-kept"]')).to_have_count(0)
+        _allow(page)
+        expect(page.locator('[data-role="agent-message"]').last).to_contain_text("That's it", timeout=30_000)
+        expect(queued).to_have_count(1)
+        expect(queued.locator("textarea")).to_have_value("queued before")
+        expect(page.locator(".queue-head")).to_contain_text("Queued before the server restarted")
     finally:
         stop_server(server)
 

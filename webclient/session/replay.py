@@ -79,8 +79,9 @@ class Rebuild:
         if self.turn_open or session.thread.pending_permissions:
             session.shown.interrupted()
             session.subagents.interrupted()
-        # Prompts that waited for their turn wait for the user's "Send now" after Resume.
-        session.turns.queue_paused = session.turns.kept_from_restart = bool(session.queue)
+        # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
+        for item in session.queue:
+            item.kept = True
 
 
 def _act_again(session: Session, action: dict[str, object]) -> None:

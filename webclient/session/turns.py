@@ -56,9 +56,8 @@ class Turns:
         """The session's child sessions: a question of one waits for the user as the session's own do."""
         self.queue = PromptQueue(self._queue_changed)
         self.queue_paused = False
-        self.kept_from_restart = False
-        """The queue was rebuilt from the journal after a restart (hence paused)."""
-        """True after the user stopped a turn: queued prompts then wait for "Send now"."""
+        """True after the user stopped a turn: queued prompts then wait for "Send now" (those kept from before a
+        restart always do: `QueuedPrompt.kept`)."""
         self.turn_running = False
         self.cancelling = False
         self.started = 0
@@ -114,7 +113,7 @@ class Turns:
         if not text and not blocks:
             return False
         self._prompt_nonces.add(nonce)
-        if self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue):
+        if self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue.sendable):
             self._start_turn(text, blocks, by)
         else:
             self.queue.add(text, blocks, by)
@@ -181,7 +180,7 @@ class Turns:
             pass  # the adapter reports it
         finally:
             # A stop pauses what is queued until the user sends it ("Send now"), or until nothing is left.
-            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
+            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue.sendable)
             self.turn_running = False
             self.cancelling = False
             self.stop_reason = ending
@@ -198,7 +197,7 @@ class Turns:
         if not self.turn_running or self.cancelling:
             return
         self.cancelling = True
-        self.queue_paused = bool(self.queue)
+        self.queue_paused = bool(self.queue.sendable)
         self.changed(Region.STATUS)
         self.changed(Region.QUEUE)
         self.tasks.spawn(_told(self.agent.cancel()), "cancel")
