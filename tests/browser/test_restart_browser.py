@@ -194,3 +194,28 @@ def test_prompts_typed_after_resume_are_sent_and_only_those_from_before_wait(pag
     finally:
         stop_server(server)
 
+
+def test_changes_are_kept_across_a_restart_and_resume(page: Page, tmp_path: Path) -> None:
+    token = secrets.token_urlsafe(16)
+    start = _restarter(tmp_path, free_port(), token)
+    server = start()
+    count = page.locator("#changes-count")
+    try:
+        open_session(page, server)
+        send_prompt(page, "edit")
+        _allow(page)
+        expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=30_000)
+        expect(count).to_have_text("1")
+        _killed(server)
+
+        server = start()
+        expect(page.locator('[data-action="resume"]')).to_be_visible(timeout=40_000)
+        expect(count).to_have_text("1")
+        page.click('[data-action="show-changes"]')
+        expect(page.locator("#side-panel-body")).to_contain_text("calculator.py")
+        page.click('[data-action="resume"]')
+        expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=30_000)
+        page.reload()
+        expect(count).to_have_text("1")
+    finally:
+        stop_server(server)
