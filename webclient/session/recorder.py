@@ -23,7 +23,7 @@ TERMINAL = "terminal"
 FILE = "file"
 """A file the agent wrote through the client (direction ``agent``): path, old and new text as JSON."""
 ORIGINAL = "original"
-"""A file as it was when the session began (direction ``workspace``), recorded the first time it is listed as
+"""A file as it was when the session began (direction ``agent``), recorded the first time it is listed as
 changed: its path and content (None: it did not exist) as JSON, bytes that are not UTF-8 as lone surrogates."""
 NOTICE = "notice"
 """Something the store itself says about the journal (records it had to drop)."""

@@ -42,7 +42,7 @@ class WorkspaceEvents:
     def original_found(self, path: Path, content: bytes | None) -> None:
         """A file is listed as changed for the first time: what it was is journalled, for Changes after a restart."""
         text = content.decode("utf-8", "surrogateescape") if content is not None else None
-        self.recorder.record(ORIGINAL, "workspace", json.dumps({"path": str(path), "content": text}))
+        self.recorder.record(ORIGINAL, "agent", json.dumps({"path": str(path), "content": text}))
 
     def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:
         where = self.workspace.relative(cwd) if cwd != self.workspace.roots[0] else None
