@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import socket
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from webclient.web.access import Access, sign_in_url
 from webclient.web.app import check_catalogue, check_sandbox, check_store
 from webclient.web.arrival import WILDCARD_ADDRESSES
 from webclient.web.body_limits import prompt_body_bytes
+from webclient.web.kept_token import kept_token, token_folder
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -71,7 +71,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--token",
         default=defaults.token,
-        help="the sign-in token (default: $WEBCLIENT_TOKEN, else a random one each start, printed in a URL)",
+        help="the sign-in token (default: $WEBCLIENT_TOKEN, else a random one kept in the data folder across starts, "
+        "printed in a URL)",
+    )
+    parser.add_argument(
+        "--new-token",
+        action="store_true",
+        help="replace the kept sign-in token with a new one: every browser signed in with the old one is signed out",
     )
     parser.add_argument(
         "--no-token",
@@ -124,8 +130,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ["WEBCLIENT_NO_TOKEN"] = "1"
         token = None
     else:
-        # Made here, once: the printed URL and every process the reloader starts must agree on it.
-        token = args.token or secrets.token_urlsafe(32)
+        # Made here, once: the printed URL and every process the reloader starts must agree on it. Kept in the data
+        # folder across starts (a new token would sign every browser out): see webclient.web.kept_token.
+        if args.token and args.new_token:
+            sys.exit("webclient: --new-token and a token (--token or WEBCLIENT_TOKEN) are both given: choose one")
+        folder = token_folder(args.data_dir)
+        try:
+            token = args.token or kept_token(folder, new=args.new_token)
+        except OSError as error:
+            sys.exit(f"webclient: the sign-in token cannot be kept in {folder}: {error.strerror or error}")
         os.environ["WEBCLIENT_TOKEN"] = token
     try:
         settings = Settings.from_env()

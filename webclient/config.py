@@ -100,7 +100,7 @@ class Settings:
     token: str | None = field(
         default=None,
         repr=False,
-        metadata={"help": "WEBCLIENT_TOKEN: the sign-in token; default: a random one each start (printed in a URL)"},
+        metadata={"help": "WEBCLIENT_TOKEN: the sign-in token; default: a random one kept in the data folder"},
     )
     no_token: bool = field(
         default=False,

@@ -4,7 +4,10 @@ store shows each session at the same URL exactly as it was, rebuilt from its jou
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -156,3 +159,30 @@ def test_a_new_data_folder_is_the_servers_alone(start_server: ServerFactory, tmp
     folder = tmp_path / "fresh" / "data"
     start_server(agent=None, WEBCLIENT_DATA_DIR=str(folder))
     assert folder.stat().st_mode & 0o077 == 0  # what every session said is in there
+
+
+def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    # Files read-only through the client: the demo agent writes the file itself, so only the Changes view sees it.
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "WEBCLIENT_FILE_ACCESS": "read-only"}
+    first = start_server(agent=None, **env)
+    session_id = asyncio.run(drive(first, ["edit"]))
+    deadline = time.monotonic() + 20
+    while 'data-count="1"' not in session_page(first, session_id):
+        assert time.monotonic() < deadline, "the first server never listed the change"
+        time.sleep(0.1)
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "webclient.sqlite3")) as db:
+        deadline = time.monotonic() + 20
+        while not db.execute("SELECT count(*) FROM journal WHERE kind = 'original'").fetchone()[0]:
+            assert time.monotonic() < deadline, "the file's original was never journalled"
+            time.sleep(0.05)
+    stop(first, signal.SIGKILL)
+
+    second = start_server(agent=None, **env)
+    deadline = time.monotonic() + 20
+    while 'id="changes-count" class="count" data-count="1"' not in (page := session_page(second, session_id)):
+        assert time.monotonic() < deadline, re.findall(r'<span id="changes-count"[^>]*>', page)
+        time.sleep(0.1)
+    changes = httpx.get(f"{second.url}/sessions/{session_id}/changes", headers=second.headers, timeout=30)
+    assert "calculator.py" in changes.text

@@ -113,6 +113,7 @@ def test_a_mistake_in_the_config_file_stops_the_start_naming_file_agent_and_fiel
     config = tmp_path / "agents.toml"
     config.write_text('[agents.helper]\ncommand = "helper-acp"\nprotocol = "xyz"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}
+    env["WEBCLIENT_DATA_DIR"] = str(tmp_path / "data")  # the token it keeps, never in the user's data folder
     refused = subprocess.run(
         [sys.executable, "-m", "webclient", "--config", str(config), "--port", str(free_port())],
         cwd=ROOT,

@@ -335,10 +335,10 @@ class Session:
         self._tasks.spawn(self._tell(self.agent.cancel_entity(kind, entity_id)), "cancel-entity")
 
     def rename(self, title: str, by: Actor = None) -> None:
-        """Give the session a title of the user's (blank: back to none); shown until the agent titles it anew."""
+        """Give the session a title of the user's, kept until they clear it (blank: the agent's title again)."""
         title = " ".join(title.split())[:200]
         self._record_action("rename", by, title=title)
-        self.controls.set_title(title or None)
+        self.controls.name(title or None)
         if title and self.lifecycle.ready:
             self._tasks.spawn(self._tell(self.agent.set_title(title)), "set-title")
 

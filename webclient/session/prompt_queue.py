@@ -86,6 +86,8 @@ class QueuedPrompt:
     """What the prompt carries besides its text (attachments, mentions)."""
     by: dict[str, Any] | None = None
     """Who sent it (`webclient.session.attribution.by_json`)."""
+    kept: bool = False
+    """Queued before the server restarted: it waits for the person's "Send now", never sent by itself."""
 
 
 @dataclass(eq=False)
@@ -137,9 +139,21 @@ class PromptQueue:
             self.listener()
         return len(self.items) != before
 
+    @property
+    def sendable(self) -> list[QueuedPrompt]:
+        """The prompts sent by themselves, one per turn end: all but those kept from before a restart."""
+        return [item for item in self.items if not item.kept]
+
+    @property
+    def all_kept(self) -> bool:
+        """Every queued prompt is from before the server restarted (each waits for "Send now")."""
+        return bool(self.items) and not self.sendable
+
     def pop(self) -> QueuedPrompt | None:
-        if not self.items:
+        """Take the first prompt to send by itself (None: there is none; those kept from a restart stay)."""
+        sendable = self.sendable
+        if not sendable:
             return None
-        item = self.items.pop(0)
+        self.items.remove(sendable[0])
         self.listener()
-        return item
+        return sendable[0]

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webclient.session import shown, workspace_events
 from webclient.session.answers import answered_by, threads
 from webclient.session.prompt_queue import QueuedPrompt
-from webclient.session.recorder import ACTION, FILE, NOTICE, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.session.rules import note_of
 from webclient.viewmodel.thread import Thread
 
@@ -37,6 +38,10 @@ class Rebuild:
         self.session = session
         self.turn_open = False
         self.ended = False
+        self.written: dict[Path, bytes | None] = {}
+        """Each file's text before the agent first wrote it through the client (journals before ``original``)."""
+        self.originals: dict[Path, bytes | None] = {}
+        """Each file as it was when the session began, as the Changes view first listed it."""
 
     def replay(self, journal: Iterable[JournalRow]) -> None:
         session = self.session
@@ -55,7 +60,11 @@ class Rebuild:
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
                 elif kind in (FILE, TERMINAL):
-                    workspace_events.show_again(thread, kind, json.loads(body))
+                    event = json.loads(body)
+                    workspace_events.show_again(thread, kind, event)
+                    self._original(self.written, kind, event)
+                elif kind == ORIGINAL:
+                    self._original(self.originals, kind, json.loads(body))
                 elif kind == ACTION:
                     action = json.loads(body)
                     _act_again(session, action)
@@ -65,6 +74,12 @@ class Rebuild:
                     _store_notice(thread, json.loads(body))
             except (ValueError, KeyError, TypeError):  # a record this code cannot read: the rest still shows
                 log.warning("session %s: a %s record of its journal was unreadable", session.id, kind, exc_info=True)
+
+    @staticmethod
+    def _original(into: dict[Path, bytes | None], kind: str, event: dict[str, object]) -> None:
+        found = workspace_events.originals(kind, event)
+        if found is not None:
+            into.setdefault(*found)  # the first: what it was before the session touched it
 
     def done(self) -> None:
         """The whole journal is shown: the session waits for Resume, a turn that ran is marked interrupted."""
@@ -79,8 +94,12 @@ class Rebuild:
         if self.turn_open or session.thread.pending_permissions:
             session.shown.interrupted()
             session.subagents.interrupted()
-        # Prompts that waited for their turn wait for the user's "Send now" after Resume.
-        session.turns.queue_paused = session.turns.kept_from_restart = bool(session.queue)
+        # Changes are listed again against the originals (the journal's, else the first write's old text).
+        if self.written or self.originals:
+            session.changes.keep(self.written | self.originals)
+        # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
+        for item in session.queue:
+            item.kept = True
 
 
 def _act_again(session: Session, action: dict[str, object]) -> None:
@@ -95,7 +114,7 @@ def _act_again(session: Session, action: dict[str, object]) -> None:
         if "rule" in action and prompt is not None and prompt.request_id == action["request_id"]:  # a rule's answer
             prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
-        session.controls.set_title(str(action["title"]) or None)
+        session.controls.name(str(action["title"]) or None)
 
 
 def _store_notice(thread: Thread, notice: dict[str, object]) -> None:

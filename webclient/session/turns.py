@@ -58,9 +58,8 @@ class Turns:
             self._queue_changed, refused=lambda why: self.shown.notice("warning", "Not changed", why)
         )
         self.queue_paused = False
-        self.kept_from_restart = False
-        """The queue was rebuilt from the journal after a restart (hence paused)."""
-        """True after the user stopped a turn: queued prompts then wait for "Send now"."""
+        """True after the user stopped a turn: queued prompts then wait for "Send now" (those kept from before a
+        restart always do: `QueuedPrompt.kept`)."""
         self.turn_running = False
         self.cancelling = False
         self.started = 0
@@ -114,7 +113,7 @@ class Turns:
             self._prompt_nonces.add(nonce)
             self.shown.notice("warning", "Not sent: sign in first (at the top of the page)", text)
             return False
-        starts_now = self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue)
+        starts_now = self.lifecycle.ready and not self.turn_running and (self.queue_paused or not self.queue.sendable)
         # Checked before the attachments are taken, so that a refused prompt's files stay for the next one.
         attached = [upload for upload_id in uploads if (upload := self.uploads.get(upload_id)) is not None]
         adding = text_bytes(text) + sum(4 * ((len(upload.data) + 2) // 3) for upload in attached)  # as base64
@@ -196,7 +195,7 @@ class Turns:
             pass  # the adapter reports it
         finally:
             # A stop pauses what is queued until the user sends it ("Send now"), or until nothing is left.
-            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue)
+            self.queue_paused = (self.queue_paused or self.cancelling) and bool(self.queue.sendable)
             self.turn_running = False
             self.cancelling = False
             self.stop_reason = ending
@@ -213,7 +212,7 @@ class Turns:
         if not self.turn_running or self.cancelling:
             return
         self.cancelling = True
-        self.queue_paused = bool(self.queue)
+        self.queue_paused = bool(self.queue.sendable)
         self.changed(Region.STATUS)
         self.changed(Region.QUEUE)
         self.tasks.spawn(_told(self.agent.cancel()), "cancel")

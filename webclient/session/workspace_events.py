@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from webclient.session.agent_spec import command_display
-from webclient.session.recorder import FILE, TERMINAL, Recorder
+from webclient.session.recorder import FILE, ORIGINAL, TERMINAL, Recorder
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.files import WriteResult
@@ -28,6 +28,7 @@ class WorkspaceEvents:
         self.workspace = workspace
         self.changes = changes
         self.recorder = recorder
+        changes.on_original = self.original_found
 
     def _show(self, kind: str, event: dict[str, Any]) -> None:
         self.recorder.record(kind, "agent", json.dumps(event))
@@ -37,6 +38,11 @@ class WorkspaceEvents:
         path, shown_as = str(result.path), self.workspace.relative(result.path)
         self._show(FILE, {"path": path, "shown": shown_as, "old_text": result.old_text, "new_text": result.new_text})
         self.changes.note_write(result.path)
+
+    def original_found(self, path: Path, content: bytes | None) -> None:
+        """A file is listed as changed for the first time: what it was is journalled, for Changes after a restart."""
+        text = content.decode("utf-8", "surrogateescape") if content is not None else None
+        self.recorder.record(ORIGINAL, "agent", json.dumps({"path": str(path), "content": text}))
 
     def terminal_started(self, terminal_id: str, command: str, args: list[str], cwd: Path) -> None:
         where = self.workspace.relative(cwd) if cwd != self.workspace.roots[0] else None
@@ -54,6 +60,17 @@ class WorkspaceEvents:
 
     def terminal_released(self, terminal_id: str) -> None:
         self._show(TERMINAL, {"terminal": terminal_id, "event": "released"})
+
+
+def originals(kind: str, event: dict[str, Any]) -> tuple[Path, bytes | None] | None:
+    """The original of a file a journal's record gives (a written file's old text, an ``original`` record), or None."""
+    if kind == ORIGINAL:
+        content = event["content"]
+        return Path(event["path"]), content.encode("utf-8", "surrogateescape") if content is not None else None
+    if kind == FILE:
+        old = event["old_text"]
+        return Path(event["path"]), old.encode("utf-8", "surrogateescape") if old is not None else None
+    return None
 
 
 def show_again(thread: Thread, kind: str, event: dict[str, Any]) -> None:

@@ -139,6 +139,10 @@ class SessionControls:
 
     listener: Callable[[ControlsPart], None] = _ignore
     title: str | None = None
+    """What the session is called: the name the person gave it, else the agent's title."""
+    agent_title: str | None = None
+    named: bool = False
+    """The person named the session: the agent's titles do not replace that name until the person clears it."""
     usage: Usage | None = None
     modes: list[Mode] = field(default_factory=list)
     current_mode: str | None = None
@@ -182,7 +186,16 @@ class SessionControls:
         return None
 
     def set_title(self, title: str | None) -> None:
-        self.title = title
+        """The agent's title (``session_info_update``): shown unless the person named the session."""
+        self.agent_title = title
+        if not self.named:
+            self.title = title
+            self.listener(Region.STATUS)
+
+    def name(self, title: str | None) -> None:
+        """The person's name for the session; None (cleared) shows the agent's title again."""
+        self.named = title is not None
+        self.title = title if title is not None else self.agent_title
         self.listener(Region.STATUS)
 
     def set_usage(self, usage: Usage) -> None:

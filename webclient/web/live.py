@@ -280,9 +280,16 @@ class LiveView:
             **self.context,
         )
 
+    REGION_BLOCKS: dict[Region, tuple[str, ...]] = {Region.STATUS: ("status", "end_session")}
+    """The page's blocks a region's change swaps besides (or instead of) the block of its name: End, in the workbar,
+    comes and goes with the agent's state."""
+
     def _region(self, region: Region) -> str:
-        """The page's block of the same name as the region, swapped whole."""
-        return self.renderer.block(PAGE, str(region), session=self.session, oob="true", **self.context)
+        """The page's blocks of the region (the block of the same name as the region), each swapped whole."""
+        names = self.REGION_BLOCKS.get(region, (str(region),))
+        return "".join(
+            self.renderer.block(PAGE, name, session=self.session, oob="true", **self.context) for name in names
+        )
 
     def _entry(self, entry: Entry, now: float, oob: str | None) -> str:
         message: MessageView | None = None

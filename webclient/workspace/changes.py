@@ -9,6 +9,11 @@ When the watch is (re)placed, or when watching fails, the workspace is *rescanne
 size and modification time compared with what was last seen, so only files that differ are read again. While
 watching fails the Changes view says so and rescans whenever it is opened.
 
+The baseline lives in memory, and a server that starts again reads the disk anew: so each file's original is told
+(`ChangeTracker.on_original`) the first time it is listed, for the session's journal, and a session rebuilt from its
+journal hands them back (`ChangeTracker.keep`): the changes made before the restart are listed again, and stay
+listed when Resume reads a new baseline.
+
 Limits keep a big checkout from costing the server its memory: files over ``MAX_FILE_BYTES``, or past
 ``MAX_FILES`` / ``MAX_TOTAL_BYTES``, are remembered by size and mtime only (their change is listed, but
 cannot be shown as a diff). Directories no one wants to review (``.git``, ``node_modules``, virtualenvs,
@@ -131,6 +136,10 @@ class ChangeTracker:
         self.changed: dict[Path, ChangedFile] = {}
         self.not_watching: str | None = None
         """Why changes on disk are not seen as they happen (None while they are)."""
+        self.on_original: Callable[[Path, bytes | None], None] | None = None
+        """Told a file's original (None: it did not exist) the first time it is listed as changed."""
+        self.kept: dict[Path, bytes | None] = {}
+        """Originals a new baseline must not replace: from the journal, or told already."""
         self._watcher = watcher
         self._unsubscribe: Callable[[], None] | None = None
         self._seen: dict[Path, Signature] = {}
@@ -143,10 +152,27 @@ class ChangeTracker:
     async def start(self) -> None:
         """Read the baseline (in a thread), then have the server's watch report changes under the roots."""
         await asyncio.to_thread(self._take_baseline)
+        self._apply_kept()
         watcher = self._watcher or WorkspaceWatcher.shared()
         self._unsubscribe = watcher.subscribe(
             Subscriber(self.roots, self.touch, self._start_rescan, self._watching_failed)
         )
+        self.touch(list(self.kept))
+
+    def keep(self, originals: dict[Path, bytes | None]) -> None:
+        """Files as they were when the session began, from its journal (an earlier server's baseline): the changes
+        are compared with them from now on, including after a new baseline (Resume)."""
+        self.kept.update(originals)
+        self._apply_kept()
+        self.touch(list(originals))
+
+    def _apply_kept(self) -> None:
+        for path, original in self.kept.items():
+            if original is None:
+                self.baseline.pop(path, None)
+            else:
+                self.baseline[path] = original
+            self._seen.pop(path, None)  # read again at the next rescan
 
     def _take_baseline(self) -> None:
         total = 0
@@ -241,8 +267,19 @@ class ChangeTracker:
                 elif self.changed.get(path) != result:
                     self.changed[path] = result
                     changed = True
+                    self._tell_original(path)
             if changed:
                 self.on_change()
+
+    def _tell_original(self, path: Path) -> None:
+        if path in self.kept:
+            return
+        before = self.baseline.get(path)
+        if isinstance(before, Fingerprint):
+            return  # too big to keep: listed while this server runs, not after a restart
+        self.kept[path] = before
+        if self.on_original is not None:
+            self.on_original(path, before)
 
     def _compare(self, path: Path) -> tuple[ChangedFile | None, Signature | None]:
         """The change of `path` against its baseline (None: unchanged), and its signature now (None: gone)."""
