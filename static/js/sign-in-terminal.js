@@ -115,6 +115,9 @@ async function start(element) {
     socket.addEventListener("open", function () {
       term.reset(); // the server sends what the command showed so far, from the start
       sendSize();
+      // The whole terminal in view first (clear of the sticky sign-in line: scroll-padding), so that focusing its
+      // cursor scrolls no further: the lines above the cursor (a login's link, its code) stay in sight.
+      element.scrollIntoView({ block: "nearest" });
       term.focus();
     });
     socket.addEventListener("message", function (event) {

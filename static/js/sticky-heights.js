@@ -10,8 +10,11 @@ if (topbar && dock && "adoptedStyleSheets" in document) {
   const sheet = new CSSStyleSheet();
   document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   const observer = new ResizeObserver(function () {
-    // A top bar that scrolls away (while the sign-in step shows: static/app.css) covers nothing.
-    const covering = getComputedStyle(topbar).position === "sticky" ? topbar.offsetHeight : 0;
+    // A top bar that scrolls away (while the sign-in step shows: static/app.css) covers only its sticky line (what
+    // the sign-in is doing, Retry, Cancel).
+    const lede = topbar.querySelector(".auth-lede");
+    const sticky = getComputedStyle(topbar).position === "sticky";
+    const covering = sticky ? topbar.offsetHeight : lede ? lede.offsetHeight : 0;
     sheet.replaceSync(":root { --topbar-height: " + covering + "px; --dock-height: " + dock.offsetHeight + "px; }");
   });
   observer.observe(topbar);
