@@ -37,7 +37,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--agent",
         default=defaults.agent,
-        help='agent command line, e.g. "npx @zed-industries/claude-code-acp", or the URL of an AAP server, '
+        help='agent command line, e.g. "npx -y @agentclientprotocol/claude-agent-acp", or the URL of an AAP server, '
         "http(s)://... (default: the built-in demo agent)",
     )
     parser.add_argument(
