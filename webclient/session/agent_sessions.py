@@ -38,6 +38,19 @@ class Listings:
 
     def __init__(self) -> None:
         self._under_way: dict[tuple[str | None, str], asyncio.Future[Listed]] = {}
+        self.known: dict[str, bool] = {}
+        """Whether each ACP agent (by name) lists its sessions, as it last said when it started here."""
+
+    def offered(self, entries: Iterable[AgentEntry], sessions: Iterable[Session]) -> set[str]:
+        """The agents whose own sessions the index offers: an AAP server's (v3 lists them, ``GET /sessions``), and an
+        ACP agent's unless it said it does not (no ``sessionCapabilities.list``) when it last started here, live or
+        in a session's journal. Before it has started here nothing is known: the link is offered, and its page says
+        so if the agent does not list them (and the link goes)."""
+        for session in sessions:
+            hello = session.agent.hello
+            if hello is not None and session.rules.agent is not None:
+                self.known[session.rules.agent] = hello.lists_sessions
+        return {e.name for e in entries if lists(e) and (e.protocol == "aap" or self.known.get(e.name, True))}
 
     def running(self, owner: str | None) -> int:
         """Agents running now to list ``owner``'s agents' sessions."""
@@ -87,7 +100,9 @@ async def listed_for(
         refused = refusal(settings, sessions, owner, listing=listings.running(owner))
         if refused is not None:
             raise LimitReached(refused)
-    return await listings.join(owner, entry.name, lambda: list_agent_sessions(entry, agent, probe))
+    listed = await listings.join(owner, entry.name, lambda: list_agent_sessions(entry, agent, probe))
+    listings.known[entry.name] = listed is not None
+    return listed
 
 
 async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, probe: AgentSpec) -> list[AgentSession] | None:
