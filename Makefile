@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine (Python 3.11+, Node and make):
-#   make run    set up, then serve the built-in demo agent on 127.0.0.1:8000 (click the sign-in URL it prints)
+#   make run    install what running needs, then serve the built-in demo agent on 127.0.0.1:8000 (click the URL it prints)
 #   make test   set up (Debian's chromium included), then run every test
 #   make test-fast   set up, then run the tests without a browser and without the slow sweeps, on every core (under a minute)
 PYTHON ?= python3
