@@ -1,23 +1,35 @@
 # Two commands do everything on a fresh machine (Python 3.11+, Node and make):
-#   make run    set up, then serve the built-in demo agent on 127.0.0.1:8000 (click the sign-in URL it prints)
+#   make run    install what running needs, then serve the built-in demo agent on 127.0.0.1:8000 (click the URL it prints)
 #   make test   set up (Debian's chromium included), then run every test
 #   make test-fast   set up, then run the tests without a browser and without the slow sweeps, on every core (under a minute)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
 	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
 TS_AGENTS := tests/agents/ts/node_modules/.package-lock.json
 
-.PHONY: setup run test test-fast ts-agents bench lint clean
+.PHONY: setup setup-test run test test-fast ts-agents bench lint clean
 
+# What running needs (the demo extra), quietly: `make run` installs no test or dev tools.
 setup: $(STAMP) $(VENDOR)
 
+# And the test and dev tools (pytest, Playwright, mypy, ruff, ...), for the test and lint targets only.
+setup-test: setup $(TEST_STAMP)
+
+# pip's and setuptools' chatter (upgrade notices, the editable build's warnings) would bury the sign-in URL: it is
+# kept in a log, shown only when the install fails.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[demo,test,dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo]' >$(VENV)/install.log 2>&1 \
+		|| { cat $(VENV)/install.log; exit 1; }
+	touch $@
+
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo,test,dev]' >$(VENV)/install.log 2>&1 \
+		|| { cat $(VENV)/install.log; exit 1; }
 	touch $@
 
 # htmx and xterm.js come from the npm registry, pinned by package-lock.json, checked against its published hash.
@@ -37,7 +49,7 @@ run: setup
 
 # Every test: those that need no browser and time nothing on every core, then the browser and timing ones one at a
 # time (they measure memory, latency and layout, which a second test beside them would skew).
-test: setup ts-agents
+test: setup-test ts-agents
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
@@ -47,17 +59,17 @@ test: setup ts-agents
 	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
-test-fast: setup ts-agents
+test-fast: setup-test ts-agents
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
 	scripts/ensure-slirp4netns
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
 
-bench: setup
+bench: setup-test
 	$(BIN)/python bench/flood.py
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check webclient tests bench
 	$(BIN)/mypy
 

@@ -7,10 +7,12 @@ import contextlib
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
+from uvicorn.supervisors import ChangeReload
 
 from webclient.config import Settings
 from webclient.web import unix_socket
@@ -22,6 +24,12 @@ from webclient.web.kept_token import kept_token, token_folder
 from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
+# uvicorn's logging, with its start-up lines ("Started server process", "Uvicorn running on …") left out.
+QUIET_START_LOG: dict[str, Any] = {
+    **LOGGING_CONFIG,
+    "loggers": {**LOGGING_CONFIG["loggers"], "uvicorn.error": {"level": "WARNING"}},
+}
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     defaults = Settings.from_env()
@@ -29,7 +37,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--agent",
         default=defaults.agent,
-        help='agent command line, e.g. "npx @zed-industries/claude-code-acp", or the URL of an AAP server, '
+        help='agent command line, e.g. "npx -y @agentclientprotocol/claude-agent-acp", or the URL of an AAP server, '
         "http(s)://... (default: the built-in demo agent)",
     )
     parser.add_argument(
@@ -144,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = Settings.from_env()
         Access.from_settings(settings)
         TrustedHeader.from_settings(settings)  # the proxies a path prefix is believed from, in every mode
-        check_catalogue(settings)
+        doubts = check_catalogue(settings)
         check_store(settings)
         sandbox = check_sandbox(settings)
     except ValueError as refused:
@@ -157,12 +165,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             bound = stack.enter_context(unix_socket.listening(proof)) if proof.uds is not None else None
         except ValueError as refused:
             sys.exit(f"webclient: {refused}")
-        announce(args, settings, token, sandbox)
-        serve(args, settings, bound)
+        serve(args, settings, bound, lambda: announce(args, settings, token, sandbox, doubts))
 
 
-def announce(args: argparse.Namespace, settings: Settings, token: str | None, sandbox: str) -> None:
-    """The lines printed at start: where to open the client (the first line), then which sandbox is in force."""
+def announce(
+    args: argparse.Namespace, settings: Settings, token: str | None, sandbox: str, doubts: Sequence[str] = ()
+) -> None:
+    """The lines printed at start: where to open the client (the first line), which sandbox is in force, then what
+    may not work of the agents offered (``doubts``)."""
     url = sign_in_url(args.host, args.port, token, settings.root_path)
     uds = settings.proxy_proof.uds
     if uds is not None:
@@ -177,19 +187,42 @@ def announce(args: argparse.Namespace, settings: Settings, token: str | None, sa
     else:
         print(f"ACP web client: open {url} to sign in", flush=True)
     print(f"ACP web client: {sandbox}", flush=True)  # after the URL: the first line is the one to click
+    for doubt in doubts:
+        print(f"ACP web client: {doubt}", flush=True)
 
 
-def serve(args: argparse.Namespace, settings: Settings, bound: socket.socket | None) -> None:
-    """Run uvicorn on ``args``' address and port, or on the unix socket ``bound`` already (`web.unix_socket`)."""
+class AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that says where to open the client once it accepts connections, not before it binds."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and not self.should_exit:
+            self.announce()
+
+
+def serve(
+    args: argparse.Namespace, settings: Settings, bound: socket.socket | None, announce: Callable[[], None]
+) -> None:
+    """Run uvicorn on ``args``' address and port, or on the unix socket ``bound`` already (`web.unix_socket`).
+
+    ``announce`` prints the sign-in URL: once the server accepts connections, so the line to click works when it
+    appears; with ``--reload``, once the reloader has bound the socket.
+    """
     where: dict[str, Any] = {"fd": bound.fileno()} if bound is not None else {"host": args.host, "port": args.port}
-    uvicorn.run(
+    config = uvicorn.Config(
         "webclient.web.app:create_app",
         factory=True,
         **where,
         reload=args.reload,
         reload_dirs=["webclient", "templates", "static"] if args.reload else None,
         reload_includes=["*.py", "*.html", "*.css", "*.js"] if args.reload else None,
-        log_level="info",
+        # No log_level: it would set uvicorn.error back to INFO, whose start-up lines would come before the URL (the
+        # first line printed is the one to click); its warnings and errors still show, and so does the access log.
+        log_config=QUIET_START_LOG,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,  # a WebSocket stuck on an agent never holds up a stop
         # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
         # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
@@ -197,3 +230,14 @@ def serve(args: argparse.Namespace, settings: Settings, bound: socket.socket | N
         # A web socket message of the page is at most a prompt (`webclient.web.body_limits`), not uvicorn's 16 MiB.
         ws_max_size=prompt_body_bytes(settings),
     )
+    if config.should_reload:  # the reloader's processes start and stop with the code: say it once, when bound
+        sock = config.bind_socket()
+        announce()
+        ChangeReload(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
+        return
+    config.load_app()
+    server = AnnouncingServer(config, announce)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)

@@ -249,3 +249,36 @@ def test_an_agent_lists_a_persons_sessions_from_their_own_folder(start_server: S
         )
         assert listing.status_code == 200, listing.text
         assert f"{name}&#39;s work" in listing.text and f"{other}&#39;s work" not in listing.text
+
+
+@pytest.mark.parametrize(("mode", "offered"), [("none", False), ("list", True)])
+def test_its_own_sessions_are_offered_only_for_an_agent_that_said_it_lists_them(
+    start_server: ServerFactory, tmp_path: Path, mode: str, offered: bool
+) -> None:
+    """Before the agent started here nothing is known and the link shows; once it answered ``initialize``, the
+    index offers it only if it said ``sessionCapabilities.list``."""
+    server = start_server(agent=AGENT, RESUME_MODE=mode, SESSIONS_FILE=str(tmp_path / "agent-sessions.json"))
+    link = 'data-action="agent-sessions"'
+    with server.http() as http:
+        assert link in http.get("/").text
+        assert http.post("/sessions").status_code == 303
+        server.wait_received(lambda m: m.get("method") == "session/new")
+        assert (link in http.get("/").text) is offered
+
+
+def test_what_an_agent_said_of_listing_is_remembered_across_a_restart(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    """After a restart no session of the agent has started yet: the index still knows it lists none."""
+    env = {"RESUME_MODE": "none", "SESSIONS_FILE": str(tmp_path / "agent-sessions.json")}
+    data = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env, **data)
+    with first.http() as http:
+        assert http.post("/sessions").status_code == 303
+        first.wait_received(lambda m: m.get("method") == "session/new")
+        assert 'data-action="agent-sessions"' not in http.get("/").text
+    first.process.terminate()
+    first.process.wait(timeout=15)
+    again = start_server(agent=AGENT, workspace=tmp_path / "project", **env, **data)
+    with again.http() as http:
+        assert 'data-action="agent-sessions"' not in http.get("/").text

@@ -179,7 +179,10 @@ class AapClient:
         except httpx.ReadTimeout:
             raise AapError(f"{method} {path}: {self._quiet()}") from None
         except httpx.HTTPError as error:
-            raise AapError(f"The AAP server could not be reached ({type(error).__name__}: {error})") from None
+            where = f"{self._http.base_url}{path.lstrip('/')}"  # the URL tried, for whoever set the entry up
+            raise AapError(
+                f"The AAP server at {where} could not be reached ({type(error).__name__}: {error})"
+            ) from None
         if response.status_code >= 400:
             raise AapHttpError(method, path, response.status_code, _said(content))
         if not content:

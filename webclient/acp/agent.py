@@ -157,6 +157,7 @@ class AcpAgent(SessionRequests):
             info=self.greeting.info,
             prompt_capabilities=self.greeting.prompt_capabilities,
             sign_in_methods=self._sign_in_methods,
+            lists_sessions="list" in self.greeting.session_methods,
         )
         return self.hello
 

@@ -88,6 +88,8 @@ class AgentHello:
     prompt_capabilities: frozenset[str]
     """What a prompt may carry besides text and links: ``image``, ``audio``, ``embeddedContext``."""
     sign_in_methods: list[SignInMethod]
+    lists_sessions: bool = False
+    """Whether it lists its own sessions (ACP: ``sessionCapabilities.list`` in its initialize answer)."""
 
 
 @dataclass(frozen=True, slots=True)

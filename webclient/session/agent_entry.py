@@ -44,6 +44,8 @@ class AgentEntry:
     """Which of the AAP server's agents (None: its only one)."""
     api_key: str | None = field(default=None, repr=False)
     """The AAP server's API key (from the environment variable the entry names, or ``WEBCLIENT_AAP_KEY``)."""
+    api_key_env: str | None = None
+    """The environment variable the config file names for :attr:`api_key` (said at start when it is not set)."""
     remote_options: Mapping[str, str] | None = None
     network: bool | None = None  # in a sandbox (None: WEBCLIENT_SANDBOX_NETWORK)
     sandbox_read: tuple[Path, ...] = ()  # more folders it may read in a sandbox, for what its installation needs

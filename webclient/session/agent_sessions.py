@@ -9,7 +9,11 @@ agents (``WEBCLIENT_MAX_AGENTS_PER_PERSON``).
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 
 from webclient.config import Settings
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
@@ -17,6 +21,11 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
 from webclient.session.limits import LimitReached, refusal
+
+log = logging.getLogger(__name__)
+
+LISTERS_FILE = "agents-listing.json"
+"""In the data folder: which agents said they list their sessions when they last started (`Listings.known`)."""
 
 Listed = list[AgentSession] | None
 """An agent's own sessions, or None when it does not list them."""
@@ -36,8 +45,36 @@ def lists(entry: AgentEntry) -> bool:
 class Listings:
     """The listings under way: one agent per person and agent lists, and every request meanwhile waits for it."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Path | None = None) -> None:
+        """``kept``: the file (in the data folder) keeping what each agent said across restarts; None: not kept."""
         self._under_way: dict[tuple[str | None, str], asyncio.Future[Listed]] = {}
+        self._kept = kept
+        self.known: dict[str, bool] = _read_known(kept) if kept is not None else {}
+        """Whether each ACP agent (by name) lists its sessions, as it last said when it started here."""
+
+    def learn(self, agent: str, lists_sessions: bool) -> None:
+        """What ``agent`` said when it started, kept (a small file, written only when it changes)."""
+        if self.known.get(agent) == lists_sessions:
+            return
+        self.known[agent] = lists_sessions
+        if self._kept is not None:
+            try:
+                partial = self._kept.with_suffix(".partial")
+                partial.write_text(json.dumps(self.known), encoding="utf-8")
+                os.replace(partial, self._kept)
+            except OSError:  # only a link shown for nothing: never a failed page
+                log.warning("could not keep which agents list their sessions in %s", self._kept, exc_info=True)
+
+    def offered(self, entries: Iterable[AgentEntry], sessions: Iterable[Session]) -> set[str]:
+        """The agents whose own sessions the index offers: an AAP server's (v3 lists them, ``GET /sessions``), and an
+        ACP agent's unless it said it does not (no ``sessionCapabilities.list``) when it last started here, live or
+        in a session's journal. Before it has started here nothing is known: the link is offered, and its page says
+        so if the agent does not list them (and the link goes)."""
+        for session in sessions:
+            hello = session.agent.hello
+            if hello is not None and session.rules.agent is not None:
+                self.learn(session.rules.agent, hello.lists_sessions)
+        return {e.name for e in entries if lists(e) and (e.protocol == "aap" or self.known.get(e.name, True))}
 
     def running(self, owner: str | None) -> int:
         """Agents running now to list ``owner``'s agents' sessions."""
@@ -87,7 +124,9 @@ async def listed_for(
         refused = refusal(settings, sessions, owner, listing=listings.running(owner))
         if refused is not None:
             raise LimitReached(refused)
-    return await listings.join(owner, entry.name, lambda: list_agent_sessions(entry, agent, probe))
+    listed = await listings.join(owner, entry.name, lambda: list_agent_sessions(entry, agent, probe))
+    listings.learn(entry.name, listed is not None)
+    return listed
 
 
 async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, probe: AgentSpec) -> list[AgentSession] | None:
@@ -112,3 +151,14 @@ async def list_agent_sessions(entry: AgentEntry, agent: AgentFactory, probe: Age
         raise CannotList(f"The agent {entry.name} could not list its sessions: {why}") from None
     finally:
         await session.agent.close()
+
+
+def _read_known(kept: Path) -> dict[str, bool]:
+    """What was kept in ``kept``; nothing when it is not there or not readable (it is learnt again)."""
+    try:
+        known = json.loads(kept.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {name: said for name, said in known.items() if isinstance(name, str) and isinstance(said, bool)}

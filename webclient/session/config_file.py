@@ -172,5 +172,6 @@ def _remote_fields(fields: _Fields) -> dict[str, Any]:
         "remote_agent": fields.text("agent"),
         # The key stays in the environment: read when the catalogue is made, never written to a file here.
         "api_key": os.environ.get(key_env) if key_env else None,
+        "api_key_env": key_env,
         "remote_options": cast(dict[str, str], options) or None,
     }

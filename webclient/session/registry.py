@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
-from webclient.session.agent_sessions import Listings
+from webclient.session.agent_sessions import LISTERS_FILE, Listings
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
 from webclient.session.attribution import by_json
 from webclient.session.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
 from webclient.session.folders import Chosen, FolderRecords, Folders
-from webclient.session.homes import home_env, with_env
+from webclient.session.homes import data_folder, home_env, with_env
 from webclient.session.limits import LimitReached, refusal
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
@@ -122,7 +122,7 @@ class SessionManager:
         self.rules = rules
         """Everyone's permission rules: each live session checks its owner's (`webclient.session.rules`)."""
         self.sessions: dict[str, Session] = {}
-        self.listings = Listings()
+        self.listings = Listings(data_folder(settings) / LISTERS_FILE if settings.store else None)
         """Agents started to list an agent's own sessions: they count against their person's limits."""
         self._ended_at: dict[str, float] = {}
         self._reclaiming: asyncio.Task[None] | None = None

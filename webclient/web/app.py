@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from webclient.session.catalogue import Catalogue
 from webclient.session.homes import data_folder
 from webclient.session.registry import SessionManager
 from webclient.session.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
+from webclient.session.start_checks import check_commands, start_warnings
 from webclient.web import (
     agent_sessions,
     audit_pages,
@@ -122,13 +124,20 @@ def routes() -> list[BaseRoute]:
     return table
 
 
-def check_catalogue(settings: Settings) -> None:
+def check_catalogue(settings: Settings) -> list[str]:
     """Read the agents' config and registry files once before the server starts, so that a mistake stops the start.
 
     Raises:
-        CatalogueError: naming the file, the agent and the field; or an agent whose folders hold the data folder.
+        CatalogueError: naming the file, the agent and the field; an agent whose folders hold the data folder; or
+            one whose command is not there.
+
+    Returns:
+        Lines to print about agents that may not work (`webclient.session.start_checks.start_warnings`).
     """
-    Catalogue.from_settings(settings).check_roots(settings)
+    catalogue = Catalogue.from_settings(settings)
+    catalogue.check_roots(settings)
+    check_commands(catalogue.entries.values(), os.environ.get("PATH", ""), settings.config)
+    return start_warnings(catalogue.entries.values())
 
 
 def check_store(settings: Settings) -> None:

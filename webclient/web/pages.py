@@ -37,6 +37,9 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
         request,
         "index.html",
         agents=list(manager(request).catalogue.entries.values()),
+        lists_own=manager(request).listings.offered(
+            manager(request).catalogue.entries.values(), manager(request).sessions.values()
+        ),
         refused=refused,
         workspace=workspace,
         **context,
