@@ -79,7 +79,8 @@ def test_the_remote_demos_change_cards_say_what_they_ask(
     expect(command).to_contain_text("$ ls -1")
     expect(command).to_contain_text(f"in {cwd}")
     expect(command).to_be_visible()
-    page.screenshot(path=str(tmp_path / f"change-cards-{width}.png"), full_page=True)
+    write.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / f"change-cards-{width}.png"))
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # nothing scrolls sideways
 
     write.locator('[data-option-id="allow"]').click()
