@@ -168,6 +168,8 @@ class AapAgent:
         if self._taking_up is not None:
             await asyncio.wait([self._taking_up])  # the server's session waits for those answers first
             self._taking_up = None
+            if self._cancelling:
+                return "cancelled"  # stopped while it waited: the prompt goes no further
         self._cancelling = False
         user_message = {"role": "user", "content": prompt_content(prompt, remote)}
         # Calls left open that Resume could not send come first (the server waits for them); the prompt follows.
