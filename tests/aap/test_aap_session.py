@@ -38,7 +38,7 @@ async def aap_session(url: str, workspace: Path) -> AsyncIterator[Session]:
 
 
 def cards(session: Session) -> dict[str, ToolCall]:
-    return {entry.title or "": entry for entry in session.thread if isinstance(entry, ToolCall)}
+    return {entry.raw.get("name") or "": entry for entry in session.thread if isinstance(entry, ToolCall)}
 
 
 def said(session: Session) -> str:

@@ -4,6 +4,8 @@
 - ``double-error``: says a little, then ``turn_stop`` ``error`` twice;
 - ``granted-no-result``: asks permission for ``deploy``; once granted it runs it but streams no ``tool_result``
   (the result is only in the history);
+- ``effect-and-deploy``: calls the client's ``run_command`` (``sh -c "echo ran >> ran.log"``: it leaves a trace each
+  time it runs) and asks permission for ``deploy``, in one round;
 - ``http-500``: answers the turn with HTTP 500 and a plain-text body;
 - ``xss``: the XSS corpus (``tests/support/xss_payloads.py``) in every field it controls: text, thinking, tool
   names, inputs and results, and the name of a tool that needs a permission;
@@ -237,6 +239,19 @@ async def turn(request: Request) -> Response:
             call = {"toolCallId": "c-read", "name": "read_file", "input": {"path": "notes.txt"}}
             history.append({"role": "assistant", "content": [{"type": "tool_use", **call}]})
             events = [("turn_start", {}), ("text_delta", {"delta": "Reading. "}), ("tool_call", call)]
+        elif word == "effect-and-deploy":
+            effect = {"toolCallId": "c-effect", "name": "run_command",
+                      "input": {"command": "sh", "args": ["-c", "echo ran >> ran.log"]}}  # fmt: skip
+            deploy = {"toolCallId": "c-deploy", "name": "deploy", "input": {"branch": "main"}}
+            history.append(
+                {"role": "assistant", "content": [{"type": "tool_use", **effect}, {"type": "tool_use", **deploy}]}
+            )
+            events = [
+                ("turn_start", {}),
+                ("tool_call", effect),
+                ("tool_call", deploy),
+                ("turn_stop", {"stopReason": "tool_use"}),
+            ]
         elif word == "double-error":
             events = [("turn_start", {}), ("text_delta", {"delta": "Thinking about it"}),
                       ("turn_stop", {"stopReason": "error"}), ("turn_stop", {"stopReason": "error"})]  # fmt: skip

@@ -15,16 +15,18 @@ import json
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from webclient.aap.asking import ALLOW, ALWAYS, CLIENT_OPTIONS, SERVER_OPTIONS, Asking, denial
+from webclient.aap.answering import Answering
+from webclient.aap.asking import Asking
+from webclient.aap.cards import CARD, card_record
 from webclient.aap.client import AapClient, AapHttpError
-from webclient.aap.fold import CALL_OUTCOME, TERMINAL_SHOWN, EventFold
-from webclient.aap.hands import CHANGES_THINGS, Hands
+from webclient.aap.fold import CALL_OUTCOME, EventFold
+from webclient.aap.hands import SPECS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
 from webclient.aap.prompt import prompt_content
 from webclient.aap.reading import read_turn
 from webclient.aap.screen import EventScreen
 from webclient.aap.settings import RemoteSettings
-from webclient.aap.turn import OpenCall, TurnEvent, TurnRecord, open_calls_in_history, tool_permission, tool_result
+from webclient.aap.turn import OpenCall, TurnEvent, TurnRecord, open_calls_in_history, tool_call_of
 from webclient.session.agent import (
     STARTING,
     AgentFailed,
@@ -52,11 +54,12 @@ class AapAgent:
     def __init__(self, host: AgentHost) -> None:
         self.host = host
         self.fold = EventFold(host.thread)
-        self.asking = Asking(host.thread, host.changed, host.asked)
-        self.asking.on_ask = lambda call_id, request_id, client_tool: self._record(
+        self.asking = Asking(host.thread, host.changed, host.asked, self.fold.asked)
+        self.asking.on_ask = lambda call_id, request_id, client_tool: self.record(
             "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
         )
         self.hands = Hands(host.workspace, host.terminals, host.events)
+        self.answering = Answering(self.asking, self.hands, self)
         self.screen = EventScreen(host.notice)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
@@ -69,7 +72,9 @@ class AapAgent:
         self._cancelling = False
         self._last_error = ""
         self._open_again: list[OpenCall] = []
-        """Calls the server's session had left open when it was taken up again: answered before the next prompt."""
+        """Calls the server's session had left open when it was taken up again, until they are answered."""
+        self._taking_up: asyncio.Task[None] | None = None
+        """Answering them, from Resume on: the next prompt waits for it."""
 
     # -- start and session ---------------------------------------------------------------------------
 
@@ -91,7 +96,7 @@ class AapAgent:
         self.host.controls.set_settings(self.settings.controls())
         info = {"name": remote.name, "title": remote.display_name, "version": remote.version or ""}
         image = isinstance(remote.capabilities.get("image"), dict)
-        self._record("in", {"answer": "GET /meta", "agent": remote.name, "info": info, "image": image})
+        self.record("in", {"answer": "GET /meta", "agent": remote.name, "info": info, "image": image})
         return self._greeted(info, image)
 
     def _greeted(self, info: dict[str, Any], image: bool) -> AgentHello:
@@ -104,19 +109,21 @@ class AapAgent:
     async def open_session(self, resume: bool = False) -> None:
         client, remote, settings = self._ready()
         if resume and self.known_session_id is not None and await self._reattach(client, remote):
+            if self._open_again:
+                self._taking_up = asyncio.create_task(self._answer_open_again())
             return
         self.host.step("POST /sessions")
         config = settings.agent_config()
         tools = [spec.wire() for spec in self.hands.specs()] if remote.takes_client_tools else None
-        self._record("out", {"request": "POST /sessions", "agent": settings.redacted(config), "tools": tools})
+        self.record("out", {"request": "POST /sessions", "agent": settings.redacted(config), "tools": tools})
         session_id = await _answer(client.create_session(config, tools))
         settings.changed = False
         self.known_session_id = session_id
-        self._record("in", {"answer": "POST /sessions", "sessionId": session_id})
+        self.record("in", {"answer": "POST /sessions", "sessionId": session_id})
 
     async def _reattach(self, client: AapClient, remote: RemoteAgent) -> bool:
         """Take up the server's session again; calls it left open (a turn that stopped for ``tool_use``, or a
-        restart mid-turn) are shown again, to be answered with the next prompt's first request."""
+        restart mid-turn) are shown again, to be answered at once (`_answer_open_again`)."""
         assert self.known_session_id is not None
         self.host.step("GET /sessions/:id")
         try:
@@ -133,28 +140,54 @@ class AapAgent:
             for open_call in self._open_again:
                 if self.host.thread.tool_call(open_call.call.id) is None:
                     call = open_call.call
-                    self.fold.take(
-                        TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input})
-                    )
+                    self.show(TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input}))
         self.host.notice("info", "The remote agent's session was taken up again", "")
         return True
 
     # -- turns -----------------------------------------------------------------------------------------
 
+    async def _answer_open_again(self) -> None:
+        """The calls the server's session waits for, answered on Resume as AAP v3's tool-call page has it: the
+        untrusted ones asked again on their cards, the client's own run (or their journalled results reused), and
+        everything re-submitted in one ``POST`` as soon as the last question is answered; its stream goes on with
+        the turn the restart cut."""
+        self._cancelling = False
+        try:
+            messages = await self.answering.answer(self._open_again)
+            if self._cancelling:
+                return
+            self._open_again = []
+            await self._rounds(messages)
+        except (AgentRefused, AgentGone) as error:
+            self.host.notice("error", "The open tool calls could not be sent to the remote agent", str(error))
+
     async def prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:
+        client, remote, settings = self._ready()
+        if self.known_session_id is None:
+            raise AgentGone
+        if self._taking_up is not None:
+            await asyncio.wait([self._taking_up])  # the server's session waits for those answers first
+            self._taking_up = None
+            if self._cancelling:
+                return "cancelled"  # stopped while it waited: the prompt goes no further
+        self._cancelling = False
+        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
+        # Calls left open that Resume could not send come first (the server waits for them); the prompt follows.
+        waiting, self._open_again = self._open_again, []
+        for open_call in waiting:  # shown again as cards of this turn, where they are answered
+            call = open_call.call
+            self.show(TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input}))
+        if waiting:
+            return await self._rounds(await self.answering.answer(waiting), then=user_message)
+        return await self._rounds([user_message])
+
+    async def _rounds(self, messages: list[dict[str, Any]], then: dict[str, Any] | None = None) -> StopReason | None:
+        """``messages`` sent, and every round of tool calls the agent makes after them answered; ``then`` (a prompt
+        behind calls answered first) is sent once the agent stops asking."""
         client, remote, settings = self._ready()
         session_id = self.known_session_id
         if session_id is None:
             raise AgentGone
-        self._cancelling = False
-        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
-        # Calls the server's session left open come first (it waits for them); the prompt follows.
-        waiting, self._open_again = self._open_again, []
-        for open_call in waiting:  # shown again as cards of this turn, where they are answered
-            call = open_call.call
-            self._show(TurnEvent("tool_call", {"toolCallId": call.id, "name": call.name, "input": call.input}))
-        messages = await self._answer_calls(waiting) if waiting else [user_message]
-        prompt_sent = not waiting
         stop: str | None = None
         for _ in range(MAX_ROUNDS):
             body: dict[str, Any] = {"stream": remote.stream_mode, "messages": messages}
@@ -173,9 +206,9 @@ class AapAgent:
             if self._cancelling:
                 return "cancelled"
             if stop in (None, "tool_use") and open_calls:
-                messages = await self._answer_calls(open_calls)
-            elif not prompt_sent:
-                messages, prompt_sent = [user_message], True
+                messages = await self.answering.answer(open_calls)
+            elif then is not None:
+                messages, then = [then], None
             else:
                 break
             if self._cancelling:
@@ -203,11 +236,11 @@ class AapAgent:
             results = {m.get("toolCallId"): m.get("content") for m in history if m.get("role") == "tool"}
         for call_id in missing:
             result = results.get(call_id, "The server sent no result for this call.")
-            self._show(TurnEvent("tool_result", {"toolCallId": call_id, "content": result}))
+            self.show(TurnEvent("tool_result", {"toolCallId": call_id, "content": result}))
 
     async def _turn(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
         """One ``POST /sessions/:id/turns`` and its stream, in a task that Stop cancels."""
-        self._record("out", {"request": "POST /sessions/:id/turns", "body": self._redacted_body(body)})
+        self.record("out", {"request": "POST /sessions/:id/turns", "body": self._redacted_body(body)})
         self._stream = asyncio.create_task(self._read(client, session_id, body))
         try:
             return await self._stream
@@ -216,54 +249,10 @@ class AapAgent:
 
     async def _read(self, client: AapClient, session_id: str, body: dict[str, Any]) -> TurnRecord:
         try:
-            return await read_turn(client, session_id, body, self.screen, self._show)
+            return await read_turn(client, session_id, body, self.screen, self.show)
         except AapError as error:
             self._last_error = str(error)
             raise AgentRefused(str(error), getattr(error, "status", None)) from None
-
-    async def _answer_calls(self, open_calls: list[OpenCall]) -> list[dict[str, Any]]:
-        """Every open call answered, in one list: server tools granted or denied, client tools run (asked first when
-        they change things). The questions are all on the page at once; each client tool runs once the client tool
-        before it has (the agent's order: a command after a write sees the file); the answers go back together."""
-        answers, before = [], None
-        for open_call in open_calls:
-            answer = asyncio.ensure_future(self._answer_call(open_call, before))
-            before = answer if open_call.side == "client" else before
-            answers.append(answer)
-        return list(await asyncio.gather(*answers))
-
-    async def _answer_call(self, open_call: OpenCall, before: asyncio.Future[dict[str, Any]] | None) -> dict[str, Any]:
-        answer = await self._decide(open_call)
-        if answer is not None:
-            return answer
-        if before is not None:
-            await asyncio.wait([before])
-        call = open_call.call
-        self._card(call.id, "in_progress")
-
-        def show_terminal(terminal_id: str) -> None:
-            self._show(TurnEvent(TERMINAL_SHOWN, {"toolCallId": call.id, "terminalId": terminal_id}))
-
-        ran = await self.hands.run(call.name, call.input, show_terminal)
-        self._card(call.id, "failed" if ran.failed else "completed", ran.shown)
-        return tool_result(call.id, ran.text)
-
-    async def _decide(self, open_call: OpenCall) -> dict[str, Any] | None:
-        """A server tool's grant or denial, or a client tool's refusal; None: a client tool to run."""
-        call = open_call.call
-        if open_call.side == "server":
-            chosen, reason = await self.asking.ask(call.id, SERVER_OPTIONS)
-            granted = chosen == ALLOW
-            self._card(call.id, "in_progress" if granted else "failed", None if granted else denial(reason))
-            return tool_permission(call.id, granted, reason if not granted else None)
-        if call.name in CHANGES_THINGS and call.name not in self.asking.allowed_tools:
-            chosen, _ = await self.asking.ask(call.id, CLIENT_OPTIONS)
-            if chosen == ALWAYS:
-                self.asking.allowed_tools.add(call.name)
-            elif chosen != ALLOW:
-                self._card(call.id, "failed", "The person did not let this tool run.")
-                return tool_result(call.id, "The person did not let this tool run.")
-        return None
 
     def cancel(self) -> Awaitable[None]:
         """Stop ends the stream; the session stays usable (AAP v3 has no cancel request: the server may go on)."""
@@ -334,6 +323,8 @@ class AapAgent:
         return Diagnosis(detail=self._last_error or "The AAP server gave no more detail.")
 
     async def close(self) -> None:
+        if self._taking_up is not None:
+            self._taking_up.cancel()  # before the questions are settled: no denial is sent for them
         self.asking.settle()
         if self._stream is not None:
             self._stream.cancel()
@@ -357,19 +348,25 @@ class AapAgent:
             self._greeted(record["info"], record.get("image") is True)
         elif direction == "in" and isinstance(record, dict) and isinstance(record.get("sessionId"), str):
             self.known_session_id = record["sessionId"]
+        elif direction == "out" and isinstance(record, dict) and self.answering.replay(record):
+            pass
         elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
             self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
 
-    def _card(self, call_id: str, status: str, content: Any = None) -> None:
+    def card(self, call_id: str, status: str, content: Any = None) -> None:
         """What the client did about a call, on its card (and in the journal): running, or its outcome."""
-        self._show(TurnEvent(CALL_OUTCOME, {"toolCallId": call_id, "status": status, "content": content}))
+        self.show(TurnEvent(CALL_OUTCOME, {"toolCallId": call_id, "status": status, "content": content}))
 
-    def _show(self, event: TurnEvent) -> None:
-        """An event on the thread, and in the journal (which shows it again after a restart)."""
-        self._record("in", {"event": event.name, "data": event.data})
+    def show(self, event: TurnEvent) -> None:
+        """An event on the thread, and in the journal (which shows it again after a restart); a call's card says
+        what the call will do (`webclient.aap.cards`)."""
+        self.record("in", {"event": event.name, "data": event.data})
         self.fold.take(event)
+        if event.name == "tool_call" and (call := tool_call_of(event.data)) is not None:
+            declared = SPECS.values() if call.name in self._client_tools() else self.remote.tools if self.remote else ()
+            self.show(TurnEvent(CARD, card_record(call, self.hands, declared)))
 
-    def _record(self, direction: str, record: dict[str, Any]) -> None:
+    def record(self, direction: str, record: dict[str, Any]) -> None:
         self.host.recorder.record(PROTOCOL, direction, json.dumps(record, ensure_ascii=False))
 
     def _redacted_body(self, body: dict[str, Any]) -> dict[str, Any]:

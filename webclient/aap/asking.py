@@ -7,8 +7,9 @@ change things (`hands.CHANGES_THINGS`) ask before they run, unless the person al
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from webclient.aap.cards import Asked
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import PermissionOption
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
@@ -32,8 +33,11 @@ class Asking:
         thread: Thread,
         changed: Callable[[Change], None],
         asked: Callable[[ToolCall, PermissionPrompt], None] = lambda call, prompt: None,
+        details: Mapping[str, Asked] | None = None,
     ) -> None:
         self.thread = thread
+        self.details: Mapping[str, Asked] = details if details is not None else {}
+        """What each call's question says (its command line and folder, a server tool's description), by call id."""
         self.changed = changed
         self.asked_hook = asked
         """The session's rules, told of each live question once it is on its card (they may answer it at once)."""
@@ -51,7 +55,8 @@ class Asking:
         self.asked += 1
         call = self.thread.tool_call(call_id)
         if call is not None:
-            self.thread.ask_permission(call, request_id, CLIENT_OPTIONS if client_tool else SERVER_OPTIONS)
+            prompt = self.thread.ask_permission(call, request_id, CLIENT_OPTIONS if client_tool else SERVER_OPTIONS)
+            self._describe(call, prompt)
 
     def ask(self, call_id: str, options: list[PermissionOption]) -> asyncio.Future[tuple[str | None, str]]:
         """Ask on ``call_id``'s card; the future is the option chosen (None if the turn was stopped) and the reason
@@ -70,9 +75,16 @@ class Asking:
                 future.set_result((option_id, self._reasons.pop(request_id, "")))
 
         prompt = self.thread.ask_permission(call, request_id, options, answered)
+        self._describe(call, prompt)
         self.asked_hook(call, prompt)
         self.changed(Region.STATUS)
         return future
+
+    def _describe(self, call: ToolCall, prompt: PermissionPrompt) -> None:
+        details = self.details.get(call.tool_call_id)
+        if details is not None:
+            prompt.command, prompt.cwd, prompt.description = details.command, details.cwd, details.description
+            self.changed(call.change)
 
     def answer(self, request_id: str, option_id: str, reason: str = "") -> None:
         self._reasons.setdefault(request_id, reason)  # the first answer's: later clicks change nothing

@@ -11,8 +11,9 @@ import itertools
 import re
 from typing import Any
 
+from webclient.aap.cards import CARD, Asked, asked_of, card_patch
 from webclient.aap.turn import TurnEvent, tool_call_of
-from webclient.viewmodel.content import ImageBlock, TerminalRef, TextBlock, ToolContent, Unknown
+from webclient.viewmodel.content import Diff, ImageBlock, TerminalRef, TextBlock, ToolContent, Unknown
 from webclient.viewmodel.entries import MessageRole
 from webclient.viewmodel.thread import Thread
 
@@ -72,6 +73,8 @@ class EventFold:
         self.thread = thread
         self._ids = itertools.count(1)
         self._message: dict[str, str] = {}  # "text" / "thinking" → the id of the message it streams into
+        self.asked: dict[str, Asked] = {}
+        """What each call's question says besides its title (`webclient.aap.cards`), by call id."""
 
     def take(self, event: TurnEvent) -> None:
         name, data = event.name, event.data
@@ -92,6 +95,9 @@ class EventFold:
             self.thread.upsert_tool_call(call.id, patch, {"name": call.name, "input": call.input}, create=True)
         elif name == "tool_result" and isinstance(data.get("toolCallId"), str):
             self.result(data["toolCallId"], data.get("content"), "completed")
+        elif name == CARD and isinstance(data.get("toolCallId"), str):
+            self.asked[data["toolCallId"]] = asked_of(data)
+            self.thread.upsert_tool_call(data["toolCallId"], card_patch(data), {})
         elif name == "turn_stop":
             self._message.clear()
         elif name == CALL_OUTCOME and isinstance(data.get("toolCallId"), str) and isinstance(data.get("status"), str):
@@ -111,11 +117,11 @@ class EventFold:
 
     def result(self, call_id: str, content: Any, status: str) -> None:
         """A tool call's outcome on its card: the server's inline result, a client tool's, or a denial (under the
-        terminal a client command ran in, which stays)."""
+        terminal a client command ran in, or the diff of a write, which stay)."""
         self._message.clear()
         call = self.thread.tool_call(call_id)
-        terminals = [item for item in call.content if isinstance(item, TerminalRef)] if call is not None else []
-        patch = {"status": status, "content": [*terminals, *blocks(content)], "raw_output": content}
+        kept = [item for item in call.content if isinstance(item, TerminalRef | Diff)] if call is not None else []
+        patch = {"status": status, "content": [*kept, *blocks(content)], "raw_output": content}
         self.thread.upsert_tool_call(call_id, patch, {"result": content})
 
     def status(self, call_id: str, status: str) -> None:

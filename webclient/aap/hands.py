@@ -157,11 +157,15 @@ class Hands:
 
     # -- the tools -----------------------------------------------------------------------------------
 
+    def resolve(self, value: str) -> str:
+        """A path argument as an absolute path (relative ones are to the workspace), not yet checked."""
+        return value if os.path.isabs(value) else str(self.workspace.roots[0] / value)
+
     def _path(self, arguments: dict[str, Any], key: str = "path", default: str | None = None) -> str:
         value = arguments.get(key, default)
         if not isinstance(value, str) or not value:
             raise ValueError(f"{key} must be a non-empty string")
-        return value if os.path.isabs(value) else str(self.workspace.roots[0] / value)
+        return self.resolve(value)
 
     def _folder(self, arguments: dict[str, Any], key: str = "path") -> Path:
         """A folder the arguments name, inside the workspace once its symlinks are resolved."""
