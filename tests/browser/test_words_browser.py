@@ -1,0 +1,29 @@
+"""What the pages say, in a real Chromium: a page shut out says why (no longer shared, deleted); the header names who
+has the session open by their part in it; the index offers only what the person may do, and says what the session
+page says of a session's state, the same after a clean stop as after a kill; a search's lines are plain text; a
+remote session takes its title from its first prompt, and its empty page says what to type."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import open_session, send_prompt
+from tests.support.servers import ServerFactory
+
+
+def test_a_search_shows_the_agents_markdown_as_plain_text_with_the_words_marked(
+    start_server: ServerFactory, page: Page
+) -> None:
+    server = start_server(agent=None)
+    open_session(page, server)
+    send_prompt(page, "markdown")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text("That's it", timeout=20_000)
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    page.goto(server.url + "/?q=showcase+bold+code")
+    lines = page.locator('[data-role="matches"] li')
+    expect(lines.first).to_be_visible()
+    shown = lines.all_inner_texts()
+    assert shown and not any(mark in line for line in shown for mark in ("**", "`", "](", "## ")), shown
+    expect(page.locator('[data-role="matches"] mark').first).to_have_text(re.compile("showcase|bold|code", re.I))
