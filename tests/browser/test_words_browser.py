@@ -27,3 +27,25 @@ def test_a_search_shows_the_agents_markdown_as_plain_text_with_the_words_marked(
     shown = lines.all_inner_texts()
     assert shown and not any(mark in line for line in shown for mark in ("**", "`", "](", "## ")), shown
     expect(page.locator('[data-role="matches"] mark').first).to_have_text(re.compile("showcase|bold|code", re.I))
+
+
+def test_a_remote_session_is_titled_by_its_first_prompt_and_its_empty_page_says_what_to_type(
+    start_server: ServerFactory, page: Page
+) -> None:
+    server = start_server(agent=None, WEBCLIENT_DEMO_REMOTE="on")
+    page.goto(server.sign_in_url("/"))
+    page.click('[data-action="new-session"][data-agent="demo-remote"]')
+    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    hint = page.locator('[data-role="thread-empty"]')
+    expect(hint).to_contain_text("tools")
+    expect(hint).to_contain_text("change")
+    prompt = page.locator("#prompt-input")
+    assert "/ for commands" not in (prompt.get_attribute("placeholder") or "")
+    page.screenshot(path="/tmp/words-remote-empty.png")
+
+    send_prompt(page, "hello there, remote agent")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text("remote", timeout=20_000)
+    expect(hint).to_be_hidden()
+    expect(page.locator('h1[data-role="title"]')).to_have_text("Hello there, remote agent")
+    page.goto(server.url + "/")
+    expect(page.locator(".history-title").first).to_have_text("Hello there, remote agent")

@@ -43,6 +43,7 @@ from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SECRET_SET, SessionControls
+from webclient.viewmodel.prompt_title import prompt_title
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
@@ -140,7 +141,7 @@ class Session:
 
     @property
     def title(self) -> str | None:
-        return self.controls.title
+        return self.controls.title or prompt_title(self.thread)  # the agent's or the person's, else its first prompt
 
     @property
     def agent_state(self) -> AgentState:
