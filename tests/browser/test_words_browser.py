@@ -6,11 +6,15 @@ remote session takes its title from its first prompt, and its empty page says wh
 from __future__ import annotations
 
 import re
+import secrets
+import signal
+import subprocess
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
-from tests.support.servers import ServerFactory
+from tests.support.servers import Server, ServerFactory, free_port, launch_server, stop_server
 
 
 def test_a_search_shows_the_agents_markdown_as_plain_text_with_the_words_marked(
@@ -49,3 +53,36 @@ def test_a_remote_session_is_titled_by_its_first_prompt_and_its_empty_page_says_
     expect(page.locator('h1[data-role="title"]')).to_have_text("Hello there, remote agent")
     page.goto(server.url + "/")
     expect(page.locator(".history-title").first).to_have_text("Hello there, remote agent")
+
+
+def test_the_index_says_what_the_session_page_says_and_a_clean_stop_leaves_what_a_kill_does(
+    page: Page, tmp_path: Path
+) -> None:
+    port, token = free_port(), secrets.token_urlsafe(16)
+    env = {"DEMO_AGENT_SPEED": "0", "WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+
+    def start() -> Server:
+        return launch_server(port, token, tmp_path / "received.jsonl", tmp_path, [], env, subprocess.DEVNULL)
+
+    server = start()
+    try:
+        open_session(page, server)
+        session_id = page.locator("#session").get_attribute("data-session-id")
+        expect(page.locator('[data-role="turn-state"]')).to_have_text("Ready")
+        page.goto(server.url + "/")
+        row = page.locator(f'[data-session-id="{session_id}"]')
+        expect(row.locator('[data-role="state"]')).to_have_text("Ready")
+
+        shown = {}
+        for how in (signal.SIGTERM, signal.SIGKILL):
+            server.process.send_signal(how)
+            server.process.wait(timeout=30)
+            stop_server(server)
+            server = start()
+            page.goto(server.url + "/")
+            shown[how.name] = row.locator('[data-role="state"]').inner_text()
+        assert shown == {"SIGTERM": "Stopped", "SIGKILL": "Stopped"}
+        page.goto(f"{server.url}/sessions/{session_id}")
+        expect(page.locator('[data-role="turn-state"]')).to_have_text("Stopped")
+    finally:
+        stop_server(server)
