@@ -13,8 +13,64 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import open_session, send_prompt
+from tests.browser.test_sharing_browser import share_from_the_panel
+from tests.support.browser import Browsers, open_session, send_prompt
+from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory, free_port, launch_server, stop_server
+from tests.support.team import new_session
+
+
+def test_a_page_shut_out_says_why_and_the_header_names_each_by_their_part(
+    start_server: ServerFactory, browsers: Browsers
+) -> None:
+    server: Server = start_server(**TEAM)
+    session_id = new_session(server, "alice")
+    url = f"{server.url}/sessions/{session_id}"
+    alice = browsers.page("alice", extra_http_headers=as_person("alice"))
+    alice.goto(url)
+    expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
+    share_from_the_panel(alice, "bob", "drive")
+    share_from_the_panel(alice, "carol", "watch")
+    bob, carol = (browsers.page(name, extra_http_headers=as_person(name)) for name in ("bob", "carol"))
+    bob.goto(url)
+    carol.goto(url)
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), bob driving, carol watching")
+    expect(carol.locator("#session")).to_have_attribute("data-connection", "open")
+
+    alice.click('[data-role="share-panel"] summary')
+    alice.locator('[data-role="share"][data-grantee="bob"] [data-action="revoke"]').click()
+    expect(bob.locator("#connection")).to_have_text("This session is no longer shared with you")
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), carol watching")
+
+    alice.goto(f"{server.url}/sessions/{session_id}/delete")
+    alice.click('[data-action="confirm-delete"]')
+    expect(carol.locator("#connection")).to_have_text("This session was deleted")
+
+
+def test_the_index_offers_only_what_the_person_may_do_and_a_refusal_is_a_page(
+    start_server: ServerFactory, browsers: Browsers
+) -> None:
+    server: Server = start_server(**TEAM)
+    theirs, mine = new_session(server, "alice"), new_session(server, "bob")
+    alice = browsers.page("alice", extra_http_headers=as_person("alice"))
+    alice.goto(f"{server.url}/sessions/{theirs}")
+    share_from_the_panel(alice, "bob", "drive")
+    bob = browsers.page("bob", extra_http_headers=as_person("bob"))
+    bob.goto(server.url + "/")
+    shared, own = bob.locator(f'[data-session-id="{theirs}"]'), bob.locator(f'[data-session-id="{mine}"]')
+    expect(shared).to_be_visible()
+    expect(own.locator('[data-action="archive"]')).to_be_visible()
+    expect(own.locator('[data-action="delete"]')).to_be_visible()
+    expect(shared.locator('[data-action="archive"]')).to_have_count(0)
+    expect(shared.locator('[data-action="delete"]')).to_have_count(0)
+    expect(shared.locator('[data-role="shared-with-you"]')).to_have_text("shared with you")
+
+    response = bob.goto(f"{server.url}/sessions/{theirs}/delete")
+    assert response is not None and response.status == 403
+    expect(bob.locator("h1")).to_have_text("Not yours to delete")
+    expect(bob.locator('[data-role="refused"]')).to_contain_text("Only its owner may do this.")
+    bob.click('[data-action="back"]')
+    expect(bob).to_have_url(server.url + "/")
 
 
 def test_a_search_shows_the_agents_markdown_as_plain_text_with_the_words_marked(
