@@ -18,7 +18,7 @@ LINES = 3
 LINE_CHARS = 240
 """A longer matching line is cut around its first match."""
 
-_INLINE = MarkdownIt("commonmark").enable("strikethrough")
+_INLINE = MarkdownIt("commonmark", {"html": False}).enable("strikethrough")  # as the page reads it: tags are text
 _BLOCK_MARKS = re.compile(r"^(?:(?:#{1,6}|>|[-*+]|\d{1,9}[.)])(?:\s+|$))+")
 """What starts a line of a heading, a quote, a list's item (a line at a time: of the block, only its start shows)."""
 _TABLE_RULE = re.compile(r"^[\s|:-]*$")
