@@ -4,16 +4,21 @@ otherwise leave every session "Untitled"."""
 
 from __future__ import annotations
 
+from itertools import islice
+
 from webclient.viewmodel.entries import MessageEntry
 from webclient.viewmodel.thread import Thread
 
 TITLE_CHARS = 60
 """A longer first line is cut at a word, with an ellipsis."""
+LOOKED_AT = 50
+"""Entries read for the first prompt: the title is asked for at every change of the header, and a thread with no
+prompt near its start (an agent's own session, loaded) has none worth reading thousands of entries for."""
 
 
 def prompt_title(thread: Thread) -> str | None:
     """The title the first prompt of ``thread`` gives (None: no prompt yet, or one of attachments only)."""
-    for entry in thread:
+    for entry in islice(thread, LOOKED_AT):
         if isinstance(entry, MessageEntry) and entry.kind == "user-message":
             return title_of(entry.text)
     return None
