@@ -46,7 +46,11 @@ AGENT: dict[str, Any] = {
     "name": "demo",
     "title": "AAP demo agent",
     "version": "0.1.0",
-    "description": "A remote agent that streams, thinks and calls tools: yours, its own trusted and untrusted ones.",
+    "description": (
+        "A remote agent that streams, thinks and calls tools: yours, its own trusted and untrusted ones. "
+        "Say “tools” and it calls them in parallel; “change” writes a note and runs a command (you are asked first); "
+        "“fail” shows an error stop."
+    ),
     "tools": SERVER_TOOLS,
     "options": OPTIONS,
     "capabilities": {

@@ -36,6 +36,14 @@ function showHint(text) {
   }
 }
 
+// The prompt box's placeholder promises "/ for commands" only while the agent has some (an agent that never sends
+// any, a remote one, would otherwise offer an empty menu).
+function promiseCommands() {
+  const menu = document.getElementById("command-menu");
+  const some = menu && Number(menu.dataset.count) > 0;
+  input.placeholder = "Message the agent — " + (some ? "/ for commands, " : "") + "@ for files";
+}
+
 function pickCommand(li) {
   input.value = "/" + li.dataset.command + " ";
   input.setSelectionRange(input.value.length, input.value.length);
@@ -56,8 +64,11 @@ if (composer && input && menus) {
 
   // A new list of commands from the agent (swapped inside .menus): filter it as the user's text says.
   menus.addEventListener("htmx:oobAfterSwap", function (event) {
-    if (event.detail.target && event.detail.target.id === "command-menu" && document.activeElement === input) {
-      filterCommands();
+    if (event.detail.target && event.detail.target.id === "command-menu") {
+      promiseCommands();
+      if (document.activeElement === input) {
+        filterCommands();
+      }
     }
   });
 

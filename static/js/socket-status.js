@@ -18,9 +18,15 @@ const CONNECTION_TEXT = {
   reconnecting: "Reconnecting…",
   "signed-out": "Signed out: open the sign-in link again",
   gone: "This session is gone: the server restarted",
+  revoked: "This session is no longer shared with you",
+  deleted: "This session was deleted",
 };
+// Why the server shut the page out, as its socket's close reason says (webclient/web/presence.py): the page
+// then says so rather than blame a restart.
+const GONE_REASONS = ["revoked", "deleted"];
 
 let connection = "open";
+let goneBecause = "";
 let reconnectAttempts = 0;
 let recheck = 0;
 
@@ -31,7 +37,7 @@ function showConnection(state) {
   document.body.classList.toggle("disconnected", state !== "open");
   if (status) {
     status.hidden = state === "open";
-    status.textContent = CONNECTION_TEXT[state] || "";
+    status.textContent = CONNECTION_TEXT[state === "gone" && goneBecause ? goneBecause : state] || "";
   }
   setControlsOffline(state !== "open");
 }
@@ -104,6 +110,9 @@ if (root) {
       showConnection("reconnecting");
     }
     const code = event.detail.event.code;
+    if (code === POLICY_VIOLATION && GONE_REASONS.includes(event.detail.event.reason)) {
+      goneBecause = event.detail.event.reason;
+    }
     if (code === ROLE_CHANGED) {
       location.reload();
       return;

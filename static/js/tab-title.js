@@ -1,7 +1,7 @@
 // The tab's title follows the session's title (shortened as the server shortens it), and while the tab is
 // hidden it says when the agent waits for the user or finished a long turn, with a system notification if
-// the user turned them on (notify.js). State kept here: the title without the alert, whether the alert is
-// shown, and when the current turn started.
+// the user turned them on (notify.js). State kept here: the title without the alert, the alert shown (if any),
+// and when the current turn started.
 
 import { notificationsWanted } from "./notify.js";
 
@@ -12,7 +12,7 @@ const TITLE_LIMIT = 80;
 const LONG_TURN_MS = 10000;
 
 let baseTitle = document.title;
-let alerting = false;
+let alerting = "";
 let turnStarted = 0;
 
 function shortTitle(text) {
@@ -25,7 +25,7 @@ function busy(state) {
 }
 
 function alertUser(label, body) {
-  alerting = true;
+  alerting = label;
   document.title = "● " + label + " — " + baseTitle;
   if (notificationsWanted()) {
     const notification = new Notification(label + " — " + baseTitle, { body: body, tag: root.dataset.sessionId });
@@ -55,9 +55,9 @@ function followSessionTitle() {
   const title = document.querySelector("#session-status [data-role=title]");
   if (title) {
     baseTitle = shortTitle(title.textContent.trim()) + " · ACP web client";
-    if (!alerting) {
-      document.title = baseTitle;
-    }
+    // The title may come with the state that raised the alert (a first prompt titles the session): the alert
+    // names the session as it is now.
+    document.title = alerting ? "● " + alerting + " — " + baseTitle : baseTitle;
   }
 }
 
@@ -67,7 +67,7 @@ if (root) {
   // Back on the tab: the alert has been seen.
   document.addEventListener("visibilitychange", function () {
     if (!document.hidden && alerting) {
-      alerting = false;
+      alerting = "";
       document.title = baseTitle;
     }
   });

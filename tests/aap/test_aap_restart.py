@@ -66,7 +66,9 @@ def test_a_remote_session_is_rebuilt_and_its_open_call_answered_after_a_restart(
     stop(first, signal.SIGKILL)
 
     second = start_server(agent=remote, workspace=tmp_path / "project", **env)
-    assert '<h1 data-role="title">AAP demo agent</h1>' in session_page(second, session_id)  # what /meta said
+    rebuilt = session_page(second, session_id)
+    assert '<h1 data-role="title">Tools</h1>' in rebuilt  # titled by its first prompt
+    assert "AAP demo agent 0.1.0" in rebuilt  # what /meta said
     after = thread_html(session_page(second, session_id))
     assert after.replace('data-state="interrupted"', 'data-state="pending"').count("Restart me") == before.count(
         "Restart me"

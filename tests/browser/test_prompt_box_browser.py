@@ -246,11 +246,11 @@ def test_a_hidden_tab_says_the_agent_waits_and_notifies(start_server: ServerFact
         page.add_init_script(HIDDEN_TAB)
         open_session(page, server)
         expect(page.locator("[data-action=notify]")).to_have_text("Notifications on")
-        title = page.title()
         page.evaluate("window.__setHidden(true)")
         page.fill("#prompt-input", "permission")
         page.press("#prompt-input", "Enter")
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "awaiting-permission")
+        title = "Permission · ACP web client"  # the session is titled by its first prompt
         expect(page).to_have_title("● Waiting for you — " + title)
         notifications = page.evaluate("window.__notifications")
         assert [n["body"] for n in notifications] == ["The agent asks for your permission."]

@@ -37,7 +37,7 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
     bob, carol = (browsers.page(name, extra_http_headers=as_person(name)) for name in ("bob", "carol"))
     bob.goto(url)
     carol.goto(url)
-    expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob, carol watching")
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), bob driving, carol watching")
     expect(carol.locator("#composer")).to_have_count(0)
     expect(carol.locator('[data-role="watching-only"]')).to_be_visible()
     expect(carol.locator('[data-role="share-panel"]')).to_have_count(0)
@@ -59,7 +59,7 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
     expect(carol.locator('[data-role="sent-by"]')).to_contain_text("alice")
 
     carol.close()
-    expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
+    expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), bob driving")
 
 
 def test_a_drive_link_takes_the_owners_tick_that_it_runs_with_their_keys(

@@ -25,6 +25,7 @@ from tests.support.servers import AGENTS
 from tests.support.sessions import acp
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.acp.agent import AcpAgent
+from webclient.people.person import LOCAL
 from webclient.render import formats
 from webclient.render.dom import live_id, tail_id
 from webclient.render.markdown import MarkdownStream, render_markdown
@@ -424,7 +425,7 @@ def test_the_index_page_lists_a_hostile_session_as_text(
     session, _ = hostile_session
     title = str(session.title)
     # As a search's result too: the lines that matched, their words marked, come from the agent.
-    row = replace(live_row(session), lines=[marked(title, word_pattern(query_words(title)[:3] or ["x"]))])
+    row = replace(live_row(session, LOCAL), lines=[marked(title, word_pattern(query_words(title)[:3] or ["x"]))])
     page = Renderer().page(
         "index.html",
         history=History([row], 1, 1, 1, title, False, stored=True),

@@ -121,6 +121,19 @@ def test_matching_lines_rank_by_words_held_then_keep_the_transcripts_order() -> 
     assert query_words("Fix the FIX, don't-panic 2x_y") == ["fix", "the", "don", "t", "panic", "2x", "y"]
 
 
+def test_matching_lines_are_the_markdown_as_the_page_reads_it() -> None:
+    said = [
+        "## The **parser** plan\n> - see [the `parser` docs](https://x.example/parser) and ![parser](p.png)\n"
+        "| `parser` | slow |\n|---|---|\n1. a <b>parser</b> \\*here\\*"
+    ]
+    assert matching_lines(said, ["parser"], limit=9) == (
+        "The parser plan",
+        "see the parser docs and parser",
+        "parser · slow",
+        "a <b>parser</b> *here*",
+    )
+
+
 @pytest.mark.asyncio
 async def test_archived_sessions_are_left_out_unless_asked_for(store: Store) -> None:
     session(store, "kept", 1, ("user", "hello archive"))

@@ -78,7 +78,7 @@ def test_the_index_lists_stored_sessions_newest_first_a_page_at_a_time(server: S
     row = rows(first)[0]
     assert row.select_one(".history-title").get_text() == "Session number 29"  # type: ignore[union-attr]
     assert row.select_one(".history-title")["href"] == "/sessions/s29"  # type: ignore[index]
-    assert row.select_one('[data-role="state"]').get_text() == "ended"  # type: ignore[union-attr]
+    assert row.select_one('[data-role="state"]').get_text() == "Ended"  # type: ignore[union-attr]
     assert row.select_one('[data-role="turns"]').get_text() == "29 turns"  # type: ignore[union-attr]
     assert row.select_one('[data-role="workspace"]').get_text() == "/srv/stored project"  # type: ignore[union-attr]
     assert "stored" in row.select_one('[data-role="agent"]').get_text()  # type: ignore[union-attr]
@@ -86,7 +86,7 @@ def test_the_index_lists_stored_sessions_newest_first_a_page_at_a_time(server: S
     created = row.select_one('time[data-role="created"]')
     assert created is not None and created["datetime"] == "2023-11-14T22:42:20+00:00"
     # A stored session not live in this server: "ended" if it was ended, else "stopped" (the server stopped).
-    assert rows(first)[1].select_one('[data-role="state"]').get_text() == "stopped"  # type: ignore[union-attr]
+    assert rows(first)[1].select_one('[data-role="state"]').get_text() == "Stopped"  # type: ignore[union-attr]
     older = first.select_one('[data-role="pages"] a[rel="next"]')
     assert older is not None and older["href"] == "/?page=2"
     second = soup(server, str(older["href"]))

@@ -95,6 +95,7 @@ class AapAgent:
             self.settings = RemoteSettings(remote, spec.remote_options)
         self.host.controls.set_settings(self.settings.controls())
         info = {"name": remote.name, "title": remote.display_name, "version": remote.version or ""}
+        info["description"] = remote.description or ""  # what to ask it: the empty session page shows it
         image = isinstance(remote.capabilities.get("image"), dict)
         self.record("in", {"answer": "GET /meta", "agent": remote.name, "info": info, "image": image})
         return self._greeted(info, image)

@@ -1,10 +1,9 @@
 """A session: one agent, its conversation thread, and the people watching it.
 
 The session turns what the user does (prompt, click, stop) into calls on its agent's adapter
-(`webclient.session.agent.AgentDriver`, whichever protocol it speaks), and the adapter shows what the agent does
-on the session's thread and controls. It knows nothing of protocols, sockets or HTML: watchers subscribe with a
-callback that is told *which* part changed (an entry's ``seq`` or a region name) and render it themselves when
-they are ready.
+(`webclient.session.agent.AgentDriver`, whichever protocol it speaks), and the adapter shows what the agent does on the
+session's thread and controls. It knows nothing of protocols, sockets or HTML: watchers subscribe with a callback that
+is told *which* part changed (an entry's ``seq`` or a region name) and render it themselves when they are ready.
 
 Its jobs live in their own modules: the agent's life (`lifecycle`), the turns and their queue (`turns`), changes
 to the controls (`control_changes`), the user's answers (`answers`), the agent's work in the workspace
@@ -43,6 +42,7 @@ from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SECRET_SET, SessionControls
+from webclient.viewmodel.prompt_title import prompt_title
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
@@ -140,7 +140,7 @@ class Session:
 
     @property
     def title(self) -> str | None:
-        return self.controls.title
+        return self.controls.title or prompt_title(self.thread)  # the agent's or the person's, else its first prompt
 
     @property
     def agent_state(self) -> AgentState:

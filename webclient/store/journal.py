@@ -163,6 +163,8 @@ class JournalWriter:
             self._taken()
 
     def set_state(self, session_id: str, values: dict[str, Any]) -> None:
+        if self.sealed:  # the server stops: its agents ending is not "ended" (a restart shows "stopped", as a kill)
+            return
         self._states.setdefault(session_id, {}).update(values)
         self._taken()
 

@@ -16,9 +16,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from webclient.people.person import Person
+from webclient.people.roles import role_of
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import allowed, manager, owned, page, person, role_in, small_int, urls
+from webclient.web.presence import presence
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow
@@ -48,6 +51,10 @@ class HistoryRow:
     archived: bool
     live: bool
     lines: list[Marked] = field(default_factory=list)
+    mine: bool = True
+    """Whether the person may archive and delete it (theirs, or they are an admin): else it was shared with them."""
+    owner: str | None = None
+    """Whose it is (a person's id; None: from before people)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,9 @@ def _agent_name(session: Session) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _stored_row(stored: SessionRow, live: Session | None, pattern: re.Pattern[str] | None) -> HistoryRow:
+def _stored_row(
+    stored: SessionRow, live: Session | None, pattern: re.Pattern[str] | None, viewer: Person
+) -> HistoryRow:
     lines = [marked(line, pattern) for line in stored.lines] if pattern is not None else []
     if live is None:
         state = "ended" if stored.state == "ended" else "stopped"
@@ -134,10 +143,12 @@ def _stored_row(stored: SessionRow, live: Session | None, pattern: re.Pattern[st
         archived=stored.archived,
         live=live is not None,
         lines=lines,
+        mine=role_of(viewer, stored.owner) == "owner",
+        owner=stored.owner,
     )
 
 
-def live_row(session: Session) -> HistoryRow:
+def live_row(session: Session, viewer: Person) -> HistoryRow:
     """A session live in this server, as the index lists it without a store."""
     created = datetime.fromtimestamp(session.created, UTC)
     return HistoryRow(
@@ -152,6 +163,8 @@ def live_row(session: Session) -> HistoryRow:
         turns=session.thread.turn,
         archived=False,
         live=True,
+        mine=role_of(viewer, session.owner) == "owner",
+        owner=session.owner,
     )
 
 
@@ -166,7 +179,7 @@ async def history(request: Request) -> History:
     if store is None:  # the sessions live in this server, as they are (those the person may see)
         mine = [s for s in live.sessions.values() if role_in(request, s) is not None]
         every = sorted(mine, key=lambda s: s.created, reverse=True)
-        rows = [live_row(s) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
+        rows = [live_row(s, viewer) for s in every[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]]
         pages = max(1, -(-len(every) // PAGE_SIZE))
         return History(rows, len(every), number, pages, "", False, stored=False)
     words = query_words(query)
@@ -181,7 +194,7 @@ async def history(request: Request) -> History:
     if not found.sessions and number > found.pages:  # past the end (sessions went meanwhile): the last page
         found = await read(found.pages)
     pattern = word_pattern(words) if words else None
-    rows = [_stored_row(stored, live.get(stored.id), pattern) for stored in found.sessions]
+    rows = [_stored_row(stored, live.get(stored.id), pattern, viewer) for stored in found.sessions]
     return History(rows, found.total, found.page, found.pages, query, archived, stored=True)
 
 
@@ -211,7 +224,10 @@ def _stored_store(request: Request) -> Store:
 async def archive_session(request: Request) -> Response:
     """Archive a session (``archived=1``) or bring it back (``archived=0``)."""
     store = _stored_store(request)
-    await owned(request)
+    try:
+        await owned(request)
+    except HTTPException as refused:
+        return refusal(request, refused, "Not yours to archive")
     form = await _form(request)
     if not await store.set_archived(request.path_params["session_id"], form.get("archived") == "1"):
         raise HTTPException(404, "No such session")
@@ -219,20 +235,36 @@ async def archive_session(request: Request) -> Response:
 
 
 async def confirm_delete(request: Request) -> Response:
-    """The page that asks before a session is deleted (a form that posts to this URL)."""
+    """The page that asks before a session is deleted (a form that posts to this URL); to one it was shared with, a
+    page that says only its owner may (403)."""
     session_id = request.path_params["session_id"]
     store = store_of(request)
-    await owned(request)
+    try:
+        await owned(request)
+    except HTTPException as refused:
+        return refusal(request, refused, "Not yours to delete")
+    viewer = person(request)
     live = manager(request).get(session_id)
     stored = await store.session_row(session_id) if store is not None else None
     if stored is not None:
-        row = _stored_row(stored, live, None)
+        row = _stored_row(stored, live, None, viewer)
     elif live is not None:
-        row = live_row(live)
+        row = live_row(live, viewer)
     else:
         raise HTTPException(404, "No such session")
     back = {key: request.query_params.get(key, "") for key in ("page", "q", "archived_shown")}
     return page(request, "confirm_delete.html", row=row, back=back, when=human_time)
+
+
+def refusal(request: Request, refused: HTTPException, heading: str) -> Response:
+    """A refusal of one who may see the session but not do this (403), as a page of the site with the reason and the
+    way back to the index. Anything else (404: no such session, or not theirs to see) is raised as it came: it must
+    read exactly as for an id never used, on every route."""
+    if refused.status_code != 403:
+        raise refused
+    response = page(request, "refused.html", heading=heading, reason=refused.detail)
+    response.status_code = refused.status_code
+    return response
 
 
 async def delete_session(request: Request) -> Response:
@@ -241,6 +273,10 @@ async def delete_session(request: Request) -> Response:
     form = await _form(request)
     session = await manager(request).open(request.path_params["session_id"])
     if session is not None and role_in(request, session) is not None:  # another person's: as if already gone
-        allowed(request, session, "owner")  # 403 for one it was shared with
+        try:
+            allowed(request, session, "owner")  # 403 for one it was shared with
+        except HTTPException as refused:
+            return refusal(request, refused, "Not yours to delete")
         await manager(request).delete(session.id)
+        await presence(request).deleted(session.id)  # its open pages say it was deleted
     return _back(request, form)  # a session already gone is what was asked for

@@ -259,6 +259,8 @@ class LiveView:
                 for seq in [seq for seq in self._shown if seq < first]:
                     del self._shown[seq]
                 return ""
+            case Region.STATUS if not len(self.session.thread):  # the empty thread's hint follows the agent's hello
+                return self._region(change) + self._start(None)
             case _:
                 return self._region(change)
 

@@ -1,9 +1,11 @@
-"""Every socket a person holds on a session, in one place: the page's (shown in the session's header, "Alice, Bob
-watching", updated as people come and go) and the agent's sign-in terminal's (`webclient.web.sign_in_socket`). A
-revoked share closes them all; a share changed between watch and drive reloads the page (with the composer or
-without) and closes a terminal its person may no longer drive. A signed-in session that ends (sign-out, an admin's
-Revoke) closes every socket it opened too, one layer down (`webclient.web.access`). Each socket also asks for the
-person's role again with every message it receives, so nothing waits on this for a refusal.
+"""Every socket a person holds on a session, in one place: the page's (shown in the session's header by their part
+in it, "alice (owner), bob driving, carol watching", updated as people come and go) and the agent's sign-in
+terminal's (`webclient.web.sign_in_socket`). A revoked share closes them all, and so does a deleted session, each
+with a reason the page shows ("no longer shared with you", "deleted"); a share changed between watch and drive
+reloads the page (with the composer or without) and closes a terminal its person may no longer drive. A signed-in
+session that ends (sign-out, an admin's Revoke) closes every socket it opened too, one layer down
+(`webclient.web.access`). Each socket also asks for the person's role again with every message it receives, so
+nothing waits on this for a refusal.
 
 A new kind of socket on a session joins here, or a revoke leaves it open."""
 
@@ -28,15 +30,21 @@ class Viewer:
     """The share link's token the page came with."""
     role: Role | None
     """What they could do when the page opened."""
-    close: Callable[[int], Awaitable[None]]
-    """Closes the socket with a code."""
+    close: Callable[[int, str], Awaitable[None]]
+    """Closes the socket with a code and a reason."""
     page: bool = True
     """The session's page (its header shows who has it open); else a socket only a driver may hold (the sign-in
     terminal's), closed as soon as its person may not drive."""
 
 
 WS_POLICY_VIOLATION = 1008
-"""The close code for a page whose person may no longer see the session: the page says so."""
+"""The close code for a page whose person may no longer see the session: the page says so, and why (its reason)."""
+REVOKED = "revoked"
+"""The close reason of a page whose share was revoked: "no longer shared with you" (``static/js/socket-status.js``)."""
+DELETED = "deleted"
+"""The close reason of a page whose session was deleted."""
+_RANK = {"watching": 0, "driving": 1, "owner": 2}
+"""A person with two pages open (one through a share link) is named by the most they may do."""
 ROLE_CHANGED = 4001
 """The close code for a page whose person may now drive what they watched, or only watch what they drove: the page
 loads again (``static/js/socket-status.js``)."""
@@ -65,14 +73,19 @@ class Presence:
 
         return leave
 
-    def of(self, session_id: str) -> list[Person]:
+    def of(self, session: Session) -> list[tuple[Person, str]]:
         """The people who have the session open, each once, by name (a page that reconnects must not reorder the
-        header); none in token mode (its one person is not named)."""
-        seen: dict[str, Person] = {}
-        for viewer in self._open.get(session_id, {}).values():
+        header), each with their part in it: ``owner``, ``driving`` or ``watching``; none in token mode (its one
+        person is not named)."""
+        seen: dict[str, tuple[Person, str]] = {}
+        for viewer in self._open.get(session.id, {}).values():
             if viewer.page and viewer.person.id != LOCAL.id:
-                seen.setdefault(viewer.person.id, viewer.person)
-        return sorted(seen.values(), key=lambda person: (person.label.casefold(), person.id))
+                role = role_of(viewer.person, session.owner, session.shares, viewer.link)
+                part = "owner" if role == "owner" else "driving" if may_drive(role) else "watching"
+                known = seen.get(viewer.person.id)
+                if known is None or _RANK[part] > _RANK[known[1]]:
+                    seen[viewer.person.id] = (viewer.person, part)
+        return sorted(seen.values(), key=lambda here: (here[0].label.casefold(), here[0].id))
 
     async def shut_out(self, session: Session) -> None:
         """Close the sockets of those who may not see ``session`` any more (a share revoked), the terminals of those who
@@ -81,9 +94,14 @@ class Presence:
         for viewer in list(self._open.get(session.id, {}).values()):
             role = role_of(viewer.person, session.owner, session.shares, viewer.link)
             if role is None or not (viewer.page or may_drive(role)):
-                await viewer.close(WS_POLICY_VIOLATION)
+                await viewer.close(WS_POLICY_VIOLATION, REVOKED)
             elif may_drive(role) != may_drive(viewer.role):
-                await viewer.close(ROLE_CHANGED)
+                await viewer.close(ROLE_CHANGED, "")
+
+    async def deleted(self, session_id: str) -> None:
+        """Close every socket of a session that was deleted: its pages say so."""
+        for viewer in list(self._open.get(session_id, {}).values()):
+            await viewer.close(WS_POLICY_VIOLATION, DELETED)
 
 
 def presence(conn: HTTPConnection) -> Presence:

@@ -74,7 +74,9 @@ async def sign_in_terminal_socket(websocket: WebSocket) -> None:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")
         return
     pty = terminal.pty
-    closes = Viewer(person(websocket), link_token(websocket), role, lambda code: websocket.close(code), page=False)
+    closes = Viewer(
+        person(websocket), link_token(websocket), role, lambda code, reason: websocket.close(code, reason), page=False
+    )
     leave = presence(websocket).join(session, closes)
     outbox = _Outbox()
     outbox.put(pty.output)  # what it showed so far, then what comes: no await between, so nothing is lost

@@ -54,7 +54,7 @@ async def session_socket(websocket: WebSocket) -> None:
         websocket.send_text,
         {**base_context(websocket), **page_context(websocket, session), "embedded": embedded},
     )
-    shut_out = Viewer(by, link, role_in(websocket, session), lambda code: websocket.close(code))
+    shut_out = Viewer(by, link, role_in(websocket, session), lambda code, reason: websocket.close(code, reason))
     leave = presence(websocket).join(session, shut_out)
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
     sender.add_done_callback(lambda task: _sender_done(task, websocket))
