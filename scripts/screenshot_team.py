@@ -50,7 +50,7 @@ def main(out: Path) -> None:
             alice.click('[data-action="share"]')
             expect(alice.locator('[data-role="share"][data-grantee="bob"]')).to_have_count(1)
             bob.goto(session_url)
-            expect(alice.locator('[data-role="presence"]')).to_have_text("alice, bob watching")
+            expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), bob driving")
 
             alice.fill('[data-role="prompt"] textarea[name="prompt"]', "edit")
             alice.keyboard.press("Enter")
