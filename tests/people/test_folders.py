@@ -22,6 +22,11 @@ from webclient.session.person_folders import person_folder
 ADMINS = ["admins"]
 
 
+def cwd_line(folder: Path) -> str:
+    """The session page's line naming the folder it works in."""
+    return f'<code class="cwd" title="{folder}">{folder}</code>'
+
+
 def start_in(server: Server, name: str, workspace: Path | str, groups: list[str] | None = None) -> httpx.Response:
     """``name`` starts a session in ``workspace`` (as the index's form sends it)."""
     return person_client(server, name, groups or []).post("/sessions", data={"workspace": str(workspace)})
@@ -113,7 +118,7 @@ def test_with_person_in_the_workspace_each_person_works_in_a_folder_of_their_own
     server = start_server(agent=None, WEBCLIENT_CONFIG=str(config), **TEAM)
     alices = started(start_in(server, "alice", ""))  # the default folder: hers, made now
     page = person_client(server, "alice").get(f"/sessions/{alices}").text
-    assert f'<code class="cwd">{root / "alice"}</code>' in page and (root / "alice").is_dir()
+    assert cwd_line(root / "alice") in page and (root / "alice").is_dir()
     bobs = started(start_in(server, "bob", ""))
     assert (root / "bob").is_dir()
     refused(start_in(server, "alice", root / "bob"), "another person's folder", f"yours is {root / 'alice'}")
@@ -146,7 +151,7 @@ def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) 
     try:
         alices = started(start_in(server, "alice", ""))
         page = person_client(server, "alice").get(f"/sessions/{alices}").text
-        assert f'<code class="cwd">{tmp_path / "projects" / "alice"}</code>' in page
+        assert cwd_line(tmp_path / "projects" / "alice") in page
         assert (tmp_path / "notes" / "alice").is_dir()
         refused(start_in(server, "bob", tmp_path / "notes" / "alice"), "another person's folder")
         admins = started(start_in(server, "root", tmp_path / "projects" / "alice", ADMINS))
