@@ -101,6 +101,8 @@ def test_every_url_of_a_session_carries_the_path_prefix(tmp_path: Path) -> None:
         sent = client.post(session_path + "/prompt", data={"prompt": "go", "nonce": nonce}, follow_redirects=False)
         assert sent.status_code == 303 and sent.headers["location"] == session_path
         wait_for(client, session_path, r'data-turn-state="awaiting-permission"')
+        # The file the agent changed behind the client's back is listed once the workspace's watch reports it.
+        wait_for(client, session_path + "/changes", r"plain\.txt")
 
         with client.websocket_connect(session_path + "/ws") as socket:
             frame = socket.receive_text()  # the whole page, as the socket renders it
