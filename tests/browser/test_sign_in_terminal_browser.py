@@ -54,6 +54,16 @@ def test_typing_the_code_into_the_sign_in_terminal_signs_the_agent_in(
     # The link the login prints opens in a tab of the person's own (the addon's link, a web link only).
     page.context.route("https://login.example/**", lambda route: route.fulfill(body="the login page"))
     link_row = screen.locator("div", has_text="https://login.example/device?code=XYZ").last
+    # Scrolled (as a person would) until the link's line is clear of the sticky sign-in line above it: the page may
+    # have followed the thread to its end, which puts the terminal's first lines beneath that line.
+    page.evaluate(
+        """(row) => {
+            const covered = document.querySelector('.auth-lede').getBoundingClientRect().bottom;
+            const top = row.getBoundingClientRect().top;
+            if (top < covered + 10) window.scrollBy(0, top - covered - 20);
+        }""",
+        link_row.element_handle(),
+    )
     box = link_row.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + 60, box["y"] + box["height"] / 2)
