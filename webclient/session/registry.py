@@ -149,8 +149,9 @@ class SessionManager:
             WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
             LimitReached: see `create`.
         """
-        refused = refusal(self.settings, self.sessions.values(), owner.id if owner is not None else None)
-        if refused is not None:  # before a folder is claimed for a session that would not start
+        owner_id = owner.id if owner is not None else None
+        refused = refusal(self.settings, self.sessions.values(), owner_id, listing=self.listings.running(owner_id))
+        if refused is not None:  # before a folder is claimed for a session that would not start (`create`'s check)
             raise LimitReached(refused)
         if continuing is not None:
             workspace = continuing.cwd
