@@ -36,8 +36,12 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     """Start ``python -m webclient`` on a free port; ``agent=None`` runs the demo agent."""
     started: list[Server] = []
 
-    def start(agent: str | None = SCRIPTED_AGENT, workspace: Path | None = None, **env: str) -> Server:
-        """``workspace``: the agent's folder (made if needed); by default one of its own per server."""
+    def start(
+        agent: str | None = SCRIPTED_AGENT, workspace: Path | None = None, *, process: bool = False, **env: str
+    ) -> Server:
+        """``workspace``: the agent's folder (made if needed); by default one of its own per server. ``process``: its
+        own process, where the process is the subject (signals, its output, what outlives it); else it is served from
+        the test's process when it can be (`tests.support.servers.InThread`)."""
         port = free_port()
         workspace = workspace or tmp_path / f"workspace-{port}"
         options = []
@@ -46,7 +50,8 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
             options = ["--agent", agent, "--workspace", str(workspace)]
         record = tmp_path / f"received-{port}.jsonl"
         env = {"DEMO_AGENT_SPEED": "0", **env}
-        server = launch_server(port, secrets.token_urlsafe(16), record, workspace, options, env, subprocess.PIPE)
+        token = secrets.token_urlsafe(16)
+        server = launch_server(port, token, record, workspace, options, env, subprocess.PIPE, in_thread=not process)
         started.append(server)
         return server
 

@@ -58,14 +58,14 @@ def test_a_remote_session_is_rebuilt_and_its_open_call_answered_after_a_restart(
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "README.md").write_text("# Restart me\n")
-    first = start_server(agent=remote, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=remote, workspace=tmp_path / "project", **env)
     session_id = asyncio.run(leave_asking(remote, first))
     before = thread_html(session_page(first, session_id))
     assert "Restart me" in before and 'data-state="pending"' in before
     journalled(tmp_path / "data", '"asked"')  # the question asked is in the journal: the rest came before it
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=remote, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=remote, workspace=tmp_path / "project", **env)
     rebuilt = session_page(second, session_id)
     assert '<h1 data-role="title">Tools</h1>' in rebuilt  # titled by its first prompt
     assert "AAP demo agent 0.1.0" in rebuilt  # what /meta said
@@ -116,13 +116,13 @@ def test_after_a_restart_resume_asks_again_and_resubmits_every_open_call_in_one_
     (tmp_path / "project").mkdir()
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
     with aap_server([sys.executable, str(AGENTS / "aap_misbehaving.py")], RECORD_FILE=str(received)) as url:
-        first = start_server(agent=url, workspace=tmp_path / "project", **env)
+        first = start_server(process=True, agent=url, workspace=tmp_path / "project", **env)
         session_id = asyncio.run(run_the_effect_and_leave_deploy_asking(first))
         journalled(tmp_path / "data", "exit code 0")  # the command's outcome
         stop(first, signal.SIGKILL)
         posts_before = len(received.read_text().splitlines())
 
-        second = start_server(agent=url, workspace=tmp_path / "project", **env)
+        second = start_server(process=True, agent=url, workspace=tmp_path / "project", **env)
         said, asked = asyncio.run(resume_and_allow_deploy(second, session_id))
         assert asked == 1  # only the server tool asks: the command was answered before the restart
 

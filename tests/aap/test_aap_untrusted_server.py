@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import html
 import json
 import re
@@ -117,7 +118,7 @@ def test_a_giant_event_is_cut_at_the_bound_and_its_connection_dropped(
     """One ``data:`` line of 100 MiB, or one event of 1,600 lines: reading stops at 8 MiB (the default bound), the
     person is told which setting, the server's memory stays put, and the session goes on."""
     with rough(tmp_path) as url:
-        server = web_server(start_server, tmp_path, url)
+        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
 
         async def scenario() -> None:
             async with page(server, "rough") as (socket, nonce):
@@ -255,7 +256,7 @@ def test_plain_answers_too_big_or_not_json_are_refused_and_shown(
     start_server: ServerFactory, tmp_path: Path, answers: str, said: str
 ) -> None:
     with rough(tmp_path, ROUGH_ANSWERS=answers) as url:
-        server = web_server(start_server, tmp_path, url)
+        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
 
         async def scenario() -> None:
             read_before = read_mib(server)

@@ -34,7 +34,7 @@ def alive(pid: int) -> bool:
 def test_the_remote_demo_server_is_offered_and_gone_with_the_web_server(
     start_server: ServerFactory, stop: signal.Signals
 ) -> None:
-    server = start_server(agent=None, WEBCLIENT_DEMO_REMOTE="on")
+    server = start_server(process=True, agent=None, WEBCLIENT_DEMO_REMOTE="on")
     index = server.http().get("/").text
     assert 'data-agent="demo-remote"' in index and "The built-in remote demo agent (AAP, over HTTP)" in index
     [demo] = demo_servers_of(server.process.pid)
@@ -47,7 +47,7 @@ def test_the_remote_demo_server_is_offered_and_gone_with_the_web_server(
 
 
 def test_without_it_nothing_is_started(start_server: ServerFactory) -> None:
-    server = start_server(agent=None)  # the tests' default: WEBCLIENT_DEMO_REMOTE=off
+    server = start_server(process=True, agent=None)  # the tests' default: WEBCLIENT_DEMO_REMOTE=off
     assert 'data-agent="demo-remote"' not in server.http().get("/").text
     assert demo_servers_of(server.process.pid) == []
     assert httpx.get(server.url + "/").status_code in (200, 302, 303, 401)

@@ -34,7 +34,7 @@ def test_secrets_reach_their_owners_agents_only_and_are_never_shown_logged_or_ke
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     report, data = tmp_path / "env.jsonl", tmp_path / "data"
-    server = start_server(ENV_AGENT, ENV_REPORT=str(report), WEBCLIENT_DATA_DIR=str(data), **TEAM)
+    server = start_server(ENV_AGENT, ENV_REPORT=str(report), WEBCLIENT_DATA_DIR=str(data), **TEAM, process=True)
     alice, bob = person_client(server, "alice"), person_client(server, "bob")
     first, second = f"sk-first-{secrets.token_hex(12)}", f"sk-second-{secrets.token_hex(12)}"
     assert "No secrets yet" in alice.get(PAGE).text
@@ -88,14 +88,14 @@ def test_a_server_key_from_the_environment_and_a_changed_key_leaves_old_secrets_
 ) -> None:
     report, data = tmp_path / "env.jsonl", tmp_path / "data"
     env = {"ENV_REPORT": str(report), "WEBCLIENT_DATA_DIR": str(data), **TEAM}
-    server = start_server(ENV_AGENT, WEBCLIENT_SECRET_KEY="first key, long and random", **env)
+    server = start_server(ENV_AGENT, WEBCLIENT_SECRET_KEY="first key, long and random", **env, process=True)
     person_client(server, "alice").post(PAGE, data={"name": "API_KEY", "value": "kept-with-the-first-key"})
     new_session(person_client(server, "alice"))
     assert started_with(report, 1)[0]["API_KEY"] == "kept-with-the-first-key"
     assert not (data / "secret.key").exists()  # the configured key: no key file
     output_of(server)
 
-    again = start_server(ENV_AGENT, WEBCLIENT_SECRET_KEY="another key", **env)
+    again = start_server(ENV_AGENT, WEBCLIENT_SECRET_KEY="another key", **env, process=True)
     alice = person_client(again, "alice")
     assert listed(alice.get(PAGE).text) == ["API_KEY"]
     new_session(alice)
@@ -108,13 +108,13 @@ def test_a_session_resumed_after_a_restart_gets_its_owners_secrets_and_home(
 ) -> None:
     report, data = tmp_path / "env.jsonl", tmp_path / "data"
     env = {"ENV_REPORT": str(report), "WEBCLIENT_DATA_DIR": str(data), **TEAM}
-    first = start_server(ENV_AGENT, tmp_path / "workspace", **env)
+    first = start_server(ENV_AGENT, tmp_path / "workspace", **env, process=True)
     person_client(first, "alice").post(PAGE, data={"name": "API_KEY", "value": "for-alice-after-a-restart"})
     session_id = new_session(person_client(first, "alice"))
     before = started_with(report, 1)[0]
     output_of(first)
 
-    again = start_server(ENV_AGENT, tmp_path / "workspace", **env)  # the same folder: it may resume there
+    again = start_server(ENV_AGENT, tmp_path / "workspace", **env, process=True)  # the same folder: it may resume there
     url = again.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
     with connect(url, additional_headers={**as_person("alice"), "Origin": again.url}) as socket:
         socket.recv(timeout=10)

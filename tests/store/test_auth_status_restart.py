@@ -21,7 +21,7 @@ def test_the_sign_in_state_is_shown_again_after_a_restart(start_server: ServerFa
     tokens.mkdir()
     (tokens / "token").write_text("signed-in")  # signed in before: the session opens at once
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "LOGIN_TOKEN_DIR": str(tokens)}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
 
     async def open_session() -> str:
         async with ready_page(first) as (socket, _, session_id):
@@ -34,7 +34,7 @@ def test_the_sign_in_state_is_shown_again_after_a_restart(start_server: ServerFa
     journalled(tmp_path / "data", "Test</b> account")  # what the agent said is stored (in batches) before the kill
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     page = session_page(second, session_id)
     assert 'data-agent-state="stopped"' in page
     assert STATUS.findall(page) == ["authenticated"] and "&lt;b&gt;Test&lt;/b&gt; account" in page

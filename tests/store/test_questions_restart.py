@@ -35,7 +35,7 @@ async def ask_and_answer(server: Server, answer: bool) -> str:
 
 def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     answered = asyncio.run(ask_and_answer(first, answer=True))
     left_open = asyncio.run(ask_and_answer(first, answer=False))
     before = thread_html(session_page(first, answered))
@@ -55,7 +55,7 @@ def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     assert thread_html(session_page(second, answered)) == before
     page = session_page(second, left_open)
     assert 'data-state="interrupted"' in page and "Not answered: the server restarted." in page

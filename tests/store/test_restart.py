@@ -23,7 +23,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
 ) -> None:
     env = store_env(database_url, tmp_path)
-    first = start_server(agent=None, **env)
+    first = start_server(process=True, agent=None, **env)
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
     with httpx.Client(base_url=first.url, headers=first.headers, timeout=30) as http:
@@ -35,7 +35,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
         asyncio.run(asyncio.sleep(0.3))  # the journal's batches are written within 50 ms
     stop(first, how)
 
-    second = start_server(agent=None, **env)
+    second = start_server(process=True, agent=None, **env)
     after = session_page(second, session_id)
     assert thread_html(after) == thread_html(before)
     assert 'data-turn-state="ended"' in after
@@ -53,12 +53,12 @@ def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
     start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
 ) -> None:
     env = store_env(database_url, tmp_path)
-    first = start_server(agent=None, **env)
+    first = start_server(process=True, agent=None, **env)
     session_id = asyncio.run(drive(first, ["markdown", "edit"], leave_asking=True))
     asyncio.run(asyncio.sleep(0.3))
     stop(first, how)
 
-    second = start_server(agent=None, **env)
+    second = start_server(process=True, agent=None, **env)
     page = session_page(second, session_id)
     assert "Not answered: the server restarted." in page
     assert 'data-state="interrupted"' in page
@@ -67,7 +67,7 @@ def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
     stop(second, signal.SIGTERM)
 
     # Marked once: the next restart shows the same page, not a second notice.
-    third = start_server(agent=None, **env)
+    third = start_server(process=True, agent=None, **env)
     again = session_page(third, session_id)
     assert thread_html(again) == thread_html(page)
     assert again.count("The server restarted during this turn") == 1
@@ -94,7 +94,7 @@ def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
 ) -> None:
     """The answer is stored before it is sent: killed the moment the agent has it, the server shows it given."""
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(**env)
+    first = start_server(process=True, **env)
     session_id = asyncio.run(drive(first, ["permission"], leave_asking=True, answer_last=True))
     deadline = time.monotonic() + 10
     while not any(m.get("result", {}).get("outcome") for m in first.received()):
@@ -102,7 +102,7 @@ def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
         time.sleep(0.001)
     stop(first, signal.SIGKILL)
 
-    second = start_server(**env)
+    second = start_server(process=True, **env)
     page = session_page(second, session_id)
     assert "You chose:" in page and "Not answered" not in page
 
@@ -111,12 +111,12 @@ def test_prompts_queued_when_the_server_died_wait_after_the_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=None, **env)
+    first = start_server(process=True, agent=None, **env)
     session_id = asyncio.run(drive(first, ["edit"], leave_asking=True, then_queue=["first later", "second later"]))
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=None, **env)
+    second = start_server(process=True, agent=None, **env)
     page = session_page(second, session_id)
     assert page.count('data-role="queued"') == 2
     assert ">first later</textarea>" in page and ">second later</textarea>" in page
@@ -166,7 +166,7 @@ def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
 ) -> None:
     # Files read-only through the client: the demo agent writes the file itself, so only the Changes view sees it.
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "WEBCLIENT_FILE_ACCESS": "read-only"}
-    first = start_server(agent=None, **env)
+    first = start_server(process=True, agent=None, **env)
     session_id = asyncio.run(drive(first, ["edit"]))
     deadline = time.monotonic() + 20
     while 'data-count="1"' not in session_page(first, session_id):
@@ -179,7 +179,7 @@ def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
             time.sleep(0.05)
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=None, **env)
+    second = start_server(process=True, agent=None, **env)
     deadline = time.monotonic() + 20
     while 'id="changes-count" class="count" data-count="1"' not in (page := session_page(second, session_id)):
         assert time.monotonic() < deadline, re.findall(r'<span id="changes-count"[^>]*>', page)

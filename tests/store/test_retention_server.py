@@ -4,6 +4,7 @@ pass never deletes a running session; a session past ``WEBCLIENT_MAX_SESSION_MB`
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from datetime import UTC, datetime, timedelta
@@ -87,7 +88,7 @@ def test_the_pass_at_start_deletes_old_sessions_and_says_so_and_a_running_one_is
     asyncio.run(add_sessions(url, {"old": now - timedelta(days=45), "recent": now - timedelta(days=3)}))
 
     env = {"WEBCLIENT_KEEP_DAYS": "30", "WEBCLIENT_RETENTION_SECONDS": "0.3"}
-    server, url = server_store(start_server, database_url, tmp_path, **env)
+    server, url = server_store(functools.partial(start_server, process=True), database_url, tmp_path, **env)
     wait_for(lambda: asyncio.run(stored_ids(url)) == {"recent"})
 
     # A session this server runs, idle and (as far as the store says) last active long ago, is kept pass after pass.

@@ -141,9 +141,15 @@ async def send_resume(server: Server, session_id: str) -> None:
 
 
 def stop(server: Server, how: signal.Signals) -> None:
-    """Stop the server: TERM (a clean stop) or KILL (as if it died); then let go of what the test holds of it."""
-    server.process.send_signal(how)
-    server.process.wait(timeout=30)
+    """Stop the server: TERM (a clean stop) or KILL (as if it died); then let go of what the test holds of it.
+
+    A server in the test's process stops as TERM would have it (uvicorn's handler does the same); one that dies must
+    be a process of its own."""
+    if server.process is None:
+        assert how == signal.SIGTERM, "only a server of its own dies of SIGKILL: start_server(process=True)"
+    else:
+        server.process.send_signal(how)
+        server.process.wait(timeout=30)
     stop_server(server)
 
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -52,7 +53,8 @@ class Server:
     """A running ``webclient`` process."""
 
     url: str
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | None
+    """``python -m webclient``, or None for a server run in the test's own process (`launch_in_thread`)."""
     record_file: Path
     workspace: Path
     token: str
@@ -63,6 +65,8 @@ class Server:
     """Where its SQLite store is, this folder or one the test gave, whose journal is checked when it stops."""
     uds: Path | None = None
     """The unix socket it listens on instead of its port (``WEBCLIENT_UDS``)."""
+    in_thread: InThread | None = None
+    """The uvicorn server and its thread, when it runs in the test's process."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -133,11 +137,20 @@ def live_members(pgid: int) -> list[int]:
 
 
 def launch_server(
-    port: int, token: str, record: Path, workspace: Path, options: list[str], env: dict[str, str], output: int
+    port: int,
+    token: str,
+    record: Path,
+    workspace: Path,
+    options: list[str],
+    env: dict[str, str],
+    output: int,
+    in_thread: bool = False,
 ) -> Server:
     """Start ``python -m webclient --port PORT OPTIONS`` and wait until it answers HTTP; stopped if it never does.
 
     ``output`` is where its stdout and stderr go (``subprocess.PIPE`` puts them in the error of an early exit).
+    ``in_thread``: serve it from this process instead (`InThread`) unless it `needs_a_process`; OPTIONS may then be
+    only ``--agent`` and ``--workspace``.
     """
     # Each server keeps its store in a folder of its own, never in the user's data folder (nor under the test's
     # workspace, whose path may be longer than SQLite opens).
@@ -151,6 +164,19 @@ def launch_server(
         **env,
     }
     full_env.pop("WEBCLIENT_AGENT", None)
+    if in_thread and not needs_a_process(full_env):
+        flags = dict(zip(options[::2], options[1::2], strict=True))
+        full_env.update({"WEBCLIENT_AGENT": flags.pop("--agent", ""), "WEBCLIENT_PORT": str(port)})
+        full_env.update({"WEBCLIENT_WORKSPACE": flags.pop("--workspace")} if "--workspace" in flags else {})
+        assert not flags, f"options a server in the test's process cannot take: {flags}"
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        store = None if "WEBCLIENT_DATABASE_URL" in env else Path(full_env["WEBCLIENT_DATA_DIR"])
+        server = Server(
+            f"http://127.0.0.1:{port}", None, record, workspace, token, data_dir=Path(data), store_dir=store
+        )
+        return launch_in_thread(sock, server, full_env)
     args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
     process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
     store_dir = None if "WEBCLIENT_DATABASE_URL" in env else Path(full_env["WEBCLIENT_DATA_DIR"])
@@ -177,18 +203,97 @@ def launch_server(
             time.sleep(0.1)
 
 
+class InThread:
+    """The app of ``python -m webclient`` served by uvicorn on a real port from a thread of the test's process: the
+    same settings (read from the same environment), checks, store and agents, without a second interpreter importing
+    the package (2.5-4.4 s a server as a process, a tenth of that here).
+
+    The environment is the process's own (the agents inherit it), so one such server runs at a time: while it runs
+    ``os.environ`` is the server's, and it is put back when it stops.
+    """
+
+    running: InThread | None = None
+
+    def __init__(self, env: dict[str, str], sock: socket.socket) -> None:
+        import uvicorn
+
+        from webclient import cli
+        from webclient.config import Settings
+        from webclient.web.app import create_app
+
+        self.saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            settings = Settings.from_env()
+            cli.Access.from_settings(settings)
+            cli.TrustedHeader.from_settings(settings)
+            cli.check_catalogue(settings)
+            cli.check_store(settings)
+            cli.check_sandbox(settings)
+            config = uvicorn.Config(
+                create_app(settings),
+                log_config=None,
+                timeout_graceful_shutdown=cli.GRACEFUL_SECONDS,
+                proxy_headers=not settings.trusted_proxies,
+                ws_max_size=cli.prompt_body_bytes(settings),
+            )
+        except BaseException:
+            self.restore()
+            raise
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        InThread.running = self
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+        self.restore()
+        assert not self.thread.is_alive(), "the server in the test's process did not stop in 20 s"
+
+    def restore(self) -> None:
+        os.environ.clear()
+        os.environ.update(self.saved)
+        InThread.running = None
+
+
+def launch_in_thread(port_socket: socket.socket, server: Server, env: dict[str, str]) -> Server:
+    """``server`` served from this process on ``port_socket`` (bound, not yet listening), once it answers HTTP."""
+    server.in_thread = InThread(env, port_socket)
+    deadline = time.monotonic() + 20
+    while not server.in_thread.server.started:
+        if not server.in_thread.thread.is_alive() or time.monotonic() > deadline:
+            server.in_thread.stop()
+            raise RuntimeError("the server in the test's process did not start")
+        time.sleep(0.005)
+    return server
+
+
+def needs_a_process(env: dict[str, str]) -> bool:
+    """Whether a server must be its own process: one already runs in this one (the environment is shared), it
+    listens on a unix socket, or its agents run in a sandbox (what the process may reach is the subject)."""
+    sandboxed = env.get("WEBCLIENT_SANDBOX", "none").strip().lower() not in ("", "none")
+    return InThread.running is not None or bool(env.get("WEBCLIENT_UDS")) or sandboxed
+
+
 def stop_server(server: Server) -> None:
-    """SIGTERM the server (SIGKILL after 10 s) and close what the test held of it."""
+    """SIGTERM the server (SIGKILL after 10 s), or stop the one in this process as SIGTERM would, and close what the
+    test held of it."""
     for client in server.clients:
         client.close()
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
-    if server.process.stdout:
-        server.process.stdout.close()
+    if server.in_thread is not None:
+        server.in_thread.stop()
+    else:
+        assert server.process is not None
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+        if server.process.stdout:
+            server.process.stdout.close()
     problems = journal_problems(server.store_dir) if server.store_dir is not None else []
     if server.data_dir is not None:
         shutil.rmtree(server.data_dir, ignore_errors=True)

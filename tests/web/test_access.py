@@ -271,7 +271,7 @@ def test_no_token_serves_loopback_only_and_still_checks_hosts_and_origins(start_
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "--no-token" in lines[0] and "0.0.0.0" in lines[0], refused.stderr
 
-    server = start_server(WEBCLIENT_NO_TOKEN="1", WEBCLIENT_TOKEN="")
+    server = start_server(process=True, WEBCLIENT_NO_TOKEN="1", WEBCLIENT_TOKEN="")
     assert httpx.get(server.url + "/").status_code == 200
     port = port_of(server)
     assert httpx.get(server.url + "/", headers={"Host": f"rebind.evil:{port}"}).status_code == 400
@@ -298,7 +298,7 @@ def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_si
 
 def test_the_printed_url_signs_in_and_an_empty_token_still_asks_for_one(start_server: ServerFactory) -> None:
     """What ``make run`` shows: one URL to click. ``WEBCLIENT_TOKEN=`` (empty) makes a random token, never none."""
-    server = start_server(WEBCLIENT_TOKEN="")
+    server = start_server(process=True, WEBCLIENT_TOKEN="")
     assert server.process.stdout is not None
     printed = re.search(r"http://\S+/\?token=\S+", server.process.stdout.readline().decode())
     assert printed is not None

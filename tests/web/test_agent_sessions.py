@@ -4,6 +4,7 @@ context (``session/resume``) or its history shown (``session/load``)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import sys
@@ -145,7 +146,7 @@ def listing_server(start_server: ServerFactory, tmp_path: Path, **env: str) -> t
 def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFactory, tmp_path: Path) -> None:
     """The issue's attack: 40 cross-site GETs left 42 agent processes. Another site's link, image or frame (or a
     browser that says nothing of where a request comes from) gets a button to press, and starts nothing."""
-    server, name, cookie = listing_server(start_server, tmp_path)
+    server, name, cookie = listing_server(functools.partial(start_server, process=True), tmp_path)
     foreign = [{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}, {}]
     with httpx.Client(base_url=server.url, timeout=30) as browser:
         for number in range(40):
@@ -165,7 +166,7 @@ def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFacto
 
 
 def test_many_listings_by_one_person_run_one_agent_at_a_time(start_server: ServerFactory, tmp_path: Path) -> None:
-    server, name, cookie = listing_server(start_server, tmp_path)
+    server, name, cookie = listing_server(functools.partial(start_server, process=True), tmp_path)
     seen: list[int] = []
     done = threading.Event()
 
@@ -214,7 +215,7 @@ def test_listing_past_the_agent_limit_is_refused_with_the_limit_named(
             for agent in ("first", "second")
         )
     )
-    server = start_server(WEBCLIENT_CONFIG=str(config), WEBCLIENT_MAX_AGENTS_PER_PERSON="1")
+    server = start_server(process=True, WEBCLIENT_CONFIG=str(config), WEBCLIENT_MAX_AGENTS_PER_PERSON="1")
     agents_before = len(children(server.process.pid))
     with server.http() as http:
         assert http.post("/sessions", data={"agent": "first"}).status_code == 303
@@ -272,13 +273,13 @@ def test_what_an_agent_said_of_listing_is_remembered_across_a_restart(
     """After a restart no session of the agent has started yet: the index still knows it lists none."""
     env = {"RESUME_MODE": "none", "SESSIONS_FILE": str(tmp_path / "agent-sessions.json")}
     data = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env, **data)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env, **data)
     with first.http() as http:
         assert http.post("/sessions").status_code == 303
         first.wait_received(lambda m: m.get("method") == "session/new")
         assert 'data-action="agent-sessions"' not in http.get("/").text
     first.process.terminate()
     first.process.wait(timeout=15)
-    again = start_server(agent=AGENT, workspace=tmp_path / "project", **env, **data)
+    again = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env, **data)
     with again.http() as http:
         assert 'data-action="agent-sessions"' not in http.get("/").text

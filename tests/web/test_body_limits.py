@@ -69,7 +69,7 @@ def test_a_400_mib_file_part_to_the_secrets_form_is_refused_and_nothing_is_spool
 ) -> None:
     spool = tmp_path / "spool"
     spool.mkdir()
-    server = start_server(TMPDIR=str(spool))
+    server = start_server(process=True, TMPDIR=str(spool))
     before = rss_mib(server)
     for declared in (False, True):  # chunked (no length: counted as it comes), then with its length said
         headers = {"Content-Type": "multipart/form-data; boundary=b"}
@@ -84,7 +84,7 @@ def test_a_400_mib_file_part_to_the_secrets_form_is_refused_and_nothing_is_spool
 
 @pytest.mark.parametrize("declared", [True, False], ids=["with-length", "chunked"])
 def test_300_fields_of_1_mib_to_the_rules_form_are_refused(start_server: ServerFactory, declared: bool) -> None:
-    server = start_server()
+    server = start_server(process=True)
     before = rss_mib(server)
     headers = dict(FORM)
     if declared:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -71,7 +72,7 @@ def test_a_new_session_of_the_agent_named_in_the_folder_chosen(start_server: Ser
 
 
 def test_unknown_agents_and_folders_outside_the_roots_are_refused(start_server: ServerFactory, tmp_path: Path) -> None:
-    catalogued = start_catalogued(start_server, tmp_path)
+    catalogued = start_catalogued(functools.partial(start_server, process=True), tmp_path)
     server = catalogued.server
     agents, sessions = len(children(server.process.pid)), session_ids(server)
     refusals = [

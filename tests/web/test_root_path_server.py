@@ -53,7 +53,7 @@ def test_the_openid_round_trip_stays_under_the_prefix(start_server: ServerFactor
 
 
 def test_the_printed_sign_in_url_is_under_the_prefix(start_server: ServerFactory) -> None:
-    server = start_server(WEBCLIENT_ROOT_PATH=PREFIX + "/")
+    server = start_server(process=True, WEBCLIENT_ROOT_PATH=PREFIX + "/")
     assert server.process.stdout is not None
     printed = re.search(r"http://\S+/\?token=\S+", server.process.stdout.readline().decode())
     assert printed is not None and printed[0] == f"{server.url}{PREFIX}/?token={server.token}"

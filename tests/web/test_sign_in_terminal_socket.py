@@ -55,7 +55,7 @@ async def read_until(terminal: websockets.ClientConnection, text: bytes) -> byte
 @pytest.mark.asyncio
 async def test_only_the_sessions_page_drives_the_sign_in_terminal(start_server: ServerFactory, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
-    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
+    server = start_server(process=True, agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
     session_id = new_session(server)
     path = await start_terminal_sign_in(server, session_id)
     assert re.fullmatch(rf"/sessions/{session_id}/sign-in-terminal\?key=[\w-]+", path)
@@ -105,7 +105,7 @@ async def test_the_sign_in_terminal_does_not_outlive_the_server(
     start_server: ServerFactory, tmp_path: Path, stop: str
 ) -> None:
     tokens = tmp_path / "tokens"
-    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
+    server = start_server(process=True, agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
     session_id = new_session(server)
     await start_terminal_sign_in(server, session_id)
     deadline = time.monotonic() + 10

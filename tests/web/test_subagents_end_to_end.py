@@ -44,7 +44,7 @@ def test_a_child_shows_inside_the_task_that_launched_it_and_comes_back_after_a_r
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     session_id = asyncio.run(run(first, "rfd"))
     [hello] = [m for m in first.received() if m.get("method") == "initialize"]
     assert hello["params"]["clientCapabilities"]["subagents"] == {}
@@ -75,7 +75,7 @@ def test_a_child_shows_inside_the_task_that_launched_it_and_comes_back_after_a_r
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 
-    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     assert thread_html(session_page(second, session_id)) == before
 
 
@@ -129,7 +129,7 @@ def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_aft
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
 
     async def scenario() -> str:
         async with ready_page(first) as (socket, nonce, session_id):
@@ -156,7 +156,7 @@ def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_aft
     assert "Asked by the subagent Explorer &lt;b&gt;" in before
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
-    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     assert thread_html(session_page(second, session_id)) == before
 
 
@@ -164,7 +164,7 @@ def test_a_child_at_work_when_the_server_died_shows_its_state_unknown_after_a_re
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    first = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
 
     async def scenario() -> str:
         async with ready_page(first) as (socket, nonce, session_id):
@@ -176,10 +176,10 @@ def test_a_child_at_work_when_the_server_died_shows_its_state_unknown_after_a_re
     session_id = asyncio.run(scenario())
     asyncio.run(asyncio.sleep(0.5))
     stop(first, signal.SIGKILL)
-    second = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    second = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     thread = thread_html(session_page(second, session_id))
     assert between(thread, 'data-session-id="child-1"', 'data-role="subagent-state">Unknown<', "Grandchild words")
     assert 'data-role="subagent-state">Working' not in thread and 'data-action="stop-subagent"' not in thread
     stop(second, signal.SIGTERM)
-    third = start_server(agent=AGENT, workspace=tmp_path / "project", **env)
+    third = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)
     assert thread_html(session_page(third, session_id)) == thread  # and so at every later rebuild

@@ -209,7 +209,7 @@ async def test_ending_the_session_leaves_no_process_behind(tmp_path: Path) -> No
 
 def test_stopping_the_server_leaves_no_process_behind(start_server: ServerFactory) -> None:
     mark = f"mark-{uuid.uuid4().hex}"
-    server = start_server()
+    server = start_server(process=True)
     with server.http() as http:
         location = http.post("/sessions").headers["location"]
         server.wait_received(lambda m: m.get("method") == "session/new")

@@ -122,7 +122,7 @@ class Store:
         async with self.engine.connect() as connection:
             result = await connection.stream(records.order_by(journal.c.seq))
             # An async generator, which SQLAlchemy's annotations call a coroutine.
-            batches = cast("AsyncIterator[Sequence[JournalRow]]", result.tuples().partitions(batch))
+            batches = cast("AsyncIterator[Sequence[JournalRow]]", result.partitions(batch))
             reading = asyncio.ensure_future(anext(batches, None))
             while (rows := await reading) is not None:
                 reading = asyncio.ensure_future(anext(batches, None))
