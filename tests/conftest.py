@@ -21,6 +21,9 @@ from tests.support.servers import (
     stop_server,
 )
 
+pytest_plugins = ["tests.support.live"]
+"""The in-process app (`start_app`), for every test."""
+
 BROWSER_TESTS = Path(__file__).parent / "browser"
 
 

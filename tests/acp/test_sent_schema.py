@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.support.acp_schema import sent_problems
+import jsonschema
+import pytest
+
+from tests.support.acp_schema import schema, sent_problems
 
 
 def out(message: dict[str, Any]) -> tuple[str, str]:
@@ -18,6 +21,14 @@ def into(message: dict[str, Any]) -> tuple[str, str]:
 
 
 V1_HELLO = out({"id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+
+
+@pytest.mark.slow  # seconds each: the vendored files change only when the schemas are updated
+@pytest.mark.parametrize(("version", "unstable"), [(1, False), (1, True), (2, False), (2, True)])
+def test_the_official_schemas_are_valid_json_schemas(version: int, unstable: bool) -> None:
+    """Checked here once, not each time a journal is (`tests.support.acp_schema`)."""
+    whole = schema(version, unstable)
+    jsonschema.validators.validator_for(whole).check_schema(whole)
 
 
 def test_valid_v1_traffic_passes() -> None:

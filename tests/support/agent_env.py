@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 
 from tests.support.servers import AGENTS
+from tests.support.waiting import records
 
 ENV_AGENT = f"{sys.executable} {AGENTS / 'env_agent.py'}"
 """The scripted agent, reporting its environment to the file ``$ENV_REPORT`` names first."""
@@ -20,10 +20,10 @@ def started_with(report: Path, count: int, timeout: float = 15) -> list[dict[str
     """The environments of the first ``count`` agents started, as they reported them."""
     deadline = time.monotonic() + timeout
     while True:
-        lines = report.read_text().splitlines() if report.exists() else []
-        if len(lines) >= count:
-            return [json.loads(line) for line in lines]
-        assert time.monotonic() < deadline, f"{len(lines)} of {count} agents reported their environment"
+        reported = records(report)
+        if len(reported) >= count:
+            return reported
+        assert time.monotonic() < deadline, f"{len(reported)} of {count} agents reported their environment"
         time.sleep(0.1)
 
 

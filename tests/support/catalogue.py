@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.waiting import records
 
 
 @dataclass
@@ -22,10 +23,7 @@ class Catalogued:
     """A folder no agent may use."""
 
     def received(self, agent: str) -> list[dict[str, Any]]:
-        record = self.home.parent / f"{agent}.jsonl"
-        if not record.exists():
-            return []
-        return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+        return records(self.home.parent / f"{agent}.jsonl")
 
     def session_new(self, agent: str) -> list[dict[str, Any]]:
         return [m for m in self.received(agent) if m.get("method") == "session/new"]

@@ -31,6 +31,12 @@ def store_env(database_url: str, tmp_path: Path) -> dict[str, str]:
     return {"WEBCLIENT_DATABASE_URL": database_url}
 
 
+def created(response: httpx.Response) -> str:
+    """The page a POST that makes something sent the browser to; what the server said when it refused instead."""
+    assert response.status_code == 303, f"{response.request.url} answered {response.status_code}: {response.text[:500]}"
+    return response.headers["location"]
+
+
 def thread_html(page: str) -> str:
     """The session page's thread: the ``<section id="thread">`` element, whole."""
     start = page.index('<section id="thread"')
@@ -56,7 +62,7 @@ async def ready_page(server: Server, session_id: str | None = None) -> AsyncIter
     nonce and the session's id. The agent may still be starting: see `until`."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            session_id = (await http.post("/sessions")).headers["location"].rsplit("/", 1)[1]
+            session_id = created(await http.post("/sessions")).rsplit("/", 1)[1]
     url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
@@ -88,7 +94,7 @@ async def drive(
     ``resume``: ask a stored session to resume first. Returns the session's id."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            location = (await http.post("/sessions")).headers["location"]
+            location = created(await http.post("/sessions"))
     else:
         location = f"/sessions/{session_id}"
     connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)

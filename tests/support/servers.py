@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from tests.support.acp_schema import journal_problems
+from tests.support.waiting import records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,30 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+_TEMPLATE: list[Path] = []
+
+
+def migrated_store(folder: Path) -> None:
+    """Put a store already at the newest migration in ``folder`` (a fresh data folder a test server made for itself):
+    made once per test process and copied, so that each server does not run every migration again (a second of
+    Alembic on a busy machine). Tests of migrating give their own folder, which this leaves alone."""
+    import asyncio
+
+    from webclient.store.database import create_engine, migrate
+
+    if not _TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="webclient-template-")) / "webclient.sqlite3"
+
+        async def make() -> None:
+            engine = create_engine(f"sqlite+aiosqlite:///{template}")
+            await migrate(engine)
+            await engine.dispose()  # the write-ahead log checkpointed into the file
+
+        asyncio.run(make())
+        _TEMPLATE.append(template)
+    shutil.copyfile(_TEMPLATE[0], folder / "webclient.sqlite3")
 
 
 def free_port() -> int:
@@ -88,9 +112,7 @@ class Server:
 
     def received(self) -> list[dict[str, Any]]:
         """Every JSON-RPC message the (scripted) agent received, in order."""
-        if not self.record_file.exists():
-            return []
-        return [json.loads(line) for line in self.record_file.read_text().splitlines() if line.strip()]
+        return records(self.record_file)
 
     def prompts_received(self) -> list[str]:
         """The text of every prompt the (scripted) agent received, in order."""
@@ -155,6 +177,8 @@ def launch_server(
     # Each server keeps its store in a folder of its own, never in the user's data folder (nor under the test's
     # workspace, whose path may be longer than SQLite opens).
     data = tempfile.mkdtemp(prefix="webclient-data-")
+    if in_thread and "WEBCLIENT_DATA_DIR" not in env and "WEBCLIENT_DATABASE_URL" not in env:
+        migrated_store(Path(data))
     full_env = {
         **os.environ,
         "RECORD_FILE": str(record),

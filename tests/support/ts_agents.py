@@ -3,7 +3,6 @@ claude-agent-acp from the npm registry, as sessions drive them in-process."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.servers import AGENTS
+from tests.support.waiting import records
 from webclient.acp.agent import AcpAgent
 from webclient.session.core import AgentSpec, Session
 
@@ -46,6 +46,4 @@ def ts_session(tmp_path: Path, agent: str, acp_protocol: int, **env: str) -> tup
 
 def got(record: Path) -> list[dict[str, Any]]:
     """What the agent received: ``{version, method, params}`` per message."""
-    if not record.exists():
-        return []
-    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return records(record)

@@ -8,8 +8,18 @@ from pathlib import Path
 from typing import Any
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    """Every JSON line of a file an agent may still be appending to: a last line without its newline is being
+    written, and is left for the next read rather than failing this one."""
+    if not path.exists():
+        return []
+    text = path.read_text()
+    complete = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
+    return [json.loads(line) for line in complete.splitlines() if line.strip()]
+
+
 def received(record: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+    return records(record)
 
 
 async def until(condition: Any, timeout: float = 10) -> None:

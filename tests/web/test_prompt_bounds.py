@@ -17,6 +17,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from tests.support.live import AppFactory, LiveSocket
 from tests.support.restarts import ready_page, until
 from tests.support.servers import Server, ServerFactory
 
@@ -47,61 +48,57 @@ async def queued(socket: ClientConnection, count: int) -> str:
                 return frame
 
 
-def test_a_prompt_over_the_bound_is_refused_with_a_message_and_never_reaches_the_agent(
-    start_server: ServerFactory,
-) -> None:
-    server = start_server()
+def test_a_prompt_over_the_bound_is_refused_with_a_message_and_never_reaches_the_agent(start_app: AppFactory) -> None:
+    app = start_app()
     too_long = "x" * (MIB + 1)  # the default bound: 1 MiB
-
-    async def scenario() -> str:
-        async with ready_page(server) as (socket, nonce, session_id):
-            await until(socket, 'data-agent-state="ready"')
-            await send(socket, too_long, nonce + "-1")
-            notice = await until(socket, "WEBCLIENT_MAX_PROMPT_MB")
-            assert "Not sent" in notice and "1,048,577 bytes" in notice
-            await send(socket, "hello", nonce + "-2")
-            await until(socket, 'data-turn-state="idle"')
-            return session_id
-
-    session_id = asyncio.run(scenario())
-    with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        script = http.post(f"/sessions/{session_id}/prompt", data={"prompt": too_long, "nonce": "script-1"})
+    session = app.new_session()
+    with app.live(session) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt(too_long)
+        notice = page.until("WEBCLIENT_MAX_PROMPT_MB")
+        assert "Not sent" in notice and "1,048,577 bytes" in notice
+        page.prompt("hello")
+        page.until('data-turn-state="idle"')
+    script = app.client.post(f"{session}/prompt", data={"prompt": too_long, "nonce": "script-1"})
     assert script.status_code == 413 and "WEBCLIENT_MAX_PROMPT_MB" in script.text
-    server.wait_received(lambda m: m.get("method") == "session/prompt")
-    assert prompts_received(server) == ["hello"]
+    assert [text[:40] for text in app.prompts_received()] == ["hello"]
 
 
-def test_the_queue_refuses_past_its_count_and_its_bytes(start_server: ServerFactory) -> None:
-    server = start_server(WEBCLIENT_MAX_QUEUED_PROMPTS="3", WEBCLIENT_MAX_QUEUE_MB="0.5")
+def queued_in(page: LiveSocket, count: int) -> str:
+    """The frame where the page shows ``count`` queued prompts."""
+    while True:
+        frame = page.frame(20)
+        if 'id="prompt-queue"' in frame and frame.count('class="queued-form"') == count:
+            return frame
 
-    async def scenario() -> None:
-        async with ready_page(server) as (socket, nonce, _):
-            await until(socket, 'data-agent-state="ready"')
-            await send(socket, "slow", nonce + "-turn")  # keeps the agent busy: what follows is queued
-            await until(socket, 'data-turn-state="running"')
-            await send(socket, "first", nonce + "-1")
-            await queued(socket, 1)
-            await send(socket, "big " + "y" * 400_000, nonce + "-2")
-            await queued(socket, 2)
-            await send(socket, "bigger " + "z" * 200_000, nonce + "-3")  # 600 KB in all: over 0.5 MiB
-            notice = await until(socket, "WEBCLIENT_MAX_QUEUE_MB")
-            assert "Not sent" in notice and "The queue would hold" in notice
-            await send(socket, "third", nonce + "-4")
-            frame = await queued(socket, 3)
-            assert "bigger" not in frame
-            await send(socket, "fourth", nonce + "-5")
-            notice = await until(socket, "WEBCLIENT_MAX_QUEUED_PROMPTS=3")
-            assert "3 prompts are queued" in notice
-            # An edit that would grow the queue past its bytes is refused too.
-            item = re.search(r'name="item_id" value="([^"]+)"', frame)
-            assert item is not None
-            await socket.send(json.dumps({"action": "queue_edit", "item_id": item.group(1), "text": "w" * 300_000}))
-            await until(socket, "Not changed")
-            await socket.send(json.dumps({"action": "cancel"}))
-            await until(socket, 'data-turn-state="idle"')
 
-    asyncio.run(scenario())
-    assert prompts_received(server) == ["slow"]
+def test_the_queue_refuses_past_its_count_and_its_bytes(start_app: AppFactory) -> None:
+    app = start_app(WEBCLIENT_MAX_QUEUED_PROMPTS="3", WEBCLIENT_MAX_QUEUE_MB="0.5")
+    with app.live(app.new_session()) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("slow")  # keeps the agent busy: what follows is queued
+        page.until('data-turn-state="running"')
+        page.prompt("first")
+        queued_in(page, 1)
+        page.prompt("big " + "y" * 400_000)
+        queued_in(page, 2)
+        page.prompt("bigger " + "z" * 200_000)  # 600 KB in all: over 0.5 MiB
+        notice = page.until("WEBCLIENT_MAX_QUEUE_MB")
+        assert "Not sent" in notice and "The queue would hold" in notice
+        page.prompt("third")
+        frame = queued_in(page, 3)
+        assert "bigger" not in frame
+        page.prompt("fourth")
+        notice = page.until("WEBCLIENT_MAX_QUEUED_PROMPTS=3")
+        assert "3 prompts are queued" in notice
+        # An edit that would grow the queue past its bytes is refused too.
+        item = re.search(r'name="item_id" value="([^"]+)"', frame)
+        assert item is not None
+        page.send("queue_edit", item_id=item.group(1), text="w" * 300_000)
+        page.until("Not changed")
+        page.send("cancel")
+        page.until('data-turn-state="idle"')
+    assert [text[:40] for text in app.prompts_received()] == ["slow"]
 
 
 def test_thirty_prompts_of_8_mib_do_not_grow_the_server(start_server: ServerFactory) -> None:
