@@ -29,7 +29,7 @@ evaluated at import, so they follow the classes they join):
 * an id that is only a string or a number is inlined (``sessionId: str``).
 
 Above each type: its spec link (from its description in the stable schema, else the unstable one, else its method's
-page in `PAGES`, else that of the type that first refers to it), and its method and side when it is a message.
+page in `PAGES`, else that of the type that first refers to it), and for a message its method and who serves it.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class Generator:
         self.shared: dict[str, bool] = {}
         self.emitted: set[str] = set()
         self.classes: set[str] = {"Extensible"}
-        self.blocks: dict[int, list[tuple[str, str]]] = {1: [("class", EXTENSIBLE)], 2: []}  # kind "class"/"alias"
+        self.blocks: dict[int, list[tuple[str, str]]] = {1: [("class", EXTENSIBLE)], 2: []}  # (kind, text)
 
     # -- naming --------------------------------------------------------------------------------------
 
@@ -348,7 +348,7 @@ class Generator:
     def comment(self, version: int, name: str, link: str) -> str:
         definition = self.defs[version][name]
         method, side = definition.get("x-method"), definition.get("x-side")
-        return f"# {method} ({side} side): {link}\n" if method else f"# {link}\n"
+        return f"# {method}, served by the {side}: {link}\n" if method else f"# {link}\n"
 
     def fields(self, version: int, definition: dict[str, Any], link: str, optional: bool = False) -> list[Field]:
         required = set(definition.get("required") or ())

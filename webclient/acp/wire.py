@@ -61,7 +61,7 @@ class Implementation(Extensible, total=False):
     version: Required[str]
 
 
-# initialize (agent side): https://agentclientprotocol.com/protocol/v1/initialization
+# initialize, served by the agent: https://agentclientprotocol.com/protocol/v1/initialization
 class InitializeResponse(Extensible, total=False):
     protocolVersion: Required[int]
     agentCapabilities: dict[str, Any]
@@ -78,7 +78,7 @@ class AuthAccount(Extensible, total=False):
     organization: str | None
 
 
-# auth/status (agent side): https://agentclientprotocol.com/protocol/v1/initialization
+# auth/status, served by the agent: https://agentclientprotocol.com/protocol/v1/initialization
 class AuthStatusResponse(Extensible, total=False):
     state: Required[AuthState]
     accounts: list[AuthAccount]
@@ -122,7 +122,7 @@ class SessionConfigOption(Extensible, total=False):
     type: Required[Literal["select", "boolean"]]
 
 
-# session/new (agent side): https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session
+# session/new, served by the agent: https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session
 class NewSessionResponse(Extensible, total=False):
     sessionId: Required[str]
     modes: SessionModeState | None
@@ -419,7 +419,7 @@ class SessionMessageChunk(Extensible):
     content: ContentBlock
 
 
-# session/update (client side): https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output
+# session/update, served by the client: https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output
 class SessionNotification(Extensible):
     sessionId: str
     update: SessionUpdate
@@ -432,7 +432,7 @@ class PermissionOption(Extensible):
     kind: PermissionOptionKind
 
 
-# session/request_permission (client side): https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
+# session/request_permission, served by the client: https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
 class RequestPermissionRequest(Extensible):
     sessionId: str
     toolCall: ToolCallUpdate
@@ -450,12 +450,12 @@ class SelectedPermissionOutcome(Extensible):
     optionId: str
 
 
-# session/request_permission (client side): https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
+# session/request_permission, served by the client: https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
 class RequestPermissionResponse(Extensible):
     outcome: RequestPermissionOutcome
 
 
-# fs/read_text_file (client side): https://agentclientprotocol.com/protocol/v1/file-system
+# fs/read_text_file, served by the client: https://agentclientprotocol.com/protocol/v1/file-system
 class ReadTextFileRequest(Extensible, total=False):
     sessionId: Required[str]
     path: Required[str]
@@ -463,12 +463,12 @@ class ReadTextFileRequest(Extensible, total=False):
     limit: int | None
 
 
-# fs/read_text_file (client side): https://agentclientprotocol.com/protocol/v1/file-system
+# fs/read_text_file, served by the client: https://agentclientprotocol.com/protocol/v1/file-system
 class ReadTextFileResponse(Extensible):
     content: str
 
 
-# fs/write_text_file (client side): https://agentclientprotocol.com/protocol/v1/file-system
+# fs/write_text_file, served by the client: https://agentclientprotocol.com/protocol/v1/file-system
 class WriteTextFileRequest(Extensible):
     sessionId: str
     path: str
@@ -481,7 +481,7 @@ class EnvVariable(Extensible):
     value: str
 
 
-# terminal/create (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/create, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class CreateTerminalRequest(Extensible, total=False):
     sessionId: Required[str]
     command: Required[str]
@@ -491,12 +491,12 @@ class CreateTerminalRequest(Extensible, total=False):
     outputByteLimit: int | None
 
 
-# terminal/create (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/create, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class CreateTerminalResponse(Extensible):
     terminalId: str
 
 
-# terminal/output (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/output, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class TerminalOutputRequest(Extensible):
     sessionId: str
     terminalId: str
@@ -508,32 +508,32 @@ class TerminalExitStatus(Extensible, total=False):
     signal: str | None
 
 
-# terminal/output (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/output, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class TerminalOutputResponse(Extensible, total=False):
     output: Required[str]
     truncated: Required[bool]
     exitStatus: TerminalExitStatus | None
 
 
-# terminal/wait_for_exit (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/wait_for_exit, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class WaitForTerminalExitRequest(Extensible):
     sessionId: str
     terminalId: str
 
 
-# terminal/kill (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/kill, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class KillTerminalRequest(Extensible):
     sessionId: str
     terminalId: str
 
 
-# terminal/release (client side): https://agentclientprotocol.com/protocol/v1/terminals
+# terminal/release, served by the client: https://agentclientprotocol.com/protocol/v1/terminals
 class ReleaseTerminalRequest(Extensible):
     sessionId: str
     terminalId: str
 
 
-# elicitation/create (client side): https://agentclientprotocol.com/protocol/v1/draft/elicitation
+# elicitation/create, served by the client: https://agentclientprotocol.com/protocol/v1/draft/elicitation
 class CreateElicitationRequest(Extensible, total=False):
     message: Required[str]
     requestedSchema: dict[str, Any]
@@ -545,13 +545,13 @@ class CreateElicitationRequest(Extensible, total=False):
     url: str
 
 
-# elicitation/create (client side): https://agentclientprotocol.com/protocol/v1/draft/elicitation
+# elicitation/create, served by the client: https://agentclientprotocol.com/protocol/v1/draft/elicitation
 class CreateElicitationResponse(Extensible, total=False):
     content: dict[str, str | int | float | bool | list[str]] | None
     action: Required[Literal["accept", "decline", "cancel"]]
 
 
-# elicitation/complete (client side): https://agentclientprotocol.com/protocol/v1/draft/elicitation
+# elicitation/complete, served by the client: https://agentclientprotocol.com/protocol/v1/draft/elicitation
 class CompleteElicitationNotification(Extensible):
     elicitationId: str
 

@@ -47,7 +47,7 @@ class V2AuthMethodAgent(wire.Extensible, total=False):
     description: str | None
 
 
-# initialize (agent side): https://agentclientprotocol.com/protocol/v2/initialization
+# initialize, served by the agent: https://agentclientprotocol.com/protocol/v2/initialization
 class V2InitializeResponse(wire.Extensible, total=False):
     protocolVersion: Required[int]
     info: Required[wire.Implementation]
@@ -87,14 +87,14 @@ class V2Command(wire.Extensible, total=False):
     input: V2AvailableCommandInput | None
 
 
-# session/new (agent side): https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session
+# session/new, served by the agent: https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session
 class V2NewSessionResponse(wire.Extensible, total=False):
     sessionId: Required[str]
     configOptions: list[V2SessionConfigOption]
     availableCommands: list[V2AvailableCommand]
 
 
-# session/prompt (agent side): https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted
+# session/prompt, served by the agent: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted
 class V2PromptResponse(wire.Extensible):
     messageId: str
 
@@ -401,7 +401,7 @@ class V2SessionMessageChunk(wire.Extensible):
     content: V2ContentBlock
 
 
-# session/update (client side): https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output
+# session/update, served by the client: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output
 class V2UpdateSessionNotification(wire.Extensible):
     sessionId: str
     update: V2SessionUpdate
@@ -429,7 +429,7 @@ class V2PermissionOption(wire.Extensible):
     kind: V2PermissionOptionKind
 
 
-# session/request_permission (client side): https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission
+# session/request_permission, served by the client: https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission
 class V2RequestPermissionRequest(wire.Extensible, total=False):
     sessionId: Required[str]
     title: Required[str]
@@ -443,7 +443,7 @@ class V2CancelledPermissionOutcome(wire.Extensible):
     outcome: Literal["cancelled"]
 
 
-# session/request_permission (client side): https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission
+# session/request_permission, served by the client: https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission
 class V2RequestPermissionResponse(wire.Extensible):
     outcome: V2RequestPermissionOutcome
 
