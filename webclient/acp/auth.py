@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+from webclient.acp import wire, wire_v2
+from webclient.acp.wire_values import items, mapping, name, strings
 from webclient.session.sign_in import EnvVar, SignInMethod
 
 __all__ = ["PROVIDER_KEYS", "sign_in_method", "sign_in_methods"]
@@ -44,29 +46,32 @@ PROVIDER_KEYS = {
 """The variable of an ``_meta["api-key"].provider`` that names none; another provider's is ``PROVIDER_API_KEY``."""
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+AuthMethod = wire.AuthMethod | wire_v2.V2AuthMethod
+"""An ``authMethods`` item as the spec has it; the ``env_var`` type the spec dropped is read by its keys."""
 
 
-def _declared_vars(raw: Any) -> list[EnvVar]:
+def _declared_vars(raw: AuthMethod) -> list[EnvVar]:
     """``vars`` of an ``env_var`` method (the older single ``varName`` too)."""
     found = []
-    for item in raw.get("vars") if isinstance(raw.get("vars"), list) else []:
-        if isinstance(item, dict) and _str(item.get("name")):
+    for item in items(raw.get("vars")):
+        var = mapping(item)
+        var_name = name(var.get("name"))
+        if var_name is not None:
             found.append(
                 EnvVar(
-                    name=item["name"],
-                    label=_str(item.get("label")),
-                    secret=item.get("secret") is not False,
-                    optional=item.get("optional") is True,
+                    name=var_name,
+                    label=name(var.get("label")),
+                    secret=var.get("secret") is not False,
+                    optional=var.get("optional") is True,
                 )
             )
-    if not found and _str(raw.get("varName")):
-        found.append(EnvVar(name=raw["varName"]))
+    var_name = name(raw.get("varName"))
+    if not found and var_name is not None:
+        found.append(EnvVar(name=var_name))
     return found
 
 
-def _named_vars(description: str | None, meta: Any) -> list[EnvVar]:
+def _named_vars(description: str | None, meta: object) -> list[EnvVar]:
     """Variables an ``agent`` method names in its description (when it speaks of the environment) or ``_meta``."""
     names: list[str] = []
     if description and _ENV_WORDS.search(description):
@@ -87,36 +92,34 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
     """One ``AuthMethod`` (its id is ``id`` in v1, ``methodId`` in v2), or None when it has no id."""
     if not isinstance(raw, dict):
         return None
-    method_id = _str(raw.get("methodId")) or _str(raw.get("id"))
+    method = cast(AuthMethod, raw)
+    method_id = name(method.get("methodId")) or name(method.get("id"))
     if method_id is None:
         return None
-    kind = _str(raw.get("type")) or "agent"
-    description = _str(raw.get("description"))
-    meta = raw.get("_meta")
-    env_vars = _declared_vars(raw) if kind == "env_var" else _named_vars(description, meta)
+    kind = name(method.get("type")) or "agent"
+    description = name(method.get("description"))
+    meta = method.get("_meta")
+    env_vars = _declared_vars(method) if kind == "env_var" else _named_vars(description, meta)
     marked = meta.get("api-key") if isinstance(meta, Mapping) else None
     api_key = kind == "agent" and isinstance(marked, Mapping)
     if isinstance(marked, Mapping) and api_key and not env_vars:
-        provider = _str(marked.get("provider")) or "api"
-        name = PROVIDER_KEYS.get(provider.lower()) or re.sub(r"[^A-Z0-9]+", "_", provider.upper()) + "_API_KEY"
-        env_vars = [EnvVar(name=name if _ENV_NAME.fullmatch(name) else "API_KEY", label="API key")]
-    args = raw.get("args")
-    env = raw.get("env")
+        provider = name(marked.get("provider")) or "api"
+        var = PROVIDER_KEYS.get(provider.lower()) or re.sub(r"[^A-Z0-9]+", "_", provider.upper()) + "_API_KEY"
+        env_vars = [EnvVar(name=var if _ENV_NAME.fullmatch(var) else "API_KEY", label="API key")]
+    env = method.get("env")  # v1's {name: value}; v2's list of {name, value} is not read
     return SignInMethod(
         id=method_id,
-        name=_str(raw.get("name")) or method_id,
+        name=name(method.get("name")) or method_id,
         type=kind,
         description=description,
         env_vars=tuple(env_vars),
-        args=tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else (),
+        args=tuple(strings(method.get("args"))),
         env=tuple((k, v) for k, v in env.items() if isinstance(v, str)) if isinstance(env, dict) else (),
-        link=_str(raw.get("link")),
+        link=name(method.get("link")),
         api_key=api_key,
     )
 
 
 def sign_in_methods(raw: Any) -> list[SignInMethod]:
     """The ``authMethods`` array, in the agent's order; malformed items are skipped."""
-    if not isinstance(raw, list):
-        return []
-    return [m for m in map(sign_in_method, raw) if m is not None]
+    return [m for m in map(sign_in_method, items(raw)) if m is not None]

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, cast
 
+from webclient.acp import wire
 from webclient.acp.jsonrpc import ConnectionClosed, RpcError
 from webclient.acp.peer import Peer
+from webclient.acp.wire_values import items, mapping, text
 from webclient.session.sign_in import Account, AuthStatus
 
 __all__ = ["NOTIFICATIONS", "STATUS_REQUEST", "advertised", "ask", "from_claude", "from_status", "read"]
@@ -30,10 +32,6 @@ ASK_SECONDS = 5.0
 """How long ``auth/status`` may take after ``initialize`` before the start goes on without it."""
 _TEXT_LIMIT = 200
 _ACCOUNTS_LIMIT = 10
-
-
-def _text(value: Any) -> str | None:
-    return value.strip()[:_TEXT_LIMIT] if isinstance(value, str) and value.strip() else None
 
 
 def advertised(capabilities: dict[str, Any]) -> bool:
@@ -62,17 +60,20 @@ def from_status(raw: Any) -> AuthStatus | None:
     """The ``auth/status`` answer or an ``auth/status_update``; None when it is not an object."""
     if not isinstance(raw, dict):
         return None
-    state = raw.get("state")
+    said = cast(wire.AuthStatusResponse, raw)  # an auth/status_update's params have the same keys
+    state = said.get("state")
     accounts = []
-    listed = raw.get("accounts")
-    for item in listed if isinstance(listed, list) else []:
-        label = _text(item.get("label")) if isinstance(item, dict) else None
+    for item in items(said.get("accounts")):
+        account = cast(wire.AuthAccount, mapping(item))
+        label = text(account.get("label"), _TEXT_LIMIT, strip=True)
         if label is None:
             continue
         detail = " · ".join(
-            text for text in (_text(item.get(key)) for key in ("name", "email", "organization")) if text
+            found
+            for found in (text(account.get(key), _TEXT_LIMIT, strip=True) for key in ("name", "email", "organization"))
+            if found
         )
-        accounts.append(Account(label=label, detail=detail or None, active=item.get("active") is True))
+        accounts.append(Account(label=label, detail=detail or None, active=account.get("active") is True))
     return AuthStatus(
         state=state if isinstance(state, str) and state in _STATES else "unknown",
         accounts=tuple(accounts[:_ACCOUNTS_LIMIT]),
@@ -86,10 +87,11 @@ def from_claude(raw: Any) -> AuthStatus | None:
         return None
     if status["kind"] == "none":
         return AuthStatus(state="unauthenticated")
-    given = status.get("account")
-    account: dict[str, Any] = given if isinstance(given, dict) else {}
-    detail = _text(status.get("detail")) or " · ".join(
-        text for text in (_text(account.get(key)) for key in ("email", "organization")) if text
+    account = mapping(status.get("account"))
+    detail = text(status.get("detail"), _TEXT_LIMIT, strip=True) or " · ".join(
+        found
+        for found in (text(account.get(key), _TEXT_LIMIT, strip=True) for key in ("email", "organization"))
+        if found
     )
-    label = _text(status.get("label")) or status["kind"]
+    label = text(status.get("label"), _TEXT_LIMIT, strip=True) or status["kind"]
     return AuthStatus(state="authenticated", accounts=(Account(label=label, detail=detail or None, active=True),))

@@ -13,9 +13,11 @@ import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from webclient.acp import wire
 from webclient.acp.jsonrpc import InternalError, InvalidParams, ResourceNotFound, RpcError
+from webclient.acp.wire_values import integer, string
 from webclient.workspace.files import NotText, WriteResult, read_text_file, write_text_file
 from webclient.workspace.paths import FileTooLarge, PathRefused, Workspace
 from webclient.workspace.terminals import ExitStatus, Terminals, UnknownTerminal
@@ -40,20 +42,23 @@ class ClientEvents(Protocol):
     def terminal_released(self, terminal_id: str) -> None: ...
 
 
-def _string(params: Mapping[str, Any], name: str) -> str:
-    value = params.get(name)
-    if not isinstance(value, str) or not value:
+def _string(params: Mapping[str, object], name: str) -> str:
+    """A parameter that must be a non-empty string; the agent's error if it is not."""
+    value = string(params.get(name))
+    if not value:
         raise InvalidParams(f"{name} must be a non-empty string")
     return value
 
 
-def _optional_int(params: Mapping[str, Any], name: str, minimum: int) -> int | None:
+def _optional_int(params: Mapping[str, object], name: str, minimum: int) -> int | None:
+    """A parameter that may be absent (or null), else an integer of at least ``minimum``; the agent's error if not."""
     value = params.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    number = integer(value)
+    if number is None or number < minimum:
         raise InvalidParams(f"{name} must be an integer of at least {minimum}")
-    return value
+    return number
 
 
 def _refused(error: Exception) -> RpcError:
@@ -122,10 +127,11 @@ class ClientMethods:
 
     # -- files -------------------------------------------------------------------------------------
 
-    async def read_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
-        path = _string(params, "path")
-        line = _optional_int(params, "line", 1)
-        limit = _optional_int(params, "limit", 1)
+    async def read_text_file(self, params: dict[str, Any]) -> wire.ReadTextFileResponse:
+        request = cast(wire.ReadTextFileRequest, params)
+        path = _string(request, "path")
+        line = _optional_int(request, "line", 1)
+        limit = _optional_int(request, "limit", 1)
         try:
             content = await asyncio.to_thread(read_text_file, self.workspace, path, line, limit)
         except (OSError, ValueError, PathRefused) as error:
@@ -133,9 +139,10 @@ class ClientMethods:
         return {"content": content}
 
     async def write_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
-        path = _string(params, "path")
-        content = params.get("content")
-        if not isinstance(content, str):
+        request = cast(wire.WriteTextFileRequest, params)
+        path = _string(request, "path")
+        content = string(request.get("content"))
+        if content is None:
             raise InvalidParams("content must be a string")
         try:
             result = await asyncio.to_thread(write_text_file, self.workspace, path, content)
@@ -146,9 +153,9 @@ class ClientMethods:
 
     # -- terminals ---------------------------------------------------------------------------------
 
-    def _cwd(self, params: Mapping[str, Any]) -> Path:
+    def _cwd(self, request: wire.CreateTerminalRequest) -> Path:
         """The command's working directory: the session's by default, else a directory inside the workspace."""
-        value = params.get("cwd")
+        value: object = request.get("cwd")
         if value is None:
             return self.workspace.roots[0]
         if not isinstance(value, str) or not os.path.isabs(value) or "\0" in value:
@@ -163,9 +170,9 @@ class ClientMethods:
             raise InvalidParams(f"cwd is not a directory: {value}")
         return resolved
 
-    def _env(self, params: Mapping[str, Any]) -> dict[str, str]:
+    def _env(self, request: wire.CreateTerminalRequest) -> dict[str, str]:
         env = dict(self.agent_env)
-        extra = params.get("env") or []
+        extra: object = request.get("env") or []
         if not isinstance(extra, list):
             raise InvalidParams("env must be a list of {name, value}")
         for item in extra:
@@ -183,16 +190,17 @@ class ClientMethods:
         assert self.terminals is not None  # only registered when terminals are on
         return self.terminals
 
-    async def create_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
-        command = _string(params, "command")
-        args = params.get("args") or []
+    async def create_terminal(self, params: dict[str, Any]) -> wire.CreateTerminalResponse:
+        request = cast(wire.CreateTerminalRequest, params)
+        command = _string(request, "command")
+        args: object = request.get("args") or []
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise InvalidParams("args must be a list of strings")
         if "\0" in command or any("\0" in a for a in args):
             raise InvalidParams("command and args must not contain NUL characters")
-        limit = _optional_int(params, "outputByteLimit", 0)
-        cwd = self._cwd(params)
-        env = self._env(params)
+        limit = _optional_int(request, "outputByteLimit", 0)
+        cwd = self._cwd(request)
+        env = self._env(request)
         try:
             terminal_id = await self._terminals().create(
                 command,
@@ -209,17 +217,18 @@ class ClientMethods:
         return {"terminalId": terminal_id}
 
     def _terminal_id(self, params: Mapping[str, Any]) -> str:
-        return _string(params, "terminalId")
+        """The ``terminalId`` of a ``terminal/*`` request (``TerminalOutputRequest`` and its siblings)."""
+        return _string(cast(wire.TerminalOutputRequest, params), "terminalId")
 
-    async def terminal_output(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def terminal_output(self, params: dict[str, Any]) -> wire.TerminalOutputResponse:
         with _known_terminal():
             text, truncated, status = self._terminals().get(self._terminal_id(params)).output()
-        result: dict[str, Any] = {"output": text, "truncated": truncated}
+        result: wire.TerminalOutputResponse = {"output": text, "truncated": truncated}
         if status is not None:
             result["exitStatus"] = _exit_json(status)
         return result
 
-    async def wait_for_terminal_exit(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def wait_for_terminal_exit(self, params: dict[str, Any]) -> wire.TerminalExitStatus:
         with _known_terminal():
             process = self._terminals().get(self._terminal_id(params))
         return _exit_json(await process.wait_for_exit())
@@ -238,5 +247,5 @@ class ClientMethods:
         return {}
 
 
-def _exit_json(status: ExitStatus) -> dict[str, Any]:
+def _exit_json(status: ExitStatus) -> wire.TerminalExitStatus:
     return {"exitCode": status.exit_code, "signal": status.signal}

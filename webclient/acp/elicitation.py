@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
+from webclient.acp import wire
+from webclient.acp.wire_values import items, mapping, number, string, strings, text
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.questions import Choice, Question, QuestionField, answer_question
 from webclient.viewmodel.thread import Thread
@@ -18,25 +20,15 @@ CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 """What this client advertises (``{}`` at the top level would advertise nothing)."""
 
 MAX_FIELDS = 50
-
-
-def _text(value: Any, limit: int = 2000) -> str:
-    return value[:limit] if isinstance(value, str) else ""
-
-
-def _number(value: Any) -> float | None:
-    """A JSON number as it was written (3 stays 3, not 3.0); None for anything else."""
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+_TEXT_LIMIT = 2000
 
 
 def form_fields(schema: Any) -> list[QuestionField]:
     """The fields of a ``requestedSchema`` (a flat object of strings, numbers, integers, booleans and enums); a
     property of another type is shown as a text field."""
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    required = schema.get("required") if isinstance(schema, dict) else None
-    required_names = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
+    required_names = set(strings(mapping(schema).get("required")))
     fields = []
-    for name, prop in list(properties.items() if isinstance(properties, dict) else [])[:MAX_FIELDS]:
+    for name, prop in list(mapping(mapping(schema).get("properties")).items())[:MAX_FIELDS]:
         if not isinstance(name, str) or not isinstance(prop, dict):
             continue
         fields.append(_field(name, prop, name in required_names))
@@ -45,12 +37,12 @@ def form_fields(schema: Any) -> list[QuestionField]:
 
 def _field(name: str, prop: dict[str, Any], required: bool) -> QuestionField:
     kind = prop.get("type")
-    title, description = _text(prop.get("title"), 200) or name, _text(prop.get("description"))
-    options = prop.get("enum") or prop.get("oneOf") or (prop.get("items") or {}).get("enum")
+    title = text(prop.get("title"), 200) or name
+    description = text(prop.get("description"), _TEXT_LIMIT) or ""
+    options = prop.get("enum") or prop.get("oneOf") or mapping(prop.get("items")).get("enum")
     choices: tuple[Choice, ...] = ()
     if isinstance(options, list) and options:
-        names = prop.get("enumNames")
-        names = names if isinstance(names, list) else []
+        names = items(prop.get("enumNames"))
         for index, option in enumerate(options):
             if isinstance(option, dict):  # oneOf: {const, title}
                 value, label = option.get("const"), option.get("title")
@@ -65,8 +57,8 @@ def _field(name: str, prop: dict[str, Any], required: bool) -> QuestionField:
         return QuestionField(name, "boolean", title, description, required, default is True)
     if kind in ("number", "integer"):
         return QuestionField(
-            name, kind, title, description, required, _number(default),
-            minimum=_number(prop.get("minimum")), maximum=_number(prop.get("maximum")),
+            name, kind, title, description, required, number(default),
+            minimum=number(prop.get("minimum")), maximum=number(prop.get("maximum")),
         )  # fmt: skip
     max_length = prop.get("maxLength")
     return QuestionField(
@@ -103,18 +95,19 @@ class Elicitations:
         ``asked_by``: the subagent (child session) that asks, if one does."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.asked += 1
-        mode = params.get("mode")
-        mode = mode if isinstance(mode, str) else "form"
-        url, elicitation_id = params.get("url"), params.get("elicitationId")
+        request = cast(wire.CreateElicitationRequest, params)
+        mode = string(request.get("mode"))
+        mode = "form" if mode is None else mode
+        url = string(request.get("url"))
         question = Question(
             seq=0,
             turn=self.thread.turn,
             request_id=f"e{self.asked}",
-            message=_text(params.get("message"), 10_000),
+            message=text(request.get("message"), 10_000) or "",
             mode=mode,
-            fields=form_fields(params.get("requestedSchema")) if mode == "form" else [],
-            url=url if mode == "url" and isinstance(url, str) and url.startswith(("https://", "http://")) else None,
-            elicitation_id=elicitation_id if isinstance(elicitation_id, str) else None,
+            fields=form_fields(request.get("requestedSchema")) if mode == "form" else [],
+            url=url if mode == "url" and url is not None and url.startswith(("https://", "http://")) else None,
+            elicitation_id=string(request.get("elicitationId")),
             asked_by=asked_by,
         )
 
@@ -135,7 +128,7 @@ class Elicitations:
         self.thread.add_entry(question)
         if question.elicitation_id is not None:
             self._by_elicitation[question.elicitation_id] = question
-        if refuse or (mode == "form" and not question.fields and params.get("requestedSchema") is None):
+        if refuse or (mode == "form" and not question.fields and request.get("requestedSchema") is None):
             answer_question(question, "cancel", None)
         elif mode not in ("form", "url") or (mode == "url" and question.url is None):
             answer_question(question, "decline", None)  # a mode this client does not know, or no link to show
@@ -154,8 +147,9 @@ class Elicitations:
 
     def complete(self, params: Any) -> None:
         """``elicitation/complete``: the flow at a link is done (an unknown id is ignored)."""
-        elicitation_id = params.get("elicitationId") if isinstance(params, dict) else None
-        question = self._by_elicitation.get(elicitation_id) if isinstance(elicitation_id, str) else None
+        notification = cast(wire.CompleteElicitationNotification, mapping(params))
+        elicitation_id = string(notification.get("elicitationId"))
+        question = self._by_elicitation.get(elicitation_id) if elicitation_id is not None else None
         if question is not None and not question.completed:
             question.completed = True
             self.thread.listener(question.change)

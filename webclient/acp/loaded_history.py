@@ -5,8 +5,10 @@ https://agentclientprotocol.com/protocol/session-setup#loading-sessions
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from webclient.acp import wire, wire_v2
+from webclient.acp.wire_values import items, mapping, string
 from webclient.viewmodel.entries import MessageEntry
 from webclient.viewmodel.thread import Thread
 
@@ -21,16 +23,17 @@ class LoadedHistory:
 
     def take(self, update: Any) -> None:
         self.updates += 1
-        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        said = mapping(update)
+        kind = said.get("sessionUpdate")
         if kind == "user_message":  # v2: a whole message (replayed with session/resume's replayFrom)
-            content = update.get("content")
-            texts = [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-            self.prompts.append("".join(text for text in texts if isinstance(text, str)))
+            message = cast(wire_v2.V2UserMessage, said)
+            texts = (string(mapping(block).get("text")) for block in items(message.get("content")))
+            self.prompts.append("".join(text for text in texts if text is not None))
             self._in_prompt = False
             return
-        content = update.get("content") if kind == "user_message_chunk" else None
-        text = content.get("text") if isinstance(content, dict) else None
-        if isinstance(text, str):
+        chunk = cast(wire.ContentChunk, said)  # v2's has the same keys
+        text = string(mapping(chunk.get("content")).get("text")) if kind == "user_message_chunk" else None
+        if text is not None:
             if self._in_prompt:
                 self.prompts[-1] += text
             else:

@@ -16,10 +16,12 @@ an announced child is not shown: it stays in the protocol log, and `unrouted` co
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
+from webclient.acp import wire, wire_v2
 from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
+from webclient.acp.wire_values import items, mapping, string, strings, text
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.subagents import Subagent, Subagents
 from webclient.viewmodel.thread import Thread
@@ -34,16 +36,17 @@ id of its own, and cannot be stopped on its own)."""
 _TEXT_FIELDS = {"title": ("title", 200), "description": ("description", 2000), "cwd": ("cwd", 4096)}
 
 
-def _text(value: Any, limit: int) -> str | None:
-    return value[:limit] if isinstance(value, str) and value else None
-
-
-def parent_tool_use_id(update: dict[str, Any]) -> str | None:
+def parent_tool_use_id(update: Mapping[str, Any]) -> str | None:
     """claude-agent-acp's mark on a subagent's update sent on the parent session: the launching tool call's id."""
     meta = update.get("_meta")
     claude = meta.get("claudeCode") if type(meta) is dict else None
-    launched_by = claude.get("parentToolUseId") if isinstance(claude, dict) else None
-    return launched_by if isinstance(launched_by, str) and launched_by else None
+    return string(mapping(claude).get("parentToolUseId")) or None
+
+
+SubagentUpdate = wire.SubagentUpdate | wire_v2.V2SubagentUpdate
+SessionMessage = wire.SessionMessage | wire_v2.V2SessionMessage
+SessionMessageChunk = wire.SessionMessageChunk | wire_v2.V2SessionMessageChunk
+StateUpdate = wire.StateUpdate | wire_v2.V2StateUpdate
 
 
 class SubagentRouter:
@@ -98,7 +101,7 @@ class SubagentRouter:
     def cancel_sent(self, params: Any) -> bool:
         """A ``session/cancel`` the client sent (live, or in the journal replayed) named a child: it is stopping.
         False when it named the session itself."""
-        child = self.registry.child(params.get("sessionId") if isinstance(params, dict) else None)
+        child = self.registry.child(mapping(params).get("sessionId"))
         if child is None:
             return False
         self.registry.stopping(child)
@@ -111,9 +114,9 @@ class SubagentRouter:
         thread = self.registry.thread_of(params.get("sessionId"))
         if thread is not None or not len(self.registry):
             return thread
-        tool_call = params.get("toolCall")
-        tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
-        if not isinstance(tool_call_id, str) or self.registry.main.tool_call(tool_call_id) is not None:
+        request = cast(wire.RequestPermissionRequest, params)  # v1's: v2 asks about a subject, not a tool call
+        tool_call_id = string(mapping(request.get("toolCall")).get("toolCallId"))
+        if tool_call_id is None or self.registry.main.tool_call(tool_call_id) is not None:
             return None
         return next((t for t in self._threads() if t.tool_call(tool_call_id) is not None), None)
 
@@ -151,55 +154,51 @@ class SubagentRouter:
     def _fold(self, thread: Thread, own: str | None, update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
         if kind == "subagent_update":
-            self._subagent_update(thread, own, update)
+            self._subagent_update(thread, own, cast(SubagentUpdate, update))
         elif kind == "session_message":
-            self._session_message(thread, own, update)
+            self._session_message(thread, own, cast(SessionMessage, update))
         elif kind == "session_message_chunk":
-            message_id = update.get("messageId")
-            if isinstance(message_id, str) and "content" in update:
+            chunk = cast(SessionMessageChunk, update)
+            message_id = string(chunk.get("messageId"))
+            if message_id is not None and "content" in chunk:
                 message = self.registry.message(thread, own, message_id)
-                message.add(content_block(update["content"]))
+                message.add(content_block(chunk["content"]))
                 thread.listener(message.change)
 
-    def _subagent_update(self, parent: Thread, own: str | None, update: dict[str, Any]) -> None:
+    def _subagent_update(self, parent: Thread, own: str | None, update: SubagentUpdate) -> None:
         """``subagent_update``: announces the child on first sight (where it is said), then patches it."""
-        session_id = update.get("sessionId")
-        if not isinstance(session_id, str) or not session_id or session_id == own or session_id.startswith(CLASSIC):
+        session_id = string(update.get("sessionId"))
+        if not session_id or session_id == own or session_id.startswith(CLASSIC):
             return
         child = self.registry.announce(parent, session_id)
         if child is None:
             return
         fields: dict[str, Any] = {}
-        for wire, (name, limit) in _TEXT_FIELDS.items():
-            if wire in update:
-                fields[name] = _text(update[wire], limit)
+        for key, (field, limit) in _TEXT_FIELDS.items():
+            if key in update:
+                fields[field] = text(update.get(key), limit)
         if "additionalDirectories" in update:
-            directories = update["additionalDirectories"]
-            fields["additional_directories"] = [
-                item for item in (directories if isinstance(directories, list) else []) if isinstance(item, str)
-            ][:20]
+            fields["additional_directories"] = strings(update.get("additionalDirectories"))[:20]
         if "capabilities" in update:
-            capabilities = update["capabilities"]
+            capabilities = update.get("capabilities")
             fields["can_cancel"] = isinstance(capabilities, dict) and isinstance(capabilities.get("cancel"), dict)
         if "state" in update:
-            fields.update(_state(update["state"]))
+            fields.update(_state(update.get("state")))
         self.registry.patch(child, fields)
 
-    def _session_message(self, thread: Thread, own: str | None, update: dict[str, Any]) -> None:
+    def _session_message(self, thread: Thread, own: str | None, update: SessionMessage) -> None:
         """``session_message``: an upsert of an inter-session message in ``own``'s transcript. The outgoing view of
         a launch (to a child, its id a tool call's of this thread) and the child's ``<id>:reply`` nest the child in
         that tool call's card."""
-        message_id = update.get("messageId")
-        if not isinstance(message_id, str) or not message_id:
+        message_id = string(update.get("messageId"))
+        if not message_id:
             return
         message = self.registry.message(thread, own, message_id)
-        for wire, name in (("senderSessionId", "sender"), ("recipientSessionId", "recipient")):
-            if wire in update:
-                value = update[wire]
-                setattr(message, name, value if isinstance(value, str) else None)
+        for key, field in (("senderSessionId", "sender"), ("recipientSessionId", "recipient")):
+            if key in update:
+                setattr(message, field, string(update.get(key)))
         if "content" in update:
-            content = update["content"]
-            message.replace([content_block(block) for block in content] if isinstance(content, list) else [])
+            message.replace([content_block(block) for block in items(update.get("content"))])
         thread.listener(message.change)
         launch = message_id.removesuffix(":reply")
         child = self.registry.child(message.counterpart)
@@ -207,15 +206,16 @@ class SubagentRouter:
             self.registry.launched(child, launch)
 
 
-def _state(raw: Any) -> dict[str, Any]:
+def _state(raw: object) -> dict[str, Any]:
     """A ``StateUpdate`` snapshot as the fields it sets (``null`` clears the state: activity unknown)."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("state"), str):
+    snapshot = cast(StateUpdate, mapping(raw))
+    state = string(snapshot.get("state"))
+    if state is None:
         return {"state": None, "stop_reason": None, "error": None}
-    error = raw.get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    reason = raw.get("stopReason")
+    reason = string(snapshot.get("stopReason"))
+    message = string(mapping(snapshot.get("error")).get("message"))
     return {
-        "state": raw["state"][:40],
-        "stop_reason": reason[:40] if isinstance(reason, str) else None,
-        "error": message[:2000] if isinstance(message, str) else None,
+        "state": state[:40],
+        "stop_reason": reason[:40] if reason is not None else None,
+        "error": message[:2000] if message is not None else None,
     }
