@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import secrets
+import ssl
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.support.servers import (
@@ -20,6 +22,23 @@ from tests.support.servers import (
     launch_server,
     stop_server,
 )
+
+
+def _one_tls_context() -> None:
+    """Every ``httpx`` client a test makes would load certifi's bundle again, 75 ms of CPU each and thousands a run:
+    the default context is made once and shared (an ``SSLContext`` is safe to share); any other is made as asked."""
+    import httpx._transports.default as transports
+
+    shared = httpx.create_ssl_context()
+    made = transports.create_ssl_context
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> ssl.SSLContext:
+        return shared if verify is True and cert is None and trust_env else made(verify, cert, trust_env)
+
+    transports.create_ssl_context = create_ssl_context
+
+
+_one_tls_context()
 
 pytest_plugins = ["tests.support.live"]
 """The in-process app (`start_app`), for every test."""
