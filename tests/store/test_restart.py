@@ -18,12 +18,18 @@ from tests.support.restarts import drive, send_resume, session_page, stop, store
 from tests.support.servers import ServerFactory
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
+@pytest.mark.parametrize(
+    ("database_url", "how"),
+    # On PostgreSQL once: the store's own tests (tests/store) hold where the two databases differ.
+    [("sqlite", signal.SIGTERM), ("sqlite", signal.SIGKILL), ("postgresql", signal.SIGKILL)],
+    ids=["sqlite-term", "sqlite-kill", "postgresql-kill"],
+    indirect=["database_url"],
+)
 def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
 ) -> None:
     env = store_env(database_url, tmp_path)
-    first = start_server(process=True, agent=None, **env)
+    first = start_server(agent=None, process=how is signal.SIGKILL, **env)
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
     with httpx.Client(base_url=first.url, headers=first.headers, timeout=30) as http:
@@ -35,7 +41,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
         asyncio.run(asyncio.sleep(0.3))  # the journal's batches are written within 50 ms
     stop(first, how)
 
-    second = start_server(process=True, agent=None, **env)
+    second = start_server(agent=None, **env)
     after = session_page(second, session_id)
     assert thread_html(after) == thread_html(before)
     assert 'data-turn-state="ended"' in after
@@ -48,17 +54,18 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
         assert "session/request_permission" in log and "session/prompt" in log
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
 def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
     start_server: ServerFactory, database_url: str, tmp_path: Path, how: signal.Signals
 ) -> None:
     env = store_env(database_url, tmp_path)
-    first = start_server(process=True, agent=None, **env)
+    first = start_server(agent=None, process=how is signal.SIGKILL, **env)
     session_id = asyncio.run(drive(first, ["markdown", "edit"], leave_asking=True))
     asyncio.run(asyncio.sleep(0.3))
     stop(first, how)
 
-    second = start_server(process=True, agent=None, **env)
+    second = start_server(agent=None, **env)
     page = session_page(second, session_id)
     assert "Not answered: the server restarted." in page
     assert 'data-state="interrupted"' in page
@@ -67,7 +74,7 @@ def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
     stop(second, signal.SIGTERM)
 
     # Marked once: the next restart shows the same page, not a second notice.
-    third = start_server(process=True, agent=None, **env)
+    third = start_server(agent=None, **env)
     again = session_page(third, session_id)
     assert thread_html(again) == thread_html(page)
     assert again.count("The server restarted during this turn") == 1
@@ -116,7 +123,7 @@ def test_prompts_queued_when_the_server_died_wait_after_the_restart(
     asyncio.run(asyncio.sleep(0.3))
     stop(first, signal.SIGKILL)
 
-    second = start_server(process=True, agent=None, **env)
+    second = start_server(agent=None, **env)
     page = session_page(second, session_id)
     assert page.count('data-role="queued"') == 2
     assert ">first later</textarea>" in page and ">second later</textarea>" in page
@@ -179,7 +186,7 @@ def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
             time.sleep(0.05)
     stop(first, signal.SIGKILL)
 
-    second = start_server(process=True, agent=None, **env)
+    second = start_server(agent=None, **env)
     deadline = time.monotonic() + 20
     while 'id="changes-count" class="count" data-count="1"' not in (page := session_page(second, session_id)):
         assert time.monotonic() < deadline, re.findall(r'<span id="changes-count"[^>]*>', page)

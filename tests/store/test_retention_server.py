@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import select, update
 
 from tests.store.test_server_journal import prompt_and_answer, stored
@@ -77,6 +78,7 @@ def output(server: Server) -> str:
     return server.process.communicate(timeout=15)[0].decode()
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_the_pass_at_start_deletes_old_sessions_and_says_so_and_a_running_one_is_never_deleted(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:
@@ -104,6 +106,7 @@ def test_the_pass_at_start_deletes_old_sessions_and_says_so_and_a_running_one_is
     assert "(WEBCLIENT_KEEP_DAYS=30): recent" in said
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_a_session_past_its_cap_ends_its_journal_with_a_notice(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import websockets
 from sqlalchemy import select
 
@@ -61,6 +62,7 @@ async def stored(url: str, session_id: str) -> tuple[Any, list[Any]]:
     return row, entries
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_the_journal_holds_the_protocol_both_ways_and_the_users_actions_in_order(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, store_env, until
@@ -30,6 +31,7 @@ async def bob_prompts(server: Server, session_id: str) -> None:
         await until(bob, 'data-role="agent-message"')
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_shares_and_the_audit_log_outlive_a_restart(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:

@@ -8,11 +8,14 @@ import re
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.support.restarts import drive, session_page, stop, store_env, thread_html
 from tests.support.servers import ServerFactory
 from tests.support.ts_agents import TS_AGENTS, node
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_a_v2_session_reopens_after_a_restart_exactly_as_it_was(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:
@@ -46,6 +49,7 @@ def test_a_v2_session_reopens_after_a_restart_exactly_as_it_was(
     assert resumed.count(">hello<") == 1
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_a_v1_agent_asked_v2_reopens_after_a_restart_as_it_was(
     start_server: ServerFactory, database_url: str, tmp_path: Path
 ) -> None:

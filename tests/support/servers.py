@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
 _TEMPLATE: list[Path] = []
 
 
-def migrated_store(folder: Path) -> None:
+def migrated_store(folder: Path) -> Path:
     """Put a store already at the newest migration in ``folder`` (a fresh data folder a test server made for itself):
     made once per test process and copied, so that each server does not run every migration again (a second of
     Alembic on a busy machine). Tests of migrating give their own folder, which this leaves alone."""
@@ -63,7 +63,10 @@ def migrated_store(folder: Path) -> None:
 
         asyncio.run(make())
         _TEMPLATE.append(template)
-    shutil.copyfile(_TEMPLATE[0], folder / "webclient.sqlite3")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "webclient.sqlite3").exists():
+        shutil.copyfile(_TEMPLATE[0], folder / "webclient.sqlite3")
+    return folder
 
 
 def free_port() -> int:

@@ -17,7 +17,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tests.support.html import parse
 from tests.support.people import SECRET_FILE, SECRET_HEADER, as_person
-from tests.support.servers import SCRIPTED_AGENT
+from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from webclient.config import Settings
 from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
@@ -40,7 +40,8 @@ SCRIPT = {"Authorization": f"token {TOKEN}"}
 @contextmanager
 def app_client(tmp_path: Path, peer: str = ANYONE, scheme: str = "http", **settings: object) -> Iterator[TestClient]:
     """The real app (token mode, its store in ``tmp_path``) seen from ``peer`` over ``scheme``."""
-    made = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token=TOKEN, data_dir=tmp_path / "data", **settings)  # type: ignore[arg-type]
+    data = migrated_store(tmp_path / "data")
+    made = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token=TOKEN, data_dir=data, **settings)  # type: ignore[arg-type]
     base = f"{scheme}://localhost"
     with TestClient(create_app(made), base_url=base, client=(peer, 50000), follow_redirects=False) as client:
         yield client

@@ -15,7 +15,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from tests.support.html import parse
-from tests.support.servers import AGENTS
+from tests.support.servers import AGENTS, migrated_store
 from webclient.config import Settings
 from webclient.render.urls import ROUTES, Urls
 from webclient.web.app import create_app
@@ -88,7 +88,7 @@ def test_every_url_of_a_session_carries_the_path_prefix(tmp_path: Path) -> None:
     resources, terminals, a changed file, a question), its socket's first frame, and every page and fragment
     reachable from it: each URL starts with the prefix, and each link followed answers 200."""
     agent = f"{sys.executable} {AGENTS / 'surrogate_agent.py'}"
-    settings = Settings(agent=agent, workspace=tmp_path, token=TOKEN, data_dir=tmp_path / "data")
+    settings = Settings(agent=agent, workspace=tmp_path, token=TOKEN, data_dir=migrated_store(tmp_path / "data"))
     headers = {"Authorization": f"token {TOKEN}"}
     found: list[tuple[str, str, str]] = []  # (page, attribute, URL)
     with TestClient(create_app(settings), base_url="http://localhost", root_path=PREFIX, headers=headers) as client:
