@@ -1,4 +1,4 @@
-"""The AAP adapter: a session's agent as a remote agent behind an AAP v3 server (`webclient.session.agent.AgentDriver`).
+"""One class: AapAgent, the AAP adapter: a session's agent behind an AAP v3 server (`session.agent.AgentDriver`).
 
 A turn is one ``POST /sessions/:id/turns`` and its stream, folded into the thread (`webclient.aap.fold`). When the
 agent stops for ``tool_use``, every call still open is answered — the client's own tools run here (asking first
@@ -22,7 +22,6 @@ from webclient.aap.client import AapClient, AapHttpError
 from webclient.aap.fold import CALL_OUTCOME, EventFold
 from webclient.aap.hands import SPECS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
-from webclient.aap.prompt import prompt_content
 from webclient.aap.reading import read_turn
 from webclient.aap.screen import EventScreen
 from webclient.aap.settings import RemoteSettings
@@ -41,6 +40,7 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus
+from webclient.viewmodel.content import EmbeddedResource, ImageBlock, ResourceLink, TextBlock
 
 T = TypeVar("T")
 
@@ -172,7 +172,7 @@ class AapAgent:
             if self._cancelling:
                 return "cancelled"  # stopped while it waited: the prompt goes no further
         self._cancelling = False
-        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
+        user_message = {"role": "user", "content": self._user_content(prompt, remote)}
         # Calls left open that Resume could not send come first (the server waits for them); the prompt follows.
         waiting, self._open_again = self._open_again, []
         for open_call in waiting:  # shown again as cards of this turn, where they are answered
@@ -181,6 +181,24 @@ class AapAgent:
         if waiting:
             return await self._rounds(await self.answering.answer(waiting), then=user_message)
         return await self._rounds([user_message])
+
+    @staticmethod
+    def _user_content(prompt: Sequence[PromptBlock], remote: RemoteAgent) -> str | list[dict[str, Any]]:
+        """A prompt as an AAP user message's content: its text, or text and images (as ``data:`` URLs) when the agent
+        takes them. AAP has no block for other attachments: they are named in the text."""
+        image = remote.capabilities.get("image")
+        takes_data = isinstance(image, dict) and isinstance(image.get("data"), dict)
+        blocks: list[dict[str, Any]] = []
+        for block in prompt:
+            if isinstance(block, TextBlock):
+                blocks.append({"type": "text", "text": block.text})
+            elif isinstance(block, ImageBlock) and block.data and takes_data:
+                blocks.append({"type": "image", "url": f"data:{block.mime_type};base64,{block.data}"})
+            elif isinstance(block, ResourceLink | EmbeddedResource):
+                blocks.append({"type": "text", "text": f"(attached: {block.uri})"})
+        if all(b["type"] == "text" for b in blocks):
+            return "\n\n".join(b["text"] for b in blocks)
+        return blocks
 
     async def _rounds(self, messages: list[dict[str, Any]], then: dict[str, Any] | None = None) -> StopReason | None:
         """``messages`` sent, and every round of tool calls the agent makes after them answered; ``then`` (a prompt

@@ -1,4 +1,4 @@
-"""The ACP adapter: a session's agent as an ACP agent process (`webclient.session.agent.AgentDriver`).
+"""One class: AcpAgent, the ACP adapter: a session's agent as an ACP agent process (`session.agent.AgentDriver`).
 
 Everything ACP of a session lives here: the process and its JSON-RPC connection, the ACP session id, what
 ``initialize`` said, the sign-in error code, the agent's messages (``session/update`` into the thread and
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from webclient.acp import auth_status
@@ -27,10 +27,9 @@ from webclient.acp.connection import (
     diagnosis,
     oversized_notice,
 )
-from webclient.acp.controls import apply_session_result
+from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.entity_cancel import cancel_entity
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
@@ -39,7 +38,6 @@ from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
-from webclient.acp.requests import SessionRequests
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SessionUpdates, content_block
@@ -52,6 +50,7 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
+    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
@@ -59,15 +58,18 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus, SignInMethod
-from webclient.viewmodel.changes import Region
+from webclient.viewmodel.changes import Change, Region
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
 CLOSE_SECONDS = 1.0
 """How long ``session/close`` may take before the agent is stopped anyway."""
 
+MAX_LISTED = 1000
+"""Of an agent's own sessions, at most this many are listed."""
 
-class AcpAgent(SessionRequests):
+
+class AcpAgent:
     """One session's ACP agent: `AgentDriver` for the session, `ClientHandler` for the connection.
 
     The protocol log and the stderr log last as long as the session, across Retry's fresh processes.
@@ -299,11 +301,95 @@ class AcpAgent(SessionRequests):
         return self._connection is not None and self.dialect.version >= 2  # tool_call/cancel is a v2 method
 
     async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        """Per-entity cancel (the v2 draft, schema ``CancelToolCallRequest``, ``CancelTerminalRequest``):
+        ``tool_call/cancel`` or ``terminal/cancel``, sent only for what advertises ``capabilities.cancel`` now and
+        was not asked already. The answer means "accepted": the card says "Stopping…" until the agent reports a new
+        status (a tool call) or an exit (a terminal); an error answer takes the "Stopping…" back, and is raised."""
         connection, session_id = self._in_session()
-        if self.can_cancel_entities:
-            await answer(
-                cancel_entity(connection.peer, self.host.thread, self.host.changed, session_id, kind, entity_id)
-            )
+        if not self.can_cancel_entities:
+            return
+        thread, changed = self.host.thread, self.host.changed
+        undo: Callable[[], None]
+        if kind == "tool_call":
+            call = thread.tool_call(entity_id)
+            if call is None or not call.can_cancel or call.stopping:
+                return
+            call.stop_asked_in = call.effective_status
+            change: Change = call.change
+            undo = lambda: setattr(call, "stop_asked_in", None)  # noqa: E731
+            params: dict[str, Any] = {"sessionId": session_id, "toolCallId": entity_id}
+        elif kind == "terminal":
+            terminal = thread.terminals.get(entity_id)
+            if terminal is None or terminal.stop_asked or not thread.terminals.ask_stop(entity_id):
+                return
+            change = terminal.change
+            undo = lambda: setattr(terminal, "stop_asked", False)  # noqa: E731
+            params = {"sessionId": session_id, "terminalId": entity_id}
+        else:
+            return
+        changed(change)
+        try:
+            await answer(connection.peer.request(f"{kind}/cancel", params))
+        except AgentRefused:
+            undo()
+            changed(change)
+            raise
+
+    # -- requests that only ask and show the answer ------------------------------------------------
+
+    def _offers(self, capability: str) -> bool:
+        """Whether the agent offers ``session/<capability>`` (v1: ``sessionCapabilities``; v2: the baseline too)."""
+        return capability in self.greeting.session_methods
+
+    async def set_title(self, title: str) -> None:
+        if self._offers("title") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await answer(connection.session_request("session/set_title", session_id, title=title))
+
+    async def forget(self) -> None:
+        if self._offers("delete") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await answer(connection.session_request("session/delete", session_id))
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        """``session/list`` (https://agentclientprotocol.com/protocol/session-setup#listing-sessions), every page of
+        it up to `MAX_LISTED` sessions, when the agent offers it; a ``SessionInfo`` without its id or folder is left
+        out."""
+        if not self._offers("list"):
+            return None
+        connection, cursor, listed = self._connected(), None, list[AgentSession]()
+        while len(listed) < MAX_LISTED:
+            result = await answer(connection.list_sessions(cursor))
+            infos = result.get("sessions")
+            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
+            next_cursor = result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor:
+                break
+            cursor = next_cursor
+        return listed[:MAX_LISTED]
+
+    async def sign_in(self, method_id: str) -> None:
+        await answer(self._connected().authenticate(method_id, self.dialect.sign_in_method))
+
+    async def sign_out(self) -> None:
+        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout; v2: ``auth/logout``)."""
+        await answer(self._connected().peer.request(self.dialect.sign_out_method, {}))
+
+    async def set_mode(self, mode_id: str) -> None:
+        connection, session_id = self._in_session()
+        await answer(connection.set_mode(session_id, mode_id))
+        self.host.controls.set_current_mode(mode_id)
+
+    async def set_model(self, model_id: str) -> None:
+        connection, session_id = self._in_session()
+        await answer(connection.set_model(session_id, model_id))
+        self.host.controls.set_current_model(model_id)
+
+    async def set_setting(self, setting_id: str, value: str | bool) -> None:
+        connection, session_id = self._in_session()
+        result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
+        if isinstance(result.get("configOptions"), list):  # the agent's complete settings
+            self.host.controls.set_settings(settings(result["configOptions"]))
 
     def diagnose(self) -> Diagnosis:
         return diagnosis(self.stderr, self._connection.peer.stray_responses if self._connection is not None else 0)
@@ -396,3 +482,16 @@ class AcpAgent(SessionRequests):
 
     def on_oversized_message(self, limit: int) -> None:
         self.host.notice("warning", *oversized_notice(limit))
+
+
+def _agent_session(info: Any) -> AgentSession | None:
+    """A ``SessionInfo``; None when it lacks its id or folder."""
+    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
+        return None
+    title, updated = info.get("title"), info.get("updatedAt")
+    return AgentSession(
+        id=info["sessionId"],
+        cwd=info["cwd"],
+        title=title if isinstance(title, str) else None,
+        updated=updated if isinstance(updated, str) else None,
+    )

@@ -17,7 +17,6 @@ from typing import Any
 
 from webclient.viewmodel.content import ContentBlock, DiffChanges, FileOperation, PlanItem
 from webclient.viewmodel.entries import MessageRole
-from webclient.viewmodel.messages import append_chunk, upsert_message
 from webclient.viewmodel.plans import remove_plan, update_plan
 from webclient.viewmodel.thread import Thread
 
@@ -40,7 +39,7 @@ def message_folds(read: BlockReader) -> dict[str, Fold]:
     def chunk(role: MessageRole) -> Fold:
         def fold(thread: Thread, update: dict[str, Any]) -> bool:
             message_id = update.get("messageId")
-            append_chunk(thread, role, read(update.get("content")), message_id if type(message_id) is str else None)
+            thread.append_chunk(role, read(update.get("content")), message_id if type(message_id) is str else None)
             return True
 
         return fold
@@ -51,7 +50,7 @@ def message_folds(read: BlockReader) -> dict[str, Fold]:
             if not isinstance(message_id, str) or not (content is None or isinstance(content, list)):
                 return False
             blocks = [read(block) for block in content] if isinstance(content, list) else None
-            upsert_message(thread, role, message_id, blocks, replace="content" in update)
+            thread.upsert_message(role, message_id, blocks, replace="content" in update)
             return True
 
         return fold
