@@ -1,6 +1,6 @@
-"""Tests for the v2 draft's shapes folded into the view model (webclient.acp.v2_updates and the view-model modules it
-uses: messages by id, plans by id, agent-owned terminals, the changes/patch diff, tool call names and
-capabilities)."""
+"""Tests for the v2 draft's shapes folded into the view model (the table of webclient.acp.updates, the modules it
+calls and the view model: messages by id, plans by id, agent-owned terminals, the changes/patch diff, tool call
+names and capabilities)."""
 
 from __future__ import annotations
 
