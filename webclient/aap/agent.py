@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from webclient.aap.answering import Answering
-from webclient.aap.asking import Asking
 from webclient.aap.cards import CARD, card_record
 from webclient.aap.client import AapClient, AapHttpError
 from webclient.aap.fold import CALL_OUTCOME, EventFold
@@ -41,6 +40,7 @@ from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus
 from webclient.viewmodel.content import EmbeddedResource, ImageBlock, ResourceLink, TextBlock
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
 T = TypeVar("T")
 
@@ -54,12 +54,10 @@ class AapAgent:
     def __init__(self, host: AgentHost) -> None:
         self.host = host
         self.fold = EventFold(host.thread)
-        self.asking = Asking(host.thread, host.changed, host.asked, self.fold.asked)
-        self.asking.on_ask = lambda call_id, request_id, client_tool: self.record(
-            "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
-        )
+        self.questions = PermissionQuestions(host.thread, host.changed, host.asked)
+        self.answer_permission = self.questions.answer  # the person's answer goes straight to the question it settles
         self.hands = Hands(host.workspace, host.terminals, host.events)
-        self.answering = Answering(self.asking, self.hands, self)
+        self.answering = Answering(self.questions, self.hands, self, self.fold.asked)
         self.screen = EventScreen(host.notice)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
@@ -276,16 +274,13 @@ class AapAgent:
     def cancel(self) -> Awaitable[None]:
         """Stop ends the stream; the session stays usable (AAP v3 has no cancel request: the server may go on)."""
         self._cancelling = True
-        self.asking.settle()
+        self.questions.settle()
         if self._stream is not None:
             self._stream.cancel()
         return asyncio.sleep(0)
 
     def cancel_subagent(self, session_id: str) -> Awaitable[None]:
         return asyncio.sleep(0)  # AAP v3 has no child sessions
-
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        self.asking.answer(request_id, option_id, reason)
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         pass  # AAP agents ask nothing but permissions
@@ -344,7 +339,7 @@ class AapAgent:
     async def close(self) -> None:
         if self._taking_up is not None:
             self._taking_up.cancel()  # before the questions are settled: no denial is sent for them
-        self.asking.settle()
+        self.questions.settle()
         if self._stream is not None:
             self._stream.cancel()
         client, self._client = self._client, None
@@ -370,7 +365,7 @@ class AapAgent:
         elif direction == "out" and isinstance(record, dict) and self.answering.replay(record):
             pass
         elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
-            self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
+            self.answering.show_again(record)
 
     def card(self, call_id: str, status: str, content: Any = None) -> None:
         """What the client did about a call, on its card (and in the journal): running, or its outcome."""

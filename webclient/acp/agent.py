@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from webclient.acp import auth_status
+from webclient.acp import auth_status, permission_request
 from webclient.acp.advisories import turn_usage
 from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
@@ -33,7 +33,6 @@ from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
-from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
@@ -59,6 +58,7 @@ from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
@@ -79,7 +79,8 @@ class AcpAgent:
         self.host = host
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
-        self.permissions = Permissions(host.thread, host.changed, host.asked)
+        self.questions = PermissionQuestions(host.thread, host.changed, host.asked)
+        self.answer_permission = self.questions.answer  # the person's answer goes straight to the question it settles
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
         self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
@@ -271,13 +272,13 @@ class AcpAgent:
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled, and
         the tokens the turn used are shown if the answer says."""
         self.cancelling = False
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         turn_usage(self.host.thread, (result or {}).get("usage"))
 
     def cancel(self) -> Awaitable[None]:
         self.cancelling = True
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
@@ -289,9 +290,6 @@ class AcpAgent:
     async def _notify_cancel(self, connection: AgentConnection | None, session_id: str | None) -> None:
         if connection is not None and session_id is not None:
             await answer(connection.cancel(session_id))
-
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        self.permissions.answer(request_id, option_id)  # ACP's answer has no reason
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
@@ -404,7 +402,7 @@ class AcpAgent:
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         if connection is not None:
             await connection.close()
@@ -426,7 +424,7 @@ class AcpAgent:
         await asyncio.gather(connection.reader, return_exceptions=True)
         if connection is not self._connection:
             return  # stopped on purpose
-        self.permissions.settle()
+        self.questions.settle()
         self.host.gone(f"The agent exited (exit code {code})", self.stderr.tail(STDERR_LINES))
 
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
@@ -458,9 +456,9 @@ class AcpAgent:
         self.auth_status = auth_status.read(said) or self.auth_status
         self.host.changed(Region.STATUS)
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[permission_request.Outcome]:
         thread = self.subagents.permission_thread(params)  # a child's question: on its thread
-        return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
+        return permission_request.ask(self.questions, params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         if method == "elicitation/create":

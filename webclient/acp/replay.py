@@ -14,11 +14,11 @@ from webclient.acp.controls import settings
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import decode
 from webclient.acp.lifecycle import TurnLifecycle
-from webclient.acp.permissions import Permissions
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.versions import Dialect
 from webclient.session.agent import AgentHello, AgentHost
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
 
 class Replayed(Protocol):
@@ -30,7 +30,7 @@ class Replayed(Protocol):
     turns: TurnLifecycle
     protocol_log: ProtocolLog
     subagents: SubagentRouter
-    permissions: Permissions
+    questions: PermissionQuestions
     elicitations: Elicitations
     cancelling: bool
     loading_history: bool
@@ -162,7 +162,7 @@ class ProtocolReplay:
         else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.permissions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
+            self.agent.questions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")
@@ -173,7 +173,7 @@ class ProtocolReplay:
                 self.agent.on_session_update(params)
             elif method == "session/request_permission" and "id" in message:
                 answer = self.agent.on_request_permission(params)
-                self._questions[message["id"]] = (f"q{self.agent.permissions.asked}", answer)
+                self._questions[message["id"]] = (f"q{self.agent.questions.asked}", answer)
             elif method == "elicitation/create" and "id" in message:
                 elicited = self.agent.on_client_request(method, params)
                 if elicited is not None:

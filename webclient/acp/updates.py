@@ -28,7 +28,6 @@ from webclient.viewmodel.content import (
     FileOperation,
     ImageBlock,
     Location,
-    PermissionOption,
     PlanItem,
     ResourceLink,
     TerminalRef,
@@ -144,19 +143,6 @@ def tool_call_patch(update: dict[str, Any]) -> dict[str, Any]:
 
 def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in update.items() if k not in ("sessionUpdate", "toolCallId")}
-
-
-def permission_options(raw: Any) -> list[PermissionOption]:
-    """The options of a ``session/request_permission`` (unknown kinds are kept; styling is generic)."""
-    if not isinstance(raw, list):
-        return []
-    return [
-        PermissionOption(
-            option_id=item["optionId"], name=str(item.get("name") or item["optionId"]), kind=str(item.get("kind", ""))
-        )
-        for item in raw
-        if isinstance(item, dict) and isinstance(item.get("optionId"), str)
-    ]
 
 
 # -- messages ------------------------------------------------------------------------------------------------------

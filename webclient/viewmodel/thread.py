@@ -23,7 +23,6 @@ from webclient.viewmodel.content import (
     ToolContent,
 )
 from webclient.viewmodel.entries import (
-    Answered,
     Asked,
     Entry,
     FileChange,
@@ -346,12 +345,11 @@ class Thread:
 
     # -- permissions -----------------------------------------------------------------------------
 
-    def ask_permission(
-        self, call: ToolCall, request_id: str, options: list[PermissionOption], answered: Answered | None = None
-    ) -> PermissionPrompt:
-        """Put a tool call into "waiting for you" with the agent's options; ``answered`` is told the answer, once."""
+    def ask_permission(self, call: ToolCall, request_id: str, options: list[PermissionOption]) -> PermissionPrompt:
+        """Put a tool call into "waiting for you" with the agent's options (whoever waits for the answer is told it by
+        the caller of `answer_permission`: `webclient.viewmodel.permission_questions`)."""
         call.permission = PermissionPrompt(request_id=request_id, options=options)
-        self._permissions[request_id] = Asked(call, call.permission, answered)
+        self._permissions[request_id] = Asked(call, call.permission)
         self.listener(call.change)
         return call.permission
 
@@ -372,8 +370,6 @@ class Thread:
         else:
             return None
         self.listener(call.change)
-        if asked.answered is not None:
-            asked.answered(prompt.chosen)
         return prompt
 
     def settle_permissions(self, *, interrupted: bool = False) -> None:
@@ -388,8 +384,6 @@ class Thread:
                 continue
             asked.prompt.state = "interrupted" if interrupted else "cancelled"
             self.listener(asked.call.change)
-            if asked.answered is not None:
-                asked.answered(None)
 
     # -- plans and notices -----------------------------------------------------------------------
 
