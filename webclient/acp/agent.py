@@ -31,7 +31,7 @@ from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
-from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
+from webclient.acp.lifecycle import ECHOES, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
@@ -39,7 +39,7 @@ from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
-from webclient.acp.updates import SessionUpdates, content_block
+from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
@@ -429,27 +429,44 @@ class AcpAgent:
 
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
+    def on_notification(self, method: str, params: Any) -> None:
+        if method == "session/update":
+            if type(params) is dict:
+                self.on_session_update(params)
+        elif method == "$/cancel_request":
+            if self._connection is not None:
+                self._connection.peer.cancel_incoming(params)  # the agent withdrew a question
+        elif method == "elicitation/complete":
+            self.elicitations.complete(params)
+        elif method in auth_status.NOTIFICATIONS:
+            self.auth_status_said(params)
+        # Unknown notifications (``_``-extensions among them) are ignored, as the spec asks.
+
     def on_session_update(self, params: dict[str, Any]) -> None:
+        """One ``session/update`` (live, or in the journal): the session's own goes to its table of folds
+        (`webclient.acp.updates`), a child's to its thread; the prompt's echo and the replay of a loaded conversation
+        are not shown again. A streamed chunk of the session's own passes no other module."""
         update, main = params.get("update"), self._session_id or self.known_session_id
         if self.loading_history:  # the conversation shown already (its subagents too): only compared with it
             if params.get("sessionId") in (main, None):
                 self.history.take(update)
             return
-        if self.subagents.route(params, main):
+        if type(update) is not dict:
+            return
+        kind = update.get("sessionUpdate")
+        # Routed unless it is plainly the session's own: another session's id, a subagent's type, or claude's _meta
+        # mark of a subagent's update sent on the parent (`webclient.acp.subagents.SubagentRouter.route`).
+        if (main is None or params.get("sessionId") != main or kind in SUBAGENT_UPDATES or "_meta" in update) and (
+            self.subagents.route(params, main)
+        ):
             return  # a child's, or of a session this client does not know
-        if self.turns.echoes(update):
+        if kind in ECHOES and self.turns.echoes(update):
             return  # the prompt this client sent, shown already
-        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+        if kind == "state_update":
             if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
                 self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(update)
-
-    def on_notification(self, method: str, params: Any) -> None:
-        if method == "elicitation/complete":
-            self.elicitations.complete(params)
-        elif method in auth_status.NOTIFICATIONS:
-            self.auth_status_said(params)
 
     def auth_status_said(self, said: Any) -> None:
         """The answer to ``auth/status`` or a notification of it (live, or in the journal): the header shows it."""
