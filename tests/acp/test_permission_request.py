@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from webclient.acp import permission_request
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.entries import ToolCall
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.permission_questions import PermissionQuestions
 from webclient.viewmodel.thread import Thread
 

@@ -8,9 +8,9 @@ import base64
 from typing import Any
 
 from webclient.acp.updates import apply_update
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import DiffChanges, FileOperation, TerminalRef, TextBlock, Unknown
 from webclient.viewmodel.entries import MessageEntry, Plan, ToolCall
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
 

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import PermissionOption
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.permission_questions import PermissionQuestions
 from webclient.viewmodel.thread import Thread
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from webclient.acp import auth_status, permission_request
 from webclient.acp.advisories import turn_usage
-from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import (
@@ -30,8 +29,8 @@ from webclient.acp.connection import (
 from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
+from webclient.acp.errors import answer, gone
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
-from webclient.acp.lifecycle import ECHOES, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
@@ -40,6 +39,7 @@ from webclient.acp.replay import ProtocolReplay
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
+from webclient.acp.v2_turn import ECHOES, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
@@ -57,7 +57,7 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus, SignInMethod
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.permission_questions import PermissionQuestions
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
@@ -241,7 +241,7 @@ class AcpAgent:
 
     async def _prompt_v2(self, connection: AgentConnection, session_id: str, blocks: list[Any]) -> StopReason | None:
         """A v2 turn: the prompt's answer says it was taken in, the idle ``state_update`` ends the turn
-        (`webclient.acp.lifecycle`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
+        (`webclient.acp.v2_turn`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
         try:
             idle = await self.turns.run(lambda: answer(connection.prompt(session_id, blocks)), connection.reader)
             return stop_reason(idle) if idle is not None else gone()

@@ -10,7 +10,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.questions import Choice, Question, QuestionField, answer_question
 from webclient.viewmodel.thread import Thread
 

@@ -13,9 +13,9 @@ from typing import Any, Protocol
 from webclient.acp.controls import settings
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import decode
-from webclient.acp.lifecycle import TurnLifecycle
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.subagents import SubagentRouter
+from webclient.acp.v2_turn import TurnLifecycle
 from webclient.acp.versions import Dialect
 from webclient.session.agent import AgentHello, AgentHost
 from webclient.viewmodel.permission_questions import PermissionQuestions

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from webclient.acp import advisories, agent_terminals, controls, lifecycle
+from webclient.acp import advisories, agent_terminals, controls, v2_turn
 from webclient.acp._values import str_or_none
 from webclient.viewmodel.content import (
     AudioBlock,
@@ -309,7 +309,7 @@ THREAD_FOLDS: dict[str, ThreadFold] = {
     "plan_removed": _plan_removed,
     "terminal_update": agent_terminals.terminal_update,
     "terminal_output_chunk": agent_terminals.terminal_output_chunk,
-    "state_update": lifecycle.show_state,  # the turn's end itself is the adapter's (webclient.acp.lifecycle)
+    "state_update": v2_turn.show_state,  # the turn's end itself is the adapter's (webclient.acp.v2_turn)
     "notice": advisories.notice,
     "compaction_update": lambda thread, update: advisories.compaction_update(thread, update, content_block),
     "compaction_summary_chunk": lambda thread, update: advisories.compaction_summary_chunk(

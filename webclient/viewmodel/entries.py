@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from webclient.viewmodel.by import By
-from webclient.viewmodel.changes import EntryChanged
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -18,6 +17,7 @@ from webclient.viewmodel.content import (
     PlanItem,
     ToolContent,
 )
+from webclient.viewmodel.events import EntryChanged
 
 MessageRole = Literal["user-message", "agent-message", "thought"]
 

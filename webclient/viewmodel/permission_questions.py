@@ -13,9 +13,9 @@ import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import PermissionOption
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
 T = TypeVar("T")

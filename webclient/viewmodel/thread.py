@@ -1,7 +1,7 @@
 """One class: Thread, the ordered entries of one session's conversation, and the rules that fold updates into them.
 
 Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
-below; every change is reported to ``listener`` as a :data:`~webclient.viewmodel.changes.Change` (the entry, the
+below; every change is reported to ``listener`` as a :data:`~webclient.viewmodel.events.Change` (the entry, the
 terminal, or another part such as the plan or the latest location), so the web layer can re-render exactly that
 part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
 """
@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, takewhile
 from typing import Any, TypeVar
 
-from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -33,6 +32,7 @@ from webclient.viewmodel.entries import (
     Plan,
     ToolCall,
 )
+from webclient.viewmodel.events import Change, EntryChanged, Region
 from webclient.viewmodel.terminals import TerminalSet
 
 Listener = Callable[[Change], None]
@@ -271,7 +271,7 @@ class Thread:
 
     def _unclaimed_prompt(self) -> MessageEntry | None:
         """The prompt this client just showed, when no ``user_message`` named it yet and nothing came after it: the
-        agent's first report of it (on v2 the adapter drops that echo before it gets here: `acp.lifecycle`)."""
+        agent's first report of it (on v2 the adapter drops that echo before it gets here: `acp.v2_turn`)."""
         last = self.last
         if isinstance(last, MessageEntry) and last.local and last.message_id is None and last.turn == self.turn:
             return last
