@@ -119,7 +119,7 @@ async def flood(
         options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
         agent.on_request_permission({"sessionId": "bench", "toolCall": tool_call, "options": options})
     asked = (time.perf_counter() - started) / max(questions, 1) * 1e6
-    session.agent.permissions.settle()  # type: ignore[attr-defined]
+    session.agent.questions.settle()  # type: ignore[attr-defined]
     return streamed, asked, during_chunks, (book.decisions if book is not None else 0) - during_chunks
 
 

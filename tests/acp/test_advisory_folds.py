@@ -11,8 +11,8 @@ import pytest
 from webclient.acp.advisories import turn_usage
 from webclient.acp.connection import BASE_CAPABILITIES
 from webclient.acp.updates import KNOWN_SESSION_UPDATES, apply_update
-from webclient.viewmodel.changes import Change, EntryChanged
 from webclient.viewmodel.entries import Compaction, MessageEntry, Notice, TurnUsage
+from webclient.viewmodel.events import Change, EntryChanged
 from webclient.viewmodel.thread import Thread
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.acp_schema import schema
 from webclient.acp import controls as acp
-from webclient.acp.updates import KNOWN_SESSION_UPDATES
+from webclient.acp.updates import CONTROL_UPDATES, KNOWN_SESSION_UPDATES, apply_control_update
 from webclient.render.rendering import Renderer
 from webclient.viewmodel.controls import (
     Choice,
@@ -308,9 +308,9 @@ def test_apply_session_result_without_modes_or_settings_changes_nothing() -> Non
 def test_apply_available_commands_update_replaces_the_commands() -> None:
     controls, parts = recorded()
     update = {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "a", "description": "A"}]}
-    assert acp.apply_control_update(controls, update)
+    assert apply_control_update(controls, update)
     update = {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "b", "description": "B"}]}
-    assert acp.apply_control_update(controls, update)
+    assert apply_control_update(controls, update)
     assert controls.commands == [Command(name="b", description="B")]
     assert parts == ["commands", "commands"]
 
@@ -320,7 +320,7 @@ def test_apply_current_mode_update_accepts_both_spellings(key: str) -> None:
     controls, parts = recorded()
     controls.set_modes([Mode("ask", "Ask"), Mode("code", "Code")], "ask")
     parts.clear()
-    assert acp.apply_control_update(controls, {"sessionUpdate": "current_mode_update", key: "code"})
+    assert apply_control_update(controls, {"sessionUpdate": "current_mode_update", key: "code"})
     assert controls.current_mode == "code"
     assert parts == ["controls"]
 
@@ -329,7 +329,7 @@ def test_apply_current_mode_update_without_an_id_is_not_applied() -> None:
     controls, parts = recorded()
     controls.set_modes([Mode("ask", "Ask")], "ask")
     parts.clear()
-    assert not acp.apply_control_update(controls, {"sessionUpdate": "current_mode_update", "currentModeId": 4})
+    assert not apply_control_update(controls, {"sessionUpdate": "current_mode_update", "currentModeId": 4})
     assert controls.current_mode == "ask"
     assert parts == []
 
@@ -340,7 +340,7 @@ def test_apply_config_option_update_replaces_all_settings() -> None:
         controls, {"configOptions": [select(), {"id": "web", "name": "Web", "type": "boolean", "currentValue": True}]}
     )
     parts.clear()
-    assert acp.apply_control_update(
+    assert apply_control_update(
         controls, {"sessionUpdate": "config_option_update", "configOptions": [select(currentValue="smart")]}
     )
     assert [s.id for s in controls.settings] == ["model"]
@@ -353,11 +353,11 @@ def test_apply_config_option_update_replaces_all_settings() -> None:
 
 def test_apply_session_info_update_sets_clears_and_leaves_the_title() -> None:
     controls, parts = recorded()
-    assert acp.apply_control_update(controls, {"sessionUpdate": "session_info_update", "title": "Fix the bug"})
+    assert apply_control_update(controls, {"sessionUpdate": "session_info_update", "title": "Fix the bug"})
     assert controls.title == "Fix the bug"
-    assert acp.apply_control_update(controls, {"sessionUpdate": "session_info_update", "updatedAt": "2025-01-01"})
+    assert apply_control_update(controls, {"sessionUpdate": "session_info_update", "updatedAt": "2025-01-01"})
     assert controls.title == "Fix the bug"  # omitted: unchanged
-    assert acp.apply_control_update(controls, {"sessionUpdate": "session_info_update", "title": None})
+    assert apply_control_update(controls, {"sessionUpdate": "session_info_update", "title": None})
     assert controls.title is None  # null: cleared
     assert parts == ["status", "status"]
 
@@ -365,14 +365,14 @@ def test_apply_session_info_update_sets_clears_and_leaves_the_title() -> None:
 def test_apply_usage_update() -> None:
     controls, parts = recorded()
     update = {"sessionUpdate": "usage_update", "used": 50, "size": 100, "cost": {"amount": 1.5, "currency": "USD"}}
-    assert acp.apply_control_update(controls, update)
+    assert apply_control_update(controls, update)
     assert controls.usage == Usage(used=50, size=100, cost=1.5, currency="USD")
     assert parts == ["status"]
 
 
 def test_apply_malformed_usage_update_is_not_applied() -> None:
     controls, parts = recorded()
-    assert not acp.apply_control_update(controls, {"sessionUpdate": "usage_update", "used": "50", "size": 100})
+    assert not apply_control_update(controls, {"sessionUpdate": "usage_update", "used": "50", "size": 100})
     assert controls.usage is None
     assert parts == []
 
@@ -380,14 +380,14 @@ def test_apply_malformed_usage_update_is_not_applied() -> None:
 @pytest.mark.parametrize("kind", ["agent_message_chunk", "tool_call", "plan", "something_new", None])
 def test_apply_control_update_of_another_type_returns_false(kind: str | None) -> None:
     controls, parts = recorded()
-    assert not acp.apply_control_update(controls, {"sessionUpdate": kind, "title": "x", "used": 1, "size": 2})
+    assert not apply_control_update(controls, {"sessionUpdate": kind, "title": "x", "used": 1, "size": 2})
     assert controls.title is None
     assert controls.usage is None
     assert parts == []
 
 
 def test_control_updates_are_what_apply_control_update_handles() -> None:
-    assert acp.CONTROL_UPDATES == {
+    assert CONTROL_UPDATES == {
         "available_commands_update",
         "current_mode_update",
         "config_option_update",

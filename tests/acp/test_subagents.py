@@ -8,8 +8,8 @@ from typing import Any
 
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import apply_update
-from webclient.viewmodel.changes import Change, EntryChanged
 from webclient.viewmodel.entries import MessageEntry, ToolCall
+from webclient.viewmodel.events import Change, EntryChanged
 from webclient.viewmodel.subagents import SessionMessage, Subagent, Subagents
 from webclient.viewmodel.thread import Thread
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from webclient.acp.updates import apply_update, content_block
-from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
     AudioBlock,
     Diff,
@@ -26,6 +25,7 @@ from webclient.viewmodel.content import (
     Unknown,
 )
 from webclient.viewmodel.entries import MessageEntry, Plan, ToolCall
+from webclient.viewmodel.events import Change, EntryChanged, Region
 from webclient.viewmodel.thread import Thread
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Tests for the v2 draft's shapes folded into the view model (webclient.acp.v2_updates and the view-model modules it
-uses: messages by id, plans by id, agent-owned terminals, the changes/patch diff, tool call names and
-capabilities)."""
+"""Tests for the v2 draft's shapes folded into the view model (the table of webclient.acp.updates, the modules it
+calls and the view model: messages by id, plans by id, agent-owned terminals, the changes/patch diff, tool call
+names and capabilities)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import base64
 from typing import Any
 
 from webclient.acp.updates import apply_update
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.content import DiffChanges, FileOperation, TerminalRef, TextBlock, Unknown
 from webclient.viewmodel.entries import MessageEntry, Plan, ToolCall
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
 

@@ -16,8 +16,8 @@ from webclient.render.dom import (
 from webclient.render.formats import file_uri_path, money, size, tokens
 from webclient.render.message_docs import MessageDocs
 from webclient.render.rendering import Renderer
-from webclient.viewmodel.changes import Region
 from webclient.viewmodel.entries import MessageEntry, ToolCall
+from webclient.viewmodel.events import Region
 from webclient.viewmodel.terminals import TerminalView
 
 

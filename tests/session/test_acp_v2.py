@@ -14,7 +14,7 @@ from tests.support.acp_schema_v2 import validate_traffic
 from tests.support.sessions import acp, started
 from tests.support.ts_agents import got, ts_session
 from tests.support.waiting import until
-from webclient.acp.lifecycle import BACKGROUND
+from webclient.acp.v2_turn import BACKGROUND
 from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry, Notice, ToolCall
 from webclient.viewmodel.thread import Thread

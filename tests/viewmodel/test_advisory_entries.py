@@ -10,9 +10,9 @@ from webclient.viewmodel.advisories import (
     compaction,
     update_compaction,
 )
-from webclient.viewmodel.changes import Change, EntryChanged
 from webclient.viewmodel.content import TextBlock
 from webclient.viewmodel.entries import Compaction, MessageEntry, Notice, TurnUsage
+from webclient.viewmodel.events import Change, EntryChanged
 from webclient.viewmodel.thread import Thread
 
 

@@ -11,9 +11,9 @@ from collections import Counter
 import pytest
 
 from webclient.acp.updates import apply_update
-from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import ImageBlock, PermissionOption, PlanItem, TextBlock
 from webclient.viewmodel.entries import MessageEntry, Notice, Plan, ToolCall
+from webclient.viewmodel.events import Change, EntryChanged, Region
 from webclient.viewmodel.thread import Thread
 
 OPTIONS = [

@@ -1,4 +1,4 @@
-"""The AAP adapter: a session's agent as a remote agent behind an AAP v3 server (`webclient.session.agent.AgentDriver`).
+"""One class: AapAgent, the AAP adapter: a session's agent behind an AAP v3 server (`session.agent.AgentDriver`).
 
 A turn is one ``POST /sessions/:id/turns`` and its stream, folded into the thread (`webclient.aap.fold`). When the
 agent stops for ``tool_use``, every call still open is answered — the client's own tools run here (asking first
@@ -16,13 +16,11 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from webclient.aap.answering import Answering
-from webclient.aap.asking import Asking
 from webclient.aap.cards import CARD, card_record
 from webclient.aap.client import AapClient, AapHttpError
 from webclient.aap.fold import CALL_OUTCOME, EventFold
 from webclient.aap.hands import SPECS, Hands
 from webclient.aap.meta import AapError, RemoteAgent
-from webclient.aap.prompt import prompt_content
 from webclient.aap.reading import read_turn
 from webclient.aap.screen import EventScreen
 from webclient.aap.settings import RemoteSettings
@@ -41,6 +39,8 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus
+from webclient.viewmodel.content import EmbeddedResource, ImageBlock, ResourceLink, TextBlock
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
 T = TypeVar("T")
 
@@ -54,12 +54,10 @@ class AapAgent:
     def __init__(self, host: AgentHost) -> None:
         self.host = host
         self.fold = EventFold(host.thread)
-        self.asking = Asking(host.thread, host.changed, host.asked, self.fold.asked)
-        self.asking.on_ask = lambda call_id, request_id, client_tool: self.record(
-            "out", {"asked": call_id, "request_id": request_id, "client_tool": client_tool}
-        )
+        self.questions = PermissionQuestions(host.thread, host.changed, host.asked)
+        self.answer_permission = self.questions.answer  # the person's answer goes straight to the question it settles
         self.hands = Hands(host.workspace, host.terminals, host.events)
-        self.answering = Answering(self.asking, self.hands, self)
+        self.answering = Answering(self.questions, self.hands, self, self.fold.asked)
         self.screen = EventScreen(host.notice)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
@@ -172,7 +170,7 @@ class AapAgent:
             if self._cancelling:
                 return "cancelled"  # stopped while it waited: the prompt goes no further
         self._cancelling = False
-        user_message = {"role": "user", "content": prompt_content(prompt, remote)}
+        user_message = {"role": "user", "content": self._user_content(prompt, remote)}
         # Calls left open that Resume could not send come first (the server waits for them); the prompt follows.
         waiting, self._open_again = self._open_again, []
         for open_call in waiting:  # shown again as cards of this turn, where they are answered
@@ -181,6 +179,24 @@ class AapAgent:
         if waiting:
             return await self._rounds(await self.answering.answer(waiting), then=user_message)
         return await self._rounds([user_message])
+
+    @staticmethod
+    def _user_content(prompt: Sequence[PromptBlock], remote: RemoteAgent) -> str | list[dict[str, Any]]:
+        """A prompt as an AAP user message's content: its text, or text and images (as ``data:`` URLs) when the agent
+        takes them. AAP has no block for other attachments: they are named in the text."""
+        image = remote.capabilities.get("image")
+        takes_data = isinstance(image, dict) and isinstance(image.get("data"), dict)
+        blocks: list[dict[str, Any]] = []
+        for block in prompt:
+            if isinstance(block, TextBlock):
+                blocks.append({"type": "text", "text": block.text})
+            elif isinstance(block, ImageBlock) and block.data and takes_data:
+                blocks.append({"type": "image", "url": f"data:{block.mime_type};base64,{block.data}"})
+            elif isinstance(block, ResourceLink | EmbeddedResource):
+                blocks.append({"type": "text", "text": f"(attached: {block.uri})"})
+        if all(b["type"] == "text" for b in blocks):
+            return "\n\n".join(b["text"] for b in blocks)
+        return blocks
 
     async def _rounds(self, messages: list[dict[str, Any]], then: dict[str, Any] | None = None) -> StopReason | None:
         """``messages`` sent, and every round of tool calls the agent makes after them answered; ``then`` (a prompt
@@ -258,16 +274,13 @@ class AapAgent:
     def cancel(self) -> Awaitable[None]:
         """Stop ends the stream; the session stays usable (AAP v3 has no cancel request: the server may go on)."""
         self._cancelling = True
-        self.asking.settle()
+        self.questions.settle()
         if self._stream is not None:
             self._stream.cancel()
         return asyncio.sleep(0)
 
     def cancel_subagent(self, session_id: str) -> Awaitable[None]:
         return asyncio.sleep(0)  # AAP v3 has no child sessions
-
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        self.asking.answer(request_id, option_id, reason)
 
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         pass  # AAP agents ask nothing but permissions
@@ -326,7 +339,7 @@ class AapAgent:
     async def close(self) -> None:
         if self._taking_up is not None:
             self._taking_up.cancel()  # before the questions are settled: no denial is sent for them
-        self.asking.settle()
+        self.questions.settle()
         if self._stream is not None:
             self._stream.cancel()
         client, self._client = self._client, None
@@ -352,7 +365,7 @@ class AapAgent:
         elif direction == "out" and isinstance(record, dict) and self.answering.replay(record):
             pass
         elif direction == "out" and isinstance(record, dict) and isinstance(record.get("asked"), str):
-            self.asking.show_again(record["asked"], str(record.get("request_id")), record.get("client_tool") is True)
+            self.answering.show_again(record)
 
     def card(self, call_id: str, status: str, content: Any = None) -> None:
         """What the client did about a call, on its card (and in the journal): running, or its outcome."""

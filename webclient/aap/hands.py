@@ -2,7 +2,7 @@
 session's workspace, with the same path checks and limits (`webclient.workspace`).
 
 ``read_file``, ``list_files`` and ``search`` only look; ``write_file`` and ``run_command`` change things, so the
-person is asked first (see `webclient.aap.asking`). A command runs in a terminal of the session whose output
+person is asked first (see `webclient.aap.answering`). A command runs in a terminal of the session whose output
 streams into the tool's card. Every tool answers with text; a refusal (a path outside the workspace, a command
 that cannot start) is an answer too, so the agent can say what went wrong.
 """

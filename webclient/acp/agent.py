@@ -1,4 +1,4 @@
-"""The ACP adapter: a session's agent as an ACP agent process (`webclient.session.agent.AgentDriver`).
+"""One class: AcpAgent, the ACP adapter: a session's agent as an ACP agent process (`session.agent.AgentDriver`).
 
 Everything ACP of a session lives here: the process and its JSON-RPC connection, the ACP session id, what
 ``initialize`` said, the sign-in error code, the agent's messages (``session/update`` into the thread and
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from webclient.acp import auth_status
+from webclient.acp import auth_status, permission_request
 from webclient.acp.advisories import turn_usage
-from webclient.acp.answers import answer, gone
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
 from webclient.acp.connection import (
@@ -27,22 +26,20 @@ from webclient.acp.connection import (
     diagnosis,
     oversized_notice,
 )
-from webclient.acp.controls import apply_session_result
+from webclient.acp.controls import apply_session_result, settings
 from webclient.acp.elicitation import CAPABILITIES as ELICITATION
 from webclient.acp.elicitation import Elicitations
-from webclient.acp.entity_cancel import cancel_entity
+from webclient.acp.errors import answer, gone
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
-from webclient.acp.lifecycle import TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.loaded_history import LoadedHistory
-from webclient.acp.permissions import Permissions
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.replay import ProtocolReplay
-from webclient.acp.requests import SessionRequests
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
-from webclient.acp.updates import SessionUpdates, content_block
+from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
+from webclient.acp.v2_turn import ECHOES, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
@@ -52,6 +49,7 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
+    AgentSession,
     Diagnosis,
     SignInRequired,
     StopReason,
@@ -59,15 +57,19 @@ from webclient.session.agent import (
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.session.sign_in import AuthStatus, SignInMethod
-from webclient.viewmodel.changes import Region
+from webclient.viewmodel.events import Change, Region
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
 CLOSE_SECONDS = 1.0
 """How long ``session/close`` may take before the agent is stopped anyway."""
 
+MAX_LISTED = 1000
+"""Of an agent's own sessions, at most this many are listed."""
 
-class AcpAgent(SessionRequests):
+
+class AcpAgent:
     """One session's ACP agent: `AgentDriver` for the session, `ClientHandler` for the connection.
 
     The protocol log and the stderr log last as long as the session, across Retry's fresh processes.
@@ -77,7 +79,8 @@ class AcpAgent(SessionRequests):
         self.host = host
         self.stderr = StderrLog()
         self.protocol_log = ProtocolLog()
-        self.permissions = Permissions(host.thread, host.changed, host.asked)
+        self.questions = PermissionQuestions(host.thread, host.changed, host.asked)
+        self.answer_permission = self.questions.answer  # the person's answer goes straight to the question it settles
         self.elicitations = Elicitations(host.thread, host.changed)
         self.updates = SessionUpdates(host.thread, host.controls)
         self.subagents = SubagentRouter(host.subagents, self.protocol_log.mark_unrouted)
@@ -238,7 +241,7 @@ class AcpAgent(SessionRequests):
 
     async def _prompt_v2(self, connection: AgentConnection, session_id: str, blocks: list[Any]) -> StopReason | None:
         """A v2 turn: the prompt's answer says it was taken in, the idle ``state_update`` ends the turn
-        (`webclient.acp.lifecycle`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
+        (`webclient.acp.v2_turn`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
         try:
             idle = await self.turns.run(lambda: answer(connection.prompt(session_id, blocks)), connection.reader)
             return stop_reason(idle) if idle is not None else gone()
@@ -269,13 +272,13 @@ class AcpAgent(SessionRequests):
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled, and
         the tokens the turn used are shown if the answer says."""
         self.cancelling = False
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         turn_usage(self.host.thread, (result or {}).get("usage"))
 
     def cancel(self) -> Awaitable[None]:
         self.cancelling = True
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         return self._notify_cancel(self._connection, self._session_id)
 
@@ -288,9 +291,6 @@ class AcpAgent(SessionRequests):
         if connection is not None and session_id is not None:
             await answer(connection.cancel(session_id))
 
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "") -> None:
-        self.permissions.answer(request_id, option_id)  # ACP's answer has no reason
-
     def answer_question(self, request_id: str, action: str, values: dict[str, Any] | None) -> None:
         self.elicitations.answer(request_id, action, values)
 
@@ -299,11 +299,95 @@ class AcpAgent(SessionRequests):
         return self._connection is not None and self.dialect.version >= 2  # tool_call/cancel is a v2 method
 
     async def cancel_entity(self, kind: str, entity_id: str) -> None:
+        """Per-entity cancel (the v2 draft, schema ``CancelToolCallRequest``, ``CancelTerminalRequest``):
+        ``tool_call/cancel`` or ``terminal/cancel``, sent only for what advertises ``capabilities.cancel`` now and
+        was not asked already. The answer means "accepted": the card says "Stopping…" until the agent reports a new
+        status (a tool call) or an exit (a terminal); an error answer takes the "Stopping…" back, and is raised."""
         connection, session_id = self._in_session()
-        if self.can_cancel_entities:
-            await answer(
-                cancel_entity(connection.peer, self.host.thread, self.host.changed, session_id, kind, entity_id)
-            )
+        if not self.can_cancel_entities:
+            return
+        thread, changed = self.host.thread, self.host.changed
+        undo: Callable[[], None]
+        if kind == "tool_call":
+            call = thread.tool_call(entity_id)
+            if call is None or not call.can_cancel or call.stopping:
+                return
+            call.stop_asked_in = call.effective_status
+            change: Change = call.change
+            undo = lambda: setattr(call, "stop_asked_in", None)  # noqa: E731
+            params: dict[str, Any] = {"sessionId": session_id, "toolCallId": entity_id}
+        elif kind == "terminal":
+            terminal = thread.terminals.get(entity_id)
+            if terminal is None or terminal.stop_asked or not thread.terminals.ask_stop(entity_id):
+                return
+            change = terminal.change
+            undo = lambda: setattr(terminal, "stop_asked", False)  # noqa: E731
+            params = {"sessionId": session_id, "terminalId": entity_id}
+        else:
+            return
+        changed(change)
+        try:
+            await answer(connection.peer.request(f"{kind}/cancel", params))
+        except AgentRefused:
+            undo()
+            changed(change)
+            raise
+
+    # -- requests that only ask and show the answer ------------------------------------------------
+
+    def _offers(self, capability: str) -> bool:
+        """Whether the agent offers ``session/<capability>`` (v1: ``sessionCapabilities``; v2: the baseline too)."""
+        return capability in self.greeting.session_methods
+
+    async def set_title(self, title: str) -> None:
+        if self._offers("title") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await answer(connection.session_request("session/set_title", session_id, title=title))
+
+    async def forget(self) -> None:
+        if self._offers("delete") and self._session_id is not None:
+            connection, session_id = self._in_session()
+            await answer(connection.session_request("session/delete", session_id))
+
+    async def list_sessions(self) -> list[AgentSession] | None:
+        """``session/list`` (https://agentclientprotocol.com/protocol/session-setup#listing-sessions), every page of
+        it up to `MAX_LISTED` sessions, when the agent offers it; a ``SessionInfo`` without its id or folder is left
+        out."""
+        if not self._offers("list"):
+            return None
+        connection, cursor, listed = self._connected(), None, list[AgentSession]()
+        while len(listed) < MAX_LISTED:
+            result = await answer(connection.list_sessions(cursor))
+            infos = result.get("sessions")
+            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
+            next_cursor = result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor:
+                break
+            cursor = next_cursor
+        return listed[:MAX_LISTED]
+
+    async def sign_in(self, method_id: str) -> None:
+        await answer(self._connected().authenticate(method_id, self.dialect.sign_in_method))
+
+    async def sign_out(self) -> None:
+        """``logout`` (https://agentclientprotocol.com/protocol/initialization#logout; v2: ``auth/logout``)."""
+        await answer(self._connected().peer.request(self.dialect.sign_out_method, {}))
+
+    async def set_mode(self, mode_id: str) -> None:
+        connection, session_id = self._in_session()
+        await answer(connection.set_mode(session_id, mode_id))
+        self.host.controls.set_current_mode(mode_id)
+
+    async def set_model(self, model_id: str) -> None:
+        connection, session_id = self._in_session()
+        await answer(connection.set_model(session_id, model_id))
+        self.host.controls.set_current_model(model_id)
+
+    async def set_setting(self, setting_id: str, value: str | bool) -> None:
+        connection, session_id = self._in_session()
+        result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
+        if isinstance(result.get("configOptions"), list):  # the agent's complete settings
+            self.host.controls.set_settings(settings(result["configOptions"]))
 
     def diagnose(self) -> Diagnosis:
         return diagnosis(self.stderr, self._connection.peer.stray_responses if self._connection is not None else 0)
@@ -318,7 +402,7 @@ class AcpAgent(SessionRequests):
         connection, self._connection = self._connection, None  # its exit is expected now: the watcher stays quiet
         self._session_id = None
         self._stopping = True
-        self.permissions.settle()
+        self.questions.settle()
         self.elicitations.settle()
         if connection is not None:
             await connection.close()
@@ -340,41 +424,58 @@ class AcpAgent(SessionRequests):
         await asyncio.gather(connection.reader, return_exceptions=True)
         if connection is not self._connection:
             return  # stopped on purpose
-        self.permissions.settle()
+        self.questions.settle()
         self.host.gone(f"The agent exited (exit code {code})", self.stderr.tail(STDERR_LINES))
 
     # -- the agent's messages (ClientHandler) ------------------------------------------------------
 
+    def on_notification(self, method: str, params: Any) -> None:
+        if method == "session/update":
+            if type(params) is dict:
+                self.on_session_update(params)
+        elif method == "$/cancel_request":
+            if self._connection is not None:
+                self._connection.peer.cancel_incoming(params)  # the agent withdrew a question
+        elif method == "elicitation/complete":
+            self.elicitations.complete(params)
+        elif method in auth_status.NOTIFICATIONS:
+            self.auth_status_said(params)
+        # Unknown notifications (``_``-extensions among them) are ignored, as the spec asks.
+
     def on_session_update(self, params: dict[str, Any]) -> None:
+        """One ``session/update`` (live, or in the journal): the session's own goes to its table of folds
+        (`webclient.acp.updates`), a child's to its thread; the prompt's echo and the replay of a loaded conversation
+        are not shown again. A streamed chunk of the session's own passes no other module."""
         update, main = params.get("update"), self._session_id or self.known_session_id
         if self.loading_history:  # the conversation shown already (its subagents too): only compared with it
             if params.get("sessionId") in (main, None):
                 self.history.take(update)
             return
-        if self.subagents.route(params, main):
+        if type(update) is not dict:
+            return
+        kind = update.get("sessionUpdate")
+        # Routed unless it is plainly the session's own: another session's id, a subagent's type, or claude's _meta
+        # mark of a subagent's update sent on the parent (`webclient.acp.subagents.SubagentRouter.route`).
+        if (main is None or params.get("sessionId") != main or kind in SUBAGENT_UPDATES or "_meta" in update) and (
+            self.subagents.route(params, main)
+        ):
             return  # a child's, or of a session this client does not know
-        if self.turns.echoes(update):
+        if kind in ECHOES and self.turns.echoes(update):
             return  # the prompt this client sent, shown already
-        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update":
+        if kind == "state_update":
             if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
                 self.turn_ended(update)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(update)
-
-    def on_notification(self, method: str, params: Any) -> None:
-        if method == "elicitation/complete":
-            self.elicitations.complete(params)
-        elif method in auth_status.NOTIFICATIONS:
-            self.auth_status_said(params)
 
     def auth_status_said(self, said: Any) -> None:
         """The answer to ``auth/status`` or a notification of it (live, or in the journal): the header shows it."""
         self.auth_status = auth_status.read(said) or self.auth_status
         self.host.changed(Region.STATUS)
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[permission_request.Outcome]:
         thread = self.subagents.permission_thread(params)  # a child's question: on its thread
-        return self.permissions.ask(params, refuse=self.cancelling or self._stopping, thread=thread)
+        return permission_request.ask(self.questions, params, refuse=self.cancelling or self._stopping, thread=thread)
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
         if method == "elicitation/create":
@@ -396,3 +497,16 @@ class AcpAgent(SessionRequests):
 
     def on_oversized_message(self, limit: int) -> None:
         self.host.notice("warning", *oversized_notice(limit))
+
+
+def _agent_session(info: Any) -> AgentSession | None:
+    """A ``SessionInfo``; None when it lacks its id or folder."""
+    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
+        return None
+    title, updated = info.get("title"), info.get("updatedAt")
+    return AgentSession(
+        id=info["sessionId"],
+        cwd=info["cwd"],
+        title=title if isinstance(title, str) else None,
+        updated=updated if isinstance(updated, str) else None,
+    )

@@ -34,10 +34,8 @@ BASE_CAPABILITIES: dict[str, Any] = {
 
 
 class ClientHandler(Protocol):
-    """What the connection needs from its owner. Methods run in message arrival order."""
-
-    def on_session_update(self, params: dict[str, Any]) -> None:
-        """A ``session/update`` notification."""
+    """What the connection needs from its owner. Methods run in message arrival order; the peer calls them itself,
+    with nothing in between (a streamed chunk goes from the read loop straight to ``on_notification``)."""
 
     def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
         """A ``session/request_permission`` request: record it now, return the awaitable answer."""
@@ -46,7 +44,8 @@ class ClientHandler(Protocol):
         """An ``fs/*`` or ``terminal/*`` request, or None when the session does not serve ``method``."""
 
     def on_notification(self, method: str, params: Any) -> None:
-        """Any other notification (``elicitation/complete``); unknown ones are ignored."""
+        """Any notification: ``session/update`` (nearly every line), ``$/cancel_request`` (to hand to the peer's
+        `Peer.cancel_incoming`), ``elicitation/complete``...; unknown ones are ignored, as the spec asks."""
 
     def on_traffic(self, direction: str, line: str, message: Any) -> None:
         """Every JSON-RPC line, ``in`` from the agent or ``out`` to it; ``garbage`` for what was not JSON.
@@ -74,7 +73,7 @@ class AgentConnection:
             process.stdout,
             process.stdin,
             on_request=self._on_request,
-            on_notification=self._on_notification,
+            on_notification=handler.on_notification,
             on_traffic=handler.on_traffic,
             on_garbage=self._on_garbage,
             on_oversized=handler.on_oversized_message,
@@ -106,15 +105,6 @@ class AgentConnection:
         if isinstance(params, dict) and (answer := self.handler.on_client_request(method, params)) is not None:
             return answer
         return _method_not_found(method)
-
-    def _on_notification(self, method: str, params: Any) -> None:
-        if method == "session/update" and isinstance(params, dict):
-            self.handler.on_session_update(params)
-        elif method == "$/cancel_request":
-            self.peer.cancel_incoming(params)
-        else:
-            self.handler.on_notification(method, params)
-        # Unknown notifications (``_``-extensions among them) are ignored, as the spec asks.
 
     def _on_garbage(self, reason: str, line: str) -> None:
         log.warning("agent %s sent a bad line (%s): %.200s", self.process.pid, reason, line)

@@ -1,4 +1,5 @@
-"""ACP wire shapes → session controls: modes, config options, slash commands, usage, title.
+"""ACP wire shapes → session controls: modes, config options, slash commands, usage, title (the folds of their
+``sessionUpdate`` types are entries of the table in `webclient.acp.updates`).
 
 Spec: https://agentclientprotocol.com/protocol/session-modes, .../session-config-options,
 .../slash-commands, and the ``session_info_update`` / ``usage_update`` variants of ``session/update``.
@@ -8,9 +9,9 @@ unknown ``type`` is ignored, as the spec asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from webclient.acp.wire_values import integer, items, string
 from webclient.viewmodel.controls import (
     Choice,
     ChoiceGroup,
@@ -25,28 +26,20 @@ from webclient.viewmodel.controls import (
 )
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def modes(raw: Any) -> tuple[list[Mode], str | None]:
     """A ``SessionModeState`` (``{currentModeId, availableModes}``) as modes and the current id."""
     if not isinstance(raw, dict) or not isinstance(raw.get("availableModes"), list):
         return [], None
     found = [
-        Mode(id=item["id"], name=_str(item.get("name")) or item["id"], description=_str(item.get("description")))
+        Mode(
+            id=item["id"],
+            name=string(item.get("name")) or item["id"],
+            description=string(item.get("description")),
+        )
         for item in raw["availableModes"]
         if isinstance(item, dict) and isinstance(item.get("id"), str)
     ]
-    return found, _str(raw.get("currentModeId"))
+    return found, string(raw.get("currentModeId"))
 
 
 def models(raw: Any) -> tuple[list[Model], str | None]:
@@ -57,20 +50,22 @@ def models(raw: Any) -> tuple[list[Model], str | None]:
     found = [
         Model(
             id=item["modelId"],
-            name=_str(item.get("name")) or item["modelId"],
-            description=_str(item.get("description")),
+            name=string(item.get("name")) or item["modelId"],
+            description=string(item.get("description")),
         )
         for item in raw["availableModels"]
         if isinstance(item, dict) and isinstance(item.get("modelId"), str)
     ]
-    return found, _str(raw.get("currentModelId"))
+    return found, string(raw.get("currentModelId"))
 
 
 def _choice(raw: Any) -> Choice | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("value"), str):
         return None
     return Choice(
-        value=raw["value"], name=_str(raw.get("name")) or raw["value"], description=_str(raw.get("description"))
+        value=raw["value"],
+        name=string(raw.get("name")) or raw["value"],
+        description=string(raw.get("description")),
     )
 
 
@@ -81,8 +76,8 @@ def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
     if all(isinstance(item, dict) and ("group" in item or "groupId" in item) for item in raw) and raw:
         return tuple(
             ChoiceGroup(
-                name=_str(group.get("name")) or str(group.get("groupId", group.get("group"))),
-                choices=tuple(c for c in map(_choice, _list(group.get("options"))) if c is not None),
+                name=string(group.get("name")) or str(group.get("groupId", group.get("group"))),
+                choices=tuple(c for c in map(_choice, items(group.get("options"))) if c is not None),
             )
             for group in raw
         )
@@ -96,9 +91,9 @@ def setting(raw: Any) -> Setting | None:
         return None
     common: dict[str, Any] = {
         "id": option_id,
-        "name": _str(raw.get("name")) or option_id,
-        "description": _str(raw.get("description")),
-        "category": _str(raw.get("category")),
+        "name": string(raw.get("name")) or option_id,
+        "description": string(raw.get("description")),
+        "category": string(raw.get("category")),
     }
     current = raw.get("currentValue")
     if raw.get("type") == "select" and isinstance(current, str):
@@ -119,19 +114,19 @@ def commands(raw: Any) -> list[Command]:
     """``availableCommands``: v1's commands, and the v2 draft's ``{type: "command"}`` ones; a command of another
     ``type`` shows as a plain command (its name and description), an input of another type as none."""
     found = []
-    for item in _list(raw):
+    for item in items(raw):
         name = item.get("name") if isinstance(item, dict) else None
         name = name.strip().lstrip("/").strip() if isinstance(name, str) else ""
         if name:
             given = item.get("input")
             typed = isinstance(given, dict) and given.get("type", "text") == "text"
-            hint = _str(given.get("hint")) if isinstance(given, dict) and typed else None
-            found.append(Command(name=name, description=_str(item.get("description")) or "", hint=hint))
+            hint = string(given.get("hint")) if isinstance(given, dict) and typed else None
+            found.append(Command(name=name, description=string(item.get("description")) or "", hint=hint))
     return found
 
 
 def usage(raw: dict[str, Any]) -> Usage | None:
-    used, size = _int(raw.get("used")), _int(raw.get("size"))
+    used, size = integer(raw.get("used")), integer(raw.get("size"))
     if used is None or size is None:
         return None
     cost = raw.get("cost")
@@ -140,7 +135,7 @@ def usage(raw: dict[str, Any]) -> Usage | None:
         used=max(0, used),
         size=max(0, size),
         cost=float(amount) if isinstance(amount, int | float) and not isinstance(amount, bool) else None,
-        currency=_str(cost.get("currency")) if isinstance(cost, dict) else None,
+        currency=string(cost.get("currency")) if isinstance(cost, dict) else None,
     )
 
 
@@ -154,56 +149,34 @@ def apply_session_result(controls: SessionControls, result: dict[str, Any]) -> N
         controls.set_settings(settings(result["configOptions"]))
 
 
-def _commands_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def commands_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     controls.set_commands(commands(update.get("availableCommands")))
     return True
 
 
-def _current_mode_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def current_mode_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     # The schema says currentModeId; the prose example of the modes page says modeId.
-    mode_id = _str(update.get("currentModeId")) or _str(update.get("modeId"))
+    mode_id = string(update.get("currentModeId")) or string(update.get("modeId"))
     if mode_id is None:
         return False
     controls.set_current_mode(mode_id)
     return True
 
 
-def _config_option_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def config_option_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     controls.set_settings(settings(update.get("configOptions")))
     return True
 
 
-def _session_info_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def session_info_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     if "title" in update:  # omitted: unchanged; null: cleared
-        controls.set_title(_str(update["title"]))
+        controls.set_title(string(update["title"]))
     return True
 
 
-def _usage_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def usage_update(controls: SessionControls, update: dict[str, Any]) -> bool:
     found = usage(update)
     if found is None:
         return False
     controls.set_usage(found)
     return True
-
-
-ControlFold = Callable[[SessionControls, dict[str, Any]], bool]
-"""Folds one ``session/update`` into the controls; False when it is malformed (and so not applied)."""
-
-CONTROL_FOLDS: dict[str, ControlFold] = {
-    "available_commands_update": _commands_update,
-    "current_mode_update": _current_mode_update,
-    "config_option_update": _config_option_update,
-    "session_info_update": _session_info_update,
-    "usage_update": _usage_update,
-}
-"""The controls' part of the dispatch table of every ``sessionUpdate`` (`webclient.acp.updates.SessionUpdates`)."""
-
-CONTROL_UPDATES = frozenset(CONTROL_FOLDS)
-
-
-def apply_control_update(controls: SessionControls, update: dict[str, Any]) -> bool:
-    """Fold a ``session/update`` about the controls; False when it is about something else."""
-    kind = update.get("sessionUpdate")
-    fold = CONTROL_FOLDS.get(kind) if isinstance(kind, str) else None
-    return fold is not None and fold(controls, update)

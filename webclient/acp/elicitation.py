@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from webclient.acp import wire
 from webclient.acp.wire_values import items, mapping, number, string, strings, text
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.questions import Choice, Question, QuestionField, answer_question
 from webclient.viewmodel.thread import Thread
 

@@ -8,50 +8,90 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from webclient.acp.controls import settings
+from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import decode
+from webclient.acp.protocol_log import ProtocolLog
+from webclient.acp.subagents import SubagentRouter
+from webclient.acp.v2_turn import TurnLifecycle
+from webclient.acp.versions import Dialect
+from webclient.session.agent import AgentHello, AgentHost
+from webclient.viewmodel.permission_questions import PermissionQuestions
 
-if TYPE_CHECKING:
-    from webclient.acp.agent import AcpAgent
 
-Answered = Callable[["AcpAgent", dict[str, Any], dict[str, Any]], None]
+class Replayed(Protocol):
+    """What a replay shows the journal's lines on: the adapter's handlers of the agent's messages and of the answers
+    to its own requests, and the state they keep (`webclient.acp.agent.AcpAgent`)."""
+
+    host: AgentHost
+    dialect: Dialect
+    turns: TurnLifecycle
+    protocol_log: ProtocolLog
+    subagents: SubagentRouter
+    questions: PermissionQuestions
+    elicitations: Elicitations
+    cancelling: bool
+    loading_history: bool
+
+    def greeted(self, result: dict[str, Any], asked: int = 1) -> AgentHello: ...
+
+    def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None: ...
+
+    def reloading(self, method: str, params: dict[str, Any]) -> bool: ...
+
+    def turn_ended(self, result: dict[str, Any] | None = None) -> None: ...
+
+    def steered(self, params: dict[str, Any]) -> None: ...
+
+    def auth_status_said(self, said: Any) -> None: ...
+
+    def on_session_update(self, params: dict[str, Any]) -> None: ...
+
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]: ...
+
+    def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None: ...
+
+    def on_notification(self, method: str, params: Any) -> None: ...
+
+
+Answered = Callable[[Replayed, dict[str, Any], dict[str, Any]], None]
 """What the answer to one of the client's requests changed: given the adapter, the request's params, its result."""
 
 
-def _initialized(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _initialized(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     asked = params.get("protocolVersion")
     agent.greeted(result, asked if isinstance(asked, int) and not isinstance(asked, bool) else 1)
 
 
-def _opened(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _opened(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     agent.opened(params, result)
 
 
-def _mode(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _mode(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     if isinstance(params.get("modeId"), str):
         agent.host.controls.set_current_mode(params["modeId"])
 
 
-def _model(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _model(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     if isinstance(params.get("modelId"), str):
         agent.host.controls.set_current_model(params["modelId"])
 
 
-def _setting(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _setting(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     if isinstance(result.get("configOptions"), list):
         agent.host.controls.set_settings(settings(result["configOptions"]))
 
 
-def _turn_ended(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _turn_ended(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     if agent.dialect.prompt_ends_turn:
         agent.turn_ended(result)
     else:  # v2: the prompt was taken in; its idle state_update ends the turn
         agent.turns.prompt_answered(result)
 
 
-def _steered(agent: AcpAgent, params: dict[str, Any], result: dict[str, Any]) -> None:
+def _steered(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
     agent.steered(params)
 
 
@@ -73,7 +113,7 @@ ANSWERS: dict[str, Answered] = {
 class ProtocolReplay:
     """Shows one session's recorded lines again, in order, on its adapter (`AcpAgent.replay`)."""
 
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: Replayed) -> None:
         self.agent = agent
         self._ours: dict[Any, tuple[str, dict[str, Any]]] = {}
         """The client's requests not answered yet, by JSON-RPC id (ids start again with each agent process)."""
@@ -122,7 +162,7 @@ class ProtocolReplay:
         else:
             outcome = result.get("outcome")
             chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.permissions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
+            self.agent.questions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")
@@ -133,7 +173,7 @@ class ProtocolReplay:
                 self.agent.on_session_update(params)
             elif method == "session/request_permission" and "id" in message:
                 answer = self.agent.on_request_permission(params)
-                self._questions[message["id"]] = (f"q{self.agent.permissions.asked}", answer)
+                self._questions[message["id"]] = (f"q{self.agent.questions.asked}", answer)
             elif method == "elicitation/create" and "id" in message:
                 elicited = self.agent.on_client_request(method, params)
                 if elicited is not None:

@@ -1,9 +1,13 @@
-"""ACP wire shapes → view model: the one place that knows how ACP describes a conversation.
+"""One table: every ``sessionUpdate`` of ACP (v1 and the v2 draft side by side) and the fold that shows it, in the
+thread or the session's controls.
 
-Handles v1 and the v2 draft side by side (``tool_call`` and the ``tool_call_update`` upsert,
-``tool_call_content_chunk``, open enums). Unknown or malformed values are never dropped: content we
-cannot read becomes :class:`Unknown` with its JSON, and every tool call keeps its raw payload.
-Spec: https://agentclientprotocol.com/protocol/tool-calls and ../shared/seeds/.
+Every key is spelled out in `THREAD_FOLDS`, `CONTROL_FOLDS` and `SUBAGENT_UPDATES` (a child session's updates are
+routed first, by `webclient.acp.subagents`). The folds of the thread's messages, tool calls, plans and diffs are
+here; a fold that needs more code is a function of the module named for its concept (`agent_terminals`,
+`advisories`, `controls`, `v2_turn`). Unknown or malformed values are never dropped: content we cannot read becomes
+:class:`Unknown` with its JSON, every tool call keeps its raw payload, and a type this client does not know stays,
+marked, in the protocol log. Spec: https://agentclientprotocol.com/protocol/prompt-turn, ../shared/docs/acp-reference.md
+§12 and ../shared/seeds/.
 """
 
 from __future__ import annotations
@@ -13,17 +17,18 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from webclient.acp import advisories, lifecycle
-from webclient.acp.controls import CONTROL_FOLDS, CONTROL_UPDATES
-from webclient.acp.v2_updates import V2_FOLDS, diff_changes, message_folds, plan_items
+from webclient.acp import advisories, agent_terminals, controls, v2_turn
+from webclient.acp.wire_values import string
 from webclient.viewmodel.content import (
     AudioBlock,
     ContentBlock,
     Diff,
+    DiffChanges,
     EmbeddedResource,
+    FileOperation,
     ImageBlock,
     Location,
-    PermissionOption,
+    PlanItem,
     ResourceLink,
     TerminalRef,
     TextBlock,
@@ -31,6 +36,8 @@ from webclient.viewmodel.content import (
     Unknown,
 )
 from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.entries import MessageRole
+from webclient.viewmodel.plans import remove_plan, update_plan
 from webclient.viewmodel.thread import Thread
 
 log = logging.getLogger(__name__)
@@ -48,10 +55,6 @@ _TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
 }
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def content_block(raw: Any) -> ContentBlock:
     """A ContentBlock (https://agentclientprotocol.com/protocol/content) as a view-model block."""
     if not isinstance(raw, dict):
@@ -60,17 +63,17 @@ def content_block(raw: Any) -> ContentBlock:
     if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk
         return TextBlock(text, raw)
     if kind == "image" and isinstance(raw.get("mimeType"), str):
-        return ImageBlock(mime_type=raw["mimeType"], data=_str(raw.get("data")), uri=_str(raw.get("uri")), raw=raw)
+        return ImageBlock(mime_type=raw["mimeType"], data=string(raw.get("data")), uri=string(raw.get("uri")), raw=raw)
     if kind == "audio" and isinstance(raw.get("mimeType"), str) and isinstance(raw.get("data"), str):
         return AudioBlock(mime_type=raw["mimeType"], data=raw["data"], raw=raw)
     if kind == "resource_link" and isinstance(raw.get("uri"), str):
         size = raw.get("size")
         return ResourceLink(
             uri=raw["uri"],
-            name=_str(raw.get("name")) or raw["uri"],
-            title=_str(raw.get("title")),
-            description=_str(raw.get("description")),
-            mime_type=_str(raw.get("mimeType")),
+            name=string(raw.get("name")) or raw["uri"],
+            title=string(raw.get("title")),
+            description=string(raw.get("description")),
+            mime_type=string(raw.get("mimeType")),
             size=size if isinstance(size, int) else None,
             raw=raw,
         )
@@ -78,9 +81,9 @@ def content_block(raw: Any) -> ContentBlock:
     if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("uri"), str):
         return EmbeddedResource(
             uri=resource["uri"],
-            mime_type=_str(resource.get("mimeType")),
-            text=_str(resource.get("text")),
-            blob=_str(resource.get("blob")),
+            mime_type=string(resource.get("mimeType")),
+            text=string(resource.get("text")),
+            blob=string(resource.get("blob")),
             raw=raw,
         )
     return Unknown(kind=str(kind), raw=raw)
@@ -140,56 +143,39 @@ def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in update.items() if k not in ("sessionUpdate", "toolCallId")}
 
 
-def permission_options(raw: Any) -> list[PermissionOption]:
-    """The options of a ``session/request_permission`` (unknown kinds are kept; styling is generic)."""
-    if not isinstance(raw, list):
-        return []
-    return [
-        PermissionOption(
-            option_id=item["optionId"], name=str(item.get("name") or item["optionId"]), kind=str(item.get("kind", ""))
-        )
-        for item in raw
-        if isinstance(item, dict) and isinstance(item.get("optionId"), str)
-    ]
+# -- messages ------------------------------------------------------------------------------------------------------
 
 
-def apply_terminal_meta(thread: Thread, tool_call_id: str, meta: dict[str, Any]) -> None:
-    """Display-only terminals: the agent runs the command itself and reports it in the tool call's ``_meta``.
+def _chunk(role: MessageRole) -> ThreadFold:
+    """``agent_message_chunk`` and its kin: v1's streamed chunk, and v2's by ``messageId`` (to the message it names)."""
 
-    The convention of claude-agent-acp and codex-acp (advertised by ``clientCapabilities._meta.terminal_output``):
-    ``terminal_info {terminal_id, cwd?}`` creates it, ``terminal_output`` / ``terminal_output_delta``
-    ``{terminal_id, data}`` append output, ``terminal_exit {terminal_id, exit_code, signal}`` ends it.
-    """
-    info = meta.get("terminal_info")
-    if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
-        terminal_id = info["terminal_id"]
-        thread.terminals.started(terminal_id, None, _str(info.get("cwd")))
-        call = thread.tool_call(tool_call_id)
-        shown = call is not None and any(
-            isinstance(item, TerminalRef) and item.terminal_id == terminal_id for item in call.content
-        )
-        if not shown:
-            raw = {"type": "terminal", "terminalId": terminal_id}
-            thread.append_tool_content(tool_call_id, TerminalRef(terminal_id=terminal_id, raw=raw), raw)
-    for key in ("terminal_output", "terminal_output_delta"):
-        output = meta.get(key)
-        if (
-            isinstance(output, dict)
-            and isinstance(output.get("terminal_id"), str)
-            and isinstance(output.get("data"), str)
-        ):
-            thread.terminals.output(output["terminal_id"], output["data"].encode("utf-8", "surrogatepass"))
-    end = meta.get("terminal_exit")
-    if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
-        code = end.get("exit_code")
-        thread.terminals.exited(
-            end["terminal_id"],
-            code if isinstance(code, int) and not isinstance(code, bool) else None,
-            _str(end.get("signal")),
-        )
+    def fold(thread: Thread, update: dict[str, Any]) -> bool:
+        message_id = update.get("messageId")
+        block = content_block(update.get("content"))
+        thread.append_chunk(role, block, message_id if type(message_id) is str else None)
+        return True
+
+    return fold
 
 
-def _tool_call_fold(create: bool) -> ThreadFold:
+def _message(role: MessageRole) -> ThreadFold:
+    """``agent_message`` and its kin (the v2 draft): a message's upsert by ``messageId``."""
+
+    def fold(thread: Thread, update: dict[str, Any]) -> bool:
+        message_id, content = update.get("messageId"), update.get("content")
+        if not isinstance(message_id, str) or not (content is None or isinstance(content, list)):
+            return False
+        blocks = [content_block(block) for block in content] if isinstance(content, list) else None
+        thread.upsert_message(role, message_id, blocks, replace="content" in update)
+        return True
+
+    return fold
+
+
+# -- tool calls ----------------------------------------------------------------------------------------------------
+
+
+def _tool_call(create: bool) -> ThreadFold:
     """``tool_call`` (``create``: a new card) and ``tool_call_update`` (an upsert, as v2 has it)."""
 
     def fold(thread: Thread, update: dict[str, Any]) -> bool:
@@ -199,7 +185,7 @@ def _tool_call_fold(create: bool) -> ThreadFold:
         thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update), create=create)
         meta = update.get("_meta")
         if isinstance(meta, dict):
-            apply_terminal_meta(thread, tool_call_id, meta)
+            agent_terminals.apply_terminal_meta(thread, tool_call_id, meta)
         return True
 
     return fold
@@ -213,44 +199,144 @@ def _tool_call_content_chunk(thread: Thread, update: dict[str, Any]) -> bool:
     return True
 
 
+# -- diffs (the v2 draft's shape) ----------------------------------------------------------------------------------
+
+
+def _operation(raw: Any) -> FileOperation | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("operation"), str) or not isinstance(raw.get("path"), str):
+        return None
+    return FileOperation(
+        operation=raw["operation"],
+        path=raw["path"],
+        old_path=string(raw.get("oldPath")),
+        file_type=string(raw.get("fileType")),
+        mime_type=string(raw.get("mimeType")),
+    )
+
+
+def diff_changes(raw: dict[str, Any]) -> DiffChanges | None:
+    """A v2 diff ``{changes, patch?}``, or None when it is not one (a malformed change among good ones is left out,
+    and logged)."""
+    changes = raw.get("changes")
+    if not isinstance(changes, list):
+        return None
+    operations = tuple(op for op in map(_operation, changes) if op is not None)
+    if changes and not operations:
+        return None  # not this shape (an older draft's): kept as unknown content, with its JSON
+    if len(operations) < len(changes):
+        log.warning("a diff with %d malformed changes: they are not shown", len(changes) - len(operations))
+    patch = raw.get("patch")
+    fmt = string(patch.get("format")) if isinstance(patch, dict) else None
+    text = string(patch.get("text")) if isinstance(patch, dict) else None
+    return DiffChanges(operations, fmt if text is not None else None, text, raw)
+
+
+# -- plans ---------------------------------------------------------------------------------------------------------
+
+
+def plan_items(raw: Any) -> list[PlanItem]:
+    if not isinstance(raw, list):
+        return []
+    return [
+        PlanItem(
+            content=str(item.get("content", "")),
+            priority=str(item.get("priority", "medium")),
+            status=str(item.get("status", "pending")),
+        )
+        for item in raw
+        if isinstance(item, dict)
+    ]
+
+
 def _plan(thread: Thread, update: dict[str, Any]) -> bool:
+    """v1's ``plan``: the plan of the turn, replaced whole."""
     thread.set_plan(plan_items(update.get("entries")))
     return True
 
 
+def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
+    """``plan_update``: the plan its ``planId`` names is replaced (one without an id is v1's plan of the turn)."""
+    plan = update.get("plan")
+    if not isinstance(plan, dict) or not isinstance(form := plan.get("type"), str):
+        return False
+    plan_id = plan.get("planId")
+    if not isinstance(plan_id, str):
+        if form != "items":
+            return False
+        thread.set_plan(plan_items(plan.get("entries")))
+        return True
+    raw = {k: v for k, v in plan.items() if k not in ("type", "planId")}
+    if form == "items" and isinstance(plan.get("entries"), list):
+        update_plan(thread, plan_id, form, items=plan_items(plan["entries"]))
+    elif form == "markdown" and isinstance(plan.get("content"), str):
+        update_plan(thread, plan_id, form, markdown=plan["content"])
+    elif form == "file" and isinstance(plan.get("uri"), str):
+        update_plan(thread, plan_id, form, uri=plan["uri"])
+    elif form in ("items", "markdown", "file"):
+        return False  # a known kind, malformed
+    else:
+        update_plan(thread, plan_id, form, raw=raw)  # a kind this client does not know: shown as its JSON
+    return True
+
+
+def _plan_removed(thread: Thread, update: dict[str, Any]) -> bool:
+    plan_id = update.get("planId")
+    return isinstance(plan_id, str) and remove_plan(thread, plan_id) is not None
+
+
+# -- the table -----------------------------------------------------------------------------------------------------
+
 ThreadFold = Callable[[Thread, dict[str, Any]], bool]
 """Folds one ``session/update`` into the thread; False when it is malformed (and so not applied)."""
 
-
-def partial_fold(fold: Callable[[Thread, dict[str, Any], Any], bool]) -> ThreadFold:
-    """A fold that reads content blocks, given this module's reader (the advisories module cannot import it)."""
-    return lambda thread, update: fold(thread, update, content_block)
-
+ControlFold = Callable[[SessionControls, dict[str, Any]], bool]
+"""Folds one ``session/update`` into the controls; False when it is malformed (and so not applied)."""
 
 THREAD_FOLDS: dict[str, ThreadFold] = {
-    **message_folds(content_block),
-    **V2_FOLDS,
-    "tool_call": _tool_call_fold(create=True),
-    "tool_call_update": _tool_call_fold(create=False),
+    "agent_message_chunk": _chunk("agent-message"),
+    "agent_thought_chunk": _chunk("thought"),
+    "user_message_chunk": _chunk("user-message"),
+    "agent_message": _message("agent-message"),
+    "agent_thought": _message("thought"),
+    "user_message": _message("user-message"),
+    "tool_call": _tool_call(create=True),
+    "tool_call_update": _tool_call(create=False),
     "tool_call_content_chunk": _tool_call_content_chunk,
     "plan": _plan,
-    "state_update": lifecycle.show_state,  # the turn's end itself is the adapter's (webclient.acp.lifecycle)
+    "plan_update": _plan_update,
+    "plan_removed": _plan_removed,
+    "terminal_update": agent_terminals.terminal_update,
+    "terminal_output_chunk": agent_terminals.terminal_output_chunk,
+    "state_update": v2_turn.show_state,  # the turn's end itself is the adapter's (webclient.acp.v2_turn)
     "notice": advisories.notice,
-    "compaction_update": partial_fold(advisories.compaction_update),
-    "compaction_summary_chunk": partial_fold(advisories.compaction_summary_chunk),
+    "compaction_update": lambda thread, update: advisories.compaction_update(thread, update, content_block),
+    "compaction_summary_chunk": lambda thread, update: advisories.compaction_summary_chunk(
+        thread, update, content_block
+    ),
 }
-"""The thread's part of the dispatch table of every ``sessionUpdate``; the controls' is `CONTROL_FOLDS`."""
+"""The ``sessionUpdate`` types shown in the thread."""
+
+CONTROL_FOLDS: dict[str, ControlFold] = {
+    "available_commands_update": controls.commands_update,
+    "current_mode_update": controls.current_mode_update,
+    "config_option_update": controls.config_option_update,
+    "session_info_update": controls.session_info_update,
+    "usage_update": controls.usage_update,
+}
+"""The ``sessionUpdate`` types shown in the session's controls."""
 
 SUBAGENT_UPDATES = frozenset({"subagent_update", "session_message", "session_message_chunk"})
-"""Child sessions and the messages between sessions: folded by `webclient.acp.subagents`."""
+"""Child sessions and the messages between sessions: routed and folded by `webclient.acp.subagents`."""
+
+CONTROL_UPDATES = frozenset(CONTROL_FOLDS)
 
 KNOWN_SESSION_UPDATES = frozenset(THREAD_FOLDS) | CONTROL_UPDATES | SUBAGENT_UPDATES
 """Every ``sessionUpdate`` this client understands; others are kept and shown in the protocol log."""
 
 
 class SessionUpdates:
-    """The dispatch table of one session: every ``sessionUpdate`` type this client knows, to its fold bound to
-    the thread or the controls it changes. One lookup and one call per notification."""
+    """The table of one session: every ``sessionUpdate`` type this client knows, to its fold bound to the thread or
+    the controls it changes. One lookup and one call per notification."""
 
     def __init__(self, thread: Thread, controls: SessionControls) -> None:
         folds: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -282,3 +368,10 @@ def apply_update(thread: Thread, update: Any) -> bool:
     kind = update.get("sessionUpdate")
     fold = THREAD_FOLDS.get(kind) if isinstance(kind, str) else None
     return fold is not None and fold(thread, update)
+
+
+def apply_control_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+    """Fold a ``session/update`` about the controls; False when it is about something else."""
+    kind = update.get("sessionUpdate")
+    fold = CONTROL_FOLDS.get(kind) if isinstance(kind, str) else None
+    return fold is not None and fold(controls, update)

@@ -10,7 +10,7 @@ v1: https://agentclientprotocol.com/protocol/initialization; v2: ``docs/protocol
   ``session/new``, ``list``, ``resume``, ``close``; ``session.prompt.image`` and so on, ``session.delete``.
 * No ``session/load`` in v2: ``session/resume`` with ``replayFrom: {type: "start"}`` replays the conversation.
 * ``authenticate`` → ``auth/login``, ``logout`` → ``auth/logout`` (offered by any non-empty ``authMethods``).
-* A v2 prompt is answered at once; the turn ends with an idle ``state_update`` (`webclient.acp.lifecycle`).
+* A v2 prompt is answered at once; the turn ends with an idle ``state_update`` (`webclient.acp.v2_turn`).
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
-from webclient.viewmodel.changes import Change
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
+from webclient.viewmodel.events import Change
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.paths import Workspace

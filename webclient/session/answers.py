@@ -11,7 +11,7 @@ from webclient.session.agent import AgentDriver
 from webclient.session.attribution import Actor, shown_by
 from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.tasks import BackgroundTasks
-from webclient.viewmodel.changes import Change
+from webclient.viewmodel.events import Change
 from webclient.viewmodel.questions import Question, form_values
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread

@@ -8,8 +8,8 @@ from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
 from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
-from webclient.viewmodel.changes import Region
 from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.events import Region
 
 
 class ControlChanges:

@@ -40,8 +40,8 @@ from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns, TurnState
 from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
-from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.controls import SECRET_SET, SessionControls
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.prompt_title import prompt_title
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread

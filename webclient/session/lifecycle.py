@@ -22,7 +22,7 @@ from webclient.session.shown import Shown
 from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.terminal_sign_in import SignInTerminal
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
 AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed", "stopped"]

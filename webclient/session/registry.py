@@ -34,7 +34,7 @@ from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.session.sandboxing import confine
 from webclient.session.server_files import server_files
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
 

@@ -13,7 +13,7 @@ from webclient.session.prompt_queue import PromptQueue, PromptRefused, QueuedPro
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.uploads import Uploads
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.questions import Question
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread

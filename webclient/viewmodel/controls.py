@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from webclient.viewmodel.changes import Region
+from webclient.viewmodel.events import Region
 
 ControlsPart = Literal[Region.STATUS, Region.CONTROLS, Region.COMMANDS]
 """The regions controls change: the status (title, usage), the controls (modes, models, settings), the commands."""

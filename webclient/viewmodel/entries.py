@@ -6,12 +6,10 @@ thread changes them, so it can tell its listener exactly what changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from webclient.viewmodel.by import By
-from webclient.viewmodel.changes import EntryChanged
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -19,6 +17,7 @@ from webclient.viewmodel.content import (
     PlanItem,
     ToolContent,
 )
+from webclient.viewmodel.events import EntryChanged
 
 MessageRole = Literal["user-message", "agent-message", "thought"]
 
@@ -245,13 +244,8 @@ class TurnUsage(Entry):
     cached_write: int | None = None
 
 
-Answered = Callable[[str | None], None]
-"""Told the answer to a question: the chosen option's id, or None when it was cancelled."""
-
-
 class Asked(NamedTuple):
-    """A question the agent asked: the card it is shown on, its prompt, and whom to tell the answer."""
+    """A question the agent asked: the card it is shown on, and its prompt."""
 
     call: ToolCall
     prompt: PermissionPrompt
-    answered: Answered | None

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from webclient.viewmodel.changes import Region
 from webclient.viewmodel.content import PlanItem
 from webclient.viewmodel.entries import Plan
+from webclient.viewmodel.events import Region
 from webclient.viewmodel.thread import Thread
 
 SEARCHED = 2000

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from webclient.viewmodel.changes import Change
 from webclient.viewmodel.content import ContentBlock, TextBlock
 from webclient.viewmodel.entries import Entry, ToolCall
+from webclient.viewmodel.events import Change
 from webclient.viewmodel.thread import Listener, Thread
 
 E = TypeVar("E", bound=Entry)

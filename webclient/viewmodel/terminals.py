@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from webclient.viewmodel.changes import TerminalChanged
+from webclient.viewmodel.events import TerminalChanged
 from webclient.viewmodel.terminal_screen import TerminalScreen
 
-TerminalState = Literal["running", "exited", "released"]
+TerminalStatus = Literal["running", "exited", "released"]
 
 KEPT_BYTES = 256 * 1024
 """Output bytes an agent-owned terminal keeps (its newest) to lay them out again when the agent gives it a new
@@ -63,7 +63,7 @@ class TerminalView:
         return self.can_cancel and not self.exited
 
     @property
-    def state(self) -> TerminalState:
+    def state(self) -> TerminalStatus:
         if self.released and not self.exited:
             return "released"
         return "exited" if self.exited else "running"

@@ -1,7 +1,7 @@
-"""A conversation thread: the ordered entries of one session, and the rules that fold updates into them.
+"""One class: Thread, the ordered entries of one session's conversation, and the rules that fold updates into them.
 
 Pure Python: no sockets, no HTML, no protocol. The ACP adapter (and later others) call the operations
-below; every change is reported to ``listener`` as a :data:`~webclient.viewmodel.changes.Change` (the entry, the
+below; every change is reported to ``listener`` as a :data:`~webclient.viewmodel.events.Change` (the entry, the
 terminal, or another part such as the plan or the latest location), so the web layer can re-render exactly that
 part. The listener is called synchronously and must be cheap: it runs once per streamed chunk.
 """
@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, takewhile
 from typing import Any, TypeVar
 
-from webclient.viewmodel.changes import Change, EntryChanged, Region
 from webclient.viewmodel.content import (
     ContentBlock,
     Location,
@@ -23,7 +22,6 @@ from webclient.viewmodel.content import (
     ToolContent,
 )
 from webclient.viewmodel.entries import (
-    Answered,
     Asked,
     Entry,
     FileChange,
@@ -34,10 +32,14 @@ from webclient.viewmodel.entries import (
     Plan,
     ToolCall,
 )
+from webclient.viewmodel.events import Change, EntryChanged, Region
 from webclient.viewmodel.terminals import TerminalSet
 
 Listener = Callable[[Change], None]
 E = TypeVar("E", bound=Entry)
+
+SEARCHED = 500
+"""How many of the newest entries are searched for a message id (a chunk for an older message starts a new one)."""
 
 # Tool-call fields a patch may carry, in our names. A value of None clears the field.
 TOOL_CALL_FIELDS = frozenset({"name", "title", "kind", "status", "content", "locations", "raw_input", "raw_output"})
@@ -217,6 +219,64 @@ class Thread:
         else:
             entry.attachments.append(block)
 
+    # Messages by id (the v2 draft): upserts that set a message's whole content, and chunks that go to the message
+    # their ``messageId`` names, even when another message came in between. `append_message` stays the hot path.
+
+    def find_message(self, message_id: str) -> MessageEntry | None:
+        """The message ``message_id`` names among the newest entries of the current turn, the last one first (the
+        usual case). Not beyond the turn: some agents number their messages afresh every turn."""
+        last = self.last
+        if isinstance(last, MessageEntry) and last.message_id == message_id:
+            return last
+        for entry in reversed(self.latest(SEARCHED)):
+            if entry.turn < self.turn:
+                break
+            if isinstance(entry, MessageEntry) and entry.message_id == message_id:
+                return entry
+        return None
+
+    def append_chunk(self, kind: MessageRole, block: ContentBlock, message_id: str | None) -> None:
+        """A message chunk: appended to the message its id names, wherever it is; else as the thread streams them."""
+        entry = self.find_message(message_id) if message_id is not None else None
+        if entry is None or (entry is self.last and entry.streaming and entry.kind == kind):
+            self.append_message(kind, block, message_id)
+            return
+        self._add_to_message(entry, block)
+        entry.revision += 1  # not a stream's append: its rendering starts over
+        self.listener(entry.change)
+
+    def upsert_message(
+        self, kind: MessageRole, message_id: str, content: Iterable[ContentBlock] | None, replace: bool
+    ) -> MessageEntry:
+        """``user_message``/``agent_message``/``agent_thought``: create the message ``message_id`` on first sight,
+        and when ``replace``, set its whole content (``content`` None or empty clears it, chunks included).
+
+        The turn's prompt, shown by this client before the agent inserted it, takes the id of a ``user_message`` that
+        comes right after it (the agent's version of the prompt then replaces the local one when it has content)."""
+        entry = self.find_message(message_id)
+        if entry is None and kind == "user-message":
+            entry = self._unclaimed_prompt()
+            if entry is not None:
+                entry.message_id = message_id
+        if entry is None:
+            entry = self._append(MessageEntry(seq=0, turn=self.turn, kind=kind, message_id=message_id))
+            replace = True
+        if replace:
+            entry.parts, entry.attachments = [], []
+            for block in content or ():
+                self._add_to_message(entry, block)
+            entry.revision += 1
+        self.listener(entry.change)
+        return entry
+
+    def _unclaimed_prompt(self) -> MessageEntry | None:
+        """The prompt this client just showed, when no ``user_message`` named it yet and nothing came after it: the
+        agent's first report of it (on v2 the adapter drops that echo before it gets here: `acp.v2_turn`)."""
+        last = self.last
+        if isinstance(last, MessageEntry) and last.local and last.message_id is None and last.turn == self.turn:
+            return last
+        return None
+
     # -- tool calls ------------------------------------------------------------------------------
 
     def upsert_tool_call(
@@ -285,12 +345,11 @@ class Thread:
 
     # -- permissions -----------------------------------------------------------------------------
 
-    def ask_permission(
-        self, call: ToolCall, request_id: str, options: list[PermissionOption], answered: Answered | None = None
-    ) -> PermissionPrompt:
-        """Put a tool call into "waiting for you" with the agent's options; ``answered`` is told the answer, once."""
+    def ask_permission(self, call: ToolCall, request_id: str, options: list[PermissionOption]) -> PermissionPrompt:
+        """Put a tool call into "waiting for you" with the agent's options (whoever waits for the answer is told it by
+        the caller of `answer_permission`: `webclient.viewmodel.permission_questions`)."""
         call.permission = PermissionPrompt(request_id=request_id, options=options)
-        self._permissions[request_id] = Asked(call, call.permission, answered)
+        self._permissions[request_id] = Asked(call, call.permission)
         self.listener(call.change)
         return call.permission
 
@@ -311,8 +370,6 @@ class Thread:
         else:
             return None
         self.listener(call.change)
-        if asked.answered is not None:
-            asked.answered(prompt.chosen)
         return prompt
 
     def settle_permissions(self, *, interrupted: bool = False) -> None:
@@ -327,8 +384,6 @@ class Thread:
                 continue
             asked.prompt.state = "interrupted" if interrupted else "cancelled"
             self.listener(asked.call.change)
-            if asked.answered is not None:
-                asked.answered(None)
 
     # -- plans and notices -----------------------------------------------------------------------
 

@@ -32,9 +32,9 @@ from webclient.render.panels import file_panel
 from webclient.render.rendering import Renderer
 from webclient.render.text import scrub
 from webclient.session.core import Session
-from webclient.viewmodel.changes import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
+from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
 
 PAGE = "session.html"

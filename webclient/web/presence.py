@@ -20,7 +20,7 @@ from starlette.requests import HTTPConnection
 from webclient.people.person import LOCAL, Person
 from webclient.people.roles import Role, may_drive, role_of
 from webclient.session.core import Session
-from webclient.viewmodel.changes import Region
+from webclient.viewmodel.events import Region
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from starlette.requests import HTTPConnection
 
 from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
-from webclient.viewmodel.changes import Change, Region
+from webclient.viewmodel.events import Change, Region
 from webclient.web.live import LiveView
 
 

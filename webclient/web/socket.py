@@ -22,7 +22,7 @@ from webclient.people.roles import may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.session.core import Session
 from webclient.session.prompt_queue import PromptRefused
-from webclient.viewmodel.changes import Region
+from webclient.viewmodel.events import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live import LiveView

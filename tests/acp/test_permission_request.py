@@ -1,5 +1,6 @@
-"""Tests for webclient.acp.permissions: the agent's questions shown on the thread's cards, the thread's prompts the
-one record of which are open, and each answer reaching the agent once."""
+"""Tests for webclient.acp.permission_request (and the PermissionQuestions it asks through): the agent's questions
+shown on the thread's cards, the thread's prompts the one record of which are open, and each answer reaching the
+agent once."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from webclient.acp.permissions import Permissions
-from webclient.viewmodel.changes import Change, Region
+from webclient.acp import permission_request
 from webclient.viewmodel.entries import ToolCall
+from webclient.viewmodel.events import Change, Region
+from webclient.viewmodel.permission_questions import PermissionQuestions
 from webclient.viewmodel.thread import Thread
 
 OPTIONS = [
@@ -25,10 +27,22 @@ def question(call_id: str = "c1", **extra: Any) -> dict[str, Any]:
     return {"sessionId": "s", "toolCall": {"toolCallId": call_id, "title": "Write a file"}, "options": OPTIONS, **extra}
 
 
-def permissions() -> tuple[Permissions, Thread, list[int | str]]:
+class Asked:
+    """The adapter's side of the questions: asked as ``session/request_permission`` asks them."""
+
+    def __init__(self, questions: PermissionQuestions) -> None:
+        self.questions = questions
+        self.answer = questions.answer
+        self.settle = questions.settle
+
+    def ask(self, params: dict[str, Any], *, refuse: bool) -> asyncio.Future[dict[str, Any]]:
+        return permission_request.ask(self.questions, params, refuse=refuse)
+
+
+def permissions() -> tuple[Asked, Thread, list[int | str]]:
     changes: list[Change] = []
     thread = Thread()
-    return Permissions(thread, changes.append), thread, changes
+    return Asked(PermissionQuestions(thread, changes.append)), thread, changes
 
 
 @pytest.mark.asyncio

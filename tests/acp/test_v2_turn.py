@@ -1,4 +1,4 @@
-"""The v2 prompt lifecycle (webclient.acp.lifecycle): the echo of a prompt, the idle state that ends a turn, the
+"""The v2 prompt lifecycle (webclient.acp.v2_turn): the echo of a prompt, the idle state that ends a turn, the
 ``error`` stop reason, and the work still running in the background."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from webclient.acp.lifecycle import BACKGROUND, TurnFailed, TurnLifecycle, show_state, stop_reason
 from webclient.acp.protocol_log import ProtocolLog
+from webclient.acp.v2_turn import BACKGROUND, TurnFailed, TurnLifecycle, show_state, stop_reason
 from webclient.viewmodel.entries import Notice
 from webclient.viewmodel.thread import Thread
 

@@ -20,7 +20,8 @@ from webclient.viewmodel.thread import Thread
 BACKGROUND = "Still running in the background"
 """The notice of an idle ``state_update`` that lists work going on after the turn."""
 
-_ECHOES = ("user_message", "user_message_chunk")
+ECHOES = frozenset({"user_message", "user_message_chunk"})
+"""The updates that may be the agent's report of the prompt this client sent."""
 
 
 class TurnFailed(Exception):
@@ -56,7 +57,7 @@ class TurnLifecycle:
 
     def echoes(self, update: Any) -> bool:
         """Whether ``update`` is the agent's report of the prompt this client sent, which the thread shows already."""
-        if not isinstance(update, dict) or update.get("sessionUpdate") not in _ECHOES:
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in ECHOES:
             return False
         message_id = update.get("messageId")
         if not isinstance(message_id, str):

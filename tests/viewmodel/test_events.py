@@ -1,4 +1,4 @@
-"""Tests for webclient.viewmodel.changes: what a watcher of the view model is told when something arrives.
+"""Tests for webclient.viewmodel.events: what a watcher of the view model is told when something arrives.
 
 The thread, its terminals and the session's controls report typed events: the entry that changed, the
 terminal that changed, or a region of the session's state. They are reported once per streamed chunk, so an
@@ -7,9 +7,9 @@ entry's (and a terminal's) event is made once and handed out again.
 
 from __future__ import annotations
 
-from webclient.viewmodel.changes import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.content import Location, PlanItem, TerminalRef, TextBlock
 from webclient.viewmodel.controls import Command, SessionControls, Usage
+from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.thread import Thread
 
 
