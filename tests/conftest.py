@@ -87,6 +87,21 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     assert not refused, "\n".join(refused)
 
 
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server per test process (each xdist worker) on the scripted agent, for tests that only read, or make
+    sessions of their own and compare before with after: started the first time a test asks, stopped at the end.
+    Its own process, so that a test beside it may still run one in the test's process (`start_server`)."""
+    folder = tmp_path_factory.mktemp("shared")
+    port = free_port()
+    options = ["--agent", SCRIPTED_AGENT, "--workspace", str(folder)]
+    record = folder / "received.jsonl"
+    env = {"DEMO_AGENT_SPEED": "0"}
+    server = launch_server(port, secrets.token_urlsafe(16), record, folder, options, env, subprocess.PIPE)
+    yield server
+    stop_server(server)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One Chromium per test module: Playwright's sync API keeps an event loop running while it is open,

@@ -186,8 +186,8 @@ def test_every_state_changing_route_works_from_our_own_page(start_server: Server
 
 
 @pytest.mark.slow
-def test_every_route_and_the_socket_refuse_someone_not_signed_in(start_server: ServerFactory) -> None:
-    server = start_server()
+def test_every_route_and_the_socket_refuse_someone_not_signed_in(shared_server: Server) -> None:
+    server = shared_server
     session_id = new_session(server)
     agents, sessions = len(children(server.process.pid)), len(session_ids(server))
     wrong = [{}, {"Authorization": "token wrong"}, {"Authorization": f"Bearer {server.token}"}]
@@ -208,8 +208,8 @@ def test_every_route_and_the_socket_refuse_someone_not_signed_in(start_server: S
     assert httpx.get(server.url + "/static/app.css").status_code == 200  # nothing secret: public
 
 
-def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(start_server: ServerFactory) -> None:
-    server = start_server()
+def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(shared_server: Server) -> None:
+    server = shared_server
     session_id = new_session(server)
     url = server.sign_in_url(f"/sessions/{session_id}/log?method=session%2Fnew&limit=5")
     response = httpx.get(url, follow_redirects=False)
@@ -231,8 +231,8 @@ def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(start_server: Serve
     assert session_id not in refused.text
 
 
-def test_the_sign_in_form_accepts_the_token_and_redirects_only_within_the_site(start_server: ServerFactory) -> None:
-    server = start_server()
+def test_the_sign_in_form_accepts_the_token_and_redirects_only_within_the_site(shared_server: Server) -> None:
+    server = shared_server
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     wrong = httpx.post(server.url + "/signin", content=b"token=nope&next=%2F", headers=form)
     assert wrong.status_code == 401 and "not right" in wrong.text and "set-cookie" not in wrong.headers
@@ -285,11 +285,9 @@ def test_no_token_serves_loopback_only_and_still_checks_hosts_and_origins(start_
     assert ours.status_code == 303
 
 
-def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_sign_in(
-    start_server: ServerFactory,
-) -> None:
+def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_sign_in(shared_server: Server) -> None:
     """On localhost other apps set cookies of every shape, and a proxy in front may send its own Authorization."""
-    server = start_server()
+    server = shared_server
     messy = f'theme={{"dark":true}}; draft=two words; {signed_in_cookie(server)}; last=1'
     headers = {"Cookie": messy, "Authorization": "Basic dXNlcjpwYXNz", "Origin": server.url}
     assert httpx.get(server.url + "/", headers=headers).status_code == 200
