@@ -4,6 +4,8 @@ what to do (no traceback); a database a newer server wrote, or whose tables do n
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
 import secrets
 import subprocess
@@ -18,6 +20,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.store.conftest import Cluster, running_cluster
 from tests.support.servers import ROOT, ServerFactory, free_port
+from webclient import cli
 from webclient.store.database import MIGRATIONS, engine_url, known_revisions
 from webclient.store.schema import metadata
 from webclient.store.store import Store
@@ -25,8 +28,9 @@ from webclient.store.store import Store
 ADVICE = "WEBCLIENT_STORE=off"
 
 
-def refused(*options: str, **env: str) -> str:
-    """Start the server with ``env``; it must stop at once with exit code 1 and one line on stderr, returned."""
+def refused_by_the_process(*options: str, **env: str) -> str:
+    """Start ``python -m webclient`` with ``env``; it must stop at once with exit code 1 and one line on stderr,
+    returned."""
     full_env = {**os.environ, "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "PYTHONPATH": str(ROOT), **env}
     full_env.pop("WEBCLIENT_AGENT", None)
     done = subprocess.run(
@@ -44,11 +48,33 @@ def refused(*options: str, **env: str) -> str:
     return lines[0]
 
 
+def refused(*options: str, **env: str) -> str:
+    """What ``python -m webclient`` says when it refuses to start with ``env``, asked of its ``main`` in this process
+    (`refused_by_the_process` shows once that the process says it as one line on stderr, with exit code 1): it
+    exits with that line, having printed nothing and started nothing."""
+    saved = dict(os.environ)  # main writes the settings it read into the environment
+    os.environ.pop("WEBCLIENT_AGENT", None)
+    os.environ.update({"WEBCLIENT_TOKEN": secrets.token_urlsafe(16), **env})
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), pytest.raises(SystemExit) as exit:
+            cli.main(["--port", str(free_port()), *options])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert isinstance(exit.value.code, str), exit.value.code  # a message: exit code 1
+    assert said.getvalue() == ""
+    lines = exit.value.code.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("webclient: "), exit.value.code
+    return lines[0]
+
+
 def test_a_sqlite_file_that_is_not_a_database(tmp_path: Path) -> None:
     (tmp_path / "webclient.sqlite3").write_text("my notes, not a database\n" * 100)
-    said = refused(WEBCLIENT_DATA_DIR=str(tmp_path))
+    said = refused_by_the_process(WEBCLIENT_DATA_DIR=str(tmp_path))  # once through the process: one line, exit 1
     assert f"the SQLite store {tmp_path / 'webclient.sqlite3'} cannot be opened: file is not a database" in said
     assert "--data-dir" in said and ADVICE in said
+    assert refused(WEBCLIENT_DATA_DIR=str(tmp_path)) == said
 
 
 def test_a_sqlite_file_that_cannot_be_opened(tmp_path: Path) -> None:
