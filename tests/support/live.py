@@ -10,6 +10,7 @@ Where the process is the subject (signals, restarts after a death, the sandbox, 
 from __future__ import annotations
 
 import contextlib
+import gc
 import html
 import json
 import os
@@ -160,5 +161,6 @@ def start_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppFa
 
         yield start
         stack.close()  # the app stopped (its agents with it) before its journal is read
+        gc.unfreeze()  # what the app froze at its start (`gc.freeze`) may go with the next collection
         problems = [problem for app in started for problem in journal_problems(app.data_dir)]
     assert not problems, "the client sent what the ACP schema does not allow:\n" + "\n".join(problems)

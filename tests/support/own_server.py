@@ -12,12 +12,16 @@ from pathlib import Path
 from tests.support.servers import Server, free_port, launch_server, stop_server
 
 
-def launch(workspace: Path, agent: str, port: int | None = None, token: str | None = None, **env: str) -> Server:
-    """Start a server and wait until it answers (its output is not kept)."""
+def launch(
+    workspace: Path, agent: str, port: int | None = None, token: str | None = None, process: bool = False, **env: str
+) -> Server:
+    """Start a server and wait until it answers (its output is not kept); in the test's process unless ``process``
+    (`tests.support.servers.InThread`)."""
     port = port or free_port()
     record = workspace.parent / f"received-{port}-{secrets.token_hex(4)}.jsonl"
     options = ["--agent", agent, "--workspace", str(workspace)]
-    return launch_server(port, token or secrets.token_urlsafe(16), record, workspace, options, env, subprocess.DEVNULL)
+    token = token or secrets.token_urlsafe(16)
+    return launch_server(port, token, record, workspace, options, env, subprocess.DEVNULL, in_thread=not process)
 
 
 stop = stop_server

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
@@ -280,6 +281,7 @@ class InThread:
         assert not self.thread.is_alive(), "the server in the test's process did not stop in 20 s"
 
     def restore(self) -> None:
+        gc.unfreeze()  # what the app froze at its start (`gc.freeze`) may go with the next collection
         os.environ.clear()
         os.environ.update(self.saved)
         InThread.running = None
