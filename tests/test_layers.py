@@ -181,6 +181,5 @@ KNOWN_CIRCLES: list[list[str]] = [
     ["webclient.acp.agent", "webclient.acp.replay"],
     ["webclient.session.attribution", "webclient.session.shown"],
     ["webclient.session.core", "webclient.session.replay", "webclient.session.rules"],
-    ["webclient.web.access", "webclient.web.signin_flow"],
 ]
 """Circles being taken apart (issue 24); this list only shrinks."""

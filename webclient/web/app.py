@@ -40,10 +40,11 @@ from webclient.web import (
     secrets_page,
     shares,
 )
-from webclient.web.access import Access, AccessGuard
+from webclient.web.access import Access
 from webclient.web.body_limits import BodyLimits, body_limits
 from webclient.web.cookies import CookiePolicy, frames_other_sites
 from webclient.web.demo_remote import DemoRemote
+from webclient.web.guard import AccessGuard
 from webclient.web.inbox import inbox_page
 from webclient.web.root_path import RootPath
 from webclient.web.rules_page import always_allow, delete_rule, load_rules, rules_settings

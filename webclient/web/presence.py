@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from starlette import status
 from starlette.requests import HTTPConnection
 
 from webclient.people.person import LOCAL, Person
@@ -37,8 +38,6 @@ class Viewer:
     terminal's), closed as soon as its person may not drive."""
 
 
-WS_POLICY_VIOLATION = 1008
-"""The close code for a page whose person may no longer see the session: the page says so, and why (its reason)."""
 REVOKED = "revoked"
 """The close reason of a page whose share was revoked: "no longer shared with you" (``static/js/socket-status.js``)."""
 DELETED = "deleted"
@@ -94,14 +93,14 @@ class Presence:
         for viewer in list(self._open.get(session.id, {}).values()):
             role = role_of(viewer.person, session.owner, session.shares, viewer.link)
             if role is None or not (viewer.page or may_drive(role)):
-                await viewer.close(WS_POLICY_VIOLATION, REVOKED)
+                await viewer.close(status.WS_1008_POLICY_VIOLATION, REVOKED)
             elif may_drive(role) != may_drive(viewer.role):
                 await viewer.close(ROLE_CHANGED, "")
 
     async def deleted(self, session_id: str) -> None:
         """Close every socket of a session that was deleted: its pages say so."""
         for viewer in list(self._open.get(session_id, {}).values()):
-            await viewer.close(WS_POLICY_VIOLATION, DELETED)
+            await viewer.close(status.WS_1008_POLICY_VIOLATION, DELETED)
 
 
 def presence(conn: HTTPConnection) -> Presence:

@@ -29,8 +29,8 @@ from webclient.people.roles import may_drive
 from webclient.session.core import Session
 from webclient.session.terminal_sign_in import SignInTerminal
 from webclient.web.context import link_token, manager, person, role_in
-from webclient.web.presence import WS_POLICY_VIOLATION, Viewer, presence
-from webclient.web.socket_close import refuse_handshake
+from webclient.web.presence import Viewer, presence
+from webclient.web.socket import refuse_handshake
 from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ async def sign_in_terminal_socket(websocket: WebSocket) -> None:
         while True:
             text = await websocket.receive_text()
             if not _still_drives(websocket, session):
-                await websocket.close(code=WS_POLICY_VIOLATION)
+                await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
                 break
             if len(text) <= MESSAGE_LIMIT:
                 _handle(pty, text)

@@ -1,6 +1,6 @@
-"""The ways in that the access guard answers itself, before routing, since they are for someone not signed in yet:
-the sign-in page (``/signin``) and its token form, ``?token=`` in any URL (token mode), and the OpenID provider's
-round trip (``/signin/oidc``: off to the provider; ``/signin/oidc/callback``: back, signed in).
+"""The ways in that the access guard (`webclient.web.guard`) answers itself, before routing, since they are for
+someone not signed in yet: the sign-in page (``/signin``) and its token form, ``?token=`` in any URL (token mode), and
+the OpenID provider's round trip (``/signin/oidc``: off to the provider; ``/signin/oidc/callback``: back, signed in).
 
 Signing in makes a signed-in session on the server (`webclient.web.signins`) whose random id is the cookie; with no
 store (token mode, ``WEBCLIENT_STORE=off``) the cookie is derived from the token as before, and lasts as long as it.
@@ -24,10 +24,10 @@ from starlette.types import Receive, Scope, Send
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
 from webclient.web import cookies, server_audit
+from webclient.web.access import Access
 from webclient.web.request_body import buffer_body
 
 if TYPE_CHECKING:
-    from webclient.web.access import Access
     from webclient.web.signins import SignIns
 
 SIGN_IN_PATHS = frozenset({SIGN_IN_PATH, OIDC_START_PATH, OIDC_CALLBACK_PATH})
