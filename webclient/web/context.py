@@ -15,7 +15,7 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
 from webclient.session.registry import SessionManager
-from webclient.web.access import is_loopback
+from webclient.web.access.access import is_loopback
 
 
 def manager(conn: HTTPConnection) -> SessionManager:
@@ -140,6 +140,6 @@ def small_int(value: str | None) -> int | None:
 
 
 def person(conn: HTTPConnection) -> Person:
-    """Who this request comes from: the access guard (`webclient.web.access`) put them in the scope."""
+    """Who this request comes from: the access guard (`webclient.web.access.access`) put them in the scope."""
     signed_in: Person = conn.scope["person"]
     return signed_in

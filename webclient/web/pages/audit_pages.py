@@ -13,7 +13,7 @@ from webclient.store import audit
 from webclient.store.audit import AuditRow
 from webclient.store.store import Store
 from webclient.web.context import page, person
-from webclient.web.shares import owned
+from webclient.web.pages.shares import owned
 
 EXPORTS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 

@@ -2,7 +2,7 @@
 
 The page is for admins only (anyone else gets 404, as for a page that is not theirs); it needs the store, where
 people and sign-ins are kept. Revoke ends a signed-in session at once: its cookie gets the sign-in page, and its web
-sockets are closed (`webclient.web.signins`).
+sockets are closed (`webclient.web.access.signins`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.render.urls import SIGN_IN_PATH
-from webclient.web import server_audit
+from webclient.web.access import server_audit
+from webclient.web.access.signin_flow import signed_out, signins_of
 from webclient.web.context import page, person, urls
-from webclient.web.signin_flow import signed_out, signins_of
 
 if TYPE_CHECKING:
-    from webclient.web.signins import SignIns
+    from webclient.web.access.signins import SignIns
 
 SIGNIN_ID = re.compile(r"[0-9a-f]{64}")
 
@@ -63,7 +63,7 @@ async def revoke_signin(request: Request) -> Response:
             detail = {"of": found[0].id, "name": found[0].label}
             server_audit.record(request.scope, person(request), "revoke-signin", detail)
     if signin_id == request.scope.get("signin"):
-        return _to_sign_in(request)
+        return _to_signin(request)
     return RedirectResponse(urls(request).for_("people"), status_code=303)
 
 
@@ -77,10 +77,10 @@ async def sign_out(request: Request) -> Response:
         server_audit.record(request.scope, person(request), "sign-out", {})
     elif request.app.state.access.trusted is not None:
         return RedirectResponse(urls(request).for_("index"), status_code=303)
-    return _to_sign_in(request)
+    return _to_signin(request)
 
 
-def _to_sign_in(request: Request) -> Response:
+def _to_signin(request: Request) -> Response:
     response = RedirectResponse(urls(request).root + SIGN_IN_PATH, status_code=303)
     response.headers["cache-control"] = "no-store"
     signed_out(request.app.state.access, request.scope, response)

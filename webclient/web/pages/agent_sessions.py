@@ -1,7 +1,7 @@
 """The page of an agent's own sessions (those it lists), each of which a person may continue here.
 
 Listing them starts the agent (unless a session of the person's runs it), so a request that lists must come from
-our own pages, as every request that changes something must (`webclient.web.access`): a link followed on our page
+our own pages, as every request that changes something must (`webclient.web.access.access`): a link followed on our page
 (``Sec-Fetch-Site: same-origin``), an address the person typed (``none``), a script with the token, or the POST of
 the page's button. Any other GET (another site's link, image or frame) gets that button, and starts nothing.
 """
@@ -16,7 +16,7 @@ from webclient.session.agent_sessions import CannotList, listed_for
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.web.context import manager, page, person
-from webclient.web.secrets_page import secrets_of
+from webclient.web.pages.secrets_page import secrets_of
 
 OUR_PAGES = frozenset({"same-origin", "none"})
 """The ``Sec-Fetch-Site`` of a request that a person made on our pages or by typing the address."""

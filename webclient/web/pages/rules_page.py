@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.people.rules import DECISIONS, Rule, RuleBook, rule_from
-from webclient.web import server_audit
+from webclient.web.access import server_audit
 from webclient.web.context import manager, page, person, session_of, urls
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from webclient.people.roles import role_of
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import allowed, manager, owned, page, person, role_in, small_int, urls
-from webclient.web.presence import presence
+from webclient.web.live.presence import presence
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow

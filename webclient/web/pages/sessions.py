@@ -12,12 +12,12 @@ from webclient.session.agent import AgentSession
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web import history, shares
 from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls
-from webclient.web.history import human_time
-from webclient.web.live import LiveView, composer_nonce
-from webclient.web.secrets_page import secrets_of
-from webclient.web.session_docs import session_docs
+from webclient.web.live.live_view import LiveView, composer_nonce
+from webclient.web.live.session_docs import session_docs
+from webclient.web.pages import history, shares
+from webclient.web.pages.history import human_time
+from webclient.web.pages.secrets_page import secrets_of
 
 
 async def index(request: Request) -> Response:
@@ -25,7 +25,7 @@ async def index(request: Request) -> Response:
 
 
 async def _index(request: Request, refused: str | None = None, workspace: str = "", status: int = 400) -> Response:
-    """The sessions (`webclient.web.history`) and the catalogue's agents to start; `refused` says why the last try did
+    """The sessions (`web.pages.history`) and the catalogue's agents to start; `refused` says why the last try did
     not start. A search from htmx (``HX-Target: history``) gets the sessions' block alone."""
     context = {"history": await history.history(request), "when": human_time}
     # One URL, two bodies (the page, or its sessions for htmx): a cache must tell them apart.
@@ -75,7 +75,7 @@ async def create_session(request: Request) -> Response:
 
 
 async def session_page(request: Request, **extra: object) -> Response:
-    """A session's page; ``extra`` adds to its template's context (the embedded page's, `webclient.web.embed`)."""
+    """A session's page; ``extra`` adds to its template's context (the embedded page's, `webclient.web.pages.embed`)."""
     session = await session_of(request)
     docs = session_docs(request).of(session)
     now = time.monotonic()

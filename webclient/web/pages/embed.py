@@ -27,9 +27,9 @@ from webclient.render.text import scrub
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.session.prompt_queue import PromptRefused
-from webclient.web import pages
 from webclient.web.context import manager, page, person, session_of, urls
-from webclient.web.secrets_page import secrets_of
+from webclient.web.pages import sessions
+from webclient.web.pages.secrets_page import secrets_of
 
 THEMES = frozenset({"light", "dark"})
 ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
@@ -152,7 +152,7 @@ async def embed_session(request: Request) -> Response:
         asked = Embedding.parse(request.query_params, _agents(request))
     except EmbedRefused as refused:
         return PlainTextResponse(str(refused), status_code=400)
-    return await pages.session_page(request, **_dress(request, asked), look=asked.look)
+    return await sessions.session_page(request, **_dress(request, asked), look=asked.look)
 
 
 async def embed_end(request: Request) -> Response:

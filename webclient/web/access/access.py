@@ -1,7 +1,7 @@
 """Who this server is to a browser: the sign-in token and what is derived from it (the sign-in cookie, the page's
 CSRF token, the store's key of token mode's sign-ins), and the names and origins this server answers to.
 
-:class:`webclient.web.guard.AccessGuard` checks every request against it.
+:class:`webclient.web.access.guard.AccessGuard` checks every request against it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from starlette.types import Scope
 
 from webclient.config import Auth, Settings
 from webclient.people.person import LOCAL
-from webclient.web.arrival import WILDCARD_ADDRESSES, arrival_port, listener_name, local_address
-from webclient.web.trusted_header import TrustedHeader
+from webclient.web.access.arrival import WILDCARD_ADDRESSES, arrival_port, listener_name, local_address
+from webclient.web.access.trusted_header import TrustedHeader
 
 if TYPE_CHECKING:
-    from webclient.web.oidc import OidcClient
+    from webclient.web.access.oidc import OidcClient
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _url_host(name: str) -> str:
     return f"[{name}]" if ":" in name else name
 
 
-def sign_in_url(host: str, port: int, token: str | None, root: str = "") -> str:
+def signin_url(host: str, port: int, token: str | None, root: str = "") -> str:
     """The URL to open to sign in (for a server on every address: its loopback URL), under the path prefix."""
     name = host.strip("[]")
     if name in WILDCARD_ADDRESSES:
@@ -101,7 +101,7 @@ class Access:
         trusted = TrustedHeader.from_settings(settings) if settings.auth == "trusted-header" else None
         oidc = None
         if settings.auth == "oidc":
-            from webclient.web.oidc import OidcClient  # here: Authlib is for this mode only
+            from webclient.web.access.oidc import OidcClient  # here: Authlib is for this mode only
 
             assert settings.oidc_issuer and settings.oidc_client_id  # Settings.from_env refuses oidc without them
             secret = settings.oidc_client_secret or ""
@@ -136,7 +136,7 @@ class Access:
         return _derive(self.secret, b"webclient sign-ins").encode() if self.auth == "token" and self.token else None
 
     @property
-    def sign_in_off(self) -> bool:
+    def signin_off(self) -> bool:
         """``--no-token``: token mode without a token (loopback only)."""
         return self.auth == "token" and self.token is None
 

@@ -1,10 +1,10 @@
 """Every socket a person holds on a session, in one place: the page's (shown in the session's header by their part
 in it, "alice (owner), bob driving, carol watching", updated as people come and go) and the agent's sign-in
-terminal's (`webclient.web.sign_in_socket`). A revoked share closes them all, and so does a deleted session, each
+terminal's (`web.live.agent_auth_socket`). A revoked share closes them all, and so does a deleted session, each
 with a reason the page shows ("no longer shared with you", "deleted"); a share changed between watch and drive
 reloads the page (with the composer or without) and closes a terminal its person may no longer drive. A signed-in
 session that ends (sign-out, an admin's Revoke) closes every socket it opened too, one layer down
-(`webclient.web.access`). Each socket also asks for the person's role again with every message it receives, so
+(`webclient.web.access.access`). Each socket also asks for the person's role again with every message it receives, so
 nothing waits on this for a refusal.
 
 A new kind of socket on a session joins here, or a revoke leaves it open."""
@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from starlette import status
 from starlette.requests import HTTPConnection
@@ -22,6 +23,7 @@ from webclient.people.person import LOCAL, Person
 from webclient.people.roles import Role, may_drive, role_of
 from webclient.session.core import Session
 from webclient.viewmodel.changes import Region
+from webclient.web.context import role_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +112,10 @@ def presence(conn: HTTPConnection) -> Presence:
     if found is None:
         found = state.presence = Presence()
     return found
+
+
+def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
+    """What the session page's templates need to know of sharing: whether this person only watches, whether they
+    own it (the Share panel), and who has it open."""
+    their_role = role_in(conn, session)
+    return {"role": their_role, "watching": not may_drive(their_role), "presence": presence(conn)}

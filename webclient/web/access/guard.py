@@ -9,9 +9,9 @@ routing, so a route added later gets every check without doing anything:
 2. **Sign-in.** ``WEBCLIENT_AUTH=token``: the sign-in token (random each start, or ``WEBCLIENT_TOKEN``) comes
    as ``?token=`` once or in the sign-in page's form (either signs the browser in and redirects), or as
    ``Authorization: token T`` (scripts). ``oidc``: the sign-in page sends the browser to the company's OpenID
-   provider and back (`webclient.web.signin_flow`). Either way a browser is signed in by a cookie naming a
-   signed-in session kept on the server (`webclient.web.signins`; ended by sign-out or an admin's Revoke, its
-   web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.trusted_header`).
+   provider and back (`webclient.web.access.signin_flow`). Either way a browser is signed in by a cookie naming a
+   signed-in session kept on the server (`webclient.web.access.signins`; ended by sign-out or an admin's Revoke, its
+   web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.access.trusted_header`).
    Without any: a sign-in page for a browser, 401 otherwise. Static files stay public: they are the same for
    everyone and hold nothing secret. Whoever passes is ``scope["person"]``.
 3. **Cross-site.** A request the browser makes on its own (signed in by the cookie, or every request when
@@ -20,8 +20,9 @@ routing, so a route added later gets every check without doing anything:
    same-origin``, else (a browser that sends neither) the page's CSRF token in the form field ``csrf`` or
    the header ``X-CSRF-Token``. ``Origin`` is never compared with the request's own ``Host``.
 
-The token and what is derived from it, and the names this server answers to, are :class:`webclient.web.access.Access`;
-:mod:`webclient.web.security_headers` adds Content-Security-Policy and friends to every response, the guard's included.
+The token and what is derived from it, and the names this server answers to, are
+:class:`webclient.web.access.access.Access`; :mod:`webclient.web.access.security_headers` adds Content-Security-Policy
+and friends to every response, the guard's included.
 """
 
 from __future__ import annotations
@@ -40,15 +41,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import ROUTES
-from webclient.web import signin_flow
-from webclient.web.access import Access, host_name, is_loopback
-from webclient.web.arrival import local_address
-from webclient.web.request_body import buffer_body
-from webclient.web.signin_flow import SIGN_IN_PATHS
-from webclient.web.trusted_header import PROVEN
+from webclient.web.access import signin_flow
+from webclient.web.access.access import Access, host_name, is_loopback
+from webclient.web.access.arrival import local_address
+from webclient.web.access.request_body import buffer_body
+from webclient.web.access.signin_flow import SIGNIN_PATHS
+from webclient.web.access.trusted_header import PROVEN
 
 if TYPE_CHECKING:
-    from webclient.web.signins import SignIns
+    from webclient.web.access.signins import SignIns
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
@@ -104,10 +105,10 @@ class AccessGuard:
         if self.access.trusted is not None:
             await self._through_proxy(scope, receive, send, headers, method, path)
             return
-        if self.access.sign_in_off and not is_loopback(local_address(scope) or ""):
+        if self.access.signin_off and not is_loopback(local_address(scope) or ""):
             await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
             return
-        if path in SIGN_IN_PATHS and not websocket:
+        if path in SIGNIN_PATHS and not websocket:
             await signin_flow.answer(self.access, scope, receive, send, path, method)
             return
         if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
@@ -180,7 +181,7 @@ class AccessGuard:
         foreign page can do) or ``"ambient"`` (the browser's cookie, or sign-in is off: any page could make the
         browser send it)."""
         access = self.access
-        if access.sign_in_off:
+        if access.signin_off:
             return "ambient", LOCAL, None
         scheme, _, value = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "token" and access.token is not None:  # other schemes (a proxy's Basic) are not ours

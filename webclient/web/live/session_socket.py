@@ -26,10 +26,9 @@ from webclient.session.prompt_queue import PromptRefused
 from webclient.viewmodel.changes import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
-from webclient.web.live import LiveView
-from webclient.web.presence import Viewer, presence
-from webclient.web.session_docs import session_docs
-from webclient.web.shares import page_context
+from webclient.web.live.live_view import LiveView
+from webclient.web.live.presence import Viewer, page_context, presence
+from webclient.web.live.session_docs import session_docs
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +38,7 @@ Action = Callable[[Session, LiveView, Message, Person], object]
 
 
 async def session_socket(websocket: WebSocket) -> None:
-    try:  # who may open it at all is settled before routing (webclient.web.guard); whose session it is, here
+    try:  # who may open it at all is settled before routing (webclient.web.access.guard); whose session it is, here
         session = await session_of(websocket)
     except HTTPException as refused:  # no such session, or not theirs: refused as its page is (404)
         await refuse_handshake(websocket, refused.status_code, refused.detail)
