@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -21,11 +22,13 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from webclient.config import Auth
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
 from webclient.web.access import cookies, server_audit
 from webclient.web.access.access import Access
 from webclient.web.access.request_body import buffer_body
+from webclient.web.page_context import BaseContext
 
 if TYPE_CHECKING:
     from webclient.web.access.signins import SignIns
@@ -203,20 +206,37 @@ async def refuse_with_page(
     await signin_page(access, scope, receive, send, status, error, browser_url(scope))
 
 
+@dataclass(frozen=True, kw_only=True)
+class SigninContext(BaseContext):
+    """``signin.html``: the sign-in page (the token to paste, or the provider's button), for one not signed in yet."""
+
+    template = "signin.html"
+    error: str | None
+    """Why the last try failed, or why this page is shown instead of the one asked for."""
+    next_path: str
+    """Where the browser goes once signed in (a path of this site)."""
+    auth: Auth
+    """How people sign in (``WEBCLIENT_AUTH``)."""
+    signin_off: bool
+    """Sign-in is off (``--no-token``): nothing to sign in with."""
+    oidc_url: str
+    """The OpenID provider's button: off to the provider, to come back to ``next_path``."""
+
+
 async def signin_page(
     access: Access, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
 ) -> None:
     urls = Urls(_root(scope))
-    context: dict[str, Any] = {
-        "urls": urls,
-        "static": urls.static,
-        "csrf": "",  # nobody signed in: no page token
-        "error": error,
-        "next_path": next_path,
-        "auth": access.auth,
-        "signin_off": access.signin_off,
-        "oidc_url": urls.root + OIDC_START_PATH + "?" + urlencode({"next": next_path}),
-    }
-    html = scope["app"].state.renderer.page("signin.html", **context)
+    context = SigninContext(
+        urls=urls,
+        static=urls.static,
+        csrf="",  # nobody signed in: no page token
+        error=error,
+        next_path=next_path,
+        auth=access.auth,
+        signin_off=access.signin_off,
+        oidc_url=urls.root + OIDC_START_PATH + "?" + urlencode({"next": next_path}),
+    )
+    html = scope["app"].state.renderer.page(context.template, **context.as_dict())
     response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
     await response(scope, receive, send)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -21,8 +22,9 @@ from webclient.render.dom import dom_id
 from webclient.render.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.render.text import scrub
 from webclient.session.core import Session
-from webclient.web.context import base_context, page, session_of, small_int, urls
+from webclient.web.context import base_context, render, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
+from webclient.web.page_context import SignedInContext
 
 
 async def file_page(request: Request) -> Response:
@@ -86,13 +88,28 @@ async def diff_body(request: Request) -> Response:
     return _diff_block(request, "diff_body", diff, f"{dom_id(entry)}-diff-{index}", url, _gap(request))
 
 
+@dataclass(frozen=True, kw_only=True)
+class PanelPageContext(SignedInContext):
+    """``panel_page.html``: a side panel's fragment in a page of its own, when its link is followed without htmx."""
+
+    template = "panel_page.html"
+    session: Session
+    """The session the panel belongs to."""
+    title: str
+    """The panel's title (Changes, a file's name, ...)."""
+    fragment: Markup
+    """The panel, rendered."""
+
+
 def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
     """A side-panel fragment for htmx, or the same inside a page of its own when followed as a plain link."""
     renderer = web_renderer(request)
     html = renderer.page(template, session=session, **base_context(request), **context)
     if request.headers.get("hx-request"):
         return HTMLResponse(html)
-    return page(request, "panel_page.html", session=session, title=title, fragment=Markup(html))
+    return render(
+        request, PanelPageContext(**base_context(request), session=session, title=title, fragment=Markup(html))
+    )
 
 
 def _gap(request: Request) -> tuple[int, int] | None:

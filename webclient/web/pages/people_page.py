@@ -8,6 +8,7 @@ sockets are closed (`webclient.web.access.signins`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -15,15 +16,33 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from webclient.config import Auth
 from webclient.render.urls import SIGN_IN_PATH
 from webclient.web.access import server_audit
 from webclient.web.access.signin_flow import signed_out, signins_of
-from webclient.web.context import page, person, urls
+from webclient.web.context import base_context, person, render, urls
+from webclient.web.page_context import SignedInContext
 
 if TYPE_CHECKING:
+    from webclient.store.people import PersonRow
     from webclient.web.access.signins import SignIns
 
 SIGNIN_ID = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeopleContext(SignedInContext):
+    """``people.html``: the admins' page of everyone the server has seen and their signed-in sessions."""
+
+    template = "people.html"
+    people: list[PersonRow]
+    """Everyone, newest first, each with their signed-in sessions."""
+    current: str | None
+    """The signed-in session this page was asked with (revoking it signs oneself out)."""
+    auth: Auth
+    """How people sign in (``WEBCLIENT_AUTH``)."""
+    admin_group: str
+    """The group whose members are admins (``WEBCLIENT_ADMIN_GROUP``)."""
 
 
 def _signins(request: Request) -> SignIns:
@@ -41,14 +60,14 @@ async def people_page(request: Request) -> Response:
     signins = _signins(request)
     everyone = await stored.everyone(signins.engine, datetime.now(UTC))
     settings = request.app.state.settings
-    return page(
-        request,
-        "people.html",
+    context = PeopleContext(
+        **base_context(request),
         people=everyone,
         current=request.scope.get("signin"),
         auth=settings.auth,
         admin_group=settings.admin_group,
     )
+    return render(request, context)
 
 
 async def revoke_signin(request: Request) -> Response:
