@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from webclient.render.diffs import DiffView, parse_gap
-from webclient.render.dom import dom_id
+from webclient.render.dom import PAGE_IDS, entry_diff_id
 from webclient.render.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.render.text import scrub
 from webclient.session.core import Session
@@ -72,7 +72,7 @@ async def change_diff_page(request: Request) -> Response:
     url = urls(request).for_("change_diff", session_id=session.id, path=display)
     gap = _gap(request)
     if gap is not None and panel.diff is not None:
-        return _diff_block(request, "gap_rows", panel.diff, "change-diff", url, gap)
+        return _diff_block(request, "gap_rows", panel.diff, PAGE_IDS.change_diff, url, gap)
     return _fragment(request, session, "_change_panel.html", display, panel=panel, url=url)
 
 
@@ -85,7 +85,7 @@ async def diff_body(request: Request) -> Response:
         raise HTTPException(404, "No such diff")
     entry = session.thread.entry(seq)
     url = urls(request).for_("diff_body", session_id=session.id, seq=seq, index=index)
-    return _diff_block(request, "diff_body", diff, f"{dom_id(entry)}-diff-{index}", url, _gap(request))
+    return _diff_block(request, "diff_body", diff, entry_diff_id(entry, index), url, _gap(request))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,7 +140,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
             "_file_view.html",
             "file_lines",
             view=panel.view,
-            view_id="panel-file",
+            view_id=PAGE_IDS.panel_file,
             lines_url=lines_url,
             gap_start=gap[0],
             gap_end=gap[1],

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from webclient.people.roles import Role
+from webclient.render.dom import PAGE_IDS
 from webclient.render.export import export_filename, session_markdown
 from webclient.render.message_docs import MessageView
 from webclient.session.agent import AgentSession
@@ -101,7 +102,7 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
     sessions = await history.history(request)
     # One URL, two bodies (the page, or its sessions for htmx): a cache must tell them apart.
     vary = {"vary": "HX-Request, HX-Target"}
-    if request.headers.get("hx-request") == "true" and request.headers.get("hx-target") == "history":
+    if request.headers.get("hx-request") == "true" and request.headers.get("hx-target") == PAGE_IDS.history:
         context = {"history": sessions, "when": human_time}
         block = renderer(request).block(IndexContext.template, "history", **base_context(request), **context)
         return HTMLResponse(block, headers=vary)

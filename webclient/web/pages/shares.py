@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 
 from webclient.people.person import LOCAL
 from webclient.people.roles import Share
+from webclient.render.dom import PAGE_IDS
 from webclient.session.core import Session
 from webclient.store import audit
 from webclient.store import shares as stored_shares
@@ -129,4 +130,6 @@ def _shown(share: Share) -> str:
 
 
 def _back(request: Request, session: Session) -> Response:
-    return RedirectResponse(urls(request).for_("session", session_id=session.id) + "#share", status_code=303)
+    return RedirectResponse(
+        urls(request).for_("session", session_id=session.id) + f"#{PAGE_IDS.share}", status_code=303
+    )
