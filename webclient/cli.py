@@ -15,13 +15,13 @@ from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import ChangeReload
 
 from webclient.config import Settings
-from webclient.web import unix_socket
-from webclient.web.access import Access, sign_in_url
+from webclient.web.access import unix_socket
+from webclient.web.access.access import Access, signin_url
+from webclient.web.access.arrival import WILDCARD_ADDRESSES
+from webclient.web.access.body_limits import prompt_body_bytes
+from webclient.web.access.kept_token import kept_token, token_folder
+from webclient.web.access.trusted_header import TrustedHeader
 from webclient.web.app import check_catalogue, check_sandbox, check_store
-from webclient.web.arrival import WILDCARD_ADDRESSES
-from webclient.web.body_limits import prompt_body_bytes
-from webclient.web.kept_token import kept_token, token_folder
-from webclient.web.trusted_header import TrustedHeader
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 # uvicorn's logging, with its start-up lines ("Started server process", "Uvicorn running on …") left out.
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         token = None
     else:
         # Made here, once: the printed URL and every process the reloader starts must agree on it. Kept in the data
-        # folder across starts (a new token would sign every browser out): see webclient.web.kept_token.
+        # folder across starts (a new token would sign every browser out): see webclient.web.access.kept_token.
         if args.token and args.new_token:
             sys.exit("webclient: --new-token and a token (--token or WEBCLIENT_TOKEN) are both given: choose one")
         folder = token_folder(args.data_dir)
@@ -173,7 +173,7 @@ def announce(
 ) -> None:
     """The lines printed at start: where to open the client (the first line), which sandbox is in force, then what
     may not work of the agents offered (``doubts``)."""
-    url = sign_in_url(args.host, args.port, token, settings.root_path)
+    url = signin_url(args.host, args.port, token, settings.root_path)
     uds = settings.proxy_proof.uds
     if uds is not None:
         how = f"open the proxy's URL with ?token={token}" if token else f"people sign in by {settings.auth}"
@@ -227,7 +227,7 @@ def serve(
         # Behind a trusted proxy the peer's own address decides whose headers are believed (web.trusted_header,
         # web.root_path): uvicorn must not replace it with X-Forwarded-For, which any program on loopback could write.
         proxy_headers=not (settings.trusted_proxies or bound is not None),
-        # A web socket message of the page is at most a prompt (`webclient.web.body_limits`), not uvicorn's 16 MiB.
+        # A web socket message of the page is at most a prompt (`web.access.body_limits`), not uvicorn's 16 MiB.
         ws_max_size=prompt_body_bytes(settings),
     )
     if config.should_reload:  # the reloader's processes start and stop with the code: say it once, when bound

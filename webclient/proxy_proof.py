@@ -3,7 +3,7 @@ from any ``127.x.y.z``), so the server listens on a unix socket that only the pr
 (``WEBCLIENT_UDS``), and/or the proxy sends a shared secret in a header (``WEBCLIENT_PROXY_SECRET_FILE``).
 
 Read once from the environment with the other settings (`webclient.config.Settings.proxy_proof`); what each proves
-is `webclient.web.trusted_header`'s business, the socket's binding `webclient.web.unix_socket`'s.
+is `webclient.web.access.trusted_header`'s business, the socket's binding `webclient.web.access.unix_socket`'s.
 """
 
 from __future__ import annotations

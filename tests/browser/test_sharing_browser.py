@@ -11,7 +11,7 @@ from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
 from tests.web.test_socket import SENT
-from webclient.web.socket import VIEWING
+from webclient.web.live.session_socket import VIEWING
 
 
 def share_from_the_panel(page: Page, grantee: str, role: str) -> None:

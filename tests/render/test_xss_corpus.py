@@ -35,7 +35,7 @@ from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web.history import History, human_time, live_row, marked
+from webclient.web.pages.history import History, human_time, live_row, marked
 
 AGENT_PATH = AGENTS / "xss_agent.py"
 
@@ -125,7 +125,7 @@ def external_loads(markup: str) -> list[str]:
 
 
 def _history_search(element: Element) -> bool:
-    """The index's search form (``webclient.web.history``): a GET of the index, its one form not to /sessions."""
+    """The index's search form (``webclient.web.pages.history``): a GET of the index, its one form not to /sessions."""
     search = {"data-role": "search", "method": "get", "action": "/"}
     return element.tag == "form" and all(element.attrs.get(key) == value for key, value in search.items())
 

@@ -23,7 +23,7 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web.live import LiveView
+from webclient.web.live.live_view import LiveView
 
 
 def scripted_session(tmp_path: Path, **env: str) -> tuple[Session, Path]:

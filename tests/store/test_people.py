@@ -12,7 +12,7 @@ import pytest_asyncio
 from webclient.people.person import LOCAL, Person
 from webclient.store import people as stored
 from webclient.store.store import Store
-from webclient.web.signins import SignIns, signin_id
+from webclient.web.access.signins import SignIns, signin_id
 
 ALICE = Person(id="alice", name="Alice", email="alice@example.com", groups=frozenset({"admins", "dev"}), admin=True)
 

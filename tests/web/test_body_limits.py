@@ -21,8 +21,8 @@ from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.web.test_access import fill
 from webclient.config import Settings
 from webclient.session.uploads import MAX_UPLOAD_BYTES
+from webclient.web.access.body_limits import body_limits
 from webclient.web.app import routes
-from webclient.web.body_limits import body_limits
 
 MIB = 1024 * 1024
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}

@@ -20,7 +20,7 @@ from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory,
 from tests.web.test_urls import outside_the_prefix, url_attributes
 from webclient.config import Settings
 from webclient.web.app import create_app
-from webclient.web.embed import message_origins
+from webclient.web.pages.embed import message_origins
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)  # as in tests/web/test_urls.py

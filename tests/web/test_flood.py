@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # floods: thousands of updates through the real s
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
 READY = re.compile(r'<header id="session-status"[^>]*data-turn-state="idle"[^>]*data-agent-state="ready"')
 WINDOW = 100
-"""Entries a page gets at once (webclient.web.live.LiveView.WINDOW)."""
+"""Entries a page gets at once (webclient.web.live.live_view.LiveView.WINDOW)."""
 
 
 def new_session(server: Server) -> str:

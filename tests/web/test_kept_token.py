@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.support.servers import Server, free_port, launch_server, stop_server
-from webclient.web.kept_token import kept_token
+from webclient.web.access.kept_token import kept_token
 
 
 def _start(tmp_path: Path, token: str = "", options: tuple[str, ...] = ()) -> tuple[Server, str]:

@@ -21,8 +21,8 @@ from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from webclient.config import Settings
 from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
+from webclient.web.access.cookies import frames_other_sites
 from webclient.web.app import create_app
-from webclient.web.cookies import frames_other_sites
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from tests.support.servers import ROOT
-from webclient.web.socket import ACTIONS
+from webclient.web.live.session_socket import ACTIONS
 
 SENT = re.compile(r'"action": "(\w+)"|name="action" value="(\w+)"')
 """An action in ``hx-vals`` (buttons) or in a hidden ``action`` field (forms)."""

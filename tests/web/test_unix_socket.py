@@ -16,8 +16,8 @@ import pytest
 from tests.support.nginx import socket_folder
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
-from webclient.web.access import Access
-from webclient.web.unix_socket import bind, listening
+from webclient.web.access.access import Access
+from webclient.web.access.unix_socket import bind, listening
 
 
 @pytest.fixture

@@ -2,10 +2,13 @@
 
 An id names what the server updates later, so both sides must spell it the same: an entry is ``entry-<seq>``,
 and the parts inside it that a frame targets (the Markdown of a message, its live rest and raw tail, an embedded
-terminal and its lines and screen, a diff) are that id with a suffix.
+terminal and its lines and screen, a diff) are that id with a suffix. The page's fixed ids (``#session``,
+``#thread``, ``#composer``, ...), which the scripts of ``static/js`` look up too, are :data:`PAGE_IDS`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from webclient.viewmodel.entries import Entry
 
@@ -50,6 +53,60 @@ def entry_diff_id(entry: Entry, index: int) -> str:
     return f"{dom_id(entry)}-diff-{index}"
 
 
+@dataclass(frozen=True)
+class PageIds:
+    """The fixed element ids of our pages, which templates (``page_ids.thread``), the scripts of ``static/js``
+    (``getElementById("thread")``, ``tests/render/test_dom.py`` checks they ask for no other) and Python share."""
+
+    # The session page: its header and controls,
+    session: str = "session"
+    session_status: str = "session-status"
+    session_controls: str = "session-controls"
+    connection: str = "connection"
+    end_session: str = "end-session"
+    rename_title: str = "rename-title"
+    mode_select: str = "mode-select"
+    model_select: str = "model-select"
+    # the thread (entries are appended to it, older ones put back after its start) and the plan,
+    thread: str = "thread"
+    thread_start: str = "thread-start"
+    plan_dock: str = "plan-dock"
+    plan_dock_details: str = "plan-dock-details"
+    # the composer, its queue and its menus,
+    prompt_queue: str = "prompt-queue"
+    composer: str = "composer"
+    prompt_input: str = "prompt-input"
+    prompt_nonce: str = "prompt-nonce"
+    composer_attachments: str = "composer-attachments"
+    composer_error: str = "composer-error"
+    attach_input: str = "attach-input"
+    command_hint: str = "command-hint"
+    command_menu: str = "command-menu"
+    mention_menu: str = "mention-menu"
+    # the side panel (a file or a changed file shown in it: ids made from ``panel-file``, ``change-diff``), sharing;
+    follow_toggle: str = "follow-toggle"
+    side_panel: str = "side-panel"
+    side_panel_body: str = "side-panel-body"
+    changes_count: str = "changes-count"
+    share: str = "share"
+    share_people: str = "share-people"
+    panel_file: str = "panel-file"
+    change_diff: str = "change-diff"
+    # the index's sessions, the inbox, the rules, the protocol log and the sign-in page.
+    history: str = "history"
+    inbox: str = "inbox"
+    inbox_list: str = "inbox-list"
+    rule_workspaces: str = "rule-workspaces"
+    log_filters: str = "log-filters"
+    log_list: str = "log-list"
+    log_tail: str = "log-tail"
+    log_end: str = "log-end"
+    sign_in_token: str = "sign-in-token"
+
+
+PAGE_IDS = PageIds()
+
+
 GLOBALS = {
     "dom_id": dom_id,
     "markdown_id": markdown_id,
@@ -59,5 +116,6 @@ GLOBALS = {
     "terminal_lines_id": terminal_lines_id,
     "terminal_screen_id": terminal_screen_id,
     "entry_diff_id": entry_diff_id,
+    "page_ids": PAGE_IDS,
 }
 """The functions above under the names templates call them by."""

@@ -3,8 +3,8 @@
 The web layer makes its routes from :data:`ROUTES`, so a name and its path cannot drift apart; templates, Python
 and the ``data-*-url`` attributes the page's scripts read build every URL through :class:`Urls`. Behind a reverse
 proxy that mounts the app under a prefix (``location /agents/`` with ``WEBCLIENT_ROOT_PATH=/agents`` or the proxy's
-``X-Forwarded-Prefix``, see ``webclient.web.root_path`` and ``docs/deployment.md``) the prefix arrives as the ASGI
-``root_path``, and every URL carries it.
+``X-Forwarded-Prefix``, see ``webclient.web.access.root_path`` and ``docs/deployment.md``) the prefix arrives as the
+ASGI ``root_path``, and every URL carries it.
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ ROUTES: dict[str, str] = {
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""
 
 SIGN_IN_PATH = "/signin"
-"""The sign-in page: answered by the access guard before routing (``webclient.web.access``), so not a route."""
+"""The sign-in page: answered by the access guard before routing (``web.access.guard``), so not a route."""
 OIDC_START_PATH = SIGN_IN_PATH + "/oidc"
-"""Off to the OpenID provider (``WEBCLIENT_AUTH=oidc``): answered by the guard too (`webclient.web.signin_flow`)."""
+"""Off to the OpenID provider (``WEBCLIENT_AUTH=oidc``): answered by the guard too (`web.access.signin_flow`)."""
 OIDC_CALLBACK_PATH = OIDC_START_PATH + "/callback"
 """Back from the provider, signed in: the redirect URI to register with it."""
 

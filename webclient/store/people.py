@@ -3,7 +3,7 @@
 A person's row is kept up to date at each sign-in (name, email, groups and admin as the provider or proxy said last;
 ``last_seen``). A signed-in session's row is keyed by the SHA-256 of the browser's cookie, never the cookie: a copy of
 the store signs nobody in. It lasts ``WEBCLIENT_SIGNIN_DAYS`` from its last use; deleting it (sign-out, Revoke) ends
-it. The web layer (`webclient.web.signins`) keeps what it read in memory; this module is the queries.
+it. The web layer (`webclient.web.access.signins`) keeps what it read in memory; this module is the queries.
 """
 
 from __future__ import annotations

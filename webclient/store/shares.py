@@ -71,7 +71,7 @@ async def known_people(engine: AsyncEngine, limit: int = 500) -> list[tuple[str,
 
 async def person_named(engine: AsyncEngine, typed: str) -> str:
     """The id of the person ``typed`` names: their id, else the one person with that name, or that e-mail address if
-    ``typed`` is one (any case; only addresses their provider verified are kept: `webclient.web.signin_flow`);
+    ``typed`` is one (any case; only addresses their provider verified are kept: `webclient.web.access.signin_flow`);
     else ``typed`` itself (someone who has not signed in yet, named by the id they will have)."""
     lowered = typed.lower()
     # An address names only whoever has it as their (verified) e-mail, never someone who chose it as their name.

@@ -27,31 +27,32 @@ from webclient.session.homes import data_folder
 from webclient.session.registry import SessionManager
 from webclient.session.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
 from webclient.session.start_checks import check_commands, start_warnings
-from webclient.web import (
+from webclient.web.access.access import Access
+from webclient.web.access.body_limits import BodyLimits, body_limits
+from webclient.web.access.cookies import CookiePolicy, frames_other_sites
+from webclient.web.access.guard import AccessGuard
+from webclient.web.access.root_path import RootPath
+from webclient.web.access.security_headers import SecurityHeaders
+from webclient.web.access.trusted_header import TrustedHeader
+from webclient.web.demo_remote import DemoRemote
+from webclient.web.live.agent_auth_socket import agent_auth_socket
+from webclient.web.live.session_docs import SessionDocs
+from webclient.web.live.session_socket import session_socket
+from webclient.web.pages import (
     agent_sessions,
     audit_pages,
     embed,
     history,
     log_page,
-    pages,
     panels,
     people_page,
     prompt_box,
     secrets_page,
+    sessions,
     shares,
 )
-from webclient.web.access import Access, AccessGuard
-from webclient.web.body_limits import BodyLimits, body_limits
-from webclient.web.cookies import CookiePolicy, frames_other_sites
-from webclient.web.demo_remote import DemoRemote
-from webclient.web.inbox import inbox_page
-from webclient.web.root_path import RootPath
-from webclient.web.rules_page import always_allow, delete_rule, load_rules, rules_settings
-from webclient.web.security_headers import SecurityHeaders
-from webclient.web.session_docs import SessionDocs
-from webclient.web.sign_in_socket import sign_in_terminal_socket
-from webclient.web.socket import session_socket
-from webclient.web.trusted_header import TrustedHeader
+from webclient.web.pages.inbox import inbox_page
+from webclient.web.pages.rules_page import always_allow, delete_rule, load_rules, rules_settings
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
 
@@ -64,20 +65,20 @@ STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 PAGES: dict[str, tuple[Endpoint, str]] = {
-    "index": (pages.index, "GET"),
-    "new_session": (pages.create_session, "POST"),
+    "index": (sessions.index, "GET"),
+    "new_session": (sessions.create_session, "POST"),
     "agent_sessions": (agent_sessions.agent_sessions_page, "GET,POST"),
     "rules": (rules_settings, "GET,POST"),
     "delete_rule": (delete_rule, "POST"),
     "inbox": (inbox_page, "GET,POST"),
     "always_allow": (always_allow, "POST"),
-    "session": (pages.session_page, "GET"),
+    "session": (sessions.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
-    "end_session": (pages.end_session, "POST"),
+    "end_session": (sessions.end_session, "POST"),
     "archive_session": (history.archive_session, "POST"),
     "confirm_delete": (history.confirm_delete, "GET"),
     "delete_session": (history.delete_session, "POST"),
-    "export": (pages.export_session, "GET"),
+    "export": (sessions.export_session, "GET"),
     "protocol_log": (log_page.protocol_log_page, "GET"),
     "file": (panels.file_page, "GET"),
     "changes": (panels.changes_page, "GET"),
@@ -115,7 +116,7 @@ def routes() -> list[BaseRoute]:
         if name == "socket":
             table.append(WebSocketRoute(path, session_socket, name=name))
         elif name == "sign_in_terminal":
-            table.append(WebSocketRoute(path, sign_in_terminal_socket, name=name))
+            table.append(WebSocketRoute(path, agent_auth_socket, name=name))
         elif name == "static":
             table.append(Mount(path, app=StaticFiles(directory=STATIC_DIR), name=name))
         else:
@@ -179,7 +180,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if settings.store:
             from webclient.store.retention import Retention  # here, as in check_store
             from webclient.store.store import Store
-            from webclient.web.signins import SignIns
+            from webclient.web.access.signins import SignIns
 
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)

@@ -15,7 +15,8 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
 from webclient.session.registry import SessionManager
-from webclient.web.access import is_loopback
+from webclient.web.access.access import is_loopback
+from webclient.web.page_context import BaseContext
 
 
 def manager(conn: HTTPConnection) -> SessionManager:
@@ -112,7 +113,8 @@ def urls(conn: HTTPConnection) -> Urls:
 
 
 def base_context(conn: HTTPConnection) -> dict[str, Any]:
-    """What every template needs, without assuming an HTTP request (web socket pushes use it too)."""
+    """What every template needs, without assuming an HTTP request (web socket pushes use it too): the fields of
+    :class:`webclient.web.page_context.SignedInContext` that every page fills from it."""
     builder = urls(conn)
     diff_mode = diff_layout(conn.cookies.get("diff_mode"))
     csrf: str = conn.app.state.access.csrf_for(conn.scope)  # every form our pages post carries it (web.access)
@@ -130,8 +132,9 @@ def renderer(conn: HTTPConnection) -> Renderer:
     return shared
 
 
-def page(conn: Request, template: str, **context: Any) -> HTMLResponse:
-    return HTMLResponse(renderer(conn).page(template, **base_context(conn), **context))
+def render(conn: Request, context: BaseContext, status_code: int = 200) -> HTMLResponse:
+    """A page: its template rendered with its typed context (`webclient.web.page_context`)."""
+    return HTMLResponse(renderer(conn).page(context.template, **context.as_dict()), status_code=status_code)
 
 
 def small_int(value: str | None) -> int | None:
@@ -140,6 +143,6 @@ def small_int(value: str | None) -> int | None:
 
 
 def person(conn: HTTPConnection) -> Person:
-    """Who this request comes from: the access guard (`webclient.web.access`) put them in the scope."""
+    """Who this request comes from: the access guard (`webclient.web.access.access`) put them in the scope."""
     signed_in: Person = conn.scope["person"]
     return signed_in

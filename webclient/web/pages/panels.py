@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -17,12 +18,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from webclient.render.diffs import DiffView, parse_gap
-from webclient.render.dom import dom_id
+from webclient.render.dom import PAGE_IDS, entry_diff_id
 from webclient.render.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
 from webclient.render.text import scrub
 from webclient.session.core import Session
-from webclient.web.context import base_context, page, session_of, small_int, urls
+from webclient.web.context import base_context, render, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
+from webclient.web.page_context import SignedInContext
 
 
 async def file_page(request: Request) -> Response:
@@ -70,7 +72,7 @@ async def change_diff_page(request: Request) -> Response:
     url = urls(request).for_("change_diff", session_id=session.id, path=display)
     gap = _gap(request)
     if gap is not None and panel.diff is not None:
-        return _diff_block(request, "gap_rows", panel.diff, "change-diff", url, gap)
+        return _diff_block(request, "gap_rows", panel.diff, PAGE_IDS.change_diff, url, gap)
     return _fragment(request, session, "_change_panel.html", display, panel=panel, url=url)
 
 
@@ -83,7 +85,20 @@ async def diff_body(request: Request) -> Response:
         raise HTTPException(404, "No such diff")
     entry = session.thread.entry(seq)
     url = urls(request).for_("diff_body", session_id=session.id, seq=seq, index=index)
-    return _diff_block(request, "diff_body", diff, f"{dom_id(entry)}-diff-{index}", url, _gap(request))
+    return _diff_block(request, "diff_body", diff, entry_diff_id(entry, index), url, _gap(request))
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanelPageContext(SignedInContext):
+    """``panel_page.html``: a side panel's fragment in a page of its own, when its link is followed without htmx."""
+
+    template = "panel_page.html"
+    session: Session
+    """The session the panel belongs to."""
+    title: str
+    """The panel's title (Changes, a file's name, ...)."""
+    fragment: Markup
+    """The panel, rendered."""
 
 
 def _fragment(request: Request, session: Session, template: str, title: str, **context: Any) -> Response:
@@ -92,7 +107,9 @@ def _fragment(request: Request, session: Session, template: str, title: str, **c
     html = renderer.page(template, session=session, **base_context(request), **context)
     if request.headers.get("hx-request"):
         return HTMLResponse(html)
-    return page(request, "panel_page.html", session=session, title=title, fragment=Markup(html))
+    return render(
+        request, PanelPageContext(**base_context(request), session=session, title=title, fragment=Markup(html))
+    )
 
 
 def _gap(request: Request) -> tuple[int, int] | None:
@@ -123,7 +140,7 @@ def _file_panel_response(request: Request, session: Session, panel: FilePanel, l
             "_file_view.html",
             "file_lines",
             view=panel.view,
-            view_id="panel-file",
+            view_id=PAGE_IDS.panel_file,
             lines_url=lines_url,
             gap_start=gap[0],
             gap_end=gap[1],

@@ -9,13 +9,13 @@ is then built from ``root_path`` (`webclient.render.urls.Urls`), and Starlette r
   the browser sent it, ``proxy_pass http://127.0.0.1:8000;``); any other path is taken as one the proxy stripped the
   prefix from. A stripped path that itself begins with the prefix (``/agents/claude/sessions`` under ``/agents``)
   reads as one that carries it, so a proxy in front of a prefix should pass the path whole.
-- ``X-Forwarded-Prefix: /agents``, from the proxy (`webclient.web.trusted_header.TrustedHeader.from_proxy`: a
+- ``X-Forwarded-Prefix: /agents``, from the proxy (`webclient.web.access.trusted_header.TrustedHeader.from_proxy`: a
   connection on ``WEBCLIENT_UDS``, or from one of ``WEBCLIENT_TRUSTED_PROXIES``, never ``X-Forwarded-For``, which
   anyone can write; with the proxy's secret when ``WEBCLIENT_PROXY_SECRET_FILE`` is set): the prefix the proxy
   stripped, so the path is below it. It wins over ``WEBCLIENT_ROOT_PATH``. A value that is not a plain path
   (`webclient.path_prefix`) is ignored, as is the header from anyone but the proxy.
 - ``X-Forwarded-Proto: https`` from a trusted proxy makes the request's scheme ``https`` (``wss`` for a web
-  socket): the cookies are then ``Secure`` (`webclient.web.cookies`), and the OpenID redirect URI is ``https``.
+  socket): the cookies are then ``Secure`` (`webclient.web.access.cookies`), and the OpenID redirect URI is ``https``.
 
 Without a prefix from either, the ``root_path`` uvicorn was given (``--root-path``) stays as it is.
 
@@ -31,7 +31,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.path_prefix import path_prefix
-from webclient.web.trusted_header import PROVEN, TrustedHeader
+from webclient.web.access.trusted_header import PROVEN, TrustedHeader
 
 SCHEMES = {"http": {"http": "http", "https": "https"}, "websocket": {"http": "ws", "https": "wss"}}
 """Connection type → what the proxy says → the ASGI scheme."""

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 
 from webclient.session.prompt_queue import PromptRefused
 from webclient.session.uploads import UploadRefused
-from webclient.web.body_limits import prompt_body_bytes
+from webclient.web.access.body_limits import prompt_body_bytes
 from webclient.web.context import manager, person, session_of, urls
 from webclient.web.context import renderer as web_renderer
 from webclient.workspace.listing import list_files, match
@@ -30,7 +30,7 @@ _listings: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
 async def prompt_without_script(request: Request) -> Response:
     """The prompt form's plain HTML fallback (the page normally sends it over its web socket)."""
     session = await session_of(request, "drive")
-    # A field may be as long as the route's body (`webclient.web.body_limits`), not Starlette's 1 MiB.
+    # A field may be as long as the route's body (`webclient.web.access.body_limits`), not Starlette's 1 MiB.
     form = await request.form(max_files=0, max_part_size=prompt_body_bytes(manager(request).settings))
     try:
         session.submit_prompt(str(form.get("prompt", "")), str(form.get("nonce", "")), by=person(request))
@@ -43,7 +43,7 @@ async def upload_attachment(request: Request) -> Response:
     """A file pasted, dropped or picked in the prompt box, posted by htmx as the multipart field ``file``:
     held for the next prompt, shown as a chip."""
     session = await session_of(request, "drive")
-    # Its size is bounded before it is read (`webclient.web.body_limits`): one file, and nothing else of size.
+    # Its size is bounded before it is read (`webclient.web.access.body_limits`): one file, and nothing else of size.
     async with request.form(max_files=1, max_fields=10) as form:
         file = form.get("file")
         if not isinstance(file, UploadFile):

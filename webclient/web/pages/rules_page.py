@@ -3,15 +3,16 @@ listed, added and deleted. The server's `webclient.people.rules.RuleBook` is kep
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.people.rules import DECISIONS, Rule, RuleBook, rule_from
-from webclient.web import server_audit
-from webclient.web.context import manager, page, person, session_of, urls
+from webclient.web.access import server_audit
+from webclient.web.context import base_context, manager, person, render, session_of, urls
+from webclient.web.page_context import SignedInContext
 
 if TYPE_CHECKING:
     from webclient.store.store import Store
@@ -19,6 +20,27 @@ if TYPE_CHECKING:
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other")
 """ACP's tool kinds: what a rule may be limited to."""
 MAX_PATTERN = 500
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulesContext(SignedInContext):
+    """``rules.html``: this person's permission rules, those for everyone, and the form that adds one."""
+
+    template = "rules.html"
+    agents: list[str]
+    """The catalogue's agents, a rule may be limited to one."""
+    workspaces: list[str]
+    """The folders of this person's sessions, a rule may be limited to one."""
+    everyone: list[Rule]
+    """The rules for everyone (an admin's)."""
+    own: list[Rule]
+    """This person's own rules."""
+    may_lock: bool
+    """This person may make a rule for everyone (an admin)."""
+    tool_kinds: tuple[str, ...]
+    """ACP's tool kinds, a rule may be limited to one."""
+    problem: str | None
+    """Why the last rule was not made, if it was not."""
 
 
 async def load_rules(store: Store | None) -> RuleBook:
@@ -87,9 +109,8 @@ async def rules_settings(request: Request) -> Response:
             return RedirectResponse(urls(request).for_("rules"), status_code=303)
     rules = book(request).for_person(who.id)
     sessions = manager(request).sessions.values()
-    return page(
-        request,
-        "rules.html",
+    context = RulesContext(
+        **base_context(request),
         agents=list(manager(request).catalogue.entries),
         workspaces=sorted({str(s.spec.cwd) for s in sessions if s.owner == who.id}),
         everyone=[rule for rule in rules if rule.for_everyone],
@@ -98,6 +119,7 @@ async def rules_settings(request: Request) -> Response:
         tool_kinds=TOOL_KINDS,
         problem=problem,
     )
+    return render(request, context)
 
 
 async def delete_rule(request: Request) -> Response:

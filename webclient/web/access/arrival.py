@@ -1,7 +1,7 @@
 """Where a connection arrived: the port and address it reached (TCP), or the unix socket (``WEBCLIENT_UDS``).
 
 uvicorn gives a unix socket's connection ``scope["server"] == (PATH, None)`` and no ``client`` address; a port's is
-``(ADDRESS, PORT)``. The host and origin checks (`webclient.web.access`) and the sign-in cookie's name follow.
+``(ADDRESS, PORT)``. The host and origin checks (`webclient.web.access.access`) and the sign-in cookie's name follow.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from webclient.session.answers import threads
 from webclient.session.core import Session
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.questions import Question
-from webclient.web.context import base_context, manager, page, person, renderer, urls
+from webclient.web.context import base_context, manager, person, render, renderer, urls
+from webclient.web.page_context import SignedInContext
 
 RECENT_ENTRIES = 200
 """How far back in a thread an open agent question is looked for (as `webclient.session.answers` does)."""
@@ -63,6 +64,15 @@ def open_questions(who: Person, sessions: list[Session]) -> list[Open]:
     return found
 
 
+@dataclass(frozen=True, kw_only=True)
+class InboxContext(SignedInContext):
+    """``inbox.html``: every open question of the sessions this person may drive (its blocks are polled alone)."""
+
+    template = "inbox.html"
+    found: list[Open]
+    """The open questions, each with its session."""
+
+
 async def inbox_page(request: Request) -> Response:
     """GET: the page; ``?part=list``: its list, as the page polls it; ``?part=count``: the index's link. POST: an
     answer (`answer`)."""
@@ -72,8 +82,8 @@ async def inbox_page(request: Request) -> Response:
     part = request.query_params.get("part")
     if part in ("list", "count"):
         block = "inbox_list" if part == "list" else "inbox_count"
-        return HTMLResponse(renderer(request).block("inbox.html", block, found=found, **base_context(request)))
-    return page(request, "inbox.html", found=found)
+        return HTMLResponse(renderer(request).block(InboxContext.template, block, found=found, **base_context(request)))
+    return render(request, InboxContext(**base_context(request), found=found))
 
 
 async def answer(request: Request) -> Response:

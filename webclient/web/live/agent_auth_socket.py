@@ -1,15 +1,16 @@
-"""The sign-in terminal's web socket: the pty's output out (binary frames), keystrokes and resizes in.
+"""Agent authentication's web socket: the terminal in which a person signs in to an agent (the agent's sign-in
+terminal), its pty's output out (binary frames), keystrokes and resizes in.
 
 Its own route (``sign_in_terminal``), beside the page's socket, because a terminal's bytes are no HTML fragment for
 htmx. The access guard checks it as every web socket before routing (host, sign-in, origin:
-`webclient.web.access`); on top, the URL must carry the key of the session's running sign-in terminal, which only
+`webclient.web.access.guard`); on top, the URL must carry the key of the session's running sign-in terminal, which only
 that session's page shows. Messages from the page are JSON: ``{"type": "input", "data": "..."}`` and
 ``{"type": "resize", "columns": C, "rows": R}``. When the command ends, ``{"type": "exit", "how": "..."}`` goes
 out and the socket closes.
 
 Only a driver holds it: the handshake asks for the person's role, every message asks again (a keystroke of someone
 who may no longer drive closes the socket and never reaches the pty), and a revoke or a turn to watch closes it at
-once (`webclient.web.presence`, where it registers as every socket of a session does).
+once (`webclient.web.live.presence`, where it registers as every socket of a session does).
 
 Bounded both ways: a message from the page over `MESSAGE_LIMIT` is ignored; output the page does not take fast
 enough (over `OUTPUT_LIMIT` waiting) closes the socket with 1013, and the page reconnects to the kept output.
@@ -29,8 +30,8 @@ from webclient.people.roles import may_drive
 from webclient.session.core import Session
 from webclient.session.terminal_sign_in import SignInTerminal
 from webclient.web.context import link_token, manager, person, role_in
-from webclient.web.presence import WS_POLICY_VIOLATION, Viewer, presence
-from webclient.web.socket_close import refuse_handshake
+from webclient.web.live.presence import Viewer, presence
+from webclient.web.live.session_socket import refuse_handshake
 from webclient.workspace.interactive_pty import OUTPUT_LIMIT, InteractivePty
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class _Outbox:
         self.queue.put_nowait(None)
 
 
-async def sign_in_terminal_socket(websocket: WebSocket) -> None:
+async def agent_auth_socket(websocket: WebSocket) -> None:
     session = manager(websocket).get(websocket.path_params["session_id"])
     role = role_in(websocket, session) if session is not None else None
     if session is None or not may_drive(role):  # the agent's sign-in is its drivers' to do; refused at the handshake
@@ -87,7 +88,7 @@ async def sign_in_terminal_socket(websocket: WebSocket) -> None:
         while True:
             text = await websocket.receive_text()
             if not _still_drives(websocket, session):
-                await websocket.close(code=WS_POLICY_VIOLATION)
+                await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
                 break
             if len(text) <= MESSAGE_LIMIT:
                 _handle(pty, text)

@@ -1,6 +1,6 @@
 """Token mode's sign-in token, kept in the data folder across starts, so that a restart signs no one out.
 
-A sign-in (the cookie) is tied to the token that made it (`webclient.web.signins`): a new token each start would end
+A sign-in (the cookie) is tied to the token that made it (`web.access.signins`): a new token each start would end
 every sign-in and leave every open page "Signed out". The token is made once, stored owner-only (0600) as
 ``token`` in the data folder, and read back at each start; ``--new-token`` replaces it (every sign-in ends), and a
 token given by ``--token`` / ``WEBCLIENT_TOKEN`` is used as it is and never stored.

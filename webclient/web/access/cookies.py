@@ -3,11 +3,11 @@
 As a rule ``HttpOnly; SameSite=Lax``, ``Secure`` over HTTPS. A browser does not send a ``Lax`` cookie inside a
 frame whose page is of another site, so a portal of another site that frames the client
 (``WEBCLIENT_FRAME_ANCESTORS`` naming other origins) would sign people in for nothing. There, for a request that
-came over HTTPS (straight, or ``X-Forwarded-Proto`` from a trusted proxy: `webclient.web.root_path`), the cookies
+came over HTTPS (straight, or ``X-Forwarded-Proto`` from a trusted proxy: `webclient.web.access.root_path`), the cookies
 are ``SameSite=None; Secure; Partitioned``: sent inside the frame, and kept apart per top-level site (CHIPS), so
 what is signed in inside the portal is not signed in elsewhere, nor the other way round.
 
-``SameSite=None`` lets other sites' requests carry the cookie; the access guard (`webclient.web.access`) still
+``SameSite=None`` lets other sites' requests carry the cookie; the access guard (`webclient.web.access.access`) still
 refuses any of them that changes something or opens a web socket (``Sec-Fetch-Site``, ``Origin``, the page token).
 Starlette writes ``Partitioned`` only on Python 3.14 and later, so it is added to the header here.
 """

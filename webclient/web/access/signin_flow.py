@@ -1,8 +1,8 @@
-"""The ways in that the access guard answers itself, before routing, since they are for someone not signed in yet:
-the sign-in page (``/signin``) and its token form, ``?token=`` in any URL (token mode), and the OpenID provider's
-round trip (``/signin/oidc``: off to the provider; ``/signin/oidc/callback``: back, signed in).
+"""The ways in that the access guard (`webclient.web.access.guard`) answers itself, before routing, since they are for
+someone not signed in yet: the sign-in page (``/signin``) and its token form, ``?token=`` in any URL (token mode), and
+the OpenID provider's round trip (``/signin/oidc``: off to the provider; ``/signin/oidc/callback``: back, signed in).
 
-Signing in makes a signed-in session on the server (`webclient.web.signins`) whose random id is the cookie; with no
+Signing in makes a signed-in session on the server (`web.access.signins`) whose random id is the cookie; with no
 store (token mode, ``WEBCLIENT_STORE=off``) the cookie is derived from the token as before, and lasts as long as it.
 
 The callback is bound to the browser that started the sign-in (a short-lived cookie whose value the pending sign-in
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -21,16 +22,18 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from webclient.config import Auth
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
-from webclient.web import cookies, server_audit
-from webclient.web.request_body import buffer_body
+from webclient.web.access import cookies, server_audit
+from webclient.web.access.access import Access
+from webclient.web.access.request_body import buffer_body
+from webclient.web.page_context import BaseContext
 
 if TYPE_CHECKING:
-    from webclient.web.access import Access
-    from webclient.web.signins import SignIns
+    from webclient.web.access.signins import SignIns
 
-SIGN_IN_PATHS = frozenset({SIGN_IN_PATH, OIDC_START_PATH, OIDC_CALLBACK_PATH})
+SIGNIN_PATHS = frozenset({SIGN_IN_PATH, OIDC_START_PATH, OIDC_CALLBACK_PATH})
 
 
 def signins_of(scope: Scope) -> SignIns | None:
@@ -49,9 +52,9 @@ def _query(scope: Scope) -> dict[str, str]:
 
 
 async def answer(access: Access, scope: Scope, receive: Receive, send: Send, path: str, method: str) -> None:
-    """One of :data:`SIGN_IN_PATHS`."""
+    """One of :data:`SIGNIN_PATHS`."""
     if path == SIGN_IN_PATH:
-        await sign_in_form(access, scope, receive, send, method)
+        await signin_form(access, scope, receive, send, method)
     elif access.oidc is None or method not in ("GET", "HEAD"):
         await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
     elif path == OIDC_START_PATH:
@@ -60,12 +63,12 @@ async def answer(access: Access, scope: Scope, receive: Receive, send: Send, pat
         await oidc_callback(access, scope, receive, send)
 
 
-async def sign_in_form(access: Access, scope: Scope, receive: Receive, send: Send, method: str) -> None:
+async def signin_form(access: Access, scope: Scope, receive: Receive, send: Send, method: str) -> None:
     """``/signin``: the page (the token to paste, or the provider's button), and the token form's POST."""
     index = Urls(_root(scope)).for_("index")
     if method in ("GET", "HEAD"):
         target = local_path(_query(scope).get("next", ""), index)
-        await sign_in_page(access, scope, receive, send, 200, None, target)
+        await signin_page(access, scope, receive, send, 200, None, target)
         return
     if method != "POST" or access.token is None:
         await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
@@ -74,7 +77,7 @@ async def sign_in_form(access: Access, scope: Scope, receive: Receive, send: Sen
     form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
     target = local_path(form.get("next", ""), index)
     if not hmac.compare_digest(form.get("token", "").strip().encode(), access.token.encode()):
-        await sign_in_page(access, scope, receive, send, 401, "That token is not right.", target)
+        await signin_page(access, scope, receive, send, 401, "That token is not right.", target)
         return
     await signed_in_redirect(access, scope, receive, send, target, LOCAL, "token")
 
@@ -116,7 +119,7 @@ def _binding_cookie(access: Access, scope: Scope) -> str:
 
 async def oidc_start(access: Access, scope: Scope, receive: Receive, send: Send) -> None:
     """``/signin/oidc?next=PATH``: off to the provider, with a new state, nonce and PKCE verifier."""
-    from webclient.web.oidc import PENDING_SECONDS, SignInFailed
+    from webclient.web.access.oidc import PENDING_SECONDS, SignInFailed
 
     assert access.oidc is not None
     urls = Urls(_root(scope))
@@ -125,7 +128,7 @@ async def oidc_start(access: Access, scope: Scope, receive: Receive, send: Send)
     try:
         url = await access.oidc.start(callback_url(scope), target, binding)
     except SignInFailed as failed:
-        await sign_in_page(access, scope, receive, send, 502, str(failed), target)
+        await signin_page(access, scope, receive, send, 502, str(failed), target)
         return
     response = RedirectResponse(url, status_code=303, headers={"cache-control": "no-store"})
     path = _root(scope) + SIGN_IN_PATH
@@ -135,7 +138,7 @@ async def oidc_start(access: Access, scope: Scope, receive: Receive, send: Send)
 
 async def oidc_callback(access: Access, scope: Scope, receive: Receive, send: Send) -> None:
     """``/signin/oidc/callback``: the provider's answer; the person is signed in, their row kept up to date."""
-    from webclient.web.oidc import SignInFailed, groups_of
+    from webclient.web.access.oidc import SignInFailed, groups_of
 
     assert access.oidc is not None
     index = Urls(_root(scope)).for_("index")
@@ -143,10 +146,10 @@ async def oidc_callback(access: Access, scope: Scope, receive: Receive, send: Se
     try:
         claims, target = await access.oidc.finish(_query(scope), binding)
     except SignInFailed as failed:
-        await sign_in_page(access, scope, receive, send, 401, str(failed), index)
+        await signin_page(access, scope, receive, send, 401, str(failed), index)
         return
     if is_reserved(str(claims["sub"])):  # token mode's person's id: never a person of the provider's
-        await sign_in_page(access, scope, receive, send, 401, "This account's id is one this server keeps.", index)
+        await signin_page(access, scope, receive, send, 401, "This account's id is one this server keeps.", index)
         return
     groups = groups_of(claims, access.oidc_groups_claim)
     email = verified_email(claims)
@@ -200,23 +203,40 @@ async def refuse_with_page(
     access: Access, scope: Scope, receive: Receive, send: Send, status: int, error: str | None
 ) -> None:
     """The sign-in page in answer to a browser's navigation, to come back to where it was going."""
-    await sign_in_page(access, scope, receive, send, status, error, browser_url(scope))
+    await signin_page(access, scope, receive, send, status, error, browser_url(scope))
 
 
-async def sign_in_page(
+@dataclass(frozen=True, kw_only=True)
+class SigninContext(BaseContext):
+    """``signin.html``: the sign-in page (the token to paste, or the provider's button), for one not signed in yet."""
+
+    template = "signin.html"
+    error: str | None
+    """Why the last try failed, or why this page is shown instead of the one asked for."""
+    next_path: str
+    """Where the browser goes once signed in (a path of this site)."""
+    auth: Auth
+    """How people sign in (``WEBCLIENT_AUTH``)."""
+    signin_off: bool
+    """Sign-in is off (``--no-token``): nothing to sign in with."""
+    oidc_url: str
+    """The OpenID provider's button: off to the provider, to come back to ``next_path``."""
+
+
+async def signin_page(
     access: Access, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
 ) -> None:
     urls = Urls(_root(scope))
-    context: dict[str, Any] = {
-        "urls": urls,
-        "static": urls.static,
-        "csrf": "",  # nobody signed in: no page token
-        "error": error,
-        "next_path": next_path,
-        "auth": access.auth,
-        "sign_in_off": access.sign_in_off,
-        "oidc_url": urls.root + OIDC_START_PATH + "?" + urlencode({"next": next_path}),
-    }
-    html = scope["app"].state.renderer.page("signin.html", **context)
+    context = SigninContext(
+        urls=urls,
+        static=urls.static,
+        csrf="",  # nobody signed in: no page token
+        error=error,
+        next_path=next_path,
+        auth=access.auth,
+        signin_off=access.signin_off,
+        oidc_url=urls.root + OIDC_START_PATH + "?" + urlencode({"next": next_path}),
+    )
+    html = scope["app"].state.renderer.page(context.template, **context.as_dict())
     response: Response = HTMLResponse(html, status_code=status, headers={"cache-control": "no-store"})
     await response(scope, receive, send)

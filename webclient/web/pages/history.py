@@ -8,6 +8,7 @@ A stored session that is live in this server shows its live turn state, title an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -20,8 +21,9 @@ from webclient.people.person import Person
 from webclient.people.roles import role_of
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
-from webclient.web.context import allowed, manager, owned, page, person, role_in, small_int, urls
-from webclient.web.presence import presence
+from webclient.web.context import allowed, base_context, manager, owned, person, render, role_in, small_int, urls
+from webclient.web.live.presence import presence
+from webclient.web.page_context import SignedInContext
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow
@@ -253,7 +255,31 @@ async def confirm_delete(request: Request) -> Response:
     else:
         raise HTTPException(404, "No such session")
     back = {key: request.query_params.get(key, "") for key in ("page", "q", "archived_shown")}
-    return page(request, "confirm_delete.html", row=row, back=back, when=human_time)
+    return render(request, ConfirmDeleteContext(**base_context(request), row=row, back=back, when=human_time))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmDeleteContext(SignedInContext):
+    """``confirm_delete.html``: "Delete this session?", for a browser without scripts (one with them asks in place)."""
+
+    template = "confirm_delete.html"
+    row: HistoryRow
+    """The session to delete, as the index lists it."""
+    back: dict[str, str]
+    """The index's page, search and archived switch to go back to (``page``, ``q``, ``archived_shown``)."""
+    when: Callable[[datetime], str]
+    """A time → how long ago, in words."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefusedContext(SignedInContext):
+    """``refused.html``: what this person may not do with a session they may see (403), and the way back."""
+
+    template = "refused.html"
+    heading: str
+    """What was refused, as the page's heading."""
+    reason: str
+    """Why."""
 
 
 def refusal(request: Request, refused: HTTPException, heading: str) -> Response:
@@ -262,9 +288,8 @@ def refusal(request: Request, refused: HTTPException, heading: str) -> Response:
     read exactly as for an id never used, on every route."""
     if refused.status_code != 403:
         raise refused
-    response = page(request, "refused.html", heading=heading, reason=refused.detail)
-    response.status_code = refused.status_code
-    return response
+    context = RefusedContext(**base_context(request), heading=heading, reason=refused.detail)
+    return render(request, context, refused.status_code)
 
 
 async def delete_session(request: Request) -> Response:

@@ -17,6 +17,7 @@ import contextlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import FormData, QueryParams
@@ -24,12 +25,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from webclient.render.text import scrub
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.limits import LimitReached
 from webclient.session.prompt_queue import PromptRefused
-from webclient.web import pages
-from webclient.web.context import manager, page, person, session_of, urls
-from webclient.web.secrets_page import secrets_of
+from webclient.web.context import base_context, manager, person, render, session_of, urls
+from webclient.web.page_context import SignedInContext
+from webclient.web.pages import sessions
+from webclient.web.pages.secrets_page import secrets_of
 
 THEMES = frozenset({"light", "dark"})
 ACCENT = re.compile(r"#[0-9a-fA-F]{6}")
@@ -133,14 +136,26 @@ async def embed(request: Request) -> Response:
     return RedirectResponse(url, status_code=303)
 
 
+@dataclass(frozen=True, kw_only=True)
+class EmbedContext(SignedInContext):
+    """``embed.html``: the embedded start page (what a portal's iframe opens), which starts the session asked for."""
+
+    template = "embed.html"
+    asked: Embedding
+    """What the host asked for (agent, folder, first prompt, look), checked."""
+    agent: AgentEntry
+    """The catalogue's agent it asked for."""
+    refused: str | None
+    """Why the session did not start, if it did not."""
+
+
 def _start_page(request: Request, asked: Embedding, refused: str | None = None, status: int = 200) -> HTMLResponse:
     entry = manager(request).catalogue.get(asked.agent)  # checked by Embedding.parse
-    response = page(request, "embed.html", asked=asked, agent=entry, refused=refused, **_dress(request, asked))
-    response.status_code = status
-    return response
+    context = EmbedContext(**base_context(request), asked=asked, agent=entry, refused=refused, **_dress(request, asked))
+    return render(request, context, status)
 
 
-def _dress(request: Request, asked: Embedding) -> dict[str, object]:
+def _dress(request: Request, asked: Embedding) -> dict[str, Any]:
     """What an embedded page's templates need: no chrome, the host's theme, who it talks to."""
     origins = message_origins(request.app.state.settings.frame_ancestors)
     return {"embedded": True, "theme": asked.theme, "accent": asked.accent, "message_origins": origins}
@@ -152,7 +167,7 @@ async def embed_session(request: Request) -> Response:
         asked = Embedding.parse(request.query_params, _agents(request))
     except EmbedRefused as refused:
         return PlainTextResponse(str(refused), status_code=400)
-    return await pages.session_page(request, **_dress(request, asked), look=asked.look)
+    return await sessions.session_page(request, **_dress(request, asked), look=asked.look)
 
 
 async def embed_end(request: Request) -> Response:

@@ -9,7 +9,7 @@ A link share's URL is ``/sessions/{id}?share=TOKEN``: the page answering it sets
 session's path, so the page's own requests (its socket, its panels) carry the token after it
 (`webclient.web.context.link_token` reads either). A share or a revoke
 is in `Session.shares` at once, so the next request and the next message of an open socket see it; a revoke also
-closes the sockets of those it shut out (`webclient.web.presence`).
+closes the sockets of those it shut out (`webclient.web.live.presence`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
 
 from webclient.people.person import LOCAL
-from webclient.people.roles import Share, may_drive
+from webclient.people.roles import Share
+from webclient.render.dom import PAGE_IDS
 from webclient.session.core import Session
 from webclient.store import audit
 from webclient.store import shares as stored_shares
 from webclient.store.store import Store
-from webclient.web import cookies
-from webclient.web.context import SHARE_PARAM, person, role_in, session_of, urls
-from webclient.web.presence import presence
+from webclient.web.access import cookies
+from webclient.web.context import SHARE_PARAM, person, session_of, urls
+from webclient.web.live.presence import page_context, presence
 
 KINDS = ("person", "group", "link")
 ROLES = ("watch", "drive")
@@ -41,13 +42,6 @@ DRIVE_LINK_REFUSED = (
     "Not shared: whoever has a drive link runs this session's agent with your secrets (your API keys) and your "
     "agents' logins, and could have the agent print them. Tick “They use my keys and logins” to make one anyway."
 )
-
-
-def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
-    """What the session page's templates need to know of sharing: whether this person only watches, whether they
-    own it (the Share panel), and who has it open."""
-    their_role = role_in(conn, session)
-    return {"role": their_role, "watching": not may_drive(their_role), "presence": presence(conn)}
 
 
 def remember_link(conn: HTTPConnection, response: Response, session: Session) -> None:
@@ -136,4 +130,6 @@ def _shown(share: Share) -> str:
 
 
 def _back(request: Request, session: Session) -> Response:
-    return RedirectResponse(urls(request).for_("session", session_id=session.id) + "#share", status_code=303)
+    return RedirectResponse(
+        urls(request).for_("session", session_id=session.id) + f"#{PAGE_IDS.share}", status_code=303
+    )

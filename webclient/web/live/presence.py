@@ -1,10 +1,10 @@
 """Every socket a person holds on a session, in one place: the page's (shown in the session's header by their part
 in it, "alice (owner), bob driving, carol watching", updated as people come and go) and the agent's sign-in
-terminal's (`webclient.web.sign_in_socket`). A revoked share closes them all, and so does a deleted session, each
+terminal's (`web.live.agent_auth_socket`). A revoked share closes them all, and so does a deleted session, each
 with a reason the page shows ("no longer shared with you", "deleted"); a share changed between watch and drive
 reloads the page (with the composer or without) and closes a terminal its person may no longer drive. A signed-in
 session that ends (sign-out, an admin's Revoke) closes every socket it opened too, one layer down
-(`webclient.web.access`). Each socket also asks for the person's role again with every message it receives, so
+(`webclient.web.access.access`). Each socket also asks for the person's role again with every message it receives, so
 nothing waits on this for a refusal.
 
 A new kind of socket on a session joins here, or a revoke leaves it open."""
@@ -14,13 +14,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
+from starlette import status
 from starlette.requests import HTTPConnection
 
 from webclient.people.person import LOCAL, Person
 from webclient.people.roles import Role, may_drive, role_of
 from webclient.session.core import Session
 from webclient.viewmodel.events import Region
+from webclient.web.context import role_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +40,6 @@ class Viewer:
     terminal's), closed as soon as its person may not drive."""
 
 
-WS_POLICY_VIOLATION = 1008
-"""The close code for a page whose person may no longer see the session: the page says so, and why (its reason)."""
 REVOKED = "revoked"
 """The close reason of a page whose share was revoked: "no longer shared with you" (``static/js/socket-status.js``)."""
 DELETED = "deleted"
@@ -94,14 +95,14 @@ class Presence:
         for viewer in list(self._open.get(session.id, {}).values()):
             role = role_of(viewer.person, session.owner, session.shares, viewer.link)
             if role is None or not (viewer.page or may_drive(role)):
-                await viewer.close(WS_POLICY_VIOLATION, REVOKED)
+                await viewer.close(status.WS_1008_POLICY_VIOLATION, REVOKED)
             elif may_drive(role) != may_drive(viewer.role):
                 await viewer.close(ROLE_CHANGED, "")
 
     async def deleted(self, session_id: str) -> None:
         """Close every socket of a session that was deleted: its pages say so."""
         for viewer in list(self._open.get(session_id, {}).values()):
-            await viewer.close(WS_POLICY_VIOLATION, DELETED)
+            await viewer.close(status.WS_1008_POLICY_VIOLATION, DELETED)
 
 
 def presence(conn: HTTPConnection) -> Presence:
@@ -111,3 +112,10 @@ def presence(conn: HTTPConnection) -> Presence:
     if found is None:
         found = state.presence = Presence()
     return found
+
+
+def page_context(conn: HTTPConnection, session: Session) -> dict[str, Any]:
+    """What the session page's templates need to know of sharing: whether this person only watches, whether they
+    own it (the Share panel), and who has it open."""
+    their_role = role_in(conn, session)
+    return {"role": their_role, "watching": not may_drive(their_role), "presence": presence(conn)}

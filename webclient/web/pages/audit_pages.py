@@ -4,6 +4,8 @@ CSV (``?format=csv``) and JSON lines (``?format=jsonl``), all of it, oldest firs
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -12,10 +14,28 @@ from starlette.responses import Response
 from webclient.store import audit
 from webclient.store.audit import AuditRow
 from webclient.store.store import Store
-from webclient.web.context import page, person
-from webclient.web.shares import owned
+from webclient.web.context import base_context, person, render
+from webclient.web.page_context import SignedInContext
+from webclient.web.pages.shares import owned
 
 EXPORTS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditContext(SignedInContext):
+    """``audit.html``: the audit log of one session (its owner's) or of the whole server (the admins')."""
+
+    template = "audit.html"
+    rows: list[AuditRow]
+    """The newest rows, newest first."""
+    session_id: str | None
+    """The session whose log this is; None for the server's."""
+    session_title: str | None
+    """That session's title (or id)."""
+    detail_text: Callable[[AuditRow], str]
+    """A row → its detail as one line to read."""
+    when: Callable[[float], str]
+    """A row's time → ISO 8601, UTC."""
 
 
 async def session_audit(request: Request) -> Response:
@@ -40,8 +60,15 @@ async def _answer(
         headers = {"content-disposition": f'attachment; filename="{filename}.{fmt}"'}
         return Response(body, media_type=EXPORTS[fmt], headers=headers)
     rows = await store.audit_log(session_id)
-    context = {"rows": rows, "session_id": session_id, "session_title": session_title}
-    return page(request, "audit.html", **context, detail_text=detail_text, when=when)
+    context = AuditContext(
+        **base_context(request),
+        rows=rows,
+        session_id=session_id,
+        session_title=session_title,
+        detail_text=detail_text,
+        when=when,
+    )
+    return render(request, context)
 
 
 def when(at: float) -> str:

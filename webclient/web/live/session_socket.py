@@ -15,6 +15,7 @@ from typing import Any
 
 from starlette import status
 from starlette.exceptions import HTTPException
+from starlette.responses import PlainTextResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.people.person import Person
@@ -25,11 +26,9 @@ from webclient.session.prompt_queue import PromptRefused
 from webclient.viewmodel.events import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
-from webclient.web.live import LiveView
-from webclient.web.presence import Viewer, presence
-from webclient.web.session_docs import session_docs
-from webclient.web.shares import page_context
-from webclient.web.socket_close import refuse_handshake
+from webclient.web.live.live_view import LiveView
+from webclient.web.live.presence import Viewer, page_context, presence
+from webclient.web.live.session_docs import session_docs
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +38,7 @@ Action = Callable[[Session, LiveView, Message, Person], object]
 
 
 async def session_socket(websocket: WebSocket) -> None:
-    try:  # who may open it at all is settled before routing (webclient.web.access); whose session it is, here
+    try:  # who may open it at all is settled before routing (webclient.web.access.guard); whose session it is, here
         session = await session_of(websocket)
     except HTTPException as refused:  # no such session, or not theirs: refused as its page is (404)
         await refuse_handshake(websocket, refused.status_code, refused.detail)
@@ -200,3 +199,14 @@ ACTIONS: dict[str, Action] = {
 
 VIEWING = frozenset({"follow", "diff_mode", "earlier"})
 """The actions that change only what this page shows: a watcher may send them; every other one needs a driver."""
+
+
+async def refuse_handshake(websocket: WebSocket, status_code: int = 404, text: str = "No such session") -> None:
+    """Refuse a socket before it opens with the HTTP answer a page of the same URL gets (404: another person's
+    session does not exist for them), where the server can send one (ASGI's ``websocket.http.response``, which
+    uvicorn has); elsewhere closed unopened, which a server answers 403. A browser's page sees neither: it is told
+    nothing more than that the socket failed."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(PlainTextResponse(text, status_code=status_code))
+    else:
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)

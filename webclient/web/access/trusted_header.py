@@ -1,6 +1,6 @@
 """``WEBCLIENT_AUTH=trusted-header``: a portal or proxy in front signs people in and names them in a header.
 
-The header (and the proxy's ``X-Forwarded-Prefix``/``-Proto``, `webclient.web.root_path`) is believed only from the
+The header (and the proxy's ``X-Forwarded-Prefix``/``-Proto``, `web.access.root_path`) is believed only from the
 proxy, and an address does not prove that: on Linux any program may connect from any ``127.x.y.z``. So the proxy
 proves itself (`webclient.proxy_proof`):
 
@@ -26,7 +26,7 @@ from starlette.types import Scope
 
 from webclient.config import Settings
 from webclient.people.person import Person
-from webclient.web.arrival import unix_socket_of
+from webclient.web.access.arrival import unix_socket_of
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 MAX_NAME = 200
@@ -38,7 +38,7 @@ LOOPBACK = (
 )
 MAX_SECRET = 4096
 PROVEN = "webclient.from_proxy"
-"""The scope's key for what :meth:`TrustedHeader.from_proxy` said, set by `webclient.web.root_path` (outermost) as it
+"""The scope's key for what :meth:`TrustedHeader.from_proxy` said, set by `web.access.root_path` (outermost) as it
 takes the secret out."""
 
 

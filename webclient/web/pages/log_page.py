@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,8 +29,9 @@ from webclient.acp.agent import AcpAgent
 from webclient.acp.protocol_log import MAX_LINE_CHARS, LogFilter, LogLine, Selection
 from webclient.render.formats import pretty_json
 from webclient.session.core import Session
-from webclient.web.context import base_context, page, session_of, small_int, urls
+from webclient.web.context import base_context, render, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
+from webclient.web.page_context import SignedInContext
 
 TEMPLATE = "protocol_log.html"
 SHOW_LIMIT = 1000
@@ -73,33 +75,47 @@ def filter_query(spec: LogFilter) -> dict[str, str]:
     return {key: value for key, value in values.items() if value}
 
 
-@dataclass(frozen=True)
-class LogPageContext:
-    """What ``protocol_log.html`` and its blocks are rendered with (besides the base context)."""
+@dataclass(frozen=True, kw_only=True)
+class LogPageContext(SignedInContext):
+    """What ``protocol_log.html`` and its blocks are rendered with."""
 
-    session: Session = field(metadata={"help": "The session whose traffic this is"})
-    filter: LogFilter = field(metadata={"help": "The filters in effect (they fill the form)"})
-    lines: list[LogLine] = field(metadata={"help": "The lines to show, oldest first"})
-    omitted: int = field(metadata={"help": "Older matching lines left out to keep the page small"})
-    log_url: str = field(metadata={"help": "This page's path, without a query string"})
-    tail_url: str = field(metadata={"help": "What the poller asks for: the same filters, lines after the last one"})
-    methods: list[str] = field(metadata={"help": "Method names seen, for the method filter"})
-    update_types: list[str] = field(metadata={"help": "sessionUpdate types seen, for the same filter"})
-    kept: int = field(metadata={"help": "Lines the log holds (the oldest are dropped past its limit)"})
-    total: int = field(metadata={"help": "Lines recorded since the session started"})
-    stderr: str = field(metadata={"help": "The agent's stderr (empty in fragments)"})
-    tail: bool = field(default=False, metadata={"help": "Rendering what a poll found (``omitted`` then means skipped)"})
-    pretty: str | None = field(default=None, metadata={"help": "One line as indented JSON (block line_json)"})
-    clock: Any = field(default=clock, metadata={"help": "when → HH:MM:SS.mmm"})
-    iso_time: Any = field(default=iso_time, metadata={"help": "when → ISO 8601, for <time datetime>"})
-    arrows: dict[str, str] = field(default_factory=lambda: dict(ARROWS), metadata={"help": "direction → arrow"})
-    direction_labels: dict[str, str] = field(
-        default_factory=lambda: dict(DIRECTIONS), metadata={"help": "direction → who sent it to whom"}
-    )
-    kind_labels: dict[str, str] = field(default_factory=lambda: dict(KINDS), metadata={"help": "kind → its label"})
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    template = TEMPLATE
+    session: Session
+    """The session whose traffic this is."""
+    filter: LogFilter
+    """The filters in effect (they fill the form)."""
+    lines: list[LogLine]
+    """The lines to show, oldest first."""
+    omitted: int
+    """Older matching lines left out to keep the page small."""
+    log_url: str
+    """This page's path, without a query string."""
+    tail_url: str
+    """What the poller asks for: the same filters, lines after the last one."""
+    methods: list[str]
+    """Method names seen, for the method filter."""
+    update_types: list[str]
+    """sessionUpdate types seen, for the same filter."""
+    kept: int
+    """Lines the log holds (the oldest are dropped past its limit)."""
+    total: int
+    """Lines recorded since the session started."""
+    stderr: str
+    """The agent's stderr (empty in fragments)."""
+    tail: bool = False
+    """Rendering what a poll found (``omitted`` then means skipped)."""
+    pretty: str | None = None
+    """One line as indented JSON (block line_json)."""
+    clock: Callable[[float], str] = clock
+    """when → HH:MM:SS.mmm."""
+    iso_time: Callable[[float], str] = iso_time
+    """when → ISO 8601, for <time datetime>."""
+    arrows: dict[str, str] = field(default_factory=lambda: dict(ARROWS))
+    """direction → arrow."""
+    direction_labels: dict[str, str] = field(default_factory=lambda: dict(DIRECTIONS))
+    """direction → who sent it to whom."""
+    kind_labels: dict[str, str] = field(default_factory=lambda: dict(KINDS))
+    """kind → its label."""
 
 
 def _acp(session: Session) -> AcpAgent:
@@ -114,6 +130,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
     log_url = urls(request).for_("protocol_log", session_id=session.id)
     methods = sorted(log.methods | ({spec.method} if spec.method and spec.method not in log.update_types else set()))
     return LogPageContext(
+        **base_context(request),
         session=session,
         filter=spec,
         lines=selection.lines,
@@ -130,7 +147,7 @@ def _context(request: Request, session: Session, spec: LogFilter, selection: Sel
 
 def _block(request: Request, block: str, context: LogPageContext, **extra: Any) -> HTMLResponse:
     renderer = web_renderer(request)
-    html = renderer.block(TEMPLATE, block, **base_context(request), **context.as_dict(), **extra)
+    html = renderer.block(TEMPLATE, block, **context.as_dict(), **extra)
     return HTMLResponse(html)
 
 
@@ -182,4 +199,4 @@ async def protocol_log_page(request: Request) -> Response:
     if _is_htmx(request):
         return _block(request, "log_list", _context(request, session, spec, selection, ""))
     context = _context(request, session, spec, selection, _acp(session).stderr.text())
-    return page(request, TEMPLATE, **context.as_dict())
+    return render(request, context)

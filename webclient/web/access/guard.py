@@ -1,4 +1,4 @@
-"""Who may reach the server, and what the browser may do with its pages.
+"""Who may reach the server, and what the browser may do with its pages: the access guard.
 
 One ASGI middleware, :class:`AccessGuard`, sees every HTTP request and every web socket handshake before
 routing, so a route added later gets every check without doing anything:
@@ -9,9 +9,9 @@ routing, so a route added later gets every check without doing anything:
 2. **Sign-in.** ``WEBCLIENT_AUTH=token``: the sign-in token (random each start, or ``WEBCLIENT_TOKEN``) comes
    as ``?token=`` once or in the sign-in page's form (either signs the browser in and redirects), or as
    ``Authorization: token T`` (scripts). ``oidc``: the sign-in page sends the browser to the company's OpenID
-   provider and back (`webclient.web.signin_flow`). Either way a browser is signed in by a cookie naming a
-   signed-in session kept on the server (`webclient.web.signins`; ended by sign-out or an admin's Revoke, its
-   web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.trusted_header`).
+   provider and back (`webclient.web.access.signin_flow`). Either way a browser is signed in by a cookie naming a
+   signed-in session kept on the server (`webclient.web.access.signins`; ended by sign-out or an admin's Revoke, its
+   web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.access.trusted_header`).
    Without any: a sign-in page for a browser, 401 otherwise. Static files stay public: they are the same for
    everyone and hold nothing secret. Whoever passes is ``scope["person"]``.
 3. **Cross-site.** A request the browser makes on its own (signed in by the cookie, or every request when
@@ -20,203 +20,60 @@ routing, so a route added later gets every check without doing anything:
    same-origin``, else (a browser that sends neither) the page's CSRF token in the form field ``csrf`` or
    the header ``X-CSRF-Token``. ``Origin`` is never compared with the request's own ``Host``.
 
-:mod:`webclient.web.security_headers` adds Content-Security-Policy and friends to every response, the guard's included.
+The token and what is derived from it, and the names this server answers to, are
+:class:`webclient.web.access.access.Access`; :mod:`webclient.web.access.security_headers` adds Content-Security-Policy
+and friends to every response, the guard's included.
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
+import contextlib
 import hmac
-import ipaddress
-import logging
-import secrets
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl
 
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.status import WS_1008_POLICY_VIOLATION
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webclient.config import Auth, Settings
 from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import ROUTES
-from webclient.web import signin_flow
-from webclient.web.arrival import WILDCARD_ADDRESSES, arrival_port, listener_name, local_address
-from webclient.web.request_body import buffer_body
-from webclient.web.signin_flow import SIGN_IN_PATHS
-from webclient.web.socket_close import WS_POLICY_VIOLATION, until_ended
-from webclient.web.trusted_header import PROVEN, TrustedHeader
+from webclient.web.access import signin_flow
+from webclient.web.access.access import Access, host_name, is_loopback
+from webclient.web.access.arrival import local_address
+from webclient.web.access.request_body import buffer_body
+from webclient.web.access.signin_flow import SIGNIN_PATHS
+from webclient.web.access.trusted_header import PROVEN
 
 if TYPE_CHECKING:
-    from webclient.web.oidc import OidcClient
-    from webclient.web.signins import SignIns
+    from webclient.web.access.signins import SignIns
 
-log = logging.getLogger(__name__)
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address to listen on) reaches this machine only."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def until_ended(receive: Receive, send: Send, ended: asyncio.Event) -> Receive:
+    """``receive`` for the app, but once ``ended`` is set the socket is closed with 1008 (policy violation), which the
+    page takes for "signed out" (``static/js/socket-status.js``), and the app hears it disconnect."""
 
-
-def host_name(host: str) -> str:
-    """The name in a ``Host`` header, lower-cased, without port or IPv6 brackets."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        return host[1:end] if end > 0 else ""
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _url_host(name: str) -> str:
-    return f"[{name}]" if ":" in name else name
-
-
-def sign_in_url(host: str, port: int, token: str | None, root: str = "") -> str:
-    """The URL to open to sign in (for a server on every address: its loopback URL), under the path prefix."""
-    name = host.strip("[]")
-    if name in WILDCARD_ADDRESSES:
-        name = "::1" if name == "::" else "127.0.0.1"
-    url = f"http://{_url_host(name)}:{port}{root}/"
-    return f"{url}?{urlencode({'token': token})}" if token else url
-
-
-def _derive(secret: bytes, purpose: bytes) -> str:
-    return hmac.new(secret, purpose, hashlib.sha256).hexdigest()
-
-
-@dataclass(frozen=True)
-class Access:
-    """The sign-in token and what is derived from it, and the names this server answers to."""
-
-    token: str | None
-    """None when sign-in is off (``--no-token``)."""
-    secret: bytes
-    host: str
-    port: int
-    allowed_hosts: frozenset[str]
-    allowed_origins: frozenset[str]
-    trusted: TrustedHeader | None = None
-    """Set in trusted-header mode: the proxy in front names the person, and the token plays no part."""
-    auth: Auth = "token"
-    oidc: OidcClient | None = None
-    """Set in oidc mode: the provider people sign in with."""
-    oidc_groups_claim: str = "groups"
-    admin_group: str = "admins"
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Access:
-        """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set."""
-        if settings.no_token and settings.token:
-            raise ValueError("WEBCLIENT_NO_TOKEN and WEBCLIENT_TOKEN are both set: choose one")
-        if settings.no_token and settings.proxy_proof.uds is not None:
-            raise ValueError("--no-token is refused on a unix socket: the proxy in front would let anyone in")
-        if settings.no_token and not is_loopback(settings.host):
-            raise ValueError(
-                f"--no-token (WEBCLIENT_NO_TOKEN) is refused on {settings.host}: without sign-in, anyone who can "
-                "reach that address could run commands as you; listen on 127.0.0.1 or keep the token"
-            )
-        trusted = TrustedHeader.from_settings(settings) if settings.auth == "trusted-header" else None
-        oidc = None
-        if settings.auth == "oidc":
-            from webclient.web.oidc import OidcClient  # here: Authlib is for this mode only
-
-            assert settings.oidc_issuer and settings.oidc_client_id  # Settings.from_env refuses oidc without them
-            secret = settings.oidc_client_secret or ""
-            oidc = OidcClient(settings.oidc_issuer, settings.oidc_client_id, secret, settings.oidc_scopes)
-        tokenless = settings.no_token or settings.auth != "token"
-        token = None if tokenless else settings.token or secrets.token_urlsafe(32)
-        if token is not None and not settings.token:
-            # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
-            log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
-        listen = settings.host.strip("[]").lower()
-        names = LOOPBACK_NAMES | {h.strip("[]").lower() for h in settings.allowed_hosts}
-        if listen not in WILDCARD_ADDRESSES:
-            names |= {listen}
-        return cls(
-            token=token,
-            secret=token.encode() if token else secrets.token_bytes(32),
-            host=settings.host,
-            port=settings.port,
-            allowed_hosts=frozenset(names),
-            allowed_origins=frozenset(settings.allowed_origins),
-            trusted=trusted,
-            auth=settings.auth,
-            oidc=oidc,
-            oidc_groups_claim=settings.oidc_groups_claim,
-            admin_group=settings.admin_group,
-        )
-
-    @property
-    def signin_key(self) -> bytes | None:
-        """Token mode: the key its sign-ins are kept under in the store, derived from the token (a new token ends
-        them); None in the other modes."""
-        return _derive(self.secret, b"webclient sign-ins").encode() if self.auth == "token" and self.token else None
-
-    @property
-    def sign_in_off(self) -> bool:
-        """``--no-token``: token mode without a token (loopback only)."""
-        return self.auth == "token" and self.token is None
-
-    @property
-    def csrf(self) -> str:
-        """The token our pages put in every form they post (for browsers that send no Origin), in token mode."""
-        return _derive(self.secret, b"webclient csrf")
-
-    def csrf_for(self, scope: Scope) -> str:
-        """The page token of whoever this request is from: one per person (never one another person could read
-        off their own page and send from someone else's browser); token mode's one person has :attr:`csrf`."""
-        person = scope.get("person")
-        if person is None or person is LOCAL:
-            return self.csrf
-        return _derive(self.secret, b"webclient csrf for " + person.id.encode())
-
-    @property
-    def cookie_value(self) -> str:
-        """The sign-in cookie's value: derived from the token, so the cookie never holds the token itself."""
-        return _derive(self.secret, b"webclient sign-in cookie")
-
-    def cookie_name(self, scope: Scope) -> str:
-        """One cookie per port (or unix socket): cookies ignore ports, and two servers on one host must not sign each
-        other out."""
-        return f"webclient-{listener_name(scope, self.port)}"
-
-    def host_allowed(self, scope: Scope, name: str) -> bool:
-        return name in self.allowed_hosts or name == local_address(scope)
-
-    def origin_allowed(self, scope: Scope, origin: str) -> bool:
-        """``origin`` (scheme included) is one of ours: an allowed host on the port and scheme we answer on,
-        or a configured origin."""
-        if origin in self.allowed_origins:
-            return True
-        port = arrival_port(scope, self.port)
-        if port is None:  # a unix socket: the browser's origin is the proxy's, named in WEBCLIENT_ALLOWED_ORIGINS
-            return False
-        parts = urlsplit(origin)
-        scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+    async def receive_until_ended() -> Message:
+        waiting = asyncio.ensure_future(receive())
+        signed_out = asyncio.ensure_future(ended.wait())
         try:
-            origin_port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            return False
-        name = (parts.hostname or "").lower()
-        return (
-            parts.scheme == scheme
-            and origin_port == port
-            and self.host_allowed(scope, name)
-            and origin == f"{scheme}://{parts.netloc.lower()}"
-        )
+            await asyncio.wait({waiting, signed_out}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            signed_out.cancel()
+        if waiting.done():
+            return waiting.result()
+        waiting.cancel()
+        with contextlib.suppress(Exception):  # the connection went meanwhile: disconnected either way
+            await send({"type": "websocket.close", "code": WS_1008_POLICY_VIOLATION, "reason": "Signed out."})
+        return {"type": "websocket.disconnect", "code": WS_1008_POLICY_VIOLATION}
+
+    return receive_until_ended
 
 
 def _route_path(scope: Scope) -> str:
@@ -248,10 +105,10 @@ class AccessGuard:
         if self.access.trusted is not None:
             await self._through_proxy(scope, receive, send, headers, method, path)
             return
-        if self.access.sign_in_off and not is_loopback(local_address(scope) or ""):
+        if self.access.signin_off and not is_loopback(local_address(scope) or ""):
             await self._refuse(scope, receive, send, 403, "Sign-in is off, so this server answers on loopback only.")
             return
-        if path in SIGN_IN_PATHS and not websocket:
+        if path in SIGNIN_PATHS and not websocket:
             await signin_flow.answer(self.access, scope, receive, send, path, method)
             return
         if path.startswith(PUBLIC_PREFIX) and method in ("GET", "HEAD"):
@@ -324,7 +181,7 @@ class AccessGuard:
         foreign page can do) or ``"ambient"`` (the browser's cookie, or sign-in is off: any page could make the
         browser send it)."""
         access = self.access
-        if access.sign_in_off:
+        if access.signin_off:
             return "ambient", LOCAL, None
         scheme, _, value = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "token" and access.token is not None:  # other schemes (a proxy's Basic) are not ours
@@ -369,7 +226,7 @@ class AccessGuard:
         """A refusal: a closed handshake for a web socket, the sign-in page for a browser's navigation,
         a sentence in plain text otherwise."""
         if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": reason[:120]})
+            await send({"type": "websocket.close", "code": WS_1008_POLICY_VIOLATION, "reason": reason[:120]})
             return
         headers = Headers(scope=scope)
         navigation = scope["method"] in ("GET", "HEAD") and "text/html" in headers.get("accept", "")

@@ -20,7 +20,7 @@ from starlette.requests import HTTPConnection
 from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
 from webclient.viewmodel.events import Change, Region
-from webclient.web.live import LiveView
+from webclient.web.live.live_view import LiveView
 
 
 class SessionDocs:
@@ -51,7 +51,7 @@ class SessionDocs:
                     docs.keep(session.thread.first_seq)  # the rendered Markdown of messages the thread let go of
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))
-        if self._first_paint:  # the window the page shows (`pages.session_page`)
+        if self._first_paint:  # the window the page shows (`pages.sessions.session_page`)
             return kept[0].for_page(session.thread.latest(LiveView.WINDOW))
         return kept[0]
 

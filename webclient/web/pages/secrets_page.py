@@ -3,12 +3,15 @@ replaced and deleted; a value is never shown again (`webclient.store.secrets`)."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from webclient.web.context import page, person, urls
+from webclient.web.context import base_context, person, render, urls
+from webclient.web.page_context import SignedInContext
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy, cryptography) only when the server keeps one
     from webclient.store.secrets import Secrets
@@ -24,6 +27,23 @@ async def _form(request: Request) -> dict[str, str]:
     return {key: value for key, value in form.items() if isinstance(value, str)}
 
 
+@dataclass(frozen=True, kw_only=True)
+class SecretsContext(SignedInContext):
+    """``secrets.html``: this person's secrets by name (never their values), and the form that adds one."""
+
+    template = "secrets.html"
+    names: list[tuple[str, datetime]]
+    """The secrets kept: each one's name and when it was last set (never its value)."""
+    refused: str | None
+    """Why the last secret was not kept, if it was not."""
+    saved: str | None
+    """The name of the secret just kept."""
+    name: str
+    """The name typed (kept in the form after a refusal)."""
+    stored: bool
+    """Whether the server keeps secrets at all (it needs the store)."""
+
+
 async def secrets_page(request: Request) -> Response:
     """The person's secrets by name, and the form that adds or replaces one."""
     return await _page(request, saved=request.query_params.get("saved", "")[:200] or None)
@@ -33,10 +53,10 @@ async def _page(request: Request, refused: str | None = None, saved: str | None 
     kept = secrets_of(request)
     names = await kept.names(person(request).id) if kept is not None else []
     stored = kept is not None
-    response = page(request, "secrets.html", names=names, refused=refused, saved=saved, name=name, stored=stored)
-    if refused is not None:
-        response.status_code = 400
-    return response
+    context = SecretsContext(
+        **base_context(request), names=names, refused=refused, saved=saved, name=name, stored=stored
+    )
+    return render(request, context, 400 if refused is not None else 200)
 
 
 async def save_secret(request: Request) -> Response:
