@@ -18,6 +18,7 @@ from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
 from webclient.aap.client import AapClient
 from webclient.aap.sse import TooBig
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import RemoteLimits
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry, Notice, ToolCall
@@ -35,7 +36,7 @@ def rough(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 @contextlib.asynccontextmanager
 async def session_on(url: str, workspace: Path) -> AsyncIterator[Session]:
     (workspace / "notes.txt").write_text("remember the milk\n")
-    session = Session(AgentSpec(argv=[], cwd=workspace, url=url), AapAgent)
+    session = Session(AgentSpec(AgentEntry("agent", [], url=url), workspace), AapAgent)
     async with started(session):
         await until(lambda: session.ready)
         yield session

@@ -16,6 +16,7 @@ from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
 from webclient.people.rules import Rule, RuleBook
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry, RuleNote, ToolCall
 
@@ -31,7 +32,7 @@ def server_url() -> Iterator[str]:
 @contextlib.asynccontextmanager
 async def aap_session(url: str, workspace: Path) -> AsyncIterator[Session]:
     (workspace / "README.md").write_text("# Sample project\nIt adds numbers.\n")
-    session = Session(AgentSpec(argv=[], cwd=workspace, url=url), AapAgent)
+    session = Session(AgentSpec(AgentEntry("agent", [], url=url), workspace), AapAgent)
     async with started(session):
         await until(lambda: session.ready)
         yield session

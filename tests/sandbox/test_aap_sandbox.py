@@ -15,6 +15,7 @@ from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
 from webclient.config import Settings
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 from webclient.session.sandboxing import confine
 
@@ -27,7 +28,7 @@ async def test_a_remote_agents_command_runs_in_the_sandbox(caplog: pytest.LogCap
         workspace.mkdir()
         (workspace / "README.md").write_text("# Sample project\n")
         settings = Settings.from_env({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data")})
-        session = Session(confine(AgentSpec(argv=[], cwd=workspace, url=url), settings), AapAgent)
+        session = Session(confine(AgentSpec(AgentEntry("agent", [], url=url), workspace), settings), AapAgent)
         assert session.terminals is not None and session.terminals.sandbox.confined
         async with started(session):
             await until(lambda: session.ready)

@@ -27,7 +27,7 @@ async def test_a_terminal_sign_in_runs_inside_the_agents_sandbox() -> None:
         # What it records goes to its workspace, the one folder (with its home) it may write.
         env = {**(plain.spec.env or {}), "HOME": str(home), "LOGIN_TOKEN_DIR": str(plain.spec.cwd / "tokens")}
         env["RECORD_FILE"] = str(plain.spec.cwd / "received.jsonl")
-        spec = confine(dataclasses.replace(plain.spec, env=env), settings)
+        spec = confine(dataclasses.replace(plain.spec, owner_env=env), settings)
         assert spec.sandbox.confined
         session = Session(spec, AcpAgent)
         tokens = plain.spec.cwd / "tokens"

@@ -95,7 +95,10 @@ async def test_a_v1_agent_asked_v2_keeps_its_process_when_the_session_serves_no_
 ) -> None:
     session, record = ts_session(tmp_path, "v1_only_agent.mjs", 2)
     spec = session.spec
-    session, _ = Session(replace(spec, file_access="none", terminals=False), type(session.agent)), None
+    session, _ = (
+        Session(replace(spec, entry=replace(spec.entry, file_access="none", terminals=False)), type(session.agent)),
+        None,
+    )
     async with started(session):
         await until(lambda: session.ready, timeout=30)
         assert acp(session).dialect.version == 1

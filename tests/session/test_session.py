@@ -21,6 +21,7 @@ from webclient.acp.agent import AcpAgent
 from webclient.render.message_docs import MessageDocs
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.live import LiveView
@@ -101,7 +102,7 @@ async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -
 
 @pytest.mark.asyncio
 async def test_missing_agent_executable_is_reported(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", ["/nonexistent/agent-binary"]), tmp_path), AcpAgent)
     session.start()
     await until(lambda: session.agent_state == "failed")
     assert session.error is not None and "/nonexistent/agent-binary" in session.error

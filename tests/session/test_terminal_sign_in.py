@@ -15,6 +15,7 @@ from tests.support.acp_schema import validate
 from tests.support.servers import AGENTS, live_processes
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 
 
@@ -24,10 +25,13 @@ def login_session(tmp_path: Path, **env: str) -> tuple[Session, Path, Path]:
     workspace = tmp_path / "work"
     workspace.mkdir()
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "login_agent.py"), "--agent-flag"],
-        cwd=workspace,
-        env={"RECORD_FILE": str(record), "LOGIN_TOKEN_DIR": str(tokens), **env},
-        start_timeout=20,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / "login_agent.py"), "--agent-flag"],
+            env={"RECORD_FILE": str(record), "LOGIN_TOKEN_DIR": str(tokens), **env},
+            start_timeout=20,
+        ),
+        workspace,
     )
     return Session(spec, AcpAgent), record, tokens
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.support.servers import AGENTS
 from webclient.acp.agent import AcpAgent
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 
 
@@ -16,10 +17,13 @@ def agent_session(tmp_path: Path, agent: str, start_timeout: float = 120.0, **en
     """A session on ``tests/agents/<agent>`` in ``tmp_path``, and the file where the agent records what it got."""
     record = tmp_path / "received.jsonl"
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / agent)],
-        cwd=tmp_path,
-        env={"RECORD_FILE": str(record), **env},
-        start_timeout=start_timeout,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / agent)],
+            env={"RECORD_FILE": str(record), **env},
+            start_timeout=start_timeout,
+        ),
+        tmp_path,
     )
     return Session(spec, AcpAgent), record
 

@@ -24,6 +24,7 @@ from webclient.acp.agent import AcpAgent
 from webclient.render.panels import change_diff
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import AgentSpec, Session
 from webclient.viewmodel.entries import FileChange, MessageEntry
 from webclient.workspace.paths import Access
@@ -39,11 +40,14 @@ async def hands_session(
     (tmp_path / "secret.txt").write_text("TOP-SECRET\n")
     record = tmp_path / "received.jsonl"
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "scripted_agent.py")],
-        cwd=workspace,
-        env={"RECORD_FILE": str(record)},
-        file_access=access,
-        terminals=terminals,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / "scripted_agent.py")],
+            env={"RECORD_FILE": str(record)},
+            file_access=access,
+            terminals=terminals,
+        ),
+        workspace,
     )
     session = Session(spec, AcpAgent)
     session.start()
@@ -132,7 +136,7 @@ async def test_changes_made_directly_on_disk_are_listed_and_restored_files_drop_
     workspace_files.mkdir()
     (workspace_files / "keep.py").write_text("x = 1\n")
     (workspace_files / "gone.py").write_text("y = 2\n")
-    spec = AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace_files)
+    spec = AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "scripted_agent.py")]), workspace_files)
     session = Session(spec, AcpAgent)
     session.start()
     try:
@@ -236,7 +240,9 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
     workspace.mkdir()
     (workspace / "latin.txt").write_bytes("café crème\r\nà bientôt\r\n".encode("cp1252"))
     (workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
-    session = Session(AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace), AcpAgent)
+    session = Session(
+        AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "scripted_agent.py")]), workspace), AcpAgent
+    )
     session.start()
     try:
         await until(lambda: session.ready)
@@ -278,7 +284,7 @@ async def test_a_terminal_runs_in_the_folder_that_was_checked_even_if_it_becomes
             os.rename(parked, sub)
             time.sleep(0.0005)
 
-    spec = AgentSpec(argv=[sys.executable, str(AGENTS / "terminal_agent.py")], cwd=workspace)
+    spec = AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "terminal_agent.py")]), workspace)
     session = Session(spec, AcpAgent)
     session.start()
     swapper = threading.Thread(target=swap, daemon=True)

@@ -110,7 +110,7 @@ class AcpAgent(SessionRequests):
         """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization) in the
         version its settings ask. A v1 answer to a v2 ``initialize`` starts the agent again with a v1 one when this
         session serves files or terminals, which a v2 ``initialize`` cannot offer (a v1 agent would do without)."""
-        asked, served = self.host.spec.acp_protocol, self.client_methods.capabilities()
+        asked, served = self.host.spec.entry.acp_protocol, self.client_methods.capabilities()
         capabilities = {**served, **ELICITATION, **SUBAGENTS, **BASE_CAPABILITIES}
         result = await answer(initialize(await self._spawn(), asked, capabilities))
         if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
@@ -127,7 +127,7 @@ class AcpAgent(SessionRequests):
         self.host.step(STARTING)
         try:
             connection = await AgentConnection.spawn(
-                spec.argv,
+                spec.entry.argv,
                 cwd=spec.cwd,
                 env=spec.agent_env,
                 handler=self,

@@ -123,7 +123,7 @@ class AgentHost:
     subagents: Subagents
     """The session's child sessions (each with its own thread), shown nested in its thread."""
     workspace: Workspace
-    """What the agent may read and write through the client (already limited by ``spec.file_access``)."""
+    """What the agent may read and write through the client (already limited by ``spec.entry.file_access``)."""
     terminals: Terminals | None
     """Where the agent's commands run; None when it may run none."""
     events: WorkspaceEvents
@@ -147,7 +147,7 @@ class AgentDriver(Protocol):
 
     Methods that wait for the agent raise `AgentGone` once it is gone, `AgentRefused` when it answers with an
     error, and take as long as the agent does: the session runs them in the background and limits the start's
-    with ``spec.start_timeout``. ``close()`` and a later ``start()`` give the session a fresh agent (Retry).
+    with ``spec.entry.start_timeout``. ``close()`` and a later ``start()`` give the session a fresh agent (Retry).
     """
 
     async def start(self) -> AgentHello:

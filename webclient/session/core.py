@@ -81,8 +81,8 @@ class Session:
         self.subagents = Subagents(self.thread)
         self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
-        self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access, spec.hidden)
-        self.terminals = Terminals(spec.sandbox) if spec.terminals else None
+        self.workspace = Workspace([spec.cwd, *spec.entry.extra_roots], spec.entry.file_access, spec.hidden)
+        self.terminals = Terminals(spec.sandbox) if spec.entry.terminals else None
         self.changes = ChangeTracker(
             self.workspace.roots, lambda: self._changed(Region.CHANGES), hides=self.workspace.lexically_hides
         )
@@ -367,7 +367,7 @@ class Session:
         """The user deletes the session: the agent deletes its own (if it can and runs), then it ends."""
         if self.lifecycle.ready:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.spec.start_timeout):
+                async with asyncio.timeout(self.spec.entry.start_timeout):
                     await self._tell(self.agent.forget())
         await self.close()
 

@@ -78,4 +78,4 @@ def _adopt_legacy_token_home(data: Path) -> None:
 
 def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:
     """``spec`` with ``extra`` over its environment."""
-    return dataclasses.replace(spec, env={**(spec.env or {}), **extra}) if extra else spec
+    return dataclasses.replace(spec, owner_env={**spec.owner_env, **extra}) if extra else spec

@@ -117,7 +117,7 @@ class AgentLifecycle:
 
     async def start_agent(self, resume: bool = False) -> None:
         """Start the agent and open its session (``resume``: reattach to the one it had, if it can): all within
-        ``spec.start_timeout`` seconds. An agent that never answers fails the start, naming the step."""
+        ``spec.entry.start_timeout`` seconds. An agent that never answers fails the start, naming the step."""
         self.since = time.time()
         self._resuming = resume
         await self._within_timeout(self._start_and_open())
@@ -155,7 +155,7 @@ class AgentLifecycle:
 
     async def _within_timeout(self, start: Awaitable[None]) -> None:
         try:
-            async with asyncio.timeout(self.spec.start_timeout):
+            async with asyncio.timeout(self.spec.entry.start_timeout):
                 await start
         except TimeoutError:
             await self._timed_out()
@@ -171,7 +171,7 @@ class AgentLifecycle:
         diagnosis = self.agent.diagnose()
         because = f" ({diagnosis.unanswered})" if diagnosis.unanswered else ""
         step = self.start_step or STARTING
-        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}", diagnosis)
+        self._fail(f"The agent did not answer {step} within {self.spec.entry.start_timeout:g} s{because}", diagnosis)
         await self.agent.close()
 
     async def _open_session(self, signed_in_with: SignInMethod | None = None) -> None:

@@ -286,9 +286,11 @@ class SessionManager:
             entry = self.catalogue.get(stored.agent)
         except UnknownAgent:
             if is_url(stored.command):
-                spec = AgentSpec(argv=[], cwd=stored.workspace, url=stored.command, remote_limits=self._limits)
+                gone = AgentEntry(stored.agent, [], url=stored.command)
+                spec = AgentSpec(gone, stored.workspace, remote_limits=self._limits)
             else:
-                spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
+                gone = AgentEntry(stored.agent, split_command(stored.command))
+                spec = AgentSpec(gone, stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
         # Whose folder it may be was decided when it started (`webclient.session.folders`): among everyone's.
@@ -296,21 +298,21 @@ class SessionManager:
         try:
             entry = entry.for_person(stored.owner)
         except WorkspaceRefused as no_one:
-            return entry.spec(cwd, max_line_bytes=max_line_bytes), str(no_one)
+            return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes), str(no_one)
         if entry.template is not None:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
-            return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), refused
-        return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), None
+            return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), refused
+        return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), None
 
     def agent_spec(self, entry: AgentEntry, cwd: Path, owner_id: str | None, env: Mapping[str, str]) -> AgentSpec:
         """How an agent of ``entry`` (as ``owner_id`` uses it) starts in ``cwd``, for a session or to list its
         sessions: the settings' limits, its person's home and ``env`` (their secrets), its sandbox, and the server's
         own files hidden from every file request it makes."""
-        spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
+        spec = AgentSpec(entry, cwd, max_line_bytes=self.settings.max_line_mb * MIB, remote_limits=self._limits)
         spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **env}), self.settings)
         return replace(spec, hidden=self.server_files)
 

@@ -92,9 +92,9 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
     env = spec.env or {}
     home = Path(env["HOME"]) if env.get("HOME") else None
     path_env = env.get("PATH") or os.environ.get("PATH", "")
-    writable = (spec.cwd, *spec.extra_roots, *((home,) if home is not None else ()))
-    readable = (*installation(spec.argv, path_env), *spec.sandbox_read, *base.readable)
-    network = settings.sandbox_network if spec.network is None else spec.network
+    writable = (spec.cwd, *spec.entry.extra_roots, *((home,) if home is not None else ()))
+    readable = (*installation(spec.entry.argv, path_env), *spec.entry.sandbox_read, *base.readable)
+    network = settings.sandbox_network if spec.entry.network is None else spec.entry.network
     # The config's folder is hidden but where it is the agent's own (its workspace): there the files alone are.
     given = {*writable, *readable}
     kept = set(_config_folders(settings)) & given

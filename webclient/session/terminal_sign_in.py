@@ -44,7 +44,7 @@ class SignInTerminal:
         """
         # The server's variables under the agent's: all but its own settings, or in a sandbox only its allow-list.
         env = spec.sandbox.environment(os.environ, {**spec.agent_env, **dict(method.env)})
-        argv = method.terminal_argv(list(spec.argv))
+        argv = method.terminal_argv(list(spec.entry.argv))
         pty = await InteractivePty.start(argv, cwd=spec.cwd, env=env, sandbox=spec.sandbox)
         return cls(method, pty)
 

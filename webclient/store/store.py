@@ -83,7 +83,7 @@ class Store:
                 "id": session_id,
                 "agent": agent,
                 "agent_name": None,
-                "agent_command": spec.url or shlex.join(spec.argv),  # a remote agent's: its server's URL
+                "agent_command": spec.entry.url or shlex.join(spec.entry.argv),  # a remote agent's: its server's URL
                 "workspace": str(spec.cwd),
                 "title": None,
                 "created": when,

@@ -105,7 +105,7 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
 
 def agent_driver(host: AgentHost) -> AgentDriver:
     """The adapter of a new session's agent: AAP for a remote agent (its spec has a URL), ACP otherwise."""
-    return AapAgent(host) if host.spec.url else AcpAgent(host)
+    return AapAgent(host) if host.spec.entry.url else AcpAgent(host)
 
 
 def routes() -> list[BaseRoute]:
