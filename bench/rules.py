@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # flood.py, for --serv
 from webclient.people.person import LOCAL  # noqa: E402
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook  # noqa: E402
 from webclient.session.agent_entry import AgentEntry  # noqa: E402
-from webclient.session.core import AgentSpec, Session  # noqa: E402
+from webclient.session.agent_spec import AgentSpec  # noqa: E402
+from webclient.session.core import Session  # noqa: E402
 from webclient.session.rules import facts_of  # noqa: E402
 from webclient.viewmodel.content import Location, PermissionOption  # noqa: E402
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall  # noqa: E402

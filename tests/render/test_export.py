@@ -24,7 +24,8 @@ from webclient.render.export import (
     unified_diff,
 )
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.by import By
 from webclient.viewmodel.content import (
     AudioBlock,

@@ -33,7 +33,8 @@ from webclient.render.message_docs import MessageDocs, MessageView
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.history import History, human_time, live_row, marked

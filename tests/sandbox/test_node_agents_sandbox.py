@@ -43,7 +43,7 @@ async def test_an_agent_on_the_typescript_sdk_runs_in_a_sandbox() -> None:
         assert spec.sandbox.confined and any(modules.is_relative_to(path) for path in spec.sandbox.readable)
         session = Session(spec, AcpAgent)
         async with started(session):
-            await until_true(lambda: session.ready, timeout=30)
+            await until_true(lambda: session.lifecycle.ready, timeout=30)
             await turn(session, "hello")
             assert messages(session.thread, "agent-message") == ["Hello from ACP v1"]
         assert (workspace / "received.jsonl").exists()  # it wrote in its workspace

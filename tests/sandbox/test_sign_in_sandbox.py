@@ -33,10 +33,10 @@ async def test_a_terminal_sign_in_runs_inside_the_agents_sandbox() -> None:
         tokens = plain.spec.cwd / "tokens"
         session.start()
         try:
-            await until(lambda: session.agent_state == "auth-required")
-            session.authenticate("login")
+            await until(lambda: session.lifecycle.agent_state == "auth-required")
+            session.lifecycle.authenticate("login")
             await type_into(session, "4242\r")
-            await until(lambda: session.agent_state == "ready", timeout=20)
+            await until(lambda: session.lifecycle.agent_state == "ready", timeout=20)
             (run,) = runs(tokens)
             assert run["tty"] is True and run["controlling_tty"] is True
             assert run["argv"] == ["--agent-flag", "--login"] and run["cwd"] == str(spec.cwd)

@@ -21,7 +21,8 @@ from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, node
 from webclient.acp.agent import AcpAgent
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +83,6 @@ async def test_claude_agent_acp_pinned_to_v2_refuses_a_v1_client_and_the_start_s
     )
     session = Session(spec, AcpAgent)
     async with started(session):
-        await waiting.until(lambda: session.agent_state == "failed", timeout=60)
-    assert session.error is not None
-    assert session.error.startswith("The agent speaks only ACP version 2; this client asked for version 1.")
+        await waiting.until(lambda: session.lifecycle.agent_state == "failed", timeout=60)
+    assert session.lifecycle.error is not None
+    assert session.lifecycle.error.startswith("The agent speaks only ACP version 2; this client asked for version 1.")

@@ -10,7 +10,8 @@ from pathlib import Path
 from tests.support.servers import AGENTS
 from webclient.acp.agent import AcpAgent
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 
 def agent_session(tmp_path: Path, agent: str, start_timeout: float = 120.0, **env: str) -> tuple[Session, Path]:

@@ -13,7 +13,8 @@ import pytest
 from tests.support.servers import AGENTS
 from webclient.acp.agent import AcpAgent
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 TS_AGENTS = AGENTS / "ts"
 NODE_MODULES = TS_AGENTS / "node_modules"

@@ -25,7 +25,8 @@ from webclient.render.panels import change_diff
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.entries import FileChange, MessageEntry
 from webclient.workspace.paths import Access
 
@@ -52,7 +53,7 @@ async def hands_session(
     session = Session(spec, AcpAgent)
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         yield session, workspace, record
     finally:
         await session.close()
@@ -61,7 +62,7 @@ async def hands_session(
 async def run(session: Session, prompt: str, timeout: float = 10) -> str:
     """Run one prompt to its end; the agent's last message."""
     assert session.submit_prompt(prompt, uuid.uuid4().hex)
-    await until(lambda: session.turn_state == "idle", timeout)
+    await until(lambda: session.turns.turn_state == "idle", timeout)
     messages = [e for e in session.thread if isinstance(e, MessageEntry) and e.kind == "agent-message"]
     return messages[-1].text if messages else ""
 
@@ -140,7 +141,7 @@ async def test_changes_made_directly_on_disk_are_listed_and_restored_files_drop_
     session = Session(spec, AcpAgent)
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         (workspace_files / "keep.py").write_text("x = 2\n")
         (workspace_files / "gone.py").unlink()
         (workspace_files / "made.py").write_text("z = 3\n")
@@ -190,7 +191,7 @@ async def test_kill_and_release_leave_no_process_behind(tmp_path: Path, action: 
     async with hands_session(tmp_path) as (session, _workspace, _record):
         assert session.submit_prompt(f"hold {mark} {action}", "n1")
         await until(lambda: len(processes_with(mark)) >= 2)
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         assert processes_with(mark) == []
         said = session.thread.entries[-1]
         assert isinstance(said, MessageEntry)
@@ -245,7 +246,7 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
     )
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         (workspace / "latin.txt").write_bytes("café noir\r\nà bientôt\r\n".encode("cp1252"))
         (workspace / "blob.bin").write_bytes(b"\x00\x03" * 100)
         await until(lambda: len(session.changes.files()) == 2)
@@ -289,7 +290,7 @@ async def test_a_terminal_runs_in_the_folder_that_was_checked_even_if_it_becomes
     session.start()
     swapper = threading.Thread(target=swap, daemon=True)
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         swapper.start()
         seen = json.loads(await run(session, f"cwd-race 200 {sub}", timeout=90))
     finally:

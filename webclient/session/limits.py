@@ -18,11 +18,11 @@ class LimitReached(Exception):
 
 
 def _live(session: Session) -> bool:
-    return session.turn_state != "ended"
+    return session.turns.turn_state != "ended"
 
 
 def _running(session: Session) -> bool:
-    return _live(session) and session.agent_state in RUNNING
+    return _live(session) and session.lifecycle.agent_state in RUNNING
 
 
 def refusal(

@@ -62,7 +62,7 @@ def _malloc_trim() -> None:
 
 
 def _agent_name(session: Session) -> str | None:
-    name = session.agent_info.get("title") or session.agent_info.get("name")
+    name = session.lifecycle.agent_info.get("title") or session.lifecycle.agent_info.get("name")
     return name if isinstance(name, str) else None
 
 
@@ -210,7 +210,7 @@ class SessionManager:
         self._limit_resumes(session)
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
-        session.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -265,7 +265,7 @@ class SessionManager:
         self._keep_keys(session)
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
-        session.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
@@ -363,7 +363,7 @@ class SessionManager:
         """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended);
         returns how many were forgotten."""
         now = time.monotonic()
-        ended = [s.id for s in self.sessions.values() if s.turn_state == "ended"]
+        ended = [s.id for s in self.sessions.values() if s.turns.turn_state == "ended"]
         for session_id in ended:
             self._ended_at.setdefault(session_id, now)
         ended.sort(key=lambda session_id: self._ended_at[session_id], reverse=True)
