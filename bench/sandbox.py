@@ -1,7 +1,7 @@
 """Sandbox bench: what ``WEBCLIENT_SANDBOX=bwrap`` costs to start an agent, against ``none``.
 
 Run by hand: ``.venv/bin/python bench/sandbox.py [--runs N]``. Each run starts an agent the way the server does
-(`webclient.acp.process.AgentProcess.spawn`, with the sandbox `webclient.session.sandboxing.confine` makes for it:
+(`webclient.acp.process.AgentProcess.spawn`, with the sandbox `webclient.agents.sandboxing.confine` makes for it:
 its workspace and home writable, its installation read, network off, and again on: a network of its own through
 slirp4netns) and times it from the spawn to its answer to ``initialize``; then stops it. Two agents: a minimal
 raw-JSON one (stdlib only: the sandbox's own cost, nearly alone) and the built-in demo agent (``python -m
@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from webclient.acp.process import AgentProcess  # noqa: E402
+from webclient.agents.sandboxing import confine  # noqa: E402
 from webclient.config import Settings, demo_sample  # noqa: E402
 from webclient.session.agent_entry import AgentEntry  # noqa: E402
 from webclient.session.agent_spec import AgentSpec  # noqa: E402
-from webclient.session.sandboxing import confine  # noqa: E402
 from webclient.workspace.sandbox import UNCONFINED  # noqa: E402
 
 MINIMAL = (

@@ -14,11 +14,11 @@ from tests.support.aap_servers import demo_aap_server
 from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.core import Session
-from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio

@@ -20,11 +20,11 @@ from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, TS_AGENTS, node
 from tests.support.waiting import until as until_true
 from webclient.acp.agent import AcpAgent
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.core import Session
-from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio

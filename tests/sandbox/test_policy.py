@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.attack import outside_tmp
+from webclient.agents.sandboxing import confine, server_sandbox
 from webclient.config import Settings
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sandboxing import confine, server_sandbox
 from webclient.workspace.sandbox import UNCONFINED, Mount, Sandbox
 from webclient.workspace.sandbox_host import (
     SandboxUnavailable,

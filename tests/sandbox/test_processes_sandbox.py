@@ -18,10 +18,10 @@ from tests.sandbox.attack import HOSTILE, outside_tmp
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
 from webclient.acp.process import AgentProcess
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sandboxing import confine
 from webclient.workspace.terminals import Terminals
 
 

@@ -9,12 +9,12 @@ import dataclasses
 import pytest
 
 from tests.sandbox.attack import outside_tmp
-from tests.session.test_terminal_sign_in import login_session, runs, type_into
+from tests.session.test_terminal_auth import login_session, runs, type_into
 from tests.support.waiting import until
 from webclient.acp.agent import AcpAgent
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
 from webclient.session.core import Session
-from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from webclient.agents.catalogue import Catalogue, CatalogueError, UnknownAgent, WorkspaceRefused
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.catalogue import Catalogue, CatalogueError, UnknownAgent, WorkspaceRefused
 
 REGISTRY = Path(__file__).parent / "fixtures" / "registry.json"
 

@@ -38,9 +38,9 @@ from webclient.session.agent import (
     Diagnosis,
     StopReason,
 )
+from webclient.session.agent_auth import AuthStatus
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import AuthStatus
 
 T = TypeVar("T")
 

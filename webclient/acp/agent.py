@@ -56,9 +56,9 @@ from webclient.session.agent import (
     SignInRequired,
     StopReason,
 )
+from webclient.session.agent_auth import AuthStatus, SignInMethod
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.viewmodel.changes import Region
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"

@@ -4,7 +4,7 @@ Spec: https://agentclientprotocol.com/protocol/initialization#authentication. Ty
 
 * ``agent`` (or no type): the client calls ``authenticate {methodId}``: a button.
 * ``terminal``: the client runs the agent's own command with ``args`` appended and ``env`` added, in a terminal
-  (the page's sign-in terminal, `webclient.session.terminal_sign_in`), then starts the agent again;
+  (the page's sign-in terminal, `webclient.session.terminal_auth`), then starts the agent again;
   ``authenticate`` is never called for it. Offered by agents only when the client advertises
   ``clientCapabilities.auth.terminal`` (`webclient.acp.connection.BASE_CAPABILITIES`).
 * ``env_var`` (``vars: [{name, label?, secret?, optional?}]``, removed from the spec but still sent by some
@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from webclient.session.sign_in import EnvVar, SignInMethod
+from webclient.session.agent_auth import EnvVar, SignInMethod
 
 __all__ = ["PROVIDER_KEYS", "sign_in_method", "sign_in_methods"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from webclient.acp.jsonrpc import ConnectionClosed, RpcError
 from webclient.acp.peer import Peer
-from webclient.session.sign_in import Account, AuthStatus
+from webclient.session.agent_auth import Account, AuthStatus
 
 __all__ = ["NOTIFICATIONS", "STATUS_REQUEST", "advertised", "ask", "from_claude", "from_status", "read"]
 

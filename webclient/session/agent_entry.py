@@ -1,4 +1,4 @@
-"""One agent the catalogue offers (`webclient.session.catalogue`): how to start it, the folders it may work in, and
+"""One agent the catalogue offers (`webclient.agents.catalogue`): how to start it, the folders it may work in, and
 what it may do there; a folder a person chooses for a new session checked against them."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from webclient.workspace.paths import Access, Workspace
 
 class WorkspaceRefused(ValueError):
     """A workspace chosen for a new session that the person may not use: outside what the agent may use, or
-    another person's (`webclient.session.folders`)."""
+    another person's (`webclient.agents.folders`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ class AgentSpec:
     """A longer message from the agent is dropped as it streams."""
     remote_limits: RemoteLimits = RemoteLimits()
     sandbox: Sandbox = UNCONFINED
-    """Where its processes run (`webclient.session.sandboxing.confine` makes it, once its home is known)."""
+    """Where its processes run (`webclient.agents.sandboxing.confine` makes it, once its home is known)."""
     hidden: tuple[Path, ...] = ()
     """The server's own files (data folder, config, registry): refused to every file request, whatever the roots."""
 

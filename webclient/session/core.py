@@ -28,11 +28,11 @@ from typing import Any
 from webclient.people.roles import Share
 from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.answers import Answers
 from webclient.session.attribution import Actor, by_json, say
 from webclient.session.control_changes import ControlChanges
-from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.recorder import ACTION, NO_RECORDER, JournalRow, Recorder
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown

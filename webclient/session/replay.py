@@ -20,8 +20,8 @@ from typing import Protocol
 
 from webclient.session import shown, workspace_events
 from webclient.session.agent import AgentDriver
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.answers import answered_by, threads
-from webclient.session.lifecycle import AgentLifecycle
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.session.rules import note_of

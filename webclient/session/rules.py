@@ -114,7 +114,7 @@ class RuledSession(Protocol):
 
 
 class SessionRules:
-    """One session's check of its owner's rules. ``book`` is set (by the registry) once the session is live: a
+    """One session's check of its owner's rules. ``book`` is set (by the session manager) once the session is live: a
     session being rebuilt checks nothing."""
 
     def __init__(self, session: RuledSession) -> None:

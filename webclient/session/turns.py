@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, SignInRequired
-from webclient.session.lifecycle import AgentLifecycle
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
 from webclient.session.prompt_queue import PromptQueue, PromptRefused, QueuedPrompt, text_bytes
 from webclient.session.shown import Shown

@@ -146,7 +146,7 @@ class Store:
     # -- the audit log (webclient.store.audit) -------------------------------------------------------------
 
     async def folder_owners(self) -> dict[str, str]:
-        """Every owned folder under a shared root, with its owner (`webclient.session.folders.FolderRecords`)."""
+        """Every owned folder under a shared root, with its owner (`webclient.agents.folders.FolderRecords`)."""
         return await folders.owners(self.engine)
 
     async def claim_folder(self, path: str, owner: str) -> str:

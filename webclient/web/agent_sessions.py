@@ -12,9 +12,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webclient.session.agent_sessions import CannotList, listed_for
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
-from webclient.session.limits import LimitReached
+from webclient.agents.agent_sessions import CannotList, listed_for
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.web.context import manager, page, person
 from webclient.web.secrets_page import secrets_of
 

@@ -23,9 +23,9 @@ from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.render.text import scrub
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
-from webclient.session.limits import LimitReached
 from webclient.session.prompt_queue import PromptRefused
 from webclient.web import pages
 from webclient.web.context import manager, page, person, session_of, urls

@@ -7,10 +7,10 @@ import time
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.render.export import export_filename, session_markdown
 from webclient.session.agent import AgentSession
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
-from webclient.session.limits import LimitReached
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web import history, shares
 from webclient.web.context import base_context, manager, page, person, renderer, session_of, urls

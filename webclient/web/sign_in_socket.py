@@ -27,7 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.people.roles import may_drive
 from webclient.session.core import Session
-from webclient.session.terminal_sign_in import SignInTerminal
+from webclient.session.terminal_auth import SignInTerminal
 from webclient.web.context import link_token, manager, person, role_in
 from webclient.web.presence import WS_POLICY_VIOLATION, Viewer, presence
 from webclient.web.socket_close import refuse_handshake

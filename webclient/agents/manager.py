@@ -18,22 +18,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from webclient.agents.agent_sessions import LISTERS_FILE, Listings
+from webclient.agents.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
+from webclient.agents.folders import Chosen, FolderRecords, Folders
+from webclient.agents.homes import data_folder, home_env, with_env
+from webclient.agents.limits import LimitReached, refusal
+from webclient.agents.sandboxing import confine
+from webclient.agents.server_files import server_files
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
-from webclient.session.agent_sessions import LISTERS_FILE, Listings
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
 from webclient.session.attribution import by_json
-from webclient.session.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
-from webclient.session.folders import Chosen, FolderRecords, Folders
-from webclient.session.homes import data_folder, home_env, with_env
-from webclient.session.limits import LimitReached, refusal
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
-from webclient.session.sandboxing import confine
-from webclient.session.server_files import server_files
 from webclient.viewmodel.changes import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
@@ -113,9 +113,9 @@ class SessionManager:
         )
         """What a remote agent's server may send, as the settings have it."""
         self.server_files = server_files(settings, self.catalogue.files)
-        """What no session's file access may reach, whatever its roots (`webclient.session.server_files`)."""
+        """What no session's file access may reach, whatever its roots (`webclient.agents.server_files`)."""
         self.folders = Folders(folders, team=settings.auth != "token", hidden=self.server_files)
-        """Whose folder a new session may work in (`webclient.session.folders`); ``folders``: where owners are kept."""
+        """Whose folder a new session may work in (`webclient.agents.folders`); ``folders``: where owners are kept."""
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -142,7 +142,7 @@ class SessionManager:
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Session:
-        """`create`, in a folder ``owner`` may use (`webclient.session.folders`): what a person's New session does.
+        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -170,7 +170,7 @@ class SessionManager:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
         one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
-        (None: no one's, which only admins see), whose agent runs in their own home (`webclient.session.homes`)
+        (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record).
 
@@ -222,7 +222,7 @@ class SessionManager:
         return session
 
     def _limit_resumes(self, session: Session) -> None:
-        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.session.limits`)."""
+        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.agents.limits`)."""
         session.lifecycle.may_start = lambda: refusal(
             self.settings, self.sessions.values(), session.owner, session, self.listings.running(session.owner)
         )
@@ -293,7 +293,7 @@ class SessionManager:
                 spec = AgentSpec(gone, stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
-        # Whose folder it may be was decided when it started (`webclient.session.folders`): among everyone's.
+        # Whose folder it may be was decided when it started (`webclient.agents.folders`): among everyone's.
         everyone = tuple(above_people(root) for root in entry.roots if names_person(root))
         try:
             entry = entry.for_person(stored.owner)

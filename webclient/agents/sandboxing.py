@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
+from webclient.agents.demo import demo_sample
+from webclient.agents.server_files import server_folders
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.demo import demo_sample
-from webclient.session.server_files import server_folders
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import (
     SandboxUnavailable,

@@ -10,9 +10,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from webclient.agents.demo import DEMO
 from webclient.config import Settings, acp_protocol
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.demo import DEMO
 from webclient.workspace.paths import Access
 
 PROTOCOLS = ("acp", "aap")

@@ -18,8 +18,8 @@ import asyncio
 import os
 import secrets
 
+from webclient.session.agent_auth import SignInMethod
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sign_in import SignInMethod
 from webclient.workspace.interactive_pty import InteractivePty
 from webclient.workspace.terminal_process import ExitStatus
 

@@ -17,11 +17,11 @@ from webclient.session.agent import (
     Diagnosis,
     SignInRequired,
 )
+from webclient.session.agent_auth import SignInMethod
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.shown import Shown
-from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
-from webclient.session.terminal_sign_in import SignInTerminal
+from webclient.session.terminal_auth import SignInTerminal
 from webclient.viewmodel.changes import Change, Region
 from webclient.viewmodel.thread import Thread
 
@@ -71,7 +71,7 @@ class AgentLifecycle:
         self.resume_refused: str | None = None
         """Why this stored session cannot be resumed (its agent or folder no longer allowed), or None."""
         self.may_start: Callable[[], str | None] | None = None
-        """Why its owner may not start one more agent now (a limit per person, `webclient.session.limits`), or None."""
+        """Why its owner may not start one more agent now (a limit per person, `webclient.agents.limits`), or None."""
         self.limited: str | None = None
         """Why the last Resume was refused (a limit), shown until one is let through."""
         self._resuming = False
