@@ -28,12 +28,12 @@ from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.core import Session
 from webclient.viewmodel.entries import FileChange, MessageEntry
-from webclient.workspace.paths import Access
+from webclient.workspace.paths import FileAccess
 
 
 @contextlib.asynccontextmanager
 async def hands_session(
-    tmp_path: Path, access: Access = "read-write", terminals: bool = True
+    tmp_path: Path, access: FileAccess = "read-write", terminals: bool = True
 ) -> AsyncIterator[tuple[Session, Path, Path]]:
     """A session on the scripted agent in ``tmp_path/ws``, with a secret file next to the workspace."""
     workspace = tmp_path / "ws"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webclient.session.person_folders import expand, names_person
-from webclient.workspace.paths import Access, Workspace
+from webclient.workspace.paths import FileAccess, Workspace
 
 
 class WorkspaceRefused(ValueError):
@@ -32,7 +32,7 @@ class AgentEntry:
     """Its default working directory; None: the server's current directory (or ``template``'s fresh copy)."""
     extra_roots: tuple[Path, ...] = ()
     """Directories besides the workspace the agent may read and write through the client."""
-    file_access: Access = "read-write"
+    file_access: FileAccess = "read-write"
     terminals: bool = True
     start_timeout: float = 120.0
     """Seconds the agent has to answer ``initialize`` and ``session/new``."""
