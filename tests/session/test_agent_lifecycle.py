@@ -36,8 +36,10 @@ async def test_a_refused_sign_in_asks_again_and_an_accepted_one_opens_the_sessio
         )  # a type of the agent's own: the page shows its instructions, nothing is called
         assert session.lifecycle.agent_state == "auth-required"
         session.lifecycle.authenticate("api-key")
-        assert session.lifecycle.agent_state == "signing-in" and session.lifecycle.signing_in is not None
-        await until(lambda: session.lifecycle.agent_state == "auth-required" and session.lifecycle.signing_in is None)
+        assert session.lifecycle.agent_state == "signing-in" and session.lifecycle.authenticating is not None
+        await until(
+            lambda: session.lifecycle.agent_state == "auth-required" and session.lifecycle.authenticating is None
+        )
         assert session.lifecycle.error is not None and session.lifecycle.error.startswith(
             "Signing in with “Use Gemini API key” failed"
         )
@@ -56,9 +58,9 @@ async def test_stop_gives_up_a_sign_in_that_never_ends(tmp_path: Path) -> None:
     async with started(session):
         await until(lambda: session.lifecycle.agent_state == "auth-required")
         session.lifecycle.authenticate("oauth")  # the agent opened a browser on the server: no answer comes
-        await until(lambda: session.lifecycle.signing_in is not None)
+        await until(lambda: session.lifecycle.authenticating is not None)
         session.cancel()
-        assert (session.lifecycle.agent_state, session.lifecycle.error, session.lifecycle.signing_in) == (
+        assert (session.lifecycle.agent_state, session.lifecycle.error, session.lifecycle.authenticating) == (
             "auth-required",
             "Sign-in cancelled.",
             None,

@@ -50,11 +50,11 @@ async def type_into(session: Session, text: str) -> None:
     """What a person types at the prompt, once the command asks."""
 
     def asking() -> bool:
-        terminal = session.lifecycle.sign_in_terminal
+        terminal = session.lifecycle.auth_terminal
         return terminal is not None and terminal.running and b"Enter the code: " in terminal.pty.output
 
     await until(asking)
-    terminal = session.lifecycle.sign_in_terminal
+    terminal = session.lifecycle.auth_terminal
     assert terminal is not None
     terminal.pty.write(text.encode())
 
@@ -91,7 +91,7 @@ async def test_a_terminal_sign_in_runs_the_agents_command_and_the_agent_starts_a
         assert run["login_via"] == "terminal"  # the method's env added
         assert run["cwd"] == str(session.spec.cwd)
         assert run["tty"] is True and run["controlling_tty"] is True
-        assert session.lifecycle.sign_in_terminal is None  # closed once it ended well
+        assert session.lifecycle.auth_terminal is None  # closed once it ended well
         sent = [m.get("method") for m in received(record) if "method" in m]
         assert "authenticate" not in sent
         assert sent.count("initialize") == 2 and sent.count("session/new") == 2  # the agent started again
@@ -113,10 +113,10 @@ async def test_a_failed_terminal_sign_in_says_how_it_ended_and_can_be_tried_agai
         await type_into(session, "1111\r")
         await until(lambda: session.lifecycle.agent_state == "auth-required" and session.lifecycle.error is not None)
         assert session.lifecycle.error is not None and "exit code 3" in session.lifecycle.error
-        terminal = session.lifecycle.sign_in_terminal
+        terminal = session.lifecycle.auth_terminal
         assert terminal is not None and not terminal.running and b"Wrong code." in terminal.pty.output
         session.lifecycle.authenticate("login")  # again: a fresh terminal replaces the ended one
-        await until(lambda: session.lifecycle.sign_in_terminal is not terminal)
+        await until(lambda: session.lifecycle.auth_terminal is not terminal)
         await type_into(session, "4242\r")
         await until(lambda: session.lifecycle.agent_state == "ready", timeout=20)
         assert len(runs(tokens)) == 2
@@ -136,7 +136,7 @@ async def test_the_sign_in_terminal_is_stopped_with_its_process_group_when_the_s
     assert alive(run["pid"]) and alive(run["sleeper"])
     await session.close()
     assert not alive(run["pid"]) and not alive(run["sleeper"])
-    assert session.lifecycle.sign_in_terminal is None
+    assert session.lifecycle.auth_terminal is None
 
 
 @pytest.mark.asyncio
@@ -148,7 +148,7 @@ async def test_closing_the_sign_in_terminal_stops_it_and_asks_for_a_sign_in_agai
         session.lifecycle.authenticate("login")
         await until(lambda: len(runs(tokens)) == 1)
         session.lifecycle.dismiss_terminal()
-        await until(lambda: session.lifecycle.sign_in_terminal is None)
+        await until(lambda: session.lifecycle.auth_terminal is None)
         (run,) = runs(tokens)
         await until(lambda: not alive(run["pid"]) and not alive(run["sleeper"]))
         assert session.lifecycle.agent_state == "auth-required"

@@ -52,11 +52,11 @@ from webclient.session.agent import (
     AgentHello,
     AgentHost,
     AgentRefused,
+    AuthenticationRequired,
     Diagnosis,
-    SignInRequired,
     StopReason,
 )
-from webclient.session.agent_auth import AuthStatus, SignInMethod
+from webclient.session.agent_auth import AuthMethod, AuthStatus
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.viewmodel.changes import Region
@@ -89,7 +89,7 @@ class AcpAgent(SessionRequests):
         self.dialect: Dialect = DIALECTS[1]  # the version initialize settled (webclient.acp.versions)
         self.greeting: Greeting = self.dialect.greeting({})
         self.turns = TurnLifecycle()
-        self._sign_in_methods: list[SignInMethod] = []
+        self._sign_in_methods: list[AuthMethod] = []
         self.cancelling = False
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
         self.loading_history = False
@@ -156,7 +156,7 @@ class AcpAgent(SessionRequests):
         self.hello = AgentHello(
             info=self.greeting.info,
             prompt_capabilities=self.greeting.prompt_capabilities,
-            sign_in_methods=self._sign_in_methods,
+            auth_methods=self._sign_in_methods,
             lists_sessions="list" in self.greeting.session_methods,
         )
         return self.hello
@@ -174,7 +174,7 @@ class AcpAgent(SessionRequests):
             result = await answer(connection.new_session(self.host.spec.cwd))
         except AgentRefused as error:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
-                raise SignInRequired(error.text) from None
+                raise AuthenticationRequired(error.text) from None
             raise
         if not isinstance(result.get("sessionId"), str):
             raise AgentFailed("The agent's session/new answer has no sessionId.")
@@ -221,7 +221,7 @@ class AcpAgent(SessionRequests):
             return await self._prompt(prompt)
         except AgentRefused as error:  # claude-agent-acp checks the account at the first prompt, not at session/new
             if error.code == AuthRequired.CODE and self._sign_in_methods:
-                raise SignInRequired(error.text) from None
+                raise AuthenticationRequired(error.text) from None
             raise
 
     async def _prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from webclient.session.agent_auth import EnvVar, SignInMethod
+from webclient.session.agent_auth import AuthMethod, EnvVar
 
 __all__ = ["PROVIDER_KEYS", "sign_in_method", "sign_in_methods"]
 
@@ -83,7 +83,7 @@ def _named_vars(description: str | None, meta: Any) -> list[EnvVar]:
     return [EnvVar(name=name) for name in dict.fromkeys(names)]
 
 
-def sign_in_method(raw: Any) -> SignInMethod | None:
+def sign_in_method(raw: Any) -> AuthMethod | None:
     """One ``AuthMethod`` (its id is ``id`` in v1, ``methodId`` in v2), or None when it has no id."""
     if not isinstance(raw, dict):
         return None
@@ -102,7 +102,7 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
         env_vars = [EnvVar(name=name if _ENV_NAME.fullmatch(name) else "API_KEY", label="API key")]
     args = raw.get("args")
     env = raw.get("env")
-    return SignInMethod(
+    return AuthMethod(
         id=method_id,
         name=_str(raw.get("name")) or method_id,
         type=kind,
@@ -115,7 +115,7 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
     )
 
 
-def sign_in_methods(raw: Any) -> list[SignInMethod]:
+def sign_in_methods(raw: Any) -> list[AuthMethod]:
     """The ``authMethods`` array, in the agent's order; malformed items are skipped."""
     if not isinstance(raw, list):
         return []

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from webclient.session.agent_auth import AuthStatus, SignInMethod
+from webclient.session.agent_auth import AuthMethod, AuthStatus
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import NO_RECORDER, Recorder
@@ -70,7 +70,7 @@ class AgentGone(AgentError):
     through `AgentHost.gone` (unless the session stopped it): whoever gets this error says nothing more."""
 
 
-class SignInRequired(AgentError):
+class AuthenticationRequired(AgentError):
     """The agent will open a session only after a sign-in, with one of the methods of its `AgentHello`;
     ``reason`` is what it said."""
 
@@ -87,7 +87,7 @@ class AgentHello:
     """Its name, title and version, as it gave them (the page shows them)."""
     prompt_capabilities: frozenset[str]
     """What a prompt may carry besides text and links: ``image``, ``audio``, ``embeddedContext``."""
-    sign_in_methods: list[SignInMethod]
+    auth_methods: list[AuthMethod]
     lists_sessions: bool = False
     """Whether it lists its own sessions (ACP: ``sessionCapabilities.list`` in its initialize answer)."""
 
@@ -175,7 +175,7 @@ class AgentDriver(Protocol):
         journal replayed says), if it can; else open a new one, with a notice that it starts afresh.
 
         Raises:
-            SignInRequired: it wants a sign-in first, and offered a way.
+            AuthenticationRequired: it wants a sign-in first, and offered a way.
             AgentFailed: its answer cannot be used.
         """
 

@@ -236,7 +236,7 @@ class Session:
         self._record_action("stop", by)
         say(self.shown, by, "pressed Stop")
         if self.lifecycle.agent_state == "signing-in":
-            self.lifecycle.cancel_sign_in()
+            self.lifecycle.cancel_auth()
         else:
             self.turns.cancel()
 

@@ -162,7 +162,7 @@ def _sign_in_with_key(session: Session, live: LiveView, message: Message, by: Pe
     """A key method's variables (``var:NAME`` fields), kept as the person's secrets: only the owner's are kept."""
     values = {key[4:]: value for key, value in message.items() if key.startswith("var:") and isinstance(value, str)}
     by_owner = session.owner is None or session.owner == by.id
-    session.lifecycle.sign_in_with_key(_text(message, "method_id"), values, by_owner)
+    session.lifecycle.authenticate_with_key(_text(message, "method_id"), values, by_owner)
 
 
 ACTIONS: dict[str, Action] = {
@@ -185,7 +185,7 @@ ACTIONS: dict[str, Action] = {
     "cancel_subagent": lambda session, live, message, by: session.cancel_subagent(_text(message, "session_id"), by),
     "authenticate": lambda session, live, message, by: session.lifecycle.authenticate(_text(message, "method_id")),
     "sign_in_with_key": _sign_in_with_key,
-    "cancel_sign_in": lambda session, live, message, by: session.lifecycle.cancel_sign_in(),
+    "cancel_sign_in": lambda session, live, message, by: session.lifecycle.cancel_auth(),
     "close_sign_in_terminal": lambda session, live, message, by: session.lifecycle.dismiss_terminal(),
     "retry": lambda session, live, message, by: session.lifecycle.retry(),
     "resume": lambda session, live, message, by: session.resume(by),
