@@ -38,7 +38,7 @@ class AgentSpec:
     owner_env: Mapping[str, str] = field(default_factory=dict, repr=False)
     """Variables over the entry's: the owner's home and secrets (never shown)."""
     given_env: dict[str, str] = field(default_factory=dict, repr=False)
-    """Variables a person gave on the page for a sign-in method (a key, kept as their secret too), over ``env``:
+    """Variables a person gave on the page for an authentication method (a key, kept as their secret too), over ``env``:
     the one mutable part, shared by everyone who holds this spec, so the agent's next start has them."""
     max_line_bytes: int = 64 * 1024 * 1024
     """A longer message from the agent is dropped as it streams."""

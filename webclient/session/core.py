@@ -188,11 +188,7 @@ class Session:
             self._record_action("resume", by)
             if self.terminals is not None:
                 self.terminals.reopen()
-            self._tasks.spawn(self._resume(), "resume")
-
-    async def _resume(self) -> None:
-        await self.changes.start()
-        await self.lifecycle.start_agent(resume=True)
+            self._tasks.spawn(self._start(resume=True), "resume")
 
     async def rebuild(self, journal: AsyncIterator[Iterable[JournalRow]]) -> None:
         """Show the stored journal again (a new session object for a stored session); no agent starts."""
