@@ -33,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # flood.py, for --serv
 
 from webclient.people.person import LOCAL  # noqa: E402
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook  # noqa: E402
-from webclient.session.core import AgentSpec, Session  # noqa: E402
+from webclient.session.agent_entry import AgentEntry  # noqa: E402
+from webclient.session.agent_spec import AgentSpec  # noqa: E402
+from webclient.session.core import Session  # noqa: E402
 from webclient.session.rules import facts_of  # noqa: E402
 from webclient.viewmodel.content import Location, PermissionOption  # noqa: E402
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall  # noqa: E402
@@ -102,7 +104,7 @@ async def flood(
 ) -> tuple[float, float, int, int]:
     """Seconds for ``chunks`` chunks, µs per question, and how often the rule book was consulted for the chunks and
     for the questions."""
-    session = Session(AgentSpec(argv=["unused"], cwd=workspace), agent_driver)
+    session = Session(AgentSpec(AgentEntry("agent", ["unused"]), workspace), agent_driver)
     session.owner = PERSON
     session.rules.book, session.rules.agent = book, "demo"
     agent: Any = session.agent

@@ -1,7 +1,7 @@
 """Sandbox bench: what ``WEBCLIENT_SANDBOX=bwrap`` costs to start an agent, against ``none``.
 
 Run by hand: ``.venv/bin/python bench/sandbox.py [--runs N]``. Each run starts an agent the way the server does
-(`webclient.acp.process.AgentProcess.spawn`, with the sandbox `webclient.session.sandboxing.confine` makes for it:
+(`webclient.acp.process.AgentProcess.spawn`, with the sandbox `webclient.agents.sandboxing.confine` makes for it:
 its workspace and home writable, its installation read, network off, and again on: a network of its own through
 slirp4netns) and times it from the spawn to its answer to ``initialize``; then stops it. Two agents: a minimal
 raw-JSON one (stdlib only: the sandbox's own cost, nearly alone) and the built-in demo agent (``python -m
@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from webclient.acp.process import AgentProcess  # noqa: E402
+from webclient.agents.sandboxing import confine  # noqa: E402
 from webclient.config import Settings, demo_sample  # noqa: E402
+from webclient.session.agent_entry import AgentEntry  # noqa: E402
 from webclient.session.agent_spec import AgentSpec  # noqa: E402
-from webclient.session.sandboxing import confine  # noqa: E402
 from webclient.workspace.sandbox import UNCONFINED  # noqa: E402
 
 MINIMAL = (
@@ -51,7 +52,7 @@ INITIALIZE = {
 async def start_once(spec: AgentSpec) -> float:
     """Seconds from spawning the agent to its answer to ``initialize``."""
     began = time.perf_counter()
-    process = await AgentProcess.spawn(spec.argv, cwd=spec.cwd, env=spec.env, sandbox=spec.sandbox)
+    process = await AgentProcess.spawn(spec.entry.argv, cwd=spec.cwd, env=spec.env, sandbox=spec.sandbox)
     try:
         process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
         await process.stdin.drain()
@@ -75,12 +76,17 @@ async def bench(runs: int) -> None:
         sample = demo_sample()
         demo_path = {"PYTHONPATH": str(sample.parent.parent)} if sample is not None else {}
         agents = {
-            "minimal agent": AgentSpec([sys.executable, "-c", MINIMAL], workspace, env={"HOME": str(home)}),
+            "minimal agent": AgentSpec(
+                AgentEntry("agent", [sys.executable, "-c", MINIMAL], env={"HOME": str(home)}), workspace
+            ),
             "demo agent": AgentSpec(
-                [sys.executable, "-m", "demo_agent"],
+                AgentEntry(
+                    "agent",
+                    [sys.executable, "-m", "demo_agent"],
+                    env={"HOME": str(home), **demo_path},
+                    sandbox_read=(sample.parent,) if sample is not None else (),
+                ),
                 workspace,
-                env={"HOME": str(home), **demo_path},
-                sandbox_read=(sample.parent,) if sample is not None else (),
             ),
         }
         for name, spec in agents.items():

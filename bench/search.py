@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.servers import free_port  # noqa: E402
+from webclient.session.agent_entry import AgentEntry  # noqa: E402
 from webclient.session.agent_spec import AgentSpec  # noqa: E402
 from webclient.store.store import Store  # noqa: E402
 
@@ -93,7 +94,7 @@ def _accumulate(weights: list[float]) -> list[float]:
 async def fill(store: Store, sessions: int, messages: int, seed: int) -> tuple[float, int]:
     """Write the sessions through the store's writer; returns the seconds it took and the words written."""
     writer = Writer(seed)
-    spec = AgentSpec(argv=["bench-agent"], cwd=Path("/srv/project"))
+    spec = AgentSpec(AgentEntry("agent", ["bench-agent"]), Path("/srv/project"))
     written = 0
     started = time.perf_counter()
     for n in range(sessions):

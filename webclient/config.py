@@ -10,7 +10,7 @@ from typing import Literal, cast, get_args
 
 from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
-from webclient.workspace.paths import Access
+from webclient.workspace.paths import FileAccess
 from webclient.workspace.sandbox import SandboxMode
 
 Auth = Literal["token", "oidc", "trusted-header"]
@@ -185,7 +185,7 @@ class Settings:
             "address (comma-separated)"
         },
     )
-    file_access: Access = field(
+    file_access: FileAccess = field(
         default="read-write",
         metadata={"help": "WEBCLIENT_FILE_ACCESS: the agent's file access: read-write, read-only or none"},
     )
@@ -297,8 +297,8 @@ class Settings:
         workspace = env.get("WEBCLIENT_WORKSPACE")
         origins = env.get("WEBCLIENT_ALLOWED_ORIGINS", "")
         access = env.get("WEBCLIENT_FILE_ACCESS", "read-write").strip().lower()
-        if access not in get_args(Access):
-            raise ValueError(f"WEBCLIENT_FILE_ACCESS must be one of {', '.join(get_args(Access))}, not {access!r}")
+        if access not in get_args(FileAccess):
+            raise ValueError(f"WEBCLIENT_FILE_ACCESS must be one of {', '.join(get_args(FileAccess))}, not {access!r}")
         roots = env.get("WEBCLIENT_EXTRA_ROOTS", "")
         config, registry = env.get("WEBCLIENT_CONFIG"), env.get("WEBCLIENT_REGISTRY")
         auth = env.get("WEBCLIENT_AUTH", "token").strip().lower() or "token"
@@ -368,7 +368,7 @@ class Settings:
             start_timeout=_positive(env, "WEBCLIENT_START_TIMEOUT", "120"),
             max_line_mb=max(1, int(_positive(env, "WEBCLIENT_MAX_LINE_MB", "64"))),
             acp_protocol=acp_protocol(env.get("WEBCLIENT_ACP_PROTOCOL", "1"), "WEBCLIENT_ACP_PROTOCOL"),
-            file_access=cast(Access, access),
+            file_access=cast(FileAccess, access),
             terminals=_bool(env.get("WEBCLIENT_TERMINALS", "on")),
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
             max_entries=max(1, int(env.get("WEBCLIENT_MAX_ENTRIES", "10000"))),

@@ -18,8 +18,9 @@ from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
 from webclient.aap.client import AapClient
 from webclient.aap.sse import TooBig
-from webclient.session.agent_spec import RemoteLimits
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec, RemoteLimits
+from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry, Notice, ToolCall
 
 pytestmark = pytest.mark.asyncio
@@ -35,9 +36,9 @@ def rough(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 @contextlib.asynccontextmanager
 async def session_on(url: str, workspace: Path) -> AsyncIterator[Session]:
     (workspace / "notes.txt").write_text("remember the milk\n")
-    session = Session(AgentSpec(argv=[], cwd=workspace, url=url), AapAgent)
+    session = Session(AgentSpec(AgentEntry("agent", [], url=url), workspace), AapAgent)
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         yield session
 
 
@@ -55,7 +56,7 @@ async def test_a_stream_that_ends_without_turn_stop_still_gets_its_calls_answere
     url, record = rough
     async with session_on(url, tmp_path) as session:
         assert session.submit_prompt("no-stop", "n1")
-        await until(lambda: session.turn_state == "idle" and "c-read said" in said(session))
+        await until(lambda: session.turns.turn_state == "idle" and "c-read said" in said(session))
         assert '"remember the milk\\n"' in said(session)
         resubmission = [json.loads(line) for line in record.read_text().splitlines()][-1]
         assert resubmission["messages"] == [{"role": "tool", "toolCallId": "c-read", "content": "remember the milk\n"}]
@@ -64,7 +65,7 @@ async def test_a_stream_that_ends_without_turn_stop_still_gets_its_calls_answere
 async def test_a_doubled_error_stop_is_one_error(rough: tuple[str, Path], tmp_path: Path) -> None:
     async with session_on(rough[0], tmp_path) as session:
         assert session.submit_prompt("double-error", "n1")
-        await until(lambda: session.turn_state == "idle" and any("with an error" in n for n in notices(session)))
+        await until(lambda: session.turns.turn_state == "idle" and any("with an error" in n for n in notices(session)))
         assert sum("with an error" in n for n in notices(session)) == 1
         assert session.submit_prompt("again", "n2")  # the session stays usable
         await until(lambda: said(session).endswith("ok"))
@@ -75,9 +76,9 @@ async def test_a_granted_tool_without_a_streamed_result_takes_it_from_the_histor
 ) -> None:
     async with session_on(rough[0], tmp_path) as session:
         assert session.submit_prompt("granted-no-result", "n1")
-        await until(lambda: session.turn_state == "awaiting-permission")
+        await until(lambda: session.turns.turn_state == "awaiting-permission")
         session.answer_permission(session.thread.pending_permissions[0].request_id, "allow")
-        await until(lambda: session.turn_state == "idle" and "c-deploy ran" in said(session))
+        await until(lambda: session.turns.turn_state == "idle" and "c-deploy ran" in said(session))
         [card] = [e for e in session.thread if isinstance(e, ToolCall)]
         assert card.status == "completed"
         assert card.content[0].raw["text"] == '"deployed to preview"'  # type: ignore[union-attr]
@@ -86,7 +87,7 @@ async def test_a_granted_tool_without_a_streamed_result_takes_it_from_the_histor
 async def test_an_http_error_shows_what_the_server_said(rough: tuple[str, Path], tmp_path: Path) -> None:
     async with session_on(rough[0], tmp_path) as session:
         assert session.submit_prompt("http-500", "n1")
-        await until(lambda: session.turn_state == "idle" and any("HTTP 500" in n for n in notices(session)))
+        await until(lambda: session.turns.turn_state == "idle" and any("HTTP 500" in n for n in notices(session)))
         assert any("model exploded: upstream timeout" in n for n in notices(session))
 
 

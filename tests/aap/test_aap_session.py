@@ -16,7 +16,9 @@ from tests.support.sessions import started
 from tests.support.waiting import until
 from webclient.aap.agent import AapAgent
 from webclient.people.rules import Rule, RuleBook
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry, RuleNote, ToolCall
 
 pytestmark = pytest.mark.asyncio
@@ -31,9 +33,9 @@ def server_url() -> Iterator[str]:
 @contextlib.asynccontextmanager
 async def aap_session(url: str, workspace: Path) -> AsyncIterator[Session]:
     (workspace / "README.md").write_text("# Sample project\nIt adds numbers.\n")
-    session = Session(AgentSpec(argv=[], cwd=workspace, url=url), AapAgent)
+    session = Session(AgentSpec(AgentEntry("agent", [], url=url), workspace), AapAgent)
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         yield session
 
 
@@ -47,9 +49,9 @@ def said(session: Session) -> str:
 
 async def test_a_greeting_streams_text_and_thinking(server_url: str, tmp_path: Path) -> None:
     async with aap_session(server_url, tmp_path) as session:
-        assert session.agent_info["title"] == "AAP demo agent"
+        assert session.lifecycle.agent_info["title"] == "AAP demo agent"
         assert session.submit_prompt("hello", "n1")
-        await until(lambda: session.turn_state == "idle" and "remote" in said(session))
+        await until(lambda: session.turns.turn_state == "idle" and "remote" in said(session))
         kinds = [e.kind for e in session.thread if isinstance(e, MessageEntry)]
         assert kinds == ["user-message", "thought", "agent-message"]
 
@@ -61,7 +63,7 @@ async def test_parallel_calls_are_answered_together_and_the_turn_goes_on(server_
             session.set_setting(setting_id, "true")
             await until(lambda: getattr(session.controls.setting(setting_id), "current", False) is True)
         assert session.submit_prompt("tools", "n1")
-        await until(lambda: session.turn_state == "awaiting-permission")
+        await until(lambda: session.turns.turn_state == "awaiting-permission")
         # Reading asks nobody: it runs while the question waits.
         await until(lambda: cards(session)["read_file"].status == "completed")
         shown = cards(session)
@@ -71,7 +73,7 @@ async def test_parallel_calls_are_answered_together_and_the_turn_goes_on(server_
         [question] = session.thread.pending_permissions
         assert shown["deploy_preview"].permission is question
         session.answer_permission(question.request_id, "deny")
-        await until(lambda: session.turn_state == "idle" and "came back" in said(session))
+        await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session))
         assert "`read_file`: # Sample project It adds numbers." in said(session)
         assert "`deploy_preview`: Tool call denied" in said(session)
         assert cards(session)["deploy_preview"].status == "failed"
@@ -91,10 +93,10 @@ async def test_stop_ends_the_stream_and_the_session_goes_on(tmp_path: Path) -> N
             assert session.submit_prompt("hello", "n1")
             await until(lambda: any(e.kind == "thought" for e in session.thread if isinstance(e, MessageEntry)))
             session.cancel()
-            await until(lambda: session.turn_state == "idle")
+            await until(lambda: session.turns.turn_state == "idle")
             assert "remote" not in said(session)  # the stream was cut before the answer
             assert session.submit_prompt("hello again", "n2")
-            await until(lambda: session.turn_state == "idle" and "remote" in said(session), timeout=30)
+            await until(lambda: session.turns.turn_state == "idle" and "remote" in said(session), timeout=30)
 
 
 async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_terminal(
@@ -110,7 +112,7 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         session.answer_permission(run.request_id, "allow-always")
         await asyncio.sleep(0.5)
         session.answer_permission(write.request_id, "allow")
-        await until(lambda: session.turn_state == "idle" and "came back" in said(session), timeout=30)
+        await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session), timeout=30)
         assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
         ran = cards(session)["run_command"]
         assert ran.status == "completed" and any(getattr(c, "terminal_id", None) for c in ran.content)
@@ -121,7 +123,7 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         [again] = session.thread.pending_permissions
         assert cards(session)["write_file"].permission is again
         session.answer_permission(again.request_id, "deny")
-        await until(lambda: session.turn_state == "idle" and said(session).count("came back") == 2, timeout=30)
+        await until(lambda: session.turns.turn_state == "idle" and said(session).count("came back") == 2, timeout=30)
         assert "`write_file`: The person did not let this tool run." in said(session)
 
 
@@ -135,7 +137,7 @@ async def test_rules_answer_a_remote_agents_questions(server_url: str, tmp_path:
             ]
         )
         assert session.submit_prompt("change", "n1")
-        await until(lambda: session.turn_state == "idle" and "came back" in said(session), timeout=30)
+        await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session), timeout=30)
         assert session.thread.pending_permissions == []  # never asked the person
         assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
         write, run = cards(session)["write_file"].permission, cards(session)["run_command"].permission

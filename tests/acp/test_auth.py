@@ -9,7 +9,7 @@ import pytest
 from webclient.acp import auth_status
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.jsonrpc import RpcError, error_text
-from webclient.session.sign_in import Account, AuthStatus, EnvVar
+from webclient.session.agent_auth import Account, AuthStatus, EnvVar
 
 
 def test_each_auth_method_type_is_read_and_only_agent_methods_are_buttons(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
 from tests.support.servers import ServerFactory
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.store import Store
 
@@ -39,7 +40,7 @@ def fill(folder: Path) -> None:
     async def go() -> None:
         store = await Store.open_url(f"sqlite:///{folder / 'webclient.sqlite3'}")
         try:
-            spec = AgentSpec(argv=["stored-agent"], cwd=Path("/srv/project"))
+            spec = AgentSpec(AgentEntry("agent", ["stored-agent"]), Path("/srv/project"))
             for n, words in enumerate(["the parser is slow", "the lexer is fast", "a slow lexer and parser"]):
                 recorder = store.open_journal(f"s{n}", "stored", spec, 1_700_000_000.0 + n)
                 recorder.state("ended", f"Session {n}", "Stored", 1)

@@ -11,8 +11,8 @@ from pathlib import Path
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
+from webclient.agents.homes import home_of
 from webclient.people.person import LOCAL
-from webclient.session.homes import home_of
 
 
 def test_each_persons_agent_runs_in_their_own_home(start_server: ServerFactory, tmp_path: Path) -> None:

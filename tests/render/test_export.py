@@ -23,7 +23,9 @@ from webclient.render.export import (
     thread_markdown,
     unified_diff,
 )
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.by import By
 from webclient.viewmodel.content import (
     AudioBlock,
@@ -477,7 +479,7 @@ def test_unicode_survives() -> None:
 
 
 def test_session_markdown_uses_the_session_header(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=[sys.executable, "-c", "pass"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", [sys.executable, "-c", "pass"]), tmp_path), AcpAgent)
     session.lifecycle.agent_info = {"name": "demo-agent", "title": "Demo agent", "version": "0.3"}
     text_call(
         session.thread, "c1", title="Read", kind="read", locations=[Location(path=str(tmp_path / "src" / "a.py"))]

@@ -32,7 +32,9 @@ from webclient.render.markdown import MarkdownStream, render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.pages.history import History, human_time, live_row, marked
@@ -331,7 +333,7 @@ def agent_traffic(cwd: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[
 @pytest.fixture
 def hostile_session(tmp_path: Path) -> tuple[Session, list[dict[str, Any]]]:
     initialize, new_session, updates, permissions = agent_traffic(tmp_path)
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", ["true"]), tmp_path), AcpAgent)
     session.lifecycle.agent_info = initialize["agentInfo"]
     session.lifecycle.agent_state = "ready"
     try:  # modes and config options (being built: fed through the adapter when it exists)
@@ -456,7 +458,7 @@ def test_a_lone_surrogate_renders_as_markdown_that_can_be_sent() -> None:
 
 @pytest.mark.asyncio
 async def test_a_lone_surrogate_in_any_text_leaves_the_page_sendable(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", ["true"]), tmp_path), AcpAgent)
     acp(session).on_session_update(
         {"update": {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "user \udcff"}}}
     )
@@ -481,7 +483,7 @@ async def test_a_lone_surrogate_in_any_text_leaves_the_page_sendable(tmp_path: P
 )
 @pytest.mark.asyncio
 async def test_a_nul_in_a_path_leaves_the_page_renderable(tmp_path: Path, update: dict[str, Any]) -> None:
-    session = Session(AgentSpec(argv=["true"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", ["true"]), tmp_path), AcpAgent)
     acp(session).on_session_update(
         {"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "nul", **update}}
     )

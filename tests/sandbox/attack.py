@@ -22,7 +22,7 @@ from typing import Any
 from tests.support.restarts import until
 from tests.support.servers import AGENTS, Server, free_port
 from tests.support.team import page_socket, prompt, ready
-from webclient.session.homes import home_of
+from webclient.agents.homes import home_of
 
 HOSTILE = f"{sys.executable} {AGENTS / 'hostile_agent.py'}"
 REPORT = "sandbox-report.json"

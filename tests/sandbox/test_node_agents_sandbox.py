@@ -20,10 +20,11 @@ from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, TS_AGENTS, node
 from tests.support.waiting import until as until_true
 from webclient.acp.agent import AcpAgent
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.core import Session
-from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio
@@ -33,14 +34,16 @@ async def test_an_agent_on_the_typescript_sdk_runs_in_a_sandbox() -> None:
         workspace.mkdir()
         home.mkdir(parents=True)
         env = {"TS_AGENT_LOG": str(workspace / "received.jsonl"), "TS_AGENT_STATE": str(workspace / "state.json")}
-        spec = AgentSpec([node(), str(TS_AGENTS / "dual_agent.mjs")], workspace, env={**env, "HOME": str(home)})
+        spec = AgentSpec(
+            AgentEntry("agent", [node(), str(TS_AGENTS / "dual_agent.mjs")], env={**env, "HOME": str(home)}), workspace
+        )
         settings = Settings.from_env({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data")})
-        spec = dataclasses.replace(confine(spec, settings), start_timeout=30)
+        spec = confine(dataclasses.replace(spec, entry=dataclasses.replace(spec.entry, start_timeout=30)), settings)
         modules = Path(os.path.realpath(TS_AGENTS / "node_modules"))  # a folder, or a link to one elsewhere
         assert spec.sandbox.confined and any(modules.is_relative_to(path) for path in spec.sandbox.readable)
         session = Session(spec, AcpAgent)
         async with started(session):
-            await until_true(lambda: session.ready, timeout=30)
+            await until_true(lambda: session.lifecycle.ready, timeout=30)
             await turn(session, "hello")
             assert messages(session.thread, "agent-message") == ["Hello from ACP v1"]
         assert (workspace / "received.jsonl").exists()  # it wrote in its workspace

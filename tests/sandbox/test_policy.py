@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.attack import outside_tmp
+from webclient.agents.sandboxing import confine, server_sandbox
 from webclient.config import Settings
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sandboxing import confine, server_sandbox
 from webclient.workspace.sandbox import UNCONFINED, Mount, Sandbox
 from webclient.workspace.sandbox_host import (
     SandboxUnavailable,
@@ -172,22 +173,27 @@ def test_bwrap_asked_for_but_missing_is_refused_never_run_without(monkeypatch: p
     with pytest.raises(SandboxUnavailable, match="bwrap is not installed"):
         server_sandbox(settings)
     with pytest.raises(SandboxUnavailable):
-        confine(AgentSpec(["agent"], Path("/srv")), settings)
+        confine(AgentSpec(AgentEntry("agent", ["agent"]), Path("/srv")), settings)
 
 
 def test_an_agent_gets_its_workspace_roots_home_installation_and_network_setting() -> None:
     settings = Settings.from_env({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_SANDBOX_NETWORK": "off"})
     spec = AgentSpec(
-        [sys.executable, "-m", "agent"],
+        AgentEntry(
+            "agent",
+            [sys.executable, "-m", "agent"],
+            env={"HOME": "/data/homes/alice"},
+            extra_roots=(Path("/srv/shared"),),
+            network=True,
+        ),
         Path("/srv/work"),
-        env={"HOME": "/data/homes/alice"},
-        extra_roots=(Path("/srv/shared"),),
-        network=True,
     )
     policy = confine(spec, settings).sandbox
     assert policy.writable == (Path("/srv/work"), Path("/srv/shared"), Path("/data/homes/alice"))
     assert Path(sys.prefix) in policy.readable and policy.network and policy.home == Path("/data/homes/alice")
-    assert not confine(AgentSpec(["agent"], Path("/srv")), settings).sandbox.network  # the server's default
+    assert not confine(
+        AgentSpec(AgentEntry("agent", ["agent"]), Path("/srv")), settings
+    ).sandbox.network  # the server's default
     assert confine(spec, Settings.from_env({})).sandbox is UNCONFINED
 
 

@@ -18,9 +18,10 @@ from tests.sandbox.attack import HOSTILE, outside_tmp
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
 from webclient.acp.process import AgentProcess
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sandboxing import confine
 from webclient.workspace.terminals import Terminals
 
 
@@ -79,7 +80,7 @@ def spec_in(base: Path, argv: list[str]) -> AgentSpec:
     workspace = base / "workspace"
     workspace.mkdir(exist_ok=True)
     settings = Settings.from_env({"WEBCLIENT_SANDBOX": "bwrap", "WEBCLIENT_DATA_DIR": str(base / "data")})
-    return confine(AgentSpec(argv, workspace), settings)
+    return confine(AgentSpec(AgentEntry("agent", argv), workspace), settings)
 
 
 @pytest.mark.asyncio
@@ -117,7 +118,7 @@ async def test_a_sandboxed_agent_that_ignores_its_stdin_and_sigterm_is_stopped_w
     )
     with outside_tmp() as base:
         spec = spec_in(base, [sys.executable, "-c", script])
-        process = await AgentProcess.spawn(spec.argv, cwd=spec.cwd, env=spec.env, sandbox=spec.sandbox)
+        process = await AgentProcess.spawn(spec.entry.argv, cwd=spec.cwd, env=spec.env, sandbox=spec.sandbox)
         deadline = time.monotonic() + 10
         while len(running_with(mark)) < 4:  # bwrap, bwrap's init inside, the agent and its child
             assert time.monotonic() < deadline

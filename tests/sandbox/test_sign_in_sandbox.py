@@ -9,12 +9,12 @@ import dataclasses
 import pytest
 
 from tests.sandbox.attack import outside_tmp
-from tests.session.test_terminal_sign_in import login_session, runs, type_into
+from tests.session.test_terminal_auth import login_session, runs, type_into
 from tests.support.waiting import until
 from webclient.acp.agent import AcpAgent
+from webclient.agents.sandboxing import confine
 from webclient.config import Settings
 from webclient.session.core import Session
-from webclient.session.sandboxing import confine
 
 
 @pytest.mark.asyncio
@@ -27,16 +27,16 @@ async def test_a_terminal_sign_in_runs_inside_the_agents_sandbox() -> None:
         # What it records goes to its workspace, the one folder (with its home) it may write.
         env = {**(plain.spec.env or {}), "HOME": str(home), "LOGIN_TOKEN_DIR": str(plain.spec.cwd / "tokens")}
         env["RECORD_FILE"] = str(plain.spec.cwd / "received.jsonl")
-        spec = confine(dataclasses.replace(plain.spec, env=env), settings)
+        spec = confine(dataclasses.replace(plain.spec, owner_env=env), settings)
         assert spec.sandbox.confined
         session = Session(spec, AcpAgent)
         tokens = plain.spec.cwd / "tokens"
         session.start()
         try:
-            await until(lambda: session.agent_state == "auth-required")
-            session.authenticate("login")
+            await until(lambda: session.lifecycle.agent_state == "auth-required")
+            session.lifecycle.authenticate("login")
             await type_into(session, "4242\r")
-            await until(lambda: session.agent_state == "ready", timeout=20)
+            await until(lambda: session.lifecycle.agent_state == "ready", timeout=20)
             (run,) = runs(tokens)
             assert run["tty"] is True and run["controlling_tty"] is True
             assert run["argv"] == ["--agent-flag", "--login"] and run["cwd"] == str(spec.cwd)

@@ -34,18 +34,18 @@ def methods(record: Path) -> list[tuple[int, str]]:
 
 async def turn(session: Session, text: str) -> None:
     assert session.submit_prompt(text, f"nonce-{text}")
-    await until(lambda: session.turn_running, timeout=30)
-    await until(lambda: not session.turn_running, timeout=30)
+    await until(lambda: session.turns.turn_running, timeout=30)
+    await until(lambda: not session.turns.turn_running, timeout=30)
 
 
 @pytest.mark.asyncio
 async def test_a_v2_initialize_to_a_dual_agent_speaks_v2(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "dual_agent.mjs", 2)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert acp(session).dialect.version == 2
-        assert session.agent_info["name"] == "ts-dual-agent"
-        assert session.prompt_capabilities == {"image", "embeddedContext"}
+        assert session.lifecycle.agent_info["name"] == "ts-dual-agent"
+        assert session.lifecycle.prompt_capabilities == {"image", "embeddedContext"}
         await turn(session, "hello")
         assert messages(session.thread, "user-message") == ["hello"]  # the agent's echo is not shown again
         assert messages(session.thread, "agent-message")[-1].startswith("Hello")
@@ -62,7 +62,7 @@ async def test_a_v2_initialize_to_a_dual_agent_speaks_v2(tmp_path: Path) -> None
 async def test_a_v1_initialize_to_a_dual_agent_speaks_v1_with_files_and_terminals(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "dual_agent.mjs", 1)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert acp(session).dialect.version == 1
         await turn(session, "hello")
         assert messages(session.thread, "agent-message") == ["Hello from ACP v1"]
@@ -76,7 +76,7 @@ async def test_a_v1_initialize_to_a_dual_agent_speaks_v1_with_files_and_terminal
 async def test_a_v1_agent_asked_v2_is_started_again_with_a_v1_initialize(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "v1_only_agent.mjs", 2)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert acp(session).dialect.version == 1
         await turn(session, "hello")
         assert messages(session.thread, "agent-message") == ["Hello from ACP v1"]
@@ -95,9 +95,12 @@ async def test_a_v1_agent_asked_v2_keeps_its_process_when_the_session_serves_no_
 ) -> None:
     session, record = ts_session(tmp_path, "v1_only_agent.mjs", 2)
     spec = session.spec
-    session, _ = Session(replace(spec, file_access="none", terminals=False), type(session.agent)), None
+    session, _ = (
+        Session(replace(spec, entry=replace(spec.entry, file_access="none", terminals=False)), type(session.agent)),
+        None,
+    )
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert acp(session).dialect.version == 1
     assert methods(record) == [(1, "initialize"), (1, "session/new")]
 
@@ -106,10 +109,10 @@ async def test_a_v1_agent_asked_v2_keeps_its_process_when_the_session_serves_no_
 async def test_a_v2_only_agent_asked_v1_says_which_versions_it_speaks_and_what_to_set(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "v2_only_agent.mjs", 1)
     async with started(session):
-        await until(lambda: session.agent_state == "failed", timeout=30)
-        assert session.error is not None
-        assert "The agent speaks only ACP version 2; this client asked for version 1" in session.error
-        assert "WEBCLIENT_ACP_PROTOCOL=2" in session.error and "acp_protocol = 2" in session.error
+        await until(lambda: session.lifecycle.agent_state == "failed", timeout=30)
+        assert session.lifecycle.error is not None
+        assert "The agent speaks only ACP version 2; this client asked for version 1" in session.lifecycle.error
+        assert "WEBCLIENT_ACP_PROTOCOL=2" in session.lifecycle.error and "acp_protocol = 2" in session.lifecycle.error
     assert methods(record) == []  # the router refused it before the agent saw it
 
 
@@ -117,7 +120,7 @@ async def test_a_v2_only_agent_asked_v1_says_which_versions_it_speaks_and_what_t
 async def test_a_v2_turn_ends_with_its_idle_state_and_shows_each_stop(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "v2_only_agent.mjs", 2)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         await turn(session, "error")
         assert notices(session.thread)[-1] == (
             "error",
@@ -129,15 +132,15 @@ async def test_a_v2_turn_ends_with_its_idle_state_and_shows_each_stop(tmp_path: 
         assert "This prompt is refused" in notices(session.thread)[-1][2]
         assert session.submit_prompt("slow", "n-slow")
         await until(lambda: "Working slowly" in messages(session.thread, "agent-message"), timeout=30)
-        assert session.turn_running  # the prompt was answered long ago: the turn runs until its idle state
+        assert session.turns.turn_running  # the prompt was answered long ago: the turn runs until its idle state
         session.cancel()
-        await until(lambda: not session.turn_running, timeout=30)
+        await until(lambda: not session.turns.turn_running, timeout=30)
         assert notices(session.thread)[-1][:2] == ("info", "Stopped")
         assert session.submit_prompt("queued", "n-queued")  # never taken in: Stop ends it with -32800
-        await until(lambda: session.turn_running, timeout=30)
+        await until(lambda: session.turns.turn_running, timeout=30)
         await asyncio.sleep(0.2)
         session.cancel()
-        await until(lambda: not session.turn_running, timeout=30)
+        await until(lambda: not session.turns.turn_running, timeout=30)
         assert notices(session.thread)[-1][:2] == ("info", "Stopped")
         await turn(session, "child")  # a subagent's idle state does not end the turn
         assert messages(session.thread, "agent-message")[-1] == "After the child"
@@ -152,13 +155,13 @@ async def test_a_v2_turn_ends_with_its_idle_state_and_shows_each_stop(tmp_path: 
 async def test_a_v2_permission_and_background_work(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "v2_only_agent.mjs", 2)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert session.submit_prompt("permission", "n1")
         await until(lambda: bool(session.thread.pending_permissions), timeout=30)
         assert acp(session).turns.state == "requires_action"
         asked = session.thread.pending_permissions[0]
         session.answer_permission(asked.request_id, "yes")
-        await until(lambda: not session.turn_running, timeout=30)
+        await until(lambda: not session.turns.turn_running, timeout=30)
         assert messages(session.thread, "agent-message")[-1] == "Permission answer: yes"
         assert acp(session).turns.state == "idle"
         await turn(session, "background")
@@ -173,15 +176,15 @@ async def test_a_v2_permission_and_background_work(tmp_path: Path) -> None:
 async def test_v2_sessions_are_listed_resumed_with_their_replay_closed_and_deleted(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "dual_agent.mjs", 2)
     async with started(session):
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         await turn(session, "hello")
         listed = await acp(session).list_sessions()  # session/list is part of the v2 baseline
         assert listed is not None and [item.title for item in listed] == ["hello"]
         agent_session_id = listed[0].id
         await session.end()
-        assert session.can_resume
+        assert session.lifecycle.can_resume
         session.resume()  # v2 has no session/load: session/resume replays it, matched with what the page shows
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert notices(session.thread)[-1] == (
             "info",
             "The agent resumed its session",
@@ -211,14 +214,14 @@ async def test_v2_sessions_are_listed_resumed_with_their_replay_closed_and_delet
 async def test_an_agents_v2_session_is_continued_here_from_its_replay(tmp_path: Path) -> None:
     first, record = ts_session(tmp_path, "dual_agent.mjs", 2)
     async with started(first):
-        await until(lambda: first.ready, timeout=30)
+        await until(lambda: first.lifecycle.ready, timeout=30)
         await turn(first, "plan")
         listed = await acp(first).list_sessions()
         assert listed is not None
     second, _ = ts_session(tmp_path, "dual_agent.mjs", 2)
     second.start(continuing=listed[0].id)
     try:
-        await until(lambda: second.ready, timeout=30)
+        await until(lambda: second.lifecycle.ready, timeout=30)
         assert notices(second.thread)[-1] == ("info", "The agent resumed its session", "With session/resume.")
     finally:
         await second.close()
@@ -231,10 +234,12 @@ async def test_an_agents_v2_session_is_continued_here_from_its_replay(tmp_path: 
 async def test_a_v2_sign_in_is_auth_login_and_a_sign_out_auth_logout(tmp_path: Path) -> None:
     session, record = ts_session(tmp_path, "v2_only_agent.mjs", 2, TS_AGENT_AUTH="1")
     async with started(session):
-        await until(lambda: session.agent_state == "auth-required", timeout=30)
-        assert [(m.id, m.name, m.type) for m in session.auth_methods] == [("token", "Sign in with a token", "agent")]
-        session.authenticate("token")
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.agent_state == "auth-required", timeout=30)
+        assert [(m.id, m.name, m.type) for m in session.lifecycle.auth_methods] == [
+            ("token", "Sign in with a token", "agent")
+        ]
+        session.lifecycle.authenticate("token")
+        await until(lambda: session.lifecycle.ready, timeout=30)
         assert acp(session).can_sign_out  # a non-empty authMethods offers auth/logout
         session.sign_out()
         await until(lambda: ("info", "Signed out of the agent") in [n[:2] for n in notices(session.thread)], timeout=30)
@@ -252,15 +257,15 @@ async def test_a_v2_sign_in_is_auth_login_and_a_sign_out_auth_logout(tmp_path: P
 async def test_every_message_of_a_v2_session_both_ways_is_valid_v2(tmp_path: Path) -> None:
     session, _ = ts_session(tmp_path, "dual_agent.mjs", 2, TS_AGENT_AUTH="1")
     async with started(session):
-        await until(lambda: session.agent_state == "auth-required", timeout=30)
-        session.authenticate("token")
-        await until(lambda: session.ready, timeout=30)
+        await until(lambda: session.lifecycle.agent_state == "auth-required", timeout=30)
+        session.lifecycle.authenticate("token")
+        await until(lambda: session.lifecycle.ready, timeout=30)
         for text in ("everything", "background", "error", "refuse"):
             await turn(session, text)
         assert session.submit_prompt("permission", "n-permission")
         await until(lambda: bool(session.thread.pending_permissions), timeout=30)
         session.answer_permission(session.thread.pending_permissions[0].request_id, "no")
-        await until(lambda: not session.turn_running, timeout=30)
+        await until(lambda: not session.turns.turn_running, timeout=30)
         await acp(session).set_setting("mode", "code")  # (the controls read v2's configId once v2shapes is in)
         assert await acp(session).list_sessions()
         session.sign_out()

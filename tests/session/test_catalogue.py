@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from webclient.agents.catalogue import Catalogue, CatalogueError, UnknownAgent, WorkspaceRefused
 from webclient.config import Settings
-from webclient.session.catalogue import Catalogue, CatalogueError, UnknownAgent, WorkspaceRefused
+from webclient.session.agent_spec import AgentSpec
 
 REGISTRY = Path(__file__).parent / "fixtures" / "registry.json"
 
@@ -222,14 +223,14 @@ def test_a_remote_agent_is_reached_by_its_url_with_its_key_from_the_environment(
         'api_key_env = "RESEARCH_KEY"\noptions = { language = "French" }\n'
     )
     entry = catalogue(tmp_path, text).get("research")
-    spec = entry.spec(tmp_path, max_line_bytes=1024)
-    assert (entry.protocol, spec.url, spec.remote_agent, spec.argv) == (
+    spec = AgentSpec(entry, tmp_path, max_line_bytes=1024)
+    assert (entry.protocol, spec.entry.url, spec.entry.remote_agent, spec.entry.argv) == (
         "aap",
         "https://agents.example.com/v1",
         "research-agent",
         [],
     )
-    assert spec.api_key == "k-secret" and dict(spec.remote_options or {}) == {"language": "French"}
+    assert spec.entry.api_key == "k-secret" and dict(spec.entry.remote_options or {}) == {"language": "French"}
     assert "k-secret" not in repr(entry) and "k-secret" not in repr(spec)
 
 
@@ -238,8 +239,13 @@ def test_agent_given_as_a_url_is_a_remote_agent(tmp_path: Path) -> None:
         settings(WEBCLIENT_AGENT="http://127.0.0.1:9/v1", WEBCLIENT_AAP_AGENT="helper", WEBCLIENT_AAP_KEY="k-1"),
         path_env="",
     ).get("agent")
-    spec = entry.spec(tmp_path, max_line_bytes=1024)
-    assert (spec.url, spec.remote_agent, spec.api_key, spec.argv) == ("http://127.0.0.1:9/v1", "helper", "k-1", [])
+    spec = AgentSpec(entry, tmp_path, max_line_bytes=1024)
+    assert (spec.entry.url, spec.entry.remote_agent, spec.entry.api_key, spec.entry.argv) == (
+        "http://127.0.0.1:9/v1",
+        "helper",
+        "k-1",
+        [],
+    )
     assert "k-1" not in repr(settings(WEBCLIENT_AAP_KEY="k-1"))
 
 
@@ -255,7 +261,7 @@ def test_the_acp_version_comes_from_the_entry_else_from_the_environment(tmp_path
     (tmp_path / "agents.toml").write_text(text)
     config = str(tmp_path / "agents.toml")
     plain = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config), path_env="")
-    assert [plain.get(name).spec(tmp_path, 1).acp_protocol for name in ("old", "new", "demo")] == [1, 2, 1]
+    assert [AgentSpec(plain.get(name), tmp_path).entry.acp_protocol for name in ("old", "new", "demo")] == [1, 2, 1]
     two = Catalogue.from_settings(settings(WEBCLIENT_CONFIG=config, WEBCLIENT_ACP_PROTOCOL="2"), path_env="")
     assert [two.get(name).acp_protocol for name in ("old", "new", "demo")] == [2, 2, 2]
     (tmp_path / "agents.toml").write_text(text.replace("acp_protocol = 2", "acp_protocol = 1"))

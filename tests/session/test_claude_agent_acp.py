@@ -20,7 +20,9 @@ from tests.support.servers import ServerFactory
 from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, node
 from webclient.acp.agent import AcpAgent
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 pytestmark = pytest.mark.slow
 
@@ -70,14 +72,17 @@ async def test_claude_agent_acp_pinned_to_v2_refuses_a_v1_client_and_the_start_s
     home = tmp_path / "home"
     home.mkdir()
     spec = AgentSpec(
-        argv=["env", "-u", "ANTHROPIC_API_KEY", f"HOME={home}", node(), str(CLAUDE_AGENT_ACP)],
-        cwd=tmp_path,
-        env={"CLAUDE_AGENT_ACP_PROTOCOL": "v2", "IS_SANDBOX": "1"},
-        start_timeout=60,
-        acp_protocol=1,
+        AgentEntry(
+            "agent",
+            ["env", "-u", "ANTHROPIC_API_KEY", f"HOME={home}", node(), str(CLAUDE_AGENT_ACP)],
+            env={"CLAUDE_AGENT_ACP_PROTOCOL": "v2", "IS_SANDBOX": "1"},
+            start_timeout=60,
+            acp_protocol=1,
+        ),
+        tmp_path,
     )
     session = Session(spec, AcpAgent)
     async with started(session):
-        await waiting.until(lambda: session.agent_state == "failed", timeout=60)
-    assert session.error is not None
-    assert session.error.startswith("The agent speaks only ACP version 2; this client asked for version 1.")
+        await waiting.until(lambda: session.lifecycle.agent_state == "failed", timeout=60)
+    assert session.lifecycle.error is not None
+    assert session.lifecycle.error.startswith("The agent speaks only ACP version 2; this client asked for version 1.")

@@ -16,7 +16,7 @@ from webclient.viewmodel.entries import Notice
 async def test_a_refused_mode_shows_a_notice_and_the_mode_stays(tmp_path: Path) -> None:
     session, record = agent_session(tmp_path, "faulty_agent.py", FAULT="models")
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         assert session.controls.current_mode == "default"
         session.set_mode("default")  # already the mode: nothing to ask
         session.set_mode("no-such-mode")
@@ -34,7 +34,7 @@ async def test_a_refused_mode_shows_a_notice_and_the_mode_stays(tmp_path: Path) 
 async def test_an_accepted_model_shows_and_a_refused_one_leaves_a_notice(tmp_path: Path) -> None:
     session, record = agent_session(tmp_path, "faulty_agent.py", FAULT="models")
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         session.set_model("gemini-2.5-flash")
         await until(lambda: session.controls.current_model == "gemini-2.5-flash")
         session.set_model("refuse-me")
@@ -51,7 +51,7 @@ async def test_an_accepted_model_shows_and_a_refused_one_leaves_a_notice(tmp_pat
 async def test_a_refused_setting_shows_a_notice_named_after_the_setting(tmp_path: Path) -> None:
     session, record = agent_session(tmp_path, "faulty_agent.py", FAULT="settings")
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         session.set_setting("effort", "no-such-choice")
         session.set_setting("effort", "high")
         await until(lambda: isinstance(session.thread.last, Notice))

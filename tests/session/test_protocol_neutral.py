@@ -1,4 +1,4 @@
-"""The session layer is protocol-neutral: nothing it imports, directly or through others, is ACP, HTML or web."""
+"""The session and agents layers are protocol-neutral: nothing they import, directly or not, is ACP, HTML or web."""
 
 from __future__ import annotations
 
@@ -56,12 +56,15 @@ def reachable_from(start: str) -> dict[str, str]:
 
 
 def session_modules() -> list[str]:
-    return sorted(f"webclient.session.{path.stem}" for path in (PACKAGE / "session").glob("*.py"))
+    """The session layer's modules and those of the agents layer (the sessions made from the agents offered)."""
+    return sorted(
+        f"webclient.{layer}.{path.stem}" for layer in ("session", "agents") for path in (PACKAGE / layer).glob("*.py")
+    )
 
 
-def test_the_session_layer_imports_nothing_of_acp_render_or_web() -> None:
+def test_the_session_and_agents_layers_import_nothing_of_acp_render_or_web() -> None:
     modules = session_modules()
-    assert "webclient.session.core" in modules and "webclient.session.registry" in modules
+    assert "webclient.session.core" in modules and "webclient.agents.manager" in modules
     leaks = {
         f"{imported} (imported by {importer}, reached from {module})"
         for module in modules

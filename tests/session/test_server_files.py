@@ -26,9 +26,9 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import AGENTS, ROOT, SCRIPTED_AGENT
+from webclient.agents.homes import home_of
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
-from webclient.session.homes import home_of
 from webclient.web.app import create_app
 
 with warnings.catch_warnings():

@@ -21,7 +21,9 @@ from webclient.acp.agent import AcpAgent
 from webclient.render.message_docs import MessageDocs
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.live.live_view import LiveView
 
@@ -35,7 +37,7 @@ async def running_session(tmp_path: Path, **env: str) -> AsyncIterator[tuple[Ses
     """A session on the scripted agent, ready for prompts; closed afterwards."""
     session, record = scripted_session(tmp_path, **env)
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         yield session, record
 
 
@@ -43,10 +45,10 @@ async def running_session(tmp_path: Path, **env: str) -> AsyncIterator[tuple[Ses
 async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path: Path) -> None:
     async with running_session(tmp_path) as (session, record):
         assert session.submit_prompt("permission", "n1")
-        await until(lambda: session.turn_state == "awaiting-permission")
+        await until(lambda: session.turns.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
         session.answer_permission(request_id, "allow-always")
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         messages = received(record)
         by_method = {m.get("method"): m for m in messages if "method" in m}
         validate(by_method["initialize"]["params"], "InitializeRequest")
@@ -62,9 +64,9 @@ async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path
 async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_path: Path) -> None:
     async with running_session(tmp_path) as (session, record):
         session.submit_prompt("permission", "n1")
-        await until(lambda: session.turn_state == "awaiting-permission")
+        await until(lambda: session.turns.turn_state == "awaiting-permission")
         session.cancel()
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         messages = received(record)
         cancel = next(m for m in messages if m.get("method") == "session/cancel")
         validate(cancel["params"], "CancelNotification")
@@ -78,11 +80,11 @@ async def test_cancel_sends_cancel_and_answers_pending_permission_cancelled(tmp_
 async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) -> None:
     async with running_session(tmp_path) as (session, record):
         session.submit_prompt("permission", "n1")
-        await until(lambda: session.turn_state == "awaiting-permission")
+        await until(lambda: session.turns.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
         session.answer_permission(request_id, "reject-always")
         session.answer_permission(request_id, "allow-once")  # a late second click changes nothing
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         answers = [m["result"] for m in received(record) if "result" in m]
         assert answers == [{"outcome": {"outcome": "selected", "optionId": "reject-always"}}]
 
@@ -91,20 +93,20 @@ async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) 
 async def test_crash_mid_turn_ends_the_session_with_its_stderr(tmp_path: Path) -> None:
     async with running_session(tmp_path) as (session, _):
         session.submit_prompt("crash", "n1")
-        await until(lambda: session.turn_state == "ended")
+        await until(lambda: session.turns.turn_state == "ended")
         notice = session.thread.entries[-1]
         assert notice.role == "notice"
         assert "exit code 3" in notice.title  # type: ignore[attr-defined]
         assert "crashed on purpose" in notice.detail  # type: ignore[attr-defined]
-        assert not session.turn_running
+        assert not session.turns.turn_running
 
 
 @pytest.mark.asyncio
 async def test_missing_agent_executable_is_reported(tmp_path: Path) -> None:
-    session = Session(AgentSpec(argv=["/nonexistent/agent-binary"], cwd=tmp_path), AcpAgent)
+    session = Session(AgentSpec(AgentEntry("agent", ["/nonexistent/agent-binary"]), tmp_path), AcpAgent)
     session.start()
-    await until(lambda: session.agent_state == "failed")
-    assert session.error is not None and "/nonexistent/agent-binary" in session.error
+    await until(lambda: session.lifecycle.agent_state == "failed")
+    assert session.lifecycle.error is not None and "/nonexistent/agent-binary" in session.lifecycle.error
     await session.close()
 
 
@@ -123,9 +125,9 @@ async def test_a_page_that_reads_slowly_never_makes_the_server_buffer(tmp_path: 
     live = LiveView(session, Renderer(), MessageDocs(), send, {"urls": Urls(), "static": str})
     sender = asyncio.create_task(live.run())
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         session.submit_prompt("stream 20000", "n1")
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         # Its entries, and the parts a turn's end redraws: the header, the changes count, the plan, the queue.
         assert len(live.dirty) <= len(session.thread) + 4
         stuck.set()  # the browser catches up: one frame brings it up to date

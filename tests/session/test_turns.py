@@ -21,10 +21,10 @@ async def test_a_prompt_with_an_upload_and_mentions_reaches_the_agent_as_acp_blo
     (tmp_path / "notes.md").write_text("# notes\n")
     session, record = agent_session(tmp_path, "scripted_agent.py")
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         upload = session.uploads.add("shot.png", "image/png", PNG, frozenset({"image"}))
         assert session.submit_prompt(" check this ", "n1", uploads=[upload.id], mentions=["notes.md", "../outside.md"])
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
     prompt = next(m["params"] for m in received(record) if m.get("method") == "session/prompt")
     validate(prompt, "PromptRequest")
     assert [block["type"] for block in prompt["prompt"]] == ["text", "image", "resource_link"]
@@ -39,10 +39,10 @@ async def test_a_prompt_with_an_upload_and_mentions_reaches_the_agent_as_acp_blo
 async def test_a_prompt_sent_while_the_agent_starts_waits_and_goes_once_it_is_ready(tmp_path: Path) -> None:
     session, record = agent_session(tmp_path, "scripted_agent.py")
     async with started(session):
-        assert session.turn_state == "running" and not session.ready
+        assert session.turns.turn_state == "running" and not session.lifecycle.ready
         assert session.submit_prompt("early", "n1")
-        assert [item.text for item in session.queue] == ["early"]
-        await until(lambda: session.ready and session.turn_state == "idle" and not session.queue)
+        assert [item.text for item in session.turns.queue] == ["early"]
+        await until(lambda: session.lifecycle.ready and session.turns.turn_state == "idle" and not session.turns.queue)
     assert [m["params"]["prompt"] for m in received(record) if m.get("method") == "session/prompt"] == [
         [{"type": "text", "text": "early"}]
     ]
@@ -52,9 +52,9 @@ async def test_a_prompt_sent_while_the_agent_starts_waits_and_goes_once_it_is_re
 async def test_the_agents_error_for_a_prompt_shows_as_a_notice_and_the_turn_ends(tmp_path: Path) -> None:
     session, _ = agent_session(tmp_path, "faulty_agent.py")
     async with started(session):
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         assert session.submit_prompt("fail", "n1")
-        await until(lambda: session.turn_state == "idle" and not session.turn_running)
+        await until(lambda: session.turns.turn_state == "idle" and not session.turns.turn_running)
         notice = session.thread.entries[-1]
         assert isinstance(notice, Notice)
         assert (notice.level, notice.title) == ("error", "The agent reported an error")

@@ -10,12 +10,13 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import func, select, text
 
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.matching import matching_lines, query_words
 from webclient.store.schema import journal, sessions, transcript
 from webclient.store.store import SessionJournal, Store
 
-SPEC = AgentSpec(argv=["my-agent"], cwd=Path("/srv/project"))
+SPEC = AgentSpec(AgentEntry("agent", ["my-agent"]), Path("/srv/project"))
 T0 = 1_700_000_000.0
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, select, text
 
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.schema import journal, sessions
 from webclient.store.store import Store
 
-SPEC = AgentSpec(argv=["my-agent", "--acp"], cwd=Path("/srv/project"))
+SPEC = AgentSpec(AgentEntry("agent", ["my-agent", "--acp"]), Path("/srv/project"))
 
 
 async def rows(store: Store, session_id: str) -> list[tuple[int, str, str, str]]:

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store import retention as retention_module
 from webclient.store.retention import MB, Limits, Retention
 from webclient.store.schema import journal, sessions
 from webclient.store.store import SessionJournal, Store
 
-SPEC = AgentSpec(argv=["my-agent"], cwd=Path("/srv/project"))
+SPEC = AgentSpec(AgentEntry("agent", ["my-agent"]), Path("/srv/project"))
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 

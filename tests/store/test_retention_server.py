@@ -16,12 +16,13 @@ from sqlalchemy import select, update
 
 from tests.store.test_server_journal import prompt_and_answer, stored
 from tests.support.servers import Server, ServerFactory, stop_server
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.database import create_engine
 from webclient.store.schema import sessions
 from webclient.store.store import Store
 
-SPEC = AgentSpec(argv=["my-agent"], cwd=Path("/srv/project"))
+SPEC = AgentSpec(AgentEntry("agent", ["my-agent"]), Path("/srv/project"))
 
 
 def server_store(start_server: ServerFactory, database_url: str, tmp_path: Path, **env: str) -> tuple[Server, str]:

@@ -9,17 +9,22 @@ from pathlib import Path
 
 from tests.support.servers import AGENTS
 from webclient.acp.agent import AcpAgent
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 
 def agent_session(tmp_path: Path, agent: str, start_timeout: float = 120.0, **env: str) -> tuple[Session, Path]:
     """A session on ``tests/agents/<agent>`` in ``tmp_path``, and the file where the agent records what it got."""
     record = tmp_path / "received.jsonl"
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / agent)],
-        cwd=tmp_path,
-        env={"RECORD_FILE": str(record), **env},
-        start_timeout=start_timeout,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / agent)],
+            env={"RECORD_FILE": str(record), **env},
+            start_timeout=start_timeout,
+        ),
+        tmp_path,
     )
     return Session(spec, AcpAgent), record
 

@@ -12,7 +12,9 @@ import pytest
 from tests.support.servers import AGENTS
 from tests.support.waiting import records
 from webclient.acp.agent import AcpAgent
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 TS_AGENTS = AGENTS / "ts"
 NODE_MODULES = TS_AGENTS / "node_modules"
@@ -35,11 +37,14 @@ def ts_session(tmp_path: Path, agent: str, acp_protocol: int, **env: str) -> tup
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     spec = AgentSpec(
-        argv=[node(), str(TS_AGENTS / agent)],
-        cwd=workspace,
-        env={"TS_AGENT_LOG": str(record), "TS_AGENT_STATE": str(state), **env},
-        start_timeout=30,
-        acp_protocol=acp_protocol,
+        AgentEntry(
+            "agent",
+            [node(), str(TS_AGENTS / agent)],
+            env={"TS_AGENT_LOG": str(record), "TS_AGENT_STATE": str(state), **env},
+            start_timeout=30,
+            acp_protocol=acp_protocol,
+        ),
+        workspace,
     )
     return Session(spec, AcpAgent), record
 

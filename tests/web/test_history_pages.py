@@ -11,11 +11,12 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from tests.support.servers import Server, ServerFactory
+from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.store import Store
 
 T0 = 1_700_000_000.0
-SPEC = AgentSpec(argv=["stored-agent", "--acp"], cwd=Path("/srv/stored project"))
+SPEC = AgentSpec(AgentEntry("agent", ["stored-agent", "--acp"]), Path("/srv/stored project"))
 HOSTILE = '<script>alert("title")</script> & <b>bold</b>'
 WORDS = {
     "s05": [("user", "Why is the widget factory slow?"), ("agent", "Found it.\nThe factory makes every widget twice.")],

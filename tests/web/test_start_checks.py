@@ -1,4 +1,4 @@
-"""What a server process says at start about the agents it offers (`webclient.session.start_checks`): a command that
+"""What a server process says at start about the agents it offers (`webclient.agents.start_checks`): a command that
 is not there stops the start naming the entry, a remote agent's missing key is said, and a remote agent that cannot
 be reached names the URL it tried; the sign-in URL is printed once the server accepts connections."""
 

@@ -24,14 +24,16 @@ from webclient.acp.agent import AcpAgent
 from webclient.render.panels import change_diff
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 from webclient.viewmodel.entries import FileChange, MessageEntry
-from webclient.workspace.paths import Access
+from webclient.workspace.paths import FileAccess
 
 
 @contextlib.asynccontextmanager
 async def hands_session(
-    tmp_path: Path, access: Access = "read-write", terminals: bool = True
+    tmp_path: Path, access: FileAccess = "read-write", terminals: bool = True
 ) -> AsyncIterator[tuple[Session, Path, Path]]:
     """A session on the scripted agent in ``tmp_path/ws``, with a secret file next to the workspace."""
     workspace = tmp_path / "ws"
@@ -39,16 +41,19 @@ async def hands_session(
     (tmp_path / "secret.txt").write_text("TOP-SECRET\n")
     record = tmp_path / "received.jsonl"
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "scripted_agent.py")],
-        cwd=workspace,
-        env={"RECORD_FILE": str(record)},
-        file_access=access,
-        terminals=terminals,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / "scripted_agent.py")],
+            env={"RECORD_FILE": str(record)},
+            file_access=access,
+            terminals=terminals,
+        ),
+        workspace,
     )
     session = Session(spec, AcpAgent)
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         yield session, workspace, record
     finally:
         await session.close()
@@ -57,7 +62,7 @@ async def hands_session(
 async def run(session: Session, prompt: str, timeout: float = 10) -> str:
     """Run one prompt to its end; the agent's last message."""
     assert session.submit_prompt(prompt, uuid.uuid4().hex)
-    await until(lambda: session.turn_state == "idle", timeout)
+    await until(lambda: session.turns.turn_state == "idle", timeout)
     messages = [e for e in session.thread if isinstance(e, MessageEntry) and e.kind == "agent-message"]
     return messages[-1].text if messages else ""
 
@@ -132,11 +137,11 @@ async def test_changes_made_directly_on_disk_are_listed_and_restored_files_drop_
     workspace_files.mkdir()
     (workspace_files / "keep.py").write_text("x = 1\n")
     (workspace_files / "gone.py").write_text("y = 2\n")
-    spec = AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace_files)
+    spec = AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "scripted_agent.py")]), workspace_files)
     session = Session(spec, AcpAgent)
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         (workspace_files / "keep.py").write_text("x = 2\n")
         (workspace_files / "gone.py").unlink()
         (workspace_files / "made.py").write_text("z = 3\n")
@@ -186,7 +191,7 @@ async def test_kill_and_release_leave_no_process_behind(tmp_path: Path, action: 
     async with hands_session(tmp_path) as (session, _workspace, _record):
         assert session.submit_prompt(f"hold {mark} {action}", "n1")
         await until(lambda: len(processes_with(mark)) >= 2)
-        await until(lambda: session.turn_state == "idle")
+        await until(lambda: session.turns.turn_state == "idle")
         assert processes_with(mark) == []
         said = session.thread.entries[-1]
         assert isinstance(said, MessageEntry)
@@ -236,10 +241,12 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
     workspace.mkdir()
     (workspace / "latin.txt").write_bytes("café crème\r\nà bientôt\r\n".encode("cp1252"))
     (workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
-    session = Session(AgentSpec(argv=[sys.executable, str(AGENTS / "scripted_agent.py")], cwd=workspace), AcpAgent)
+    session = Session(
+        AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "scripted_agent.py")]), workspace), AcpAgent
+    )
     session.start()
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         (workspace / "latin.txt").write_bytes("café noir\r\nà bientôt\r\n".encode("cp1252"))
         (workspace / "blob.bin").write_bytes(b"\x00\x03" * 100)
         await until(lambda: len(session.changes.files()) == 2)
@@ -278,12 +285,12 @@ async def test_a_terminal_runs_in_the_folder_that_was_checked_even_if_it_becomes
             os.rename(parked, sub)
             time.sleep(0.0005)
 
-    spec = AgentSpec(argv=[sys.executable, str(AGENTS / "terminal_agent.py")], cwd=workspace)
+    spec = AgentSpec(AgentEntry("agent", [sys.executable, str(AGENTS / "terminal_agent.py")]), workspace)
     session = Session(spec, AcpAgent)
     session.start()
     swapper = threading.Thread(target=swap, daemon=True)
     try:
-        await until(lambda: session.ready)
+        await until(lambda: session.lifecycle.ready)
         swapper.start()
         seen = json.loads(await run(session, f"cwd-race 200 {sub}", timeout=90))
     finally:

@@ -36,9 +36,9 @@ from webclient.session.agent import (
     Diagnosis,
     StopReason,
 )
+from webclient.session.agent_auth import AuthStatus
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import AuthStatus
 from webclient.viewmodel.content import EmbeddedResource, ImageBlock, ResourceLink, TextBlock
 from webclient.viewmodel.permission_questions import PermissionQuestions
 
@@ -49,7 +49,7 @@ MAX_ROUNDS = 50
 
 
 class AapAgent:
-    """One session's remote agent. ``host.spec.url`` is the server, ``remote_agent`` which of its agents."""
+    """One session's remote agent. ``host.spec.entry.url`` is the server, ``remote_agent`` which of its agents."""
 
     def __init__(self, host: AgentHost) -> None:
         self.host = host
@@ -78,19 +78,19 @@ class AapAgent:
 
     async def start(self) -> AgentHello:
         spec = self.host.spec
-        if not spec.url:
+        if not spec.entry.url:
             raise AgentFailed("No AAP server URL was given.")
         self.host.step(STARTING)
-        self._client = AapClient(spec.url, spec.api_key, limits=spec.remote_limits)
+        self._client = AapClient(spec.entry.url, spec.entry.api_key, limits=spec.remote_limits)
         self.host.step("GET /meta")
         try:
             meta = await self._client.meta()
-            remote = meta.agent(spec.remote_agent)
+            remote = meta.agent(spec.entry.remote_agent)
         except AapError as error:
             raise AgentFailed(str(error)) from None
         self.remote = remote
         if self.settings is None or self.settings.agent != remote:
-            self.settings = RemoteSettings(remote, spec.remote_options)
+            self.settings = RemoteSettings(remote, spec.entry.remote_options)
         self.host.controls.set_settings(self.settings.controls())
         info = {"name": remote.name, "title": remote.display_name, "version": remote.version or ""}
         info["description"] = remote.description or ""  # what to ask it: the empty session page shows it
@@ -100,9 +100,7 @@ class AapAgent:
 
     def _greeted(self, info: dict[str, Any], image: bool) -> AgentHello:
         """What the agent is, as ``/meta`` said (live, or in the journal: the rebuilt page's header says it)."""
-        self.hello = AgentHello(
-            info=info, prompt_capabilities=frozenset({"image"} if image else ()), sign_in_methods=[]
-        )
+        self.hello = AgentHello(info=info, prompt_capabilities=frozenset({"image"} if image else ()), auth_methods=[])
         return self.hello
 
     async def open_session(self, resume: bool = False) -> None:

@@ -50,13 +50,13 @@ from webclient.session.agent import (
     AgentHost,
     AgentRefused,
     AgentSession,
+    AuthenticationRequired,
     Diagnosis,
-    SignInRequired,
     StopReason,
 )
+from webclient.session.agent_auth import AuthMethod, AuthStatus
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
-from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.permission_questions import PermissionQuestions
 
@@ -92,7 +92,7 @@ class AcpAgent:
         self.dialect: Dialect = DIALECTS[1]  # the version initialize settled (webclient.acp.versions)
         self.greeting: Greeting = self.dialect.greeting({})
         self.turns = TurnLifecycle()
-        self._sign_in_methods: list[SignInMethod] = []
+        self._sign_in_methods: list[AuthMethod] = []
         self.cancelling = False
         """From a Stop until the turn ends: the agent's questions are answered ``cancelled`` at once."""
         self.loading_history = False
@@ -113,7 +113,7 @@ class AcpAgent:
         """Spawn the agent and ``initialize`` it (https://agentclientprotocol.com/protocol/initialization) in the
         version its settings ask. A v1 answer to a v2 ``initialize`` starts the agent again with a v1 one when this
         session serves files or terminals, which a v2 ``initialize`` cannot offer (a v1 agent would do without)."""
-        asked, served = self.host.spec.acp_protocol, self.client_methods.capabilities()
+        asked, served = self.host.spec.entry.acp_protocol, self.client_methods.capabilities()
         capabilities = {**served, **ELICITATION, **SUBAGENTS, **BASE_CAPABILITIES}
         result = await answer(initialize(await self._spawn(), asked, capabilities))
         if asked > 1 and dialect(asked, result.get("protocolVersion")).version == 1 and served_by_v1(served):
@@ -130,7 +130,7 @@ class AcpAgent:
         self.host.step(STARTING)
         try:
             connection = await AgentConnection.spawn(
-                spec.argv,
+                spec.entry.argv,
                 cwd=spec.cwd,
                 env=spec.agent_env,
                 handler=self,
@@ -159,7 +159,7 @@ class AcpAgent:
         self.hello = AgentHello(
             info=self.greeting.info,
             prompt_capabilities=self.greeting.prompt_capabilities,
-            sign_in_methods=self._sign_in_methods,
+            auth_methods=self._sign_in_methods,
             lists_sessions="list" in self.greeting.session_methods,
         )
         return self.hello
@@ -177,7 +177,7 @@ class AcpAgent:
             result = await answer(connection.new_session(self.host.spec.cwd))
         except AgentRefused as error:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
-                raise SignInRequired(error.text) from None
+                raise AuthenticationRequired(error.text) from None
             raise
         if not isinstance(result.get("sessionId"), str):
             raise AgentFailed("The agent's session/new answer has no sessionId.")
@@ -224,7 +224,7 @@ class AcpAgent:
             return await self._prompt(prompt)
         except AgentRefused as error:  # claude-agent-acp checks the account at the first prompt, not at session/new
             if error.code == AuthRequired.CODE and self._sign_in_methods:
-                raise SignInRequired(error.text) from None
+                raise AuthenticationRequired(error.text) from None
             raise
 
     async def _prompt(self, prompt: Sequence[PromptBlock]) -> StopReason | None:

@@ -4,7 +4,7 @@ Spec: https://agentclientprotocol.com/protocol/initialization#authentication. Ty
 
 * ``agent`` (or no type): the client calls ``authenticate {methodId}``: a button.
 * ``terminal``: the client runs the agent's own command with ``args`` appended and ``env`` added, in a terminal
-  (the page's sign-in terminal, `webclient.session.terminal_sign_in`), then starts the agent again;
+  (the page's sign-in terminal, `webclient.session.terminal_auth`), then starts the agent again;
   ``authenticate`` is never called for it. Offered by agents only when the client advertises
   ``clientCapabilities.auth.terminal`` (`webclient.acp.connection.BASE_CAPABILITIES`).
 * ``env_var`` (``vars: [{name, label?, secret?, optional?}]``, removed from the spec but still sent by some
@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from webclient.acp import wire, wire_v2
 from webclient.acp.wire_values import items, mapping, name, strings
-from webclient.session.sign_in import EnvVar, SignInMethod
+from webclient.session.agent_auth import AuthMethod, EnvVar
 
 __all__ = ["PROVIDER_KEYS", "sign_in_method", "sign_in_methods"]
 
@@ -46,11 +46,11 @@ PROVIDER_KEYS = {
 """The variable of an ``_meta["api-key"].provider`` that names none; another provider's is ``PROVIDER_API_KEY``."""
 
 
-AuthMethod = wire.AuthMethod | wire_v2.V2AuthMethod
+WireAuthMethod = wire.AuthMethod | wire_v2.V2AuthMethod
 """An ``authMethods`` item as the spec has it; the ``env_var`` type the spec dropped is read by its keys."""
 
 
-def _declared_vars(raw: AuthMethod) -> list[EnvVar]:
+def _declared_vars(raw: WireAuthMethod) -> list[EnvVar]:
     """``vars`` of an ``env_var`` method (the older single ``varName`` too)."""
     found = []
     for item in items(raw.get("vars")):
@@ -88,11 +88,11 @@ def _named_vars(description: str | None, meta: object) -> list[EnvVar]:
     return [EnvVar(name=name) for name in dict.fromkeys(names)]
 
 
-def sign_in_method(raw: Any) -> SignInMethod | None:
+def sign_in_method(raw: Any) -> AuthMethod | None:
     """One ``AuthMethod`` (its id is ``id`` in v1, ``methodId`` in v2), or None when it has no id."""
     if not isinstance(raw, dict):
         return None
-    method = cast(AuthMethod, raw)
+    method = cast(WireAuthMethod, raw)
     method_id = name(method.get("methodId")) or name(method.get("id"))
     if method_id is None:
         return None
@@ -107,7 +107,7 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
         var = PROVIDER_KEYS.get(provider.lower()) or re.sub(r"[^A-Z0-9]+", "_", provider.upper()) + "_API_KEY"
         env_vars = [EnvVar(name=var if _ENV_NAME.fullmatch(var) else "API_KEY", label="API key")]
     env = method.get("env")  # v1's {name: value}; v2's list of {name, value} is not read
-    return SignInMethod(
+    return AuthMethod(
         id=method_id,
         name=name(method.get("name")) or method_id,
         type=kind,
@@ -120,6 +120,6 @@ def sign_in_method(raw: Any) -> SignInMethod | None:
     )
 
 
-def sign_in_methods(raw: Any) -> list[SignInMethod]:
+def sign_in_methods(raw: Any) -> list[AuthMethod]:
     """The ``authMethods`` array, in the agent's order; malformed items are skipped."""
     return [m for m in map(sign_in_method, items(raw)) if m is not None]

@@ -21,7 +21,7 @@ from webclient.acp import wire
 from webclient.acp.jsonrpc import ConnectionClosed, RpcError
 from webclient.acp.peer import Peer
 from webclient.acp.wire_values import items, mapping, text
-from webclient.session.sign_in import Account, AuthStatus
+from webclient.session.agent_auth import Account, AuthStatus
 
 __all__ = ["NOTIFICATIONS", "STATUS_REQUEST", "advertised", "ask", "from_claude", "from_status", "read"]
 

@@ -25,7 +25,7 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 # What every session of this client can do; files and terminals depend on the agent's settings.
 BASE_CAPABILITIES: dict[str, Any] = {
-    # Terminal sign-in: the agent's own command in the page's sign-in terminal (webclient.session.terminal_sign_in).
+    # Terminal sign-in: the agent's own command in the page's sign-in terminal (webclient.session.terminal_auth).
     "auth": {"terminal": True},
     "session": {"configOptions": {"boolean": {}}, "compaction": {}, "notices": {}},
     # Display-only terminals reported in tool calls' _meta (claude-agent-acp, codex-acp).

@@ -103,7 +103,7 @@ class ExportHeader:
 
 def session_markdown(session: Session) -> str:
     """The whole session as a Markdown document (see :func:`thread_markdown`)."""
-    info = session.agent_info if isinstance(session.agent_info, dict) else {}
+    info = session.lifecycle.agent_info if isinstance(session.lifecycle.agent_info, dict) else {}
     name = _text_or_none(info.get("title")) or _text_or_none(info.get("name"))
     header = ExportHeader(
         title=session.title or name,

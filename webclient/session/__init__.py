@@ -1,1 +1,3 @@
-"""The protocol-neutral core: a session (lifecycle, turns, queue, controls), the agent it drives, the registry."""
+"""One running session, protocol-neutral: its agent's life, turns, queue, controls, answers and journal, and the
+AgentDriver seam a protocol implements (the agents a server offers and the sessions made of them: `webclient.agents`).
+"""

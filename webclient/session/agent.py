@@ -23,10 +23,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from webclient.session.agent_auth import AuthMethod, AuthStatus
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import NO_RECORDER, Recorder
-from webclient.session.sign_in import AuthStatus, SignInMethod
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
@@ -70,7 +70,7 @@ class AgentGone(AgentError):
     through `AgentHost.gone` (unless the session stopped it): whoever gets this error says nothing more."""
 
 
-class SignInRequired(AgentError):
+class AuthenticationRequired(AgentError):
     """The agent will open a session only after a sign-in, with one of the methods of its `AgentHello`;
     ``reason`` is what it said."""
 
@@ -87,7 +87,7 @@ class AgentHello:
     """Its name, title and version, as it gave them (the page shows them)."""
     prompt_capabilities: frozenset[str]
     """What a prompt may carry besides text and links: ``image``, ``audio``, ``embeddedContext``."""
-    sign_in_methods: list[SignInMethod]
+    auth_methods: list[AuthMethod]
     lists_sessions: bool = False
     """Whether it lists its own sessions (ACP: ``sessionCapabilities.list`` in its initialize answer)."""
 
@@ -123,7 +123,7 @@ class AgentHost:
     subagents: Subagents
     """The session's child sessions (each with its own thread), shown nested in its thread."""
     workspace: Workspace
-    """What the agent may read and write through the client (already limited by ``spec.file_access``)."""
+    """What the agent may read and write through the client (already limited by ``spec.entry.file_access``)."""
     terminals: Terminals | None
     """Where the agent's commands run; None when it may run none."""
     events: WorkspaceEvents
@@ -147,7 +147,7 @@ class AgentDriver(Protocol):
 
     Methods that wait for the agent raise `AgentGone` once it is gone, `AgentRefused` when it answers with an
     error, and take as long as the agent does: the session runs them in the background and limits the start's
-    with ``spec.start_timeout``. ``close()`` and a later ``start()`` give the session a fresh agent (Retry).
+    with ``spec.entry.start_timeout``. ``close()`` and a later ``start()`` give the session a fresh agent (Retry).
     """
 
     async def start(self) -> AgentHello:
@@ -175,7 +175,7 @@ class AgentDriver(Protocol):
         journal replayed says), if it can; else open a new one, with a notice that it starts afresh.
 
         Raises:
-            SignInRequired: it wants a sign-in first, and offered a way.
+            AuthenticationRequired: it wants a sign-in first, and offered a way.
             AgentFailed: its answer cannot be used.
         """
 

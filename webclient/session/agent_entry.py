@@ -1,4 +1,4 @@
-"""One agent the catalogue offers (`webclient.session.catalogue`): how to start it, the folders it may work in, and
+"""One agent the catalogue offers (`webclient.agents.catalogue`): how to start it, the folders it may work in, and
 what it may do there; a folder a person chooses for a new session checked against them."""
 
 from __future__ import annotations
@@ -9,33 +9,37 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from webclient.session.agent_spec import AgentSpec
 from webclient.session.person_folders import expand, names_person
-from webclient.workspace.paths import Access, Workspace
+from webclient.workspace.paths import FileAccess, Workspace
 
 
 class WorkspaceRefused(ValueError):
     """A workspace chosen for a new session that the person may not use: outside what the agent may use, or
-    another person's (`webclient.session.folders`)."""
+    another person's (`webclient.agents.folders`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class AgentEntry:
-    """One agent of the catalogue: how to start it, where it works, and what it may do."""
+    """One agent of the catalogue: how to start it, where it works, and what it may do (a session's
+    `webclient.session.agent_spec.AgentSpec` holds it)."""
 
     name: str
     argv: list[str]
     description: str = ""
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+    """Variables over the server's environment for its processes."""
     workspace: Path | None = None
     """Its default working directory; None: the server's current directory (or ``template``'s fresh copy)."""
     extra_roots: tuple[Path, ...] = ()
-    file_access: Access = "read-write"
+    """Directories besides the workspace the agent may read and write through the client."""
+    file_access: FileAccess = "read-write"
     terminals: bool = True
     start_timeout: float = 120.0
+    """Seconds the agent has to answer ``initialize`` and ``session/new``."""
     protocol: str = "acp"
     acp_protocol: int = 1
-    """The ACP version offered in ``initialize`` (``acp_protocol``, else ``WEBCLIENT_ACP_PROTOCOL``)."""
+    """The ACP version offered in ``initialize`` (``acp_protocol``, else ``WEBCLIENT_ACP_PROTOCOL``: 1, or 2 for the
+    v2 draft); the client speaks what the agent answers."""
     template: Path | None = None
     """A folder each session gets a fresh copy of, when no workspace is chosen: the demo's sample project."""
     url: str | None = None
@@ -43,10 +47,12 @@ class AgentEntry:
     remote_agent: str | None = None
     """Which of the AAP server's agents (None: its only one)."""
     api_key: str | None = field(default=None, repr=False)
-    """The AAP server's API key (from the environment variable the entry names, or ``WEBCLIENT_AAP_KEY``)."""
+    """The AAP server's API key (from the environment variable the entry names, or ``WEBCLIENT_AAP_KEY``), sent as
+    ``Authorization: Bearer``; never shown, never logged (hence no repr)."""
     api_key_env: str | None = None
     """The environment variable the config file names for :attr:`api_key` (said at start when it is not set)."""
     remote_options: Mapping[str, str] | None = None
+    """Values for the remote agent's options (its defaults otherwise)."""
     network: bool | None = None  # in a sandbox (None: WEBCLIENT_SANDBOX_NETWORK)
     sandbox_read: tuple[Path, ...] = ()  # more folders it may read in a sandbox, for what its installation needs
 
@@ -91,25 +97,6 @@ class AgentEntry:
             WorkspaceRefused: with a sentence for the user.
         """
         return folder_in(self, chosen, self.roots, hidden)
-
-    def spec(self, workspace: Path, max_line_bytes: int) -> AgentSpec:
-        return AgentSpec(
-            argv=list(self.argv),
-            cwd=workspace,
-            env=self.env,
-            extra_roots=self.extra_roots,
-            file_access=self.file_access,
-            terminals=self.terminals,
-            start_timeout=self.start_timeout,
-            max_line_bytes=max_line_bytes,
-            acp_protocol=self.acp_protocol,
-            url=self.url,
-            remote_agent=self.remote_agent,
-            api_key=self.api_key,
-            remote_options=self.remote_options,
-            network=self.network,
-            sandbox_read=self.sandbox_read,
-        )
 
 
 def folder_in(entry: AgentEntry, chosen: str, roots: Sequence[Path], hidden: Sequence[Path] = ()) -> Path:

@@ -1,4 +1,4 @@
-"""How to start an agent, and what it may do through the client."""
+"""How a session starts its agent: the catalogue's entry, in a folder, for a person, within the server's limits."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from webclient.workspace.paths import Access
+from webclient.session.agent_entry import AgentEntry
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 MIB = 1024 * 1024
@@ -30,48 +30,33 @@ class RemoteLimits:
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
-    """The agent's command line and working directory, and the powers the client gives it."""
+    """One agent as a session starts it: its catalogue entry (command line, powers, remote server) and what the
+    session adds, where it works and for whom."""
 
-    argv: list[str]
+    entry: AgentEntry
     cwd: Path
-    env: Mapping[str, str] | None = field(default=None, repr=False)
-    """Variables over the server's environment: the catalogue's, the owner's home and secrets (never shown)."""
+    owner_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Variables over the entry's: the owner's home and secrets (never shown)."""
     given_env: dict[str, str] = field(default_factory=dict, repr=False)
-    """Variables a person gave on the page for a sign-in method (a key, kept as their secret too), over ``env``:
+    """Variables a person gave on the page for an authentication method (a key, kept as their secret too), over ``env``:
     the one mutable part, shared by everyone who holds this spec, so the agent's next start has them."""
-    extra_roots: tuple[Path, ...] = ()
-    """Directories besides ``cwd`` the agent may read and write through the client."""
-    file_access: Access = "read-write"
-    terminals: bool = True
-    start_timeout: float = 120.0
-    """Seconds the agent has to answer ``initialize`` and ``session/new``."""
     max_line_bytes: int = 64 * 1024 * 1024
     """A longer message from the agent is dropped as it streams."""
-    acp_protocol: int = 1
-    """The ACP version the client asks for in ``initialize`` (1, or 2 for the v2 draft); it speaks what the agent
-    answers."""
-    url: str | None = None
-    """A remote agent's AAP server (then ``argv`` is empty)."""
-    remote_agent: str | None = None
-    """Which of the AAP server's agents; None when it has only one."""
-    api_key: str | None = field(default=None, repr=False)
-    """Sent to the AAP server as ``Authorization: Bearer``; never shown, never logged (hence no repr)."""
-    remote_options: Mapping[str, str] | None = None
-    """Values for the remote agent's options (its defaults otherwise)."""
     remote_limits: RemoteLimits = RemoteLimits()
-    network: bool | None = None
-    """Whether the agent has the network in a sandbox (the catalogue's ``network``); None: the server's default."""
-    sandbox_read: tuple[Path, ...] = ()
-    """More folders the agent may read in a sandbox (the catalogue's ``sandbox_read``)."""
     sandbox: Sandbox = UNCONFINED
-    """Where its processes run (`webclient.session.sandboxing.confine` makes it, once its home is known)."""
+    """Where its processes run (`webclient.agents.sandboxing.confine` makes it, once its home is known)."""
     hidden: tuple[Path, ...] = ()
     """The server's own files (data folder, config, registry): refused to every file request, whatever the roots."""
 
     @property
+    def env(self) -> dict[str, str]:
+        """Variables over the server's environment: the catalogue's, then the owner's home and secrets."""
+        return {**(self.entry.env or {}), **self.owner_env}
+
+    @property
     def agent_env(self) -> dict[str, str]:
         """What the agent's processes get over the server's environment: ``env``, then ``given_env``."""
-        return {**(self.env or {}), **self.given_env}
+        return {**self.env, **self.given_env}
 
 
 def split_command(command: str) -> list[str]:

@@ -8,13 +8,10 @@ team: token mode's one person (`webclient.people.person.LOCAL`) is "you", and is
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from webclient.people.person import LOCAL, Person
 from webclient.viewmodel.by import By
-
-if TYPE_CHECKING:
-    from webclient.session.shown import Shown  # which shows the "by" this module makes
 
 Actor = Person | None
 """Who did something: a person, or None (the server itself, or a test driving a session directly)."""
@@ -49,7 +46,13 @@ def named(person: Actor) -> str | None:
     return by.name if by is not None else None
 
 
-def say(shown: Shown, by: Actor, what: str, subject: Any = "") -> None:
+class Notices(Protocol):
+    """Where a line naming who did something goes (`webclient.session.shown.Shown`, which records it too)."""
+
+    def notice(self, level: str, title: str, detail: str = "") -> None: ...
+
+
+def say(shown: Notices, by: Actor, what: str, subject: Any = "") -> None:
     """A small line on the thread naming who changed something (``subject``: the mode, model or setting, None when
     there is no such one), in a session more than one person uses."""
     if subject is not None and (name := named(by)) is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 from webclient.session.agent import AgentDriver, AgentGone, AgentRefused
-from webclient.session.lifecycle import AgentLifecycle
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.controls import SessionControls

@@ -5,9 +5,11 @@ The session turns what the user does (prompt, click, stop) into calls on its age
 session's thread and controls. It knows nothing of protocols, sockets or HTML: watchers subscribe with a callback that
 is told *which* part changed (an entry's ``seq`` or a region name) and render it themselves when they are ready.
 
-Its jobs live in their own modules: the agent's life (`lifecycle`), the turns and their queue (`turns`), changes
-to the controls (`control_changes`), the user's answers (`answers`), the agent's work in the workspace
-(`workspace_events`).
+Its jobs live in their own modules, and its parts are public, read where they are: the agent's life and state
+(``session.lifecycle``: ready, signing in, its error, Retry), the turns and their queue (``session.turns``), changes
+to the controls (``control_changes``), the user's answers (``answers``), the agent's work in the workspace
+(`workspace_events`). `Session` itself keeps what adds to a part: an action journalled with who did it, a notice
+naming them, a check before the agent is asked.
 """
 
 from __future__ import annotations
@@ -26,18 +28,16 @@ from typing import Any
 from webclient.people.roles import Share
 from webclient.session import replay
 from webclient.session.agent import AgentError, AgentFactory, AgentHost
-from webclient.session.agent_spec import AgentSpec as AgentSpec  # the registry and tests import it from here
+from webclient.session.agent_lifecycle import AgentLifecycle
+from webclient.session.agent_spec import AgentSpec
 from webclient.session.answers import Answers
 from webclient.session.attribution import Actor, by_json, say
 from webclient.session.control_changes import ControlChanges
-from webclient.session.lifecycle import AgentLifecycle, AgentState
-from webclient.session.prompt_queue import PromptQueue
 from webclient.session.recorder import ACTION, NO_RECORDER, JournalRow, Recorder
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
-from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
-from webclient.session.turns import Turns, TurnState
+from webclient.session.turns import Turns
 from webclient.session.uploads import Uploads
 from webclient.session.workspace_events import WorkspaceEvents
 from webclient.viewmodel.controls import SECRET_SET, SessionControls
@@ -81,8 +81,8 @@ class Session:
         self.subagents = Subagents(self.thread)
         self.shown = Shown(self.thread, recorder)
         self.uploads = Uploads()
-        self.workspace = Workspace([spec.cwd, *spec.extra_roots], spec.file_access, spec.hidden)
-        self.terminals = Terminals(spec.sandbox) if spec.terminals else None
+        self.workspace = Workspace([spec.cwd, *spec.entry.extra_roots], spec.entry.file_access, spec.hidden)
+        self.terminals = Terminals(spec.sandbox) if spec.entry.terminals else None
         self.changes = ChangeTracker(
             self.workspace.roots, lambda: self._changed(Region.CHANGES), hides=self.workspace.lexically_hides
         )
@@ -143,81 +143,16 @@ class Session:
         return self.controls.title or prompt_title(self.thread)  # the agent's or the person's, else its first prompt
 
     @property
-    def agent_state(self) -> AgentState:
-        return self.lifecycle.agent_state
-
-    @property
-    def agent_info(self) -> dict[str, Any]:
-        return self.lifecycle.agent_info
-
-    @property
-    def prompt_capabilities(self) -> frozenset[str]:
-        return self.lifecycle.prompt_capabilities
-
-    @property
-    def error(self) -> str | None:
-        return self.lifecycle.error
-
-    @property
-    def start_step(self) -> str | None:
-        return self.lifecycle.start_step
-
-    @property
-    def auth_methods(self) -> list[SignInMethod]:
-        return self.lifecycle.auth_methods
-
-    @property
-    def auth_reason(self) -> str | None:
-        return self.lifecycle.auth_reason
-
-    @property
-    def signing_in(self) -> SignInMethod | None:
-        return self.lifecycle.signing_in
-
-    @property
-    def ready(self) -> bool:
-        return self.lifecycle.ready
-
-    @property
-    def can_retry(self) -> bool:
-        return self.lifecycle.can_retry
-
-    @property
-    def can_resume(self) -> bool:
-        return self.lifecycle.can_resume
-
-    @property
     def elapsed(self) -> str:
         """Time since the agent began starting or signing in, as ``m:ss`` (the page counts on from it)."""
         seconds = max(0, int(time.time() - self.lifecycle.since))
         return f"{seconds // 60}:{seconds % 60:02d}"
 
     @property
-    def turn_state(self) -> TurnState:
-        return self.turns.turn_state
-
-    @property
     def shown_state(self) -> str:
         """The state a list of sessions shows: the turn's, or ``stopped`` for a session rebuilt after a restart whose
         agent was not resumed (its turn state is ``ended``, as for one the user ended)."""
-        return "stopped" if self.agent_state == "stopped" else self.turn_state
-
-    @property
-    def turn_running(self) -> bool:
-        return self.turns.turn_running
-
-    @property
-    def cancelling(self) -> bool:
-        return self.turns.cancelling
-
-    @property
-    def queue(self) -> PromptQueue:
-        return self.turns.queue
-
-    @property
-    def queue_paused(self) -> bool:
-        """True after the user stopped a turn: queued prompts then wait for "Send now"."""
-        return self.turns.queue_paused
+        return "stopped" if self.lifecycle.agent_state == "stopped" else self.turns.turn_state
 
     def display_path(self, path: str) -> str:
         """A path as the user reads it: relative to the workspace when it lies inside."""
@@ -247,29 +182,13 @@ class Session:
     def _agent_ready(self) -> None:
         self.turns.send_queued()
 
-    def authenticate(self, method_id: str) -> None:
-        self.lifecycle.authenticate(method_id)
-
-    def cancel_sign_in(self) -> None:
-        self.lifecycle.cancel_sign_in()
-
-    def close_sign_in_terminal(self) -> None:
-        self.lifecycle.dismiss_terminal()
-
-    def retry(self) -> None:
-        self.lifecycle.retry()
-
     def resume(self, by: Actor = None) -> None:
         """Start the agent again and reattach it to its session (after a restart, or after the user ended it)."""
         if self.lifecycle.begin_resume():
             self._record_action("resume", by)
             if self.terminals is not None:
                 self.terminals.reopen()
-            self._tasks.spawn(self._resume(), "resume")
-
-    async def _resume(self) -> None:
-        await self.changes.start()
-        await self.lifecycle.start_agent(resume=True)
+            self._tasks.spawn(self._start(resume=True), "resume")
 
     async def rebuild(self, journal: AsyncIterator[Iterable[JournalRow]]) -> None:
         """Show the stored journal again (a new session object for a stored session); no agent starts."""
@@ -308,15 +227,12 @@ class Session:
             self._record_action("prompt", by, text=text, uploads=list(uploads), mentions=list(mentions))
         return accepted
 
-    def send_queued(self, item_id: str | None = None) -> None:
-        self.turns.send_queued(item_id)
-
     def cancel(self, by: Actor = None) -> None:
         """Stop: a sign-in in progress is given up; a turn is stopped. Returns at once."""
         self._record_action("stop", by)
         say(self.shown, by, "pressed Stop")
         if self.lifecycle.agent_state == "signing-in":
-            self.lifecycle.cancel_sign_in()
+            self.lifecycle.cancel_auth()
         else:
             self.turns.cancel()
 
@@ -367,7 +283,7 @@ class Session:
         """The user deletes the session: the agent deletes its own (if it can and runs), then it ends."""
         if self.lifecycle.ready:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.spec.start_timeout):
+                async with asyncio.timeout(self.spec.entry.start_timeout):
                     await self._tell(self.agent.forget())
         await self.close()
 

@@ -16,25 +16,52 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from webclient.session import shown, workspace_events
+from webclient.session.agent import AgentDriver
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.answers import answered_by, threads
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.session.rules import note_of
+from webclient.session.shown import Shown
+from webclient.session.turns import Turns
+from webclient.viewmodel.controls import SessionControls
+from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
-
-if TYPE_CHECKING:
-    from webclient.session.core import Session
+from webclient.workspace.changes import ChangeTracker
 
 log = logging.getLogger(__name__)
+
+
+class Rebuilt(Protocol):
+    """The parts of a session its journal is shown again on (`webclient.session.core.Session` has them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def thread(self) -> Thread: ...
+    @property
+    def controls(self) -> SessionControls: ...
+    @property
+    def subagents(self) -> Subagents: ...
+    @property
+    def agent(self) -> AgentDriver: ...
+    @property
+    def lifecycle(self) -> AgentLifecycle: ...
+    @property
+    def turns(self) -> Turns: ...
+    @property
+    def shown(self) -> Shown: ...
+    @property
+    def changes(self) -> ChangeTracker: ...
 
 
 class Rebuild:
     """Shows a session's journal again on its (new, empty) thread and controls, batch after batch, then `done`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Rebuilt) -> None:
         self.session = session
         self.turn_open = False
         self.ended = False
@@ -53,7 +80,7 @@ class Rebuild:
                 elif kind == SESSION:
                     event = json.loads(body)
                     if event["event"] == "queue":
-                        session.queue.items = [QueuedPrompt(*item) for item in shown.queued_again(event)]
+                        session.turns.queue.items = [QueuedPrompt(*item) for item in shown.queued_again(event)]
                     shown.show_again(thread, event)
                     if event["event"] == "interrupted":
                         session.subagents.interrupted()
@@ -98,11 +125,11 @@ class Rebuild:
         if self.written or self.originals:
             session.changes.keep(self.written | self.originals)
         # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
-        for item in session.queue:
+        for item in session.turns.queue:
             item.kept = True
 
 
-def _act_again(session: Session, action: dict[str, object]) -> None:
+def _act_again(session: Rebuilt, action: dict[str, object]) -> None:
     """What the user did that the protocol does not say: an answer is settled on the thread before it is sent."""
     if action.get("action") in ("permission", "question"):
         where = threads(session.thread, session.subagents)

@@ -12,15 +12,16 @@ import json
 import os
 import shlex
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from webclient.people.rules import Decision, PermissionFacts, Rule, RuleBook
-from webclient.session.recorder import ACTION
+from webclient.session.agent import AgentDriver
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.answers import Answers
+from webclient.session.recorder import ACTION, Recorder
 from webclient.viewmodel.content import Diff
 from webclient.viewmodel.entries import PermissionPrompt, RuleNote, ToolCall
-
-if TYPE_CHECKING:
-    from webclient.session.core import Session
+from webclient.viewmodel.thread import Thread
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
@@ -93,11 +94,30 @@ def command_of(call: ToolCall, prompt: PermissionPrompt) -> str | None:
     return None
 
 
+class RuledSession(Protocol):
+    """What of a session its rules read (whose, where) and answer through (`webclient.session.core.Session`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def owner(self) -> str | None: ...
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def recorder(self) -> Recorder: ...
+    @property
+    def thread(self) -> Thread: ...
+    @property
+    def agent(self) -> AgentDriver: ...
+    @property
+    def answers(self) -> Answers: ...
+
+
 class SessionRules:
-    """One session's check of its owner's rules. ``book`` is set (by the registry) once the session is live: a
+    """One session's check of its owner's rules. ``book`` is set (by the session manager) once the session is live: a
     session being rebuilt checks nothing."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: RuledSession) -> None:
         self.session = session
         self.book: RuleBook | None = None
         self.agent: str | None = None

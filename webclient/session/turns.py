@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
-from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, SignInRequired
-from webclient.session.lifecycle import AgentLifecycle
+from webclient.session.agent import AgentDriver, AgentGone, AgentRefused, AuthenticationRequired
+from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.prompt_content import PromptBlock, mentioned_files, prompt_content, upload_content
 from webclient.session.prompt_queue import PromptQueue, PromptRefused, QueuedPrompt, text_bytes
 from webclient.session.shown import Shown
@@ -186,9 +186,9 @@ class Turns:
             elif reason is not None and reason != "end_turn":
                 level, title = _STOP_NOTICES.get(reason, ("info", f"The turn ended: {reason}"))
                 self.shown.notice(level, title)
-        except SignInRequired as request:
+        except AuthenticationRequired as request:
             ending = "auth-required"
-            self.lifecycle.sign_in_required(request.reason)
+            self.lifecycle.auth_required(request.reason)
         except AgentRefused as error:
             self.shown.notice("error", "The agent reported an error", str(error))
         except AgentGone:

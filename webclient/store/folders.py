@@ -1,5 +1,5 @@
 """Who owns each folder under an agent's shared root (the ``folders`` table), and which sessions' folders a person
-may work in because a session there is shared with them to drive (`webclient.session.folders` decides with both).
+may work in because a session there is shared with them to drive (`webclient.agents.folders` decides with both).
 
 Rare writes (a person's first session in a folder): straight to the database."""
 

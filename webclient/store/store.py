@@ -83,7 +83,7 @@ class Store:
                 "id": session_id,
                 "agent": agent,
                 "agent_name": None,
-                "agent_command": spec.url or shlex.join(spec.argv),  # a remote agent's: its server's URL
+                "agent_command": spec.entry.url or shlex.join(spec.entry.argv),  # a remote agent's: its server's URL
                 "workspace": str(spec.cwd),
                 "title": None,
                 "created": when,
@@ -146,7 +146,7 @@ class Store:
     # -- the audit log (webclient.store.audit) -------------------------------------------------------------
 
     async def folder_owners(self) -> dict[str, str]:
-        """Every owned folder under a shared root, with its owner (`webclient.session.folders.FolderRecords`)."""
+        """Every owned folder under a shared root, with its owner (`webclient.agents.folders.FolderRecords`)."""
         return await folders.owners(self.engine)
 
     async def claim_folder(self, path: str, owner: str) -> str:

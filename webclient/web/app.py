@@ -18,15 +18,15 @@ from starlette.staticfiles import StaticFiles
 
 from webclient.aap.agent import AapAgent
 from webclient.acp.agent import AcpAgent
+from webclient.agents.catalogue import Catalogue
+from webclient.agents.homes import data_folder
+from webclient.agents.manager import SessionManager
+from webclient.agents.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
+from webclient.agents.start_checks import check_commands, start_warnings
 from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
-from webclient.session.catalogue import Catalogue
-from webclient.session.homes import data_folder
-from webclient.session.registry import SessionManager
-from webclient.session.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
-from webclient.session.start_checks import check_commands, start_warnings
 from webclient.web.access.access import Access
 from webclient.web.access.body_limits import BodyLimits, body_limits
 from webclient.web.access.cookies import CookiePolicy, frames_other_sites
@@ -106,7 +106,7 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
 
 def agent_driver(host: AgentHost) -> AgentDriver:
     """The adapter of a new session's agent: AAP for a remote agent (its spec has a URL), ACP otherwise."""
-    return AapAgent(host) if host.spec.url else AcpAgent(host)
+    return AapAgent(host) if host.spec.entry.url else AcpAgent(host)
 
 
 def routes() -> list[BaseRoute]:
@@ -133,7 +133,7 @@ def check_catalogue(settings: Settings) -> list[str]:
             one whose command is not there.
 
     Returns:
-        Lines to print about agents that may not work (`webclient.session.start_checks.start_warnings`).
+        Lines to print about agents that may not work (`webclient.agents.start_checks.start_warnings`).
     """
     catalogue = Catalogue.from_settings(settings)
     catalogue.check_roots(settings)

@@ -8,13 +8,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse
 
+from webclient.agents.manager import SessionManager
 from webclient.people.person import Person
 from webclient.people.roles import Role, may_drive, role_of
 from webclient.render.diffs import diff_layout
 from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
-from webclient.session.registry import SessionManager
 from webclient.web.access.access import is_loopback
 from webclient.web.page_context import BaseContext
 

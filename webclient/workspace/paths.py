@@ -25,7 +25,7 @@ from webclient.workspace.path_errors import FileTooLarge, PathRefused, file_kind
 __all__ = [
     "MAX_NAME_BYTES",
     "MAX_PATH_BYTES",
-    "Access",
+    "FileAccess",
     "FileTooLarge",
     "PathRefused",
     "Workspace",
@@ -33,7 +33,8 @@ __all__ = [
     "show",
 ]
 
-Access = Literal["read-write", "read-only", "none"]
+FileAccess = Literal["read-write", "read-only", "none"]
+"""What an agent may do with its workspace's files through the client (not who may enter the server: web's Access)."""
 
 MAX_PATH_BYTES = 4096
 """Longest path accepted, in UTF-8 bytes: Linux's PATH_MAX."""
@@ -92,16 +93,16 @@ class Workspace:
             through the workspace, even where a root holds them.
     """
 
-    def __init__(self, roots: Sequence[Path], access: Access = "read-write", hidden: Sequence[Path] = ()) -> None:
+    def __init__(self, roots: Sequence[Path], access: FileAccess = "read-write", hidden: Sequence[Path] = ()) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root folder")
-        if access not in get_args(Access):
-            raise ValueError(f"access must be one of {', '.join(get_args(Access))}, not {access!r}")
+        if access not in get_args(FileAccess):
+            raise ValueError(f"access must be one of {', '.join(get_args(FileAccess))}, not {access!r}")
         self.roots: tuple[Path, ...] = tuple(Path(os.path.realpath(root)) for root in roots)
         # The roots as given, too: the agent names files below the cwd it was told, even when that goes through
         # a symlink (/home -> /data/home). What it may reach is still decided against the resolved roots.
         self._given = tuple(_lexical(os.path.abspath(root)) for root in roots)
-        self.access: Access = access
+        self.access: FileAccess = access
         # Both as given and resolved: a path is refused by what it is written as and by what it leads to.
         self.hidden: tuple[Path, ...] = tuple(
             dict.fromkeys(path for folder in hidden for path in (_lexical(os.path.abspath(folder)), _resolved(folder)))

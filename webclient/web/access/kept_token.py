@@ -14,8 +14,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from webclient.agents.homes import data_folder
 from webclient.config import Settings
-from webclient.session.homes import data_folder
 
 TOKEN_FILE = "token"
 

@@ -28,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from webclient.people.roles import may_drive
 from webclient.session.core import Session
-from webclient.session.terminal_sign_in import SignInTerminal
+from webclient.session.terminal_auth import AuthTerminal
 from webclient.web.context import link_token, manager, person, role_in
 from webclient.web.live.presence import Viewer, presence
 from webclient.web.live.session_socket import refuse_handshake
@@ -69,7 +69,7 @@ async def agent_auth_socket(websocket: WebSocket) -> None:
     if session is None or not may_drive(role):  # the agent's sign-in is its drivers' to do; refused at the handshake
         await refuse_handshake(websocket, 404 if role is None else 403, "No such session" if role is None else "")
         return
-    terminal: SignInTerminal | None = session.lifecycle.sign_in_terminal
+    terminal: AuthTerminal | None = session.lifecycle.auth_terminal
     await websocket.accept()  # past the access guard: a page of ours, which hears why in the close code
     if terminal is None or websocket.query_params.get("key") != terminal.key:
         await websocket.close(code=status.WS_1008_POLICY_VIOLATION, reason="No such sign-in terminal.")
@@ -107,7 +107,7 @@ def _still_drives(websocket: WebSocket, session: Session) -> bool:
     return may_drive(role_in(websocket, session))
 
 
-async def _send(websocket: WebSocket, outbox: _Outbox, terminal: SignInTerminal) -> None:
+async def _send(websocket: WebSocket, outbox: _Outbox, terminal: AuthTerminal) -> None:
     while (data := await outbox.queue.get()) is not None:
         outbox.waiting -= len(data)
         if data:

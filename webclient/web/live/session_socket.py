@@ -161,16 +161,16 @@ def _sign_in_with_key(session: Session, live: LiveView, message: Message, by: Pe
     """A key method's variables (``var:NAME`` fields), kept as the person's secrets: only the owner's are kept."""
     values = {key[4:]: value for key, value in message.items() if key.startswith("var:") and isinstance(value, str)}
     by_owner = session.owner is None or session.owner == by.id
-    session.lifecycle.sign_in_with_key(_text(message, "method_id"), values, by_owner)
+    session.lifecycle.authenticate_with_key(_text(message, "method_id"), values, by_owner)
 
 
 ACTIONS: dict[str, Action] = {
     "prompt": _prompt,
-    "queue_edit": lambda session, live, message, by: session.queue.edit(
+    "queue_edit": lambda session, live, message, by: session.turns.queue.edit(
         _text(message, "item_id"), _text(message, "text")
     ),
-    "queue_remove": lambda session, live, message, by: session.queue.remove(_text(message, "item_id")),
-    "queue_send": lambda session, live, message, by: session.send_queued(_text(message, "item_id")),
+    "queue_remove": lambda session, live, message, by: session.turns.queue.remove(_text(message, "item_id")),
+    "queue_send": lambda session, live, message, by: session.turns.send_queued(_text(message, "item_id")),
     "set_mode": lambda session, live, message, by: session.set_mode(_text(message, "mode_id"), by),
     "set_setting": lambda session, live, message, by: session.set_setting(
         _text(message, "setting_id"), _text(message, "value"), by
@@ -182,11 +182,11 @@ ACTIONS: dict[str, Action] = {
         _text(message, "kind"), _text(message, "id"), by
     ),
     "cancel_subagent": lambda session, live, message, by: session.cancel_subagent(_text(message, "session_id"), by),
-    "authenticate": lambda session, live, message, by: session.authenticate(_text(message, "method_id")),
+    "authenticate": lambda session, live, message, by: session.lifecycle.authenticate(_text(message, "method_id")),
     "sign_in_with_key": _sign_in_with_key,
-    "cancel_sign_in": lambda session, live, message, by: session.cancel_sign_in(),
-    "close_sign_in_terminal": lambda session, live, message, by: session.close_sign_in_terminal(),
-    "retry": lambda session, live, message, by: session.retry(),
+    "cancel_sign_in": lambda session, live, message, by: session.lifecycle.cancel_auth(),
+    "close_sign_in_terminal": lambda session, live, message, by: session.lifecycle.dismiss_terminal(),
+    "retry": lambda session, live, message, by: session.lifecycle.retry(),
     "resume": lambda session, live, message, by: session.resume(by),
     "rename": lambda session, live, message, by: session.rename(_text(message, "title"), by),
     "sign_out": lambda session, live, message, by: session.sign_out(by),

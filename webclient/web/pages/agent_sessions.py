@@ -14,10 +14,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from webclient.agents.agent_sessions import CannotList, Listed, listed_for
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.agent_sessions import CannotList, Listed, listed_for
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
-from webclient.session.limits import LimitReached
 from webclient.web.context import base_context, manager, person, render
 from webclient.web.page_context import SignedInContext
 from webclient.web.pages.secrets_page import secrets_of

@@ -24,10 +24,10 @@ from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.render.text import scrub
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
-from webclient.session.limits import LimitReached
 from webclient.session.prompt_queue import PromptRefused
 from webclient.web.context import base_context, manager, person, render, session_of, urls
 from webclient.web.page_context import SignedInContext

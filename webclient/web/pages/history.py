@@ -118,7 +118,7 @@ def human_time(when: datetime, now: datetime | None = None) -> str:
 
 
 def _agent_name(session: Session) -> str | None:
-    name = session.agent_info.get("title") or session.agent_info.get("name")
+    name = session.lifecycle.agent_info.get("title") or session.lifecycle.agent_info.get("name")
     return name if isinstance(name, str) else None
 
 

@@ -50,7 +50,7 @@ async def upload_attachment(request: Request) -> Response:
             return PlainTextResponse("No file came with the request.", status_code=415)
         name, content_type, data = file.filename or "pasted", file.content_type or "", await file.read()
     try:
-        upload = session.uploads.add(name, content_type, data, session.prompt_capabilities)
+        upload = session.uploads.add(name, content_type, data, session.lifecycle.prompt_capabilities)
     except UploadRefused as refused:
         return PlainTextResponse(str(refused), status_code=415)
     renderer = web_renderer(request)

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from webclient.agents.catalogue import UnknownAgent, WorkspaceRefused
+from webclient.agents.limits import LimitReached
 from webclient.people.roles import Role
 from webclient.render.dom import PAGE_IDS
 from webclient.render.export import export_filename, session_markdown
 from webclient.render.message_docs import MessageView
 from webclient.session.agent import AgentSession
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.catalogue import UnknownAgent, WorkspaceRefused
 from webclient.session.core import Session
-from webclient.session.limits import LimitReached
 from webclient.viewmodel.entries import Entry, MessageEntry
 from webclient.web.context import base_context, manager, person, render, renderer, session_of, urls
 from webclient.web.live.live_view import LiveView, composer_nonce

@@ -30,7 +30,7 @@ class EnvVar:
 
 
 @dataclass(frozen=True, slots=True)
-class SignInMethod:
+class AuthMethod:
     """One way to sign in that the agent offers."""
 
     id: str

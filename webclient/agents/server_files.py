@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from webclient.agents.homes import data_folder
 from webclient.config import Settings
-from webclient.session.homes import data_folder
 from webclient.session.person_folders import above_people
 
 __all__ = ["root_holding_data", "server_files", "server_folders"]

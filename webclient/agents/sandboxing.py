@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict
 
+from webclient.agents.demo import demo_sample
+from webclient.agents.server_files import server_folders
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.demo import demo_sample
-from webclient.session.server_files import server_folders
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 from webclient.workspace.sandbox_host import (
     SandboxUnavailable,
@@ -92,9 +92,9 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
     env = spec.env or {}
     home = Path(env["HOME"]) if env.get("HOME") else None
     path_env = env.get("PATH") or os.environ.get("PATH", "")
-    writable = (spec.cwd, *spec.extra_roots, *((home,) if home is not None else ()))
-    readable = (*installation(spec.argv, path_env), *spec.sandbox_read, *base.readable)
-    network = settings.sandbox_network if spec.network is None else spec.network
+    writable = (spec.cwd, *spec.entry.extra_roots, *((home,) if home is not None else ()))
+    readable = (*installation(spec.entry.argv, path_env), *spec.entry.sandbox_read, *base.readable)
+    network = settings.sandbox_network if spec.entry.network is None else spec.entry.network
     # The config's folder is hidden but where it is the agent's own (its workspace): there the files alone are.
     given = {*writable, *readable}
     kept = set(_config_folders(settings)) & given

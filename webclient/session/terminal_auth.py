@@ -18,25 +18,25 @@ import asyncio
 import os
 import secrets
 
+from webclient.session.agent_auth import AuthMethod
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.sign_in import SignInMethod
 from webclient.workspace.interactive_pty import InteractivePty
 from webclient.workspace.terminal_process import ExitStatus
 
-__all__ = ["SignInTerminal"]
+__all__ = ["AuthTerminal"]
 
 
-class SignInTerminal:
+class AuthTerminal:
     """The session's sign-in terminal: the method it runs, its pty, and a key that names this run to the page."""
 
-    def __init__(self, method: SignInMethod, pty: InteractivePty) -> None:
+    def __init__(self, method: AuthMethod, pty: InteractivePty) -> None:
         self.method = method
         self.pty = pty
         self.key = secrets.token_urlsafe(6)
         """Tells this run from the one before it, so the page starts a fresh terminal for a new run."""
 
     @classmethod
-    async def start(cls, method: SignInMethod, spec: AgentSpec) -> SignInTerminal:
+    async def start(cls, method: AuthMethod, spec: AgentSpec) -> AuthTerminal:
         """Run the method's command for the agent of ``spec``.
 
         Raises:
@@ -44,7 +44,7 @@ class SignInTerminal:
         """
         # The server's variables under the agent's: all but its own settings, or in a sandbox only its allow-list.
         env = spec.sandbox.environment(os.environ, {**spec.agent_env, **dict(method.env)})
-        argv = method.terminal_argv(list(spec.argv))
+        argv = method.terminal_argv(list(spec.entry.argv))
         pty = await InteractivePty.start(argv, cwd=spec.cwd, env=env, sandbox=spec.sandbox)
         return cls(method, pty)
 

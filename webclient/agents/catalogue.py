@@ -11,14 +11,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from webclient.agents.config_file import CatalogueError, is_url, read_config
+from webclient.agents.demo import DEMO, DEMO_AGENT, demo_sample
+from webclient.agents.known_agents import load_registry
+from webclient.agents.sandboxing import demo_in_sandbox
+from webclient.agents.server_files import root_holding_data
 from webclient.config import Settings
 from webclient.session.agent_entry import AgentEntry, WorkspaceRefused
 from webclient.session.agent_spec import command_display, split_command
-from webclient.session.config_file import CatalogueError, is_url, read_config
-from webclient.session.demo import DEMO, DEMO_AGENT, demo_sample
-from webclient.session.known_agents import load_registry
-from webclient.session.sandboxing import demo_in_sandbox
-from webclient.session.server_files import root_holding_data
 
 __all__ = [
     "DEMO",

@@ -18,11 +18,11 @@ class LimitReached(Exception):
 
 
 def _live(session: Session) -> bool:
-    return session.turn_state != "ended"
+    return session.turns.turn_state != "ended"
 
 
 def _running(session: Session) -> bool:
-    return _live(session) and session.agent_state in RUNNING
+    return _live(session) and session.lifecycle.agent_state in RUNNING
 
 
 def refusal(
@@ -34,7 +34,7 @@ def refusal(
 ) -> str | None:
     """Why ``owner`` may not start one more session or agent (``starting``: the session that would resume; it does not
     count itself), or None; ``listing``: agents of theirs running to list an agent's own sessions
-    (`webclient.session.agent_sessions`), which count as running. Sessions of no one are not limited."""
+    (`webclient.agents.agent_sessions`), which count as running. Sessions of no one are not limited."""
     if owner is None or not (settings.max_sessions_per_person or settings.max_agents_per_person):
         return None
     theirs = [s for s in sessions if s.owner == owner and s is not starting]

@@ -15,12 +15,12 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
+from webclient.agents.catalogue import AgentEntry
+from webclient.agents.limits import LimitReached, refusal
 from webclient.config import Settings
 from webclient.session.agent import AgentError, AgentFactory, AgentSession
 from webclient.session.agent_spec import AgentSpec
-from webclient.session.catalogue import AgentEntry
 from webclient.session.core import Session
-from webclient.session.limits import LimitReached, refusal
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from webclient.agents.demo import DEMO
 from webclient.config import Settings, acp_protocol
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.demo import DEMO
-from webclient.workspace.paths import Access
+from webclient.workspace.paths import FileAccess
 
 PROTOCOLS = ("acp", "aap")
 """The protocols an agent may speak (``protocol = ...``), each with its adapter (``webclient/acp``, ``/aap``)."""
@@ -122,8 +122,8 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         raise fields.error("env", 'must be a table of strings, e.g. env = { API_KEY = "..." }')
     workspace = fields.text("workspace")
     access = fields.text("file_access", settings.file_access)
-    if access not in get_args(Access):
-        raise fields.error("file_access", f"must be one of {', '.join(get_args(Access))}, not {access!r}")
+    if access not in get_args(FileAccess):
+        raise fields.error("file_access", f"must be one of {', '.join(get_args(FileAccess))}, not {access!r}")
     terminals = table.get("terminals", settings.terminals)
     if not isinstance(terminals, bool):
         raise fields.error("terminals", f"must be true or false, not {terminals!r}")
@@ -147,7 +147,7 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         env=cast(dict[str, str], env) or None,
         workspace=fields.folder_path(workspace) if workspace else settings.workspace,
         extra_roots=roots if "extra_roots" in table else settings.extra_roots,
-        file_access=cast(Access, access),
+        file_access=cast(FileAccess, access),
         terminals=terminals,
         start_timeout=float(timeout),
         acp_protocol=version,

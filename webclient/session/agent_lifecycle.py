@@ -14,14 +14,14 @@ from webclient.session.agent import (
     AgentFailed,
     AgentGone,
     AgentRefused,
+    AuthenticationRequired,
     Diagnosis,
-    SignInRequired,
 )
+from webclient.session.agent_auth import AuthMethod
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.shown import Shown
-from webclient.session.sign_in import SignInMethod
 from webclient.session.tasks import BackgroundTasks
-from webclient.session.terminal_sign_in import SignInTerminal
+from webclient.session.terminal_auth import AuthTerminal
 from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
@@ -59,19 +59,19 @@ class AgentLifecycle:
         """What the start waits for, as the adapter names it: ``its start``, ``initialize``, ``session/new``..."""
         self.since = time.time()
         """When the agent began starting, or signing in (the header counts up from it)."""
-        self.auth_methods: list[SignInMethod] = []
+        self.auth_methods: list[AuthMethod] = []
         self.auth_reason: str | None = None
         """What the agent said when it asked for a sign-in."""
-        self.signing_in: SignInMethod | None = None
+        self.authenticating: AuthMethod | None = None
         self.closing = False
         """The user ended the session: nothing starts again."""
-        self._sign_in: asyncio.Task[None] | None = None
-        self.sign_in_terminal: SignInTerminal | None = None
+        self._auth_task: asyncio.Task[None] | None = None
+        self.auth_terminal: AuthTerminal | None = None
         """The page's sign-in terminal (a ``terminal`` method's command), running or ended; one at most."""
         self.resume_refused: str | None = None
         """Why this stored session cannot be resumed (its agent or folder no longer allowed), or None."""
         self.may_start: Callable[[], str | None] | None = None
-        """Why its owner may not start one more agent now (a limit per person, `webclient.session.limits`), or None."""
+        """Why its owner may not start one more agent now (a limit per person, `webclient.agents.limits`), or None."""
         self.limited: str | None = None
         """Why the last Resume was refused (a limit), shown until one is let through."""
         self._resuming = False
@@ -79,7 +79,7 @@ class AgentLifecycle:
         self.keep_key: Callable[[str, str], Awaitable[None]] | None = None
         """Keeps a key given on the page as the owner's secret (`webclient.store.secrets`); None: nothing keeps it
         (no store, or no owner), and only this session's agent has it."""
-        self._then_sign_in: SignInMethod | None = None
+        self._then_authenticate: AuthMethod | None = None
         """The method to ``authenticate`` with as soon as the agent starting now has initialised (a key given)."""
 
     @property
@@ -117,7 +117,7 @@ class AgentLifecycle:
 
     async def start_agent(self, resume: bool = False) -> None:
         """Start the agent and open its session (``resume``: reattach to the one it had, if it can): all within
-        ``spec.start_timeout`` seconds. An agent that never answers fails the start, naming the step."""
+        ``spec.entry.start_timeout`` seconds. An agent that never answers fails the start, naming the step."""
         self.since = time.time()
         self._resuming = resume
         await self._within_timeout(self._start_and_open())
@@ -141,8 +141,8 @@ class AgentLifecycle:
         hello = await self.agent.start()
         self.agent_info = hello.info
         self.prompt_capabilities = hello.prompt_capabilities
-        self.auth_methods = hello.sign_in_methods
-        method, self._then_sign_in = self._then_sign_in, None
+        self.auth_methods = hello.auth_methods
+        method, self._then_authenticate = self._then_authenticate, None
         if method is not None and any(m.id == method.id for m in self.auth_methods):
             try:
                 await self.agent.sign_in(method.id)
@@ -155,7 +155,7 @@ class AgentLifecycle:
 
     async def _within_timeout(self, start: Awaitable[None]) -> None:
         try:
-            async with asyncio.timeout(self.spec.start_timeout):
+            async with asyncio.timeout(self.spec.entry.start_timeout):
                 await start
         except TimeoutError:
             await self._timed_out()
@@ -171,15 +171,15 @@ class AgentLifecycle:
         diagnosis = self.agent.diagnose()
         because = f" ({diagnosis.unanswered})" if diagnosis.unanswered else ""
         step = self.start_step or STARTING
-        self._fail(f"The agent did not answer {step} within {self.spec.start_timeout:g} s{because}", diagnosis)
+        self._fail(f"The agent did not answer {step} within {self.spec.entry.start_timeout:g} s{because}", diagnosis)
         await self.agent.close()
 
-    async def _open_session(self, signed_in_with: SignInMethod | None = None) -> None:
+    async def _open_session(self, signed_in_with: AuthMethod | None = None) -> None:
         """Open the agent's session; ``signed_in_with``: the method it just accepted, which did not sign it in if
         the agent still asks (the page says so, rather than coming back to the same screen)."""
         try:
             await self.agent.open_session(resume=self._resuming)
-        except SignInRequired as request:
+        except AuthenticationRequired as request:
             self.agent_state = "auth-required"
             self.auth_reason = request.reason
             if signed_in_with is not None:
@@ -201,7 +201,7 @@ class AgentLifecycle:
 
     # -- sign-in -----------------------------------------------------------------------------------
 
-    def sign_in_required(self, reason: str) -> None:
+    def auth_required(self, reason: str) -> None:
         """The agent refused a prompt until the user signs in (claude-agent-acp opens a session, then checks the
         account at the first prompt): its sign-in methods are offered, as after a refused ``session/new``."""
         self.agent_state = "auth-required"
@@ -219,20 +219,20 @@ class AgentLifecycle:
         if self.agent_state != "auth-required" or method is None:
             return
         self.agent_state = "signing-in"
-        self.signing_in = method
+        self.authenticating = method
         self.since = time.time()
         self.error = None
         self.changed(Region.STATUS)
         if method.in_terminal:
-            self._sign_in = self.tasks.spawn(self._sign_in_in_terminal(method), "sign-in terminal")
+            self._auth_task = self.tasks.spawn(self._authenticate_in_terminal(method), "sign-in terminal")
         else:
-            self._sign_in = self.tasks.spawn(self._authenticate(method), "sign-in")
+            self._auth_task = self.tasks.spawn(self._authenticate(method), "sign-in")
 
-    async def _sign_in_in_terminal(self, method: SignInMethod) -> None:
+    async def _authenticate_in_terminal(self, method: AuthMethod) -> None:
         """Run the method's command in the sign-in terminal; exit 0 starts the agent again (it reads what the
         command stored), anything else shows how it ended and the methods again. Never ``authenticate``."""
         await self.close_terminal()
-        starting = asyncio.ensure_future(SignInTerminal.start(method, self.spec))
+        starting = asyncio.ensure_future(AuthTerminal.start(method, self.spec))
         try:
             terminal = await asyncio.shield(starting)  # cancelled meanwhile (Cancel): what started is stopped
         except asyncio.CancelledError:
@@ -240,14 +240,14 @@ class AgentLifecycle:
             raise
         except OSError as error:
             self.agent_state = "auth-required"
-            self.signing_in = self._sign_in = None
+            self.authenticating = self._auth_task = None
             self.error = f"The sign-in command could not be started: {error.strerror or error}"
             self.changed(Region.STATUS)
             return
-        self.sign_in_terminal = terminal
+        self.auth_terminal = terminal
         self.changed(Region.STATUS)
         status = await terminal.wait()
-        self.signing_in = self._sign_in = None
+        self.authenticating = self._auth_task = None
         if self.closing:
             return  # the session ended, which stopped the command: nothing starts again
         if status.exit_code != 0:
@@ -263,26 +263,26 @@ class AgentLifecycle:
         await self.agent.close()
         await self.start_agent()
 
-    def _stop_unwanted(self, starting: asyncio.Future[SignInTerminal]) -> None:
+    def _stop_unwanted(self, starting: asyncio.Future[AuthTerminal]) -> None:
         if not starting.cancelled() and starting.exception() is None:
             self.tasks.spawn(starting.result().close(), "close sign-in terminal")
 
     async def close_terminal(self) -> None:
         """Stop the sign-in terminal's command (its whole process group) and forget it; nothing if there is none."""
-        terminal, self.sign_in_terminal = self.sign_in_terminal, None
+        terminal, self.auth_terminal = self.auth_terminal, None
         if terminal is not None:
             self.changed(Region.STATUS)
             await terminal.close()
 
     def dismiss_terminal(self) -> None:
         """The person closed the sign-in terminal: stop what runs in it; a sign-in it was running is given up."""
-        if self.sign_in_terminal is None:
+        if self.auth_terminal is None:
             return
-        if self.agent_state == "signing-in" and self.signing_in is not None and self.signing_in.in_terminal:
-            self.cancel_sign_in()
+        if self.agent_state == "signing-in" and self.authenticating is not None and self.authenticating.in_terminal:
+            self.cancel_auth()
         self.tasks.spawn(self.close_terminal(), "close sign-in terminal")
 
-    async def _authenticate(self, method: SignInMethod) -> None:
+    async def _authenticate(self, method: AuthMethod) -> None:
         try:
             await self.agent.sign_in(method.id)
         except AgentRefused as error:
@@ -292,8 +292,8 @@ class AgentLifecycle:
         except AgentGone:
             return  # the adapter reports it
         finally:
-            self.signing_in = None
-            self._sign_in = None
+            self.authenticating = None
+            self._auth_task = None
             self.changed(Region.STATUS)
         self.agent_state = "starting"
         self.since = time.time()
@@ -304,11 +304,11 @@ class AgentLifecycle:
         key given on the page (its value is never read for anything else)."""
         return bool(self.spec.sandbox.environment(os.environ, self.spec.agent_env).get(name))
 
-    def key_ready(self, method: SignInMethod) -> bool:
+    def key_ready(self, method: AuthMethod) -> bool:
         """Whether every variable a key method needs is set, so that ``authenticate`` may be sent for it."""
         return all(self.env_set(var.name) for var in method.env_vars if not var.optional)
 
-    def sign_in_with_key(self, method_id: str, values: Mapping[str, str], by_owner: bool) -> None:
+    def authenticate_with_key(self, method_id: str, values: Mapping[str, str], by_owner: bool) -> None:
         """A key method's variables given on the page (``values`` by name; others are ignored): kept as the
         owner's secrets (only the owner may give them: the agent runs with the owner's), then the agent starts
         again with them and is signed in with the method (``authenticate``)."""
@@ -324,20 +324,20 @@ class AgentLifecycle:
             self.error = f"Give {', '.join(missing) or 'the key'} to sign in with “{method.name}”."
         else:
             self.agent_state = "signing-in"
-            self.signing_in = method
+            self.authenticating = method
             self.since = time.time()
             self.error = None
-            self._sign_in = self.tasks.spawn(self._sign_in_with_key(method, given), "sign-in with a key")
+            self._auth_task = self.tasks.spawn(self._authenticate_with_key(method, given), "sign-in with a key")
         self.changed(Region.STATUS)
 
-    async def _sign_in_with_key(self, method: SignInMethod, given: dict[str, str]) -> None:
+    async def _authenticate_with_key(self, method: AuthMethod, given: dict[str, str]) -> None:
         try:
             for name, value in given.items():
                 if self.keep_key is not None:
                     await self.keep_key(name, value)
         except ValueError as refused:  # the store's SecretRefused: a name or value it may not keep
             self.agent_state = "auth-required"
-            self.signing_in = self._sign_in = None
+            self.authenticating = self._auth_task = None
             self.error = f"The key was not kept: {refused}"
             self.changed(Region.STATUS)
             return
@@ -345,24 +345,24 @@ class AgentLifecycle:
         kept = "kept as your secret" if self.keep_key is not None else "given to this session's agent only"
         self.shown.notice("info", "Key given", f"{', '.join(given)} {kept}: the agent starts again with it.")
         self.agent_state = "starting"
-        self.signing_in = self._sign_in = None
+        self.authenticating = self._auth_task = None
         self.error = self.auth_reason = None
         self.step(STARTING)
         await self.agent.close()
-        self._then_sign_in = method
+        self._then_authenticate = method
         await self.start_agent()
 
-    def cancel_sign_in(self) -> None:
+    def cancel_auth(self) -> None:
         """Give up waiting for the sign-in: the request is forgotten (a late answer is ignored) and the
         session asks for a sign-in again."""
-        task = self._sign_in
+        task = self._auth_task
         if self.agent_state != "signing-in" or task is None:
             return
         task.cancel()
-        if self.signing_in is not None and self.signing_in.in_terminal:
+        if self.authenticating is not None and self.authenticating.in_terminal:
             self.tasks.spawn(self.close_terminal(), "close sign-in terminal")
-        self._sign_in = None
-        self.signing_in = None
+        self._auth_task = None
+        self.authenticating = None
         self.agent_state = "auth-required"
         self.error = "Sign-in cancelled."
         self.changed(Region.STATUS)
@@ -380,7 +380,7 @@ class AgentLifecycle:
             self.tasks.spawn(self._restart(), "restart")
 
     async def _restart(self) -> None:
-        self._then_sign_in = None
+        self._then_authenticate = None
         self.error = self.auth_reason = None
         self.auth_methods = []
         self.since = time.time()

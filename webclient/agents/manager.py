@@ -18,22 +18,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from webclient.agents.agent_sessions import LISTERS_FILE, Listings
+from webclient.agents.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
+from webclient.agents.folders import Chosen, FolderRecords, Folders
+from webclient.agents.homes import data_folder, home_env, with_env
+from webclient.agents.limits import LimitReached, refusal
+from webclient.agents.sandboxing import confine
+from webclient.agents.server_files import server_files
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
-from webclient.session.agent_sessions import LISTERS_FILE, Listings
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
 from webclient.session.attribution import by_json
-from webclient.session.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.session.core import Session
-from webclient.session.folders import Chosen, FolderRecords, Folders
-from webclient.session.homes import data_folder, home_env, with_env
-from webclient.session.limits import LimitReached, refusal
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
-from webclient.session.sandboxing import confine
-from webclient.session.server_files import server_files
 from webclient.viewmodel.events import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
@@ -62,7 +62,7 @@ def _malloc_trim() -> None:
 
 
 def _agent_name(session: Session) -> str | None:
-    name = session.agent_info.get("title") or session.agent_info.get("name")
+    name = session.lifecycle.agent_info.get("title") or session.lifecycle.agent_info.get("name")
     return name if isinstance(name, str) else None
 
 
@@ -113,9 +113,9 @@ class SessionManager:
         )
         """What a remote agent's server may send, as the settings have it."""
         self.server_files = server_files(settings, self.catalogue.files)
-        """What no session's file access may reach, whatever its roots (`webclient.session.server_files`)."""
+        """What no session's file access may reach, whatever its roots (`webclient.agents.server_files`)."""
         self.folders = Folders(folders, team=settings.auth != "token", hidden=self.server_files)
-        """Whose folder a new session may work in (`webclient.session.folders`); ``folders``: where owners are kept."""
+        """Whose folder a new session may work in (`webclient.agents.folders`); ``folders``: where owners are kept."""
         self.agent = agent
         self.on_release = on_release
         self.records = records
@@ -142,7 +142,7 @@ class SessionManager:
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Session:
-        """`create`, in a folder ``owner`` may use (`webclient.session.folders`): what a person's New session does.
+        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -170,7 +170,7 @@ class SessionManager:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
         one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
-        (None: no one's, which only admins see), whose agent runs in their own home (`webclient.session.homes`)
+        (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record).
 
@@ -210,7 +210,7 @@ class SessionManager:
         self._limit_resumes(session)
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
-        session.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -222,7 +222,7 @@ class SessionManager:
         return session
 
     def _limit_resumes(self, session: Session) -> None:
-        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.session.limits`)."""
+        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.agents.limits`)."""
         session.lifecycle.may_start = lambda: refusal(
             self.settings, self.sessions.values(), session.owner, session, self.listings.running(session.owner)
         )
@@ -265,7 +265,7 @@ class SessionManager:
         self._keep_keys(session)
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
-        session.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
@@ -286,31 +286,33 @@ class SessionManager:
             entry = self.catalogue.get(stored.agent)
         except UnknownAgent:
             if is_url(stored.command):
-                spec = AgentSpec(argv=[], cwd=stored.workspace, url=stored.command, remote_limits=self._limits)
+                gone = AgentEntry(stored.agent, [], url=stored.command)
+                spec = AgentSpec(gone, stored.workspace, remote_limits=self._limits)
             else:
-                spec = AgentSpec(split_command(stored.command), stored.workspace, max_line_bytes=max_line_bytes)
+                gone = AgentEntry(stored.agent, split_command(stored.command))
+                spec = AgentSpec(gone, stored.workspace, max_line_bytes=max_line_bytes)
             return spec, f"This server no longer offers the agent {stored.agent}: the session cannot be resumed."
         cwd = stored.workspace
-        # Whose folder it may be was decided when it started (`webclient.session.folders`): among everyone's.
+        # Whose folder it may be was decided when it started (`webclient.agents.folders`): among everyone's.
         everyone = tuple(above_people(root) for root in entry.roots if names_person(root))
         try:
             entry = entry.for_person(stored.owner)
         except WorkspaceRefused as no_one:
-            return entry.spec(cwd, max_line_bytes=max_line_bytes), str(no_one)
+            return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes), str(no_one)
         if entry.template is not None:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
-            return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), refused
-        return replace(entry.spec(cwd, max_line_bytes=max_line_bytes), remote_limits=self._limits), None
+            return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), refused
+        return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), None
 
     def agent_spec(self, entry: AgentEntry, cwd: Path, owner_id: str | None, env: Mapping[str, str]) -> AgentSpec:
         """How an agent of ``entry`` (as ``owner_id`` uses it) starts in ``cwd``, for a session or to list its
         sessions: the settings' limits, its person's home and ``env`` (their secrets), its sandbox, and the server's
         own files hidden from every file request it makes."""
-        spec = replace(entry.spec(cwd, max_line_bytes=self.settings.max_line_mb * MIB), remote_limits=self._limits)
+        spec = AgentSpec(entry, cwd, max_line_bytes=self.settings.max_line_mb * MIB, remote_limits=self._limits)
         spec = confine(with_env(spec, {**home_env(self.settings, owner_id), **env}), self.settings)
         return replace(spec, hidden=self.server_files)
 
@@ -361,7 +363,7 @@ class SessionManager:
         """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended);
         returns how many were forgotten."""
         now = time.monotonic()
-        ended = [s.id for s in self.sessions.values() if s.turn_state == "ended"]
+        ended = [s.id for s in self.sessions.values() if s.turns.turn_state == "ended"]
         for session_id in ended:
             self._ended_at.setdefault(session_id, now)
         ended.sort(key=lambda session_id: self._ended_at[session_id], reverse=True)

@@ -15,7 +15,9 @@ from tests.support.acp_schema import validate
 from tests.support.servers import AGENTS, live_processes
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
-from webclient.session.core import AgentSpec, Session
+from webclient.session.agent_entry import AgentEntry
+from webclient.session.agent_spec import AgentSpec
+from webclient.session.core import Session
 
 
 def login_session(tmp_path: Path, **env: str) -> tuple[Session, Path, Path]:
@@ -24,10 +26,13 @@ def login_session(tmp_path: Path, **env: str) -> tuple[Session, Path, Path]:
     workspace = tmp_path / "work"
     workspace.mkdir()
     spec = AgentSpec(
-        argv=[sys.executable, str(AGENTS / "login_agent.py"), "--agent-flag"],
-        cwd=workspace,
-        env={"RECORD_FILE": str(record), "LOGIN_TOKEN_DIR": str(tokens), **env},
-        start_timeout=20,
+        AgentEntry(
+            "agent",
+            [sys.executable, str(AGENTS / "login_agent.py"), "--agent-flag"],
+            env={"RECORD_FILE": str(record), "LOGIN_TOKEN_DIR": str(tokens), **env},
+            start_timeout=20,
+        ),
+        workspace,
     )
     return Session(spec, AcpAgent), record, tokens
 
@@ -45,11 +50,11 @@ async def type_into(session: Session, text: str) -> None:
     """What a person types at the prompt, once the command asks."""
 
     def asking() -> bool:
-        terminal = session.lifecycle.sign_in_terminal
+        terminal = session.lifecycle.auth_terminal
         return terminal is not None and terminal.running and b"Enter the code: " in terminal.pty.output
 
     await until(asking)
-    terminal = session.lifecycle.sign_in_terminal
+    terminal = session.lifecycle.auth_terminal
     assert terminal is not None
     terminal.pty.write(text.encode())
 
@@ -62,14 +67,14 @@ async def test_a_terminal_sign_in_runs_the_agents_command_and_the_agent_starts_a
     session, record, tokens = login_session(tmp_path, LOGIN_METHOD_ID_KEY=id_key)
     session.start()
     try:
-        await until(lambda: session.agent_state == "auth-required")
+        await until(lambda: session.lifecycle.agent_state == "auth-required")
         (hello,) = [m for m in received(record) if m.get("method") == "initialize"]
         assert hello["params"]["clientCapabilities"]["auth"] == {"terminal": True}
         validate(hello["params"], "InitializeRequest")
         (status_request,) = [m for m in received(record) if m.get("method") == "auth/status"]
         assert status_request["params"] == {}  # the agent advertised agentCapabilities.auth.status
-        methods = {m.id: m for m in session.auth_methods}
-        assert [(m.id, m.type) for m in session.auth_methods] == [
+        methods = {m.id: m for m in session.lifecycle.auth_methods}
+        assert [(m.id, m.type) for m in session.lifecycle.auth_methods] == [
             ("login", "terminal"),
             ("browser", "agent"),
             ("key", "env_var"),  # kept, as instructions
@@ -77,16 +82,16 @@ async def test_a_terminal_sign_in_runs_the_agents_command_and_the_agent_starts_a
         assert methods["login"].in_terminal and not methods["login"].button
         assert session.agent.auth_status is not None and session.agent.auth_status.state == "unauthenticated"
 
-        session.authenticate("login")
+        session.lifecycle.authenticate("login")
         await type_into(session, "4242\r")
-        await until(lambda: session.agent_state == "ready", timeout=20)
+        await until(lambda: session.lifecycle.agent_state == "ready", timeout=20)
 
         (run,) = runs(tokens)
         assert run["argv"] == ["--agent-flag", "--login"]  # the agent's own argv, the method's args appended
         assert run["login_via"] == "terminal"  # the method's env added
         assert run["cwd"] == str(session.spec.cwd)
         assert run["tty"] is True and run["controlling_tty"] is True
-        assert session.lifecycle.sign_in_terminal is None  # closed once it ended well
+        assert session.lifecycle.auth_terminal is None  # closed once it ended well
         sent = [m.get("method") for m in received(record) if "method" in m]
         assert "authenticate" not in sent
         assert sent.count("initialize") == 2 and sent.count("session/new") == 2  # the agent started again
@@ -103,17 +108,17 @@ async def test_a_failed_terminal_sign_in_says_how_it_ended_and_can_be_tried_agai
     session, record, tokens = login_session(tmp_path)
     session.start()
     try:
-        await until(lambda: session.agent_state == "auth-required")
-        session.authenticate("login")
+        await until(lambda: session.lifecycle.agent_state == "auth-required")
+        session.lifecycle.authenticate("login")
         await type_into(session, "1111\r")
-        await until(lambda: session.agent_state == "auth-required" and session.error is not None)
-        assert session.error is not None and "exit code 3" in session.error
-        terminal = session.lifecycle.sign_in_terminal
+        await until(lambda: session.lifecycle.agent_state == "auth-required" and session.lifecycle.error is not None)
+        assert session.lifecycle.error is not None and "exit code 3" in session.lifecycle.error
+        terminal = session.lifecycle.auth_terminal
         assert terminal is not None and not terminal.running and b"Wrong code." in terminal.pty.output
-        session.authenticate("login")  # again: a fresh terminal replaces the ended one
-        await until(lambda: session.lifecycle.sign_in_terminal is not terminal)
+        session.lifecycle.authenticate("login")  # again: a fresh terminal replaces the ended one
+        await until(lambda: session.lifecycle.auth_terminal is not terminal)
         await type_into(session, "4242\r")
-        await until(lambda: session.agent_state == "ready", timeout=20)
+        await until(lambda: session.lifecycle.agent_state == "ready", timeout=20)
         assert len(runs(tokens)) == 2
         assert "authenticate" not in [m.get("method") for m in received(record)]
     finally:
@@ -124,14 +129,14 @@ async def test_a_failed_terminal_sign_in_says_how_it_ended_and_can_be_tried_agai
 async def test_the_sign_in_terminal_is_stopped_with_its_process_group_when_the_session_ends(tmp_path: Path) -> None:
     session, _, tokens = login_session(tmp_path)
     session.start()
-    await until(lambda: session.agent_state == "auth-required")
-    session.authenticate("login")
+    await until(lambda: session.lifecycle.agent_state == "auth-required")
+    session.lifecycle.authenticate("login")
     await until(lambda: len(runs(tokens)) == 1)
     (run,) = runs(tokens)
     assert alive(run["pid"]) and alive(run["sleeper"])
     await session.close()
     assert not alive(run["pid"]) and not alive(run["sleeper"])
-    assert session.lifecycle.sign_in_terminal is None
+    assert session.lifecycle.auth_terminal is None
 
 
 @pytest.mark.asyncio
@@ -139,13 +144,13 @@ async def test_closing_the_sign_in_terminal_stops_it_and_asks_for_a_sign_in_agai
     session, _, tokens = login_session(tmp_path)
     session.start()
     try:
-        await until(lambda: session.agent_state == "auth-required")
-        session.authenticate("login")
+        await until(lambda: session.lifecycle.agent_state == "auth-required")
+        session.lifecycle.authenticate("login")
         await until(lambda: len(runs(tokens)) == 1)
-        session.close_sign_in_terminal()
-        await until(lambda: session.lifecycle.sign_in_terminal is None)
+        session.lifecycle.dismiss_terminal()
+        await until(lambda: session.lifecycle.auth_terminal is None)
         (run,) = runs(tokens)
         await until(lambda: not alive(run["pid"]) and not alive(run["sleeper"]))
-        assert session.agent_state == "auth-required"
+        assert session.lifecycle.agent_state == "auth-required"
     finally:
         await session.close()

@@ -11,8 +11,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from webclient.agents.config_file import CatalogueError
 from webclient.session.agent_entry import AgentEntry
-from webclient.session.config_file import CatalogueError
 
 
 def check_commands(entries: Iterable[AgentEntry], path_env: str, config: Path | None) -> None:

@@ -56,7 +56,7 @@ class Folders:
     Args:
         records: where the owners are kept; None keeps them in memory (a server without a store).
         team: whether people sign in (off in token mode: its one person owns everything).
-        hidden: the server's own files (`webclient.session.server_files`): never a session's folder.
+        hidden: the server's own files (`webclient.agents.server_files`): never a session's folder.
     """
 
     def __init__(self, records: FolderRecords | None, team: bool, hidden: Sequence[Path] = ()) -> None:

@@ -3,7 +3,7 @@ the XDG folders) persist per person and never mix. Token mode has one person, th
 
 A folder per person under the data folder, made (0700) the first time one of their agents starts. It keeps agents
 from mixing their files by accident; it is no wall between people unless the agents run in a sandbox
-(``WEBCLIENT_SANDBOX=bwrap``, `webclient.session.sandboxing`), where each sees its own person's home only. In a
+(``WEBCLIENT_SANDBOX=bwrap``, `webclient.agents.sandboxing`), where each sees its own person's home only. In a
 sandbox token mode's one person has a home here too: the server's own home is not the agent's to see.
 """
 
@@ -78,4 +78,4 @@ def _adopt_legacy_token_home(data: Path) -> None:
 
 def with_env(spec: AgentSpec, extra: Mapping[str, str]) -> AgentSpec:
     """``spec`` with ``extra`` over its environment."""
-    return dataclasses.replace(spec, env={**(spec.env or {}), **extra}) if extra else spec
+    return dataclasses.replace(spec, owner_env={**spec.owner_env, **extra}) if extra else spec

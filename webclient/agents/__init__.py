@@ -1,0 +1,1 @@
+"""The agents a server offers and the sessions made from them."""
