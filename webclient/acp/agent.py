@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
 
 from webclient.acp import auth_status, permission_request
 from webclient.acp.advisories import turn_usage
@@ -39,7 +39,7 @@ from webclient.acp.replay import ProtocolReplay
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
-from webclient.acp.v2_turn import ECHOES, TurnFailed, TurnLifecycle, stop_reason
+from webclient.acp.v2_turn import ECHOES, StateUpdate, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
 from webclient.session.agent import (
     STARTING,
@@ -268,7 +268,7 @@ class AcpAgent:
             self.host.thread.append_message("user-message", content_block(block))
         self.host.thread.end_turn()  # closes the message: the agent's next chunk starts one of its own
 
-    def turn_ended(self, result: dict[str, Any] | None = None) -> None:
+    def turn_ended(self, result: Mapping[str, object] | None = None) -> None:
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled, and
         the tokens the turn used are shown if the answer says."""
         self.cancelling = False
@@ -463,8 +463,9 @@ class AcpAgent:
         if kind in ECHOES and self.turns.echoes(update):
             return  # the prompt this client sent, shown already
         if kind == "state_update":
-            if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
-                self.turn_ended(update)
+            state = cast(StateUpdate, update)
+            if self.turns.state_changed(state) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
+                self.turn_ended(state)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(update)
 

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from webclient.acp import wire
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
@@ -37,7 +38,7 @@ class ClientHandler(Protocol):
     """What the connection needs from its owner. Methods run in message arrival order; the peer calls them itself,
     with nothing in between (a streamed chunk goes from the read loop straight to ``on_notification``)."""
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[wire.RequestPermissionResponse]:
         """A ``session/request_permission`` request: record it now, return the awaitable answer."""
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:

@@ -7,9 +7,10 @@ records of it (`webclient.session.replay`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from webclient.acp import wire
 from webclient.acp.controls import settings
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import decode
@@ -41,7 +42,7 @@ class Replayed(Protocol):
 
     def reloading(self, method: str, params: dict[str, Any]) -> bool: ...
 
-    def turn_ended(self, result: dict[str, Any] | None = None) -> None: ...
+    def turn_ended(self, result: Mapping[str, object] | None = None) -> None: ...
 
     def steered(self, params: dict[str, Any]) -> None: ...
 
@@ -49,7 +50,7 @@ class Replayed(Protocol):
 
     def on_session_update(self, params: dict[str, Any]) -> None: ...
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]: ...
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[wire.RequestPermissionResponse]: ...
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None: ...
 
