@@ -54,18 +54,23 @@ def modes(raw: Any) -> tuple[list[Mode], str | None]:
 def models(raw: Any) -> tuple[list[Model], str | None]:
     """A ``SessionModelState`` (``{currentModelId, availableModels: [{modelId, name, description?}]}``), the
     unstable shape gemini-cli still sends, as models and the current id."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("availableModels"), list):
+    state = mapping(raw)  # not in the generated types: the schema no longer has it
+    available = state.get("availableModels")
+    if not isinstance(available, list):
         return [], None
-    found = [
-        Model(
-            id=item["modelId"],
-            name=string(item.get("name")) or item["modelId"],
-            description=string(item.get("description")),
-        )
-        for item in raw["availableModels"]
-        if isinstance(item, dict) and isinstance(item.get("modelId"), str)
-    ]
-    return found, string(raw.get("currentModelId"))
+    found = []
+    for item in available:
+        model = mapping(item)
+        model_id = string(model.get("modelId"))
+        if model_id is not None:
+            found.append(
+                Model(
+                    id=model_id,
+                    name=string(model.get("name")) or model_id,
+                    description=string(model.get("description")),
+                )
+            )
+    return found, string(state.get("currentModelId"))
 
 
 def _choice(raw: Any) -> Choice | None:

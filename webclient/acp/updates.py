@@ -43,11 +43,10 @@ from webclient.viewmodel.thread import Thread
 log = logging.getLogger(__name__)
 
 # The wire's shapes, v1 or the v2 draft (the generated `webclient.acp.wire` types): what the spec promises, each value
-# still checked where it is read.
+# still checked where it is read. A tool call as an update creates or patches it, or as a permission request names it.
 WireContentBlock = wire.ContentBlock | wire_v2.V2ContentBlock
 WireToolContent = wire.ToolCallContent | wire_v2.V2ToolCallContent
 WireToolCall = wire.ToolCall | wire.ToolCallUpdate | wire_v2.V2ToolCallUpdate
-"""A tool call as an update creates or patches it, or as a permission request names it."""
 WireLocation = wire.ToolCallLocation | wire_v2.V2ToolCallLocation
 WireChunk = wire.ContentChunk | wire_v2.V2ContentChunk
 WireMessage = wire_v2.V2UserMessage | wire_v2.V2AgentMessage | wire_v2.V2AgentThought
@@ -314,8 +313,7 @@ ThreadFold = Callable[[Thread, Any], bool]
 JSON object the agent sent: a fold takes it as the wire type its ``sessionUpdate`` names, and checks every value."""
 
 ControlFold = Callable[[SessionControls, Any], bool]
-"""Folds one ``session/update`` into the controls; False when it is malformed (and so not applied); its update as
-a `ThreadFold`'s."""
+"""Folds one ``session/update`` into the controls, as a `ThreadFold` into the thread."""
 
 THREAD_FOLDS: dict[str, ThreadFold] = {
     "agent_message_chunk": _chunk("agent-message"),
