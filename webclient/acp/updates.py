@@ -71,10 +71,10 @@ def content_block(raw: Any) -> ContentBlock:
     """A ContentBlock (https://agentclientprotocol.com/protocol/content) as a view-model block."""
     if not isinstance(raw, dict):
         return Unknown(kind=type(raw).__name__, raw={"value": raw})
-    block = cast(WireContentBlock, raw)
-    kind = block.get("type")
-    if kind == "text" and type(text := block.get("text")) is str:  # the usual block, once per streamed chunk
+    kind = raw.get("type")
+    if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk: no cast
         return TextBlock(text, raw)
+    block = cast(WireContentBlock, raw)
     if kind == "image" and (mime_type := string(block.get("mimeType"))) is not None:
         return ImageBlock(mime_type=mime_type, data=string(block.get("data")), uri=string(block.get("uri")), raw=raw)
     if kind == "audio" and (mime_type := string(block.get("mimeType"))) is not None:
