@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
 
-from webclient.acp import auth_status, permission_request
+from webclient.acp import auth_status, permission_request, wire, wire_v2
 from webclient.acp.advisories import turn_usage
 from webclient.acp.auth import sign_in_methods
 from webclient.acp.client_methods import ClientMethods
@@ -39,8 +39,9 @@ from webclient.acp.replay import ProtocolReplay
 from webclient.acp.subagents import CAPABILITIES as SUBAGENTS
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.updates import SUBAGENT_UPDATES, SessionUpdates, content_block
-from webclient.acp.v2_turn import ECHOES, TurnFailed, TurnLifecycle, stop_reason
+from webclient.acp.v2_turn import ECHOES, StateUpdate, TurnFailed, TurnLifecycle, stop_reason
 from webclient.acp.versions import DIALECTS, Dialect, Greeting, dialect, initialize, served_by_v1
+from webclient.acp.wire_values import items, mapping, string
 from webclient.session.agent import (
     STARTING,
     AgentError,
@@ -59,6 +60,9 @@ from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.permission_questions import PermissionQuestions
+
+InitializeResponse = wire.InitializeResponse | wire_v2.V2InitializeResponse
+NewSessionResponse = wire.NewSessionResponse | wire_v2.V2NewSessionResponse
 
 NOT_RESUMED = "The agent starts a new session, without the earlier conversation"
 
@@ -148,11 +152,11 @@ class AcpAgent:
     def greeted(self, result: dict[str, Any], asked: int = 1) -> AgentHello:
         """What the agent's ``initialize`` answer says of it (live, or replayed from the journal), ``asked`` in the
         version the client asked for: the version both speak from now on, and what the agent offers in it."""
-        self.dialect = dialect(asked, result.get("protocolVersion"))
+        said = cast(InitializeResponse, result)
+        self.dialect = dialect(asked, said.get("protocolVersion"))
         self.greeting = self.dialect.greeting(result)
-        meta = result.get("_meta")
-        steering = meta.get("steering") if isinstance(meta, dict) else None
-        self.can_steer = isinstance(steering, dict) and steering.get("supported") is True
+        steering = mapping(said.get("_meta")).get("steering")
+        self.can_steer = mapping(steering).get("supported") is True
         self.can_sign_out = self.greeting.can_sign_out
         self._sign_in_methods = sign_in_methods(self.greeting.auth_methods)
         self.auth_status = None  # a new agent process: it says again
@@ -179,7 +183,7 @@ class AcpAgent:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
                 raise AuthenticationRequired(error.text) from None
             raise
-        if not isinstance(result.get("sessionId"), str):
+        if string(cast(NewSessionResponse, result).get("sessionId")) is None:
             raise AgentFailed("The agent's session/new answer has no sessionId.")
         self.opened({}, result)
 
@@ -214,8 +218,8 @@ class AcpAgent:
 
     def opened(self, params: dict[str, Any], result: dict[str, Any]) -> None:
         """A session opened (new, loaded or resumed; live, or replayed from the journal): its id and controls."""
-        session_id = result.get("sessionId", params.get("sessionId"))
-        if isinstance(session_id, str):
+        session_id = string(result.get("sessionId", params.get("sessionId")))
+        if session_id is not None:
             self._session_id = self.known_session_id = session_id
         apply_session_result(self.host.controls, result)
 
@@ -236,10 +240,11 @@ class AcpAgent:
             result = await answer(connection.prompt(session_id, prompt_blocks(prompt)))
         finally:
             self.turn_ended(result)
-        reason = result.get("stopReason")
-        return reason if isinstance(reason, str) else None
+        return string(result.get("stopReason"))
 
-    async def _prompt_v2(self, connection: AgentConnection, session_id: str, blocks: list[Any]) -> StopReason | None:
+    async def _prompt_v2(
+        self, connection: AgentConnection, session_id: str, blocks: list[wire.ContentBlock]
+    ) -> StopReason | None:
         """A v2 turn: the prompt's answer says it was taken in, the idle ``state_update`` ends the turn
         (`webclient.acp.v2_turn`); a refused prompt ends it at once, the ``error`` stop reason with its error."""
         try:
@@ -263,12 +268,11 @@ class AcpAgent:
 
     def steered(self, params: dict[str, Any]) -> None:
         """The agent took a prompt into its running turn (live, or in the journal): the user's message shows it."""
-        blocks = params.get("prompt")
-        for block in blocks if isinstance(blocks, list) else []:
+        for block in items(params.get("prompt")):
             self.host.thread.append_message("user-message", content_block(block))
         self.host.thread.end_turn()  # closes the message: the agent's next chunk starts one of its own
 
-    def turn_ended(self, result: dict[str, Any] | None = None) -> None:
+    def turn_ended(self, result: Mapping[str, object] | None = None) -> None:
         """The answer to ``session/prompt`` came (live, or in the journal): questions still open are cancelled, and
         the tokens the turn used are shown if the answer says."""
         self.cancelling = False
@@ -358,10 +362,9 @@ class AcpAgent:
         connection, cursor, listed = self._connected(), None, list[AgentSession]()
         while len(listed) < MAX_LISTED:
             result = await answer(connection.list_sessions(cursor))
-            infos = result.get("sessions")
-            listed += filter(None, map(_agent_session, infos if isinstance(infos, list) else []))
-            next_cursor = result.get("nextCursor")
-            if not isinstance(next_cursor, str) or not next_cursor:
+            listed += filter(None, map(_agent_session, items(result.get("sessions"))))
+            next_cursor = string(result.get("nextCursor"))
+            if not next_cursor:
                 break
             cursor = next_cursor
         return listed[:MAX_LISTED]
@@ -386,8 +389,9 @@ class AcpAgent:
     async def set_setting(self, setting_id: str, value: str | bool) -> None:
         connection, session_id = self._in_session()
         result = await answer(connection.set_config_option(session_id, setting_id, self.dialect.config_value(value)))
-        if isinstance(result.get("configOptions"), list):  # the agent's complete settings
-            self.host.controls.set_settings(settings(result["configOptions"]))
+        options = result.get("configOptions")
+        if isinstance(options, list):  # the agent's complete settings
+            self.host.controls.set_settings(settings(options))
 
     def diagnose(self) -> Diagnosis:
         return diagnosis(self.stderr, self._connection.peer.stray_responses if self._connection is not None else 0)
@@ -463,8 +467,9 @@ class AcpAgent:
         if kind in ECHOES and self.turns.echoes(update):
             return  # the prompt this client sent, shown already
         if kind == "state_update":
-            if self.turns.state_changed(update) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
-                self.turn_ended(update)
+            state = cast(StateUpdate, update)
+            if self.turns.state_changed(state) and not self.dialect.prompt_ends_turn:  # v1: the answer ends it
+                self.turn_ended(state)
         # Types this client does not know stay, as sent, in the protocol log (which marks them).
         self.updates.apply(update)
 
@@ -501,12 +506,8 @@ class AcpAgent:
 
 def _agent_session(info: Any) -> AgentSession | None:
     """A ``SessionInfo``; None when it lacks its id or folder."""
-    if not isinstance(info, dict) or not isinstance(info.get("sessionId"), str) or not isinstance(info.get("cwd"), str):
+    said = mapping(info)
+    session_id, cwd = string(said.get("sessionId")), string(said.get("cwd"))
+    if session_id is None or cwd is None:
         return None
-    title, updated = info.get("title"), info.get("updatedAt")
-    return AgentSession(
-        id=info["sessionId"],
-        cwd=info["cwd"],
-        title=title if isinstance(title, str) else None,
-        updated=updated if isinstance(updated, str) else None,
-    )
+    return AgentSession(id=session_id, cwd=cwd, title=string(said.get("title")), updated=string(said.get("updatedAt")))

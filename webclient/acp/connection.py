@@ -13,9 +13,11 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from webclient.acp import wire
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, StderrLog
+from webclient.acp.wire_values import mapping
 from webclient.session.agent import Diagnosis
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
@@ -37,7 +39,7 @@ class ClientHandler(Protocol):
     """What the connection needs from its owner. Methods run in message arrival order; the peer calls them itself,
     with nothing in between (a streamed chunk goes from the read loop straight to ``on_notification``)."""
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[wire.RequestPermissionResponse]:
         """A ``session/request_permission`` request: record it now, return the awaitable answer."""
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None:
@@ -116,13 +118,13 @@ class AgentConnection:
         """https://agentclientprotocol.com/protocol/initialization — ``params`` as the version asked shapes them
         (`webclient.acp.versions`)."""
         result = await self.peer.request("initialize", params)
-        self.initialize_result = result if isinstance(result, dict) else {}
+        self.initialize_result = mapping(result)
         return self.initialize_result
 
     async def new_session(self, cwd: Path) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-setup#creating-a-session"""
         result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def reattach(self, method: str, session_id: str, cwd: Path, **extra: Any) -> dict[str, Any]:
         """``session/resume`` or ``session/load``
@@ -130,48 +132,48 @@ class AgentConnection:
         v2's ``replayFrom`` in ``extra``."""
         params = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": [], **extra}
         result = await self.peer.request(method, params)
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def session_request(self, method: str, session_id: str, **params: Any) -> None:
         """A request about one session that answers ``{}``: ``session/set_title``, ``session/close``,
         ``session/delete`` (https://agentclientprotocol.com/protocol/session-setup)."""
         await self.peer.request(method, {"sessionId": session_id, **params})
 
-    async def steer(self, session_id: str, prompt: list[dict[str, Any]]) -> None:
+    async def steer(self, session_id: str, prompt: list[wire.ContentBlock]) -> None:
         """``_session/steering``: a prompt into the running turn (an extension; see acp-2026 notes)."""
         await self.peer.request("_session/steering", {"sessionId": session_id, "prompt": prompt})
 
     async def list_sessions(self, cursor: str | None) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-setup#listing-sessions"""
         result = await self.peer.request("session/list", {"cursor": cursor} if cursor else {})
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def authenticate(self, method_id: str, method: str = "authenticate") -> None:
         """https://agentclientprotocol.com/protocol/initialization#authentication (v2: ``auth/login``)."""
         await self.peer.request(method, {"methodId": method_id})
 
-    async def prompt(self, session_id: str, prompt: list[dict[str, Any]]) -> dict[str, Any]:
+    async def prompt(self, session_id: str, prompt: list[wire.ContentBlock]) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/prompt-turn — pending for the whole turn."""
         result = await self.peer.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def set_mode(self, session_id: str, mode_id: str) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-modes#setting-the-current-mode"""
         result = await self.peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def set_model(self, session_id: str, model_id: str) -> dict[str, Any]:
         """``session/set_model``: removed from the spec (config options of category ``model`` replace it) but
         still what gemini-cli and 15 other agents offer with ``models`` in their ``session/new`` answer."""
         result = await self.peer.request("session/set_model", {"sessionId": session_id, "modelId": model_id})
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def set_config_option(self, session_id: str, config_id: str, value: dict[str, Any]) -> dict[str, Any]:
         """https://agentclientprotocol.com/protocol/session-config-options — answers with the complete state.
         ``value``: ``{value, type?}`` as the version spoken types it (`webclient.acp.versions`)."""
         params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, **value}
         result = await self.peer.request("session/set_config_option", params)
-        return result if isinstance(result, dict) else {}
+        return mapping(result)
 
     async def cancel(self, session_id: str) -> None:
         """https://agentclientprotocol.com/protocol/prompt-turn#cancellation"""

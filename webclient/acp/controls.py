@@ -9,9 +9,10 @@ unknown ``type`` is ignored, as the spec asks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from webclient.acp.wire_values import integer, items, string
+from webclient.acp import wire, wire_v2
+from webclient.acp.wire_values import integer, items, mapping, number, string
 from webclient.viewmodel.controls import (
     Choice,
     ChoiceGroup,
@@ -25,48 +26,59 @@ from webclient.viewmodel.controls import (
     Usage,
 )
 
+# The wire's shapes, v1 or the v2 draft: what the spec promises, each value still checked where it is read.
+SessionResult = wire.NewSessionResponse | wire_v2.V2NewSessionResponse
+"""The answer to ``session/new`` (``session/load``, ``resume`` and ``fork`` say the same of modes and settings)."""
+ConfigOption = wire.SessionConfigOption | wire_v2.V2SessionConfigOption
+SelectGroup = wire.SessionConfigSelectGroup | wire_v2.V2SessionConfigSelectGroup
+WireCommand = wire.AvailableCommand | wire_v2.V2Command
+
 
 def modes(raw: Any) -> tuple[list[Mode], str | None]:
     """A ``SessionModeState`` (``{currentModeId, availableModes}``) as modes and the current id."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("availableModes"), list):
+    state = cast(wire.SessionModeState, mapping(raw))
+    available = state.get("availableModes")
+    if not isinstance(available, list):
         return [], None
-    found = [
-        Mode(
-            id=item["id"],
-            name=string(item.get("name")) or item["id"],
-            description=string(item.get("description")),
-        )
-        for item in raw["availableModes"]
-        if isinstance(item, dict) and isinstance(item.get("id"), str)
-    ]
-    return found, string(raw.get("currentModeId"))
+    found = []
+    for item in available:
+        mode = cast(wire.SessionMode, mapping(item))
+        mode_id = string(mode.get("id"))
+        if mode_id is not None:
+            found.append(
+                Mode(id=mode_id, name=string(mode.get("name")) or mode_id, description=string(mode.get("description")))
+            )
+    return found, string(state.get("currentModeId"))
 
 
 def models(raw: Any) -> tuple[list[Model], str | None]:
     """A ``SessionModelState`` (``{currentModelId, availableModels: [{modelId, name, description?}]}``), the
     unstable shape gemini-cli still sends, as models and the current id."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("availableModels"), list):
+    state = mapping(raw)  # not in the generated types: the schema no longer has it
+    available = state.get("availableModels")
+    if not isinstance(available, list):
         return [], None
-    found = [
-        Model(
-            id=item["modelId"],
-            name=string(item.get("name")) or item["modelId"],
-            description=string(item.get("description")),
-        )
-        for item in raw["availableModels"]
-        if isinstance(item, dict) and isinstance(item.get("modelId"), str)
-    ]
-    return found, string(raw.get("currentModelId"))
+    found = []
+    for item in available:
+        model = mapping(item)
+        model_id = string(model.get("modelId"))
+        if model_id is not None:
+            found.append(
+                Model(
+                    id=model_id,
+                    name=string(model.get("name")) or model_id,
+                    description=string(model.get("description")),
+                )
+            )
+    return found, string(state.get("currentModelId"))
 
 
 def _choice(raw: Any) -> Choice | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("value"), str):
+    choice = cast(wire.SessionConfigSelectOption, mapping(raw))
+    value = string(choice.get("value"))
+    if value is None:
         return None
-    return Choice(
-        value=raw["value"],
-        name=string(raw.get("name")) or raw["value"],
-        description=string(raw.get("description")),
-    )
+    return Choice(value=value, name=string(choice.get("name")) or value, description=string(choice.get("description")))
 
 
 def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
@@ -79,7 +91,7 @@ def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
                 name=string(group.get("name")) or str(group.get("groupId", group.get("group"))),
                 choices=tuple(c for c in map(_choice, items(group.get("options"))) if c is not None),
             )
-            for group in raw
+            for group in cast(list[SelectGroup], raw)
         )
     return (ChoiceGroup(name=None, choices=tuple(c for c in map(_choice, raw) if c is not None)),)
 
@@ -87,27 +99,29 @@ def _groups(raw: Any) -> tuple[ChoiceGroup, ...]:
 def setting(raw: Any) -> Setting | None:
     """One ``SessionConfigOption`` (v1 names it ``id``, the v2 draft ``configId``), or None when it is malformed or
     of a type we do not know."""
-    if not isinstance(raw, dict) or not isinstance(option_id := raw.get("configId", raw.get("id")), str):
+    if not isinstance(raw, dict):
+        return None
+    option = cast(ConfigOption, raw)
+    option_id = string(option.get("configId", option.get("id")))
+    if option_id is None:
         return None
     common: dict[str, Any] = {
         "id": option_id,
-        "name": string(raw.get("name")) or option_id,
-        "description": string(raw.get("description")),
-        "category": string(raw.get("category")),
+        "name": string(option.get("name")) or option_id,
+        "description": string(option.get("description")),
+        "category": string(option.get("category")),
     }
-    current = raw.get("currentValue")
-    if raw.get("type") == "select" and isinstance(current, str):
-        return SelectSetting(current=current, groups=_groups(raw.get("options")), **common)
-    if raw.get("type") == "boolean" and isinstance(current, bool):
+    current, kind = option.get("currentValue"), option.get("type")
+    if kind == "select" and isinstance(current, str):
+        return SelectSetting(current=current, groups=_groups(option.get("options")), **common)
+    if kind == "boolean" and isinstance(current, bool):
         return ToggleSetting(current=current, **common)
     return None
 
 
 def settings(raw: Any) -> list[Setting]:
     """A ``configOptions`` array, in the agent's order (its order is its priority)."""
-    if not isinstance(raw, list):
-        return []
-    return [s for s in map(setting, raw) if s is not None]
+    return [s for s in map(setting, items(raw)) if s is not None]
 
 
 def commands(raw: Any) -> list[Command]:
@@ -115,46 +129,48 @@ def commands(raw: Any) -> list[Command]:
     ``type`` shows as a plain command (its name and description), an input of another type as none."""
     found = []
     for item in items(raw):
-        name = item.get("name") if isinstance(item, dict) else None
-        name = name.strip().lstrip("/").strip() if isinstance(name, str) else ""
+        command = cast(WireCommand, mapping(item))
+        name = (string(command.get("name")) or "").strip().lstrip("/").strip()
         if name:
-            given = item.get("input")
-            typed = isinstance(given, dict) and given.get("type", "text") == "text"
-            hint = string(given.get("hint")) if isinstance(given, dict) and typed else None
-            found.append(Command(name=name, description=string(item.get("description")) or "", hint=hint))
+            given = mapping(command.get("input"))
+            hint = string(given.get("hint")) if given.get("type", "text") == "text" else None
+            found.append(Command(name=name, description=string(command.get("description")) or "", hint=hint))
     return found
 
 
-def usage(raw: dict[str, Any]) -> Usage | None:
-    used, size = integer(raw.get("used")), integer(raw.get("size"))
+def usage(update: wire.UsageUpdate) -> Usage | None:
+    used, size = integer(update.get("used")), integer(update.get("size"))
     if used is None or size is None:
         return None
-    cost = raw.get("cost")
-    amount = cost.get("amount") if isinstance(cost, dict) else None
+    cost = mapping(update.get("cost"))
+    amount = number(cost.get("amount"))
     return Usage(
         used=max(0, used),
         size=max(0, size),
-        cost=float(amount) if isinstance(amount, int | float) and not isinstance(amount, bool) else None,
-        currency=string(cost.get("currency")) if isinstance(cost, dict) else None,
+        cost=float(amount) if amount is not None else None,
+        currency=string(cost.get("currency")),
     )
 
 
 def apply_session_result(controls: SessionControls, result: dict[str, Any]) -> None:
     """What ``session/new`` (or load, resume, fork) said about modes and settings."""
-    if "modes" in result:
-        controls.set_modes(*modes(result["modes"]))
-    if "models" in result:
-        controls.set_models(*models(result["models"]))
-    if "configOptions" in result:
-        controls.set_settings(settings(result["configOptions"]))
+    said = cast(SessionResult, result)
+    if "modes" in said:
+        controls.set_modes(*modes(said.get("modes")))
+    if "models" in said:
+        controls.set_models(*models(said.get("models")))
+    if "configOptions" in said:
+        controls.set_settings(settings(said.get("configOptions")))
 
 
-def commands_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def commands_update(
+    controls: SessionControls, update: wire.AvailableCommandsUpdate | wire_v2.V2AvailableCommandsUpdate
+) -> bool:
     controls.set_commands(commands(update.get("availableCommands")))
     return True
 
 
-def current_mode_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def current_mode_update(controls: SessionControls, update: wire.CurrentModeUpdate) -> bool:
     # The schema says currentModeId; the prose example of the modes page says modeId.
     mode_id = string(update.get("currentModeId")) or string(update.get("modeId"))
     if mode_id is None:
@@ -163,18 +179,20 @@ def current_mode_update(controls: SessionControls, update: dict[str, Any]) -> bo
     return True
 
 
-def config_option_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def config_option_update(
+    controls: SessionControls, update: wire.ConfigOptionUpdate | wire_v2.V2ConfigOptionUpdate
+) -> bool:
     controls.set_settings(settings(update.get("configOptions")))
     return True
 
 
-def session_info_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def session_info_update(controls: SessionControls, update: wire.SessionInfoUpdate) -> bool:
     if "title" in update:  # omitted: unchanged; null: cleared
-        controls.set_title(string(update["title"]))
+        controls.set_title(string(update.get("title")))
     return True
 
 
-def usage_update(controls: SessionControls, update: dict[str, Any]) -> bool:
+def usage_update(controls: SessionControls, update: wire.UsageUpdate) -> bool:
     found = usage(update)
     if found is None:
         return False

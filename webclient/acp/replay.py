@@ -7,9 +7,10 @@ records of it (`webclient.session.replay`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, cast
 
+from webclient.acp import wire
 from webclient.acp.controls import settings
 from webclient.acp.elicitation import Elicitations
 from webclient.acp.jsonrpc import decode
@@ -17,6 +18,7 @@ from webclient.acp.protocol_log import ProtocolLog
 from webclient.acp.subagents import SubagentRouter
 from webclient.acp.v2_turn import TurnLifecycle
 from webclient.acp.versions import Dialect
+from webclient.acp.wire_values import integer, mapping, string
 from webclient.session.agent import AgentHello, AgentHost
 from webclient.viewmodel.permission_questions import PermissionQuestions
 
@@ -41,7 +43,7 @@ class Replayed(Protocol):
 
     def reloading(self, method: str, params: dict[str, Any]) -> bool: ...
 
-    def turn_ended(self, result: dict[str, Any] | None = None) -> None: ...
+    def turn_ended(self, result: Mapping[str, object] | None = None) -> None: ...
 
     def steered(self, params: dict[str, Any]) -> None: ...
 
@@ -49,7 +51,7 @@ class Replayed(Protocol):
 
     def on_session_update(self, params: dict[str, Any]) -> None: ...
 
-    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[dict[str, Any]]: ...
+    def on_request_permission(self, params: dict[str, Any]) -> Awaitable[wire.RequestPermissionResponse]: ...
 
     def on_client_request(self, method: str, params: dict[str, Any]) -> Awaitable[Any] | None: ...
 
@@ -61,8 +63,8 @@ Answered = Callable[[Replayed, dict[str, Any], dict[str, Any]], None]
 
 
 def _initialized(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
-    asked = params.get("protocolVersion")
-    agent.greeted(result, asked if isinstance(asked, int) and not isinstance(asked, bool) else 1)
+    asked = integer(params.get("protocolVersion"))
+    agent.greeted(result, asked if asked is not None else 1)
 
 
 def _opened(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -70,18 +72,21 @@ def _opened(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> 
 
 
 def _mode(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
-    if isinstance(params.get("modeId"), str):
-        agent.host.controls.set_current_mode(params["modeId"])
+    mode_id = string(params.get("modeId"))
+    if mode_id is not None:
+        agent.host.controls.set_current_mode(mode_id)
 
 
 def _model(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
-    if isinstance(params.get("modelId"), str):
-        agent.host.controls.set_current_model(params["modelId"])
+    model_id = string(params.get("modelId"))
+    if model_id is not None:
+        agent.host.controls.set_current_model(model_id)
 
 
 def _setting(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
-    if isinstance(result.get("configOptions"), list):
-        agent.host.controls.set_settings(settings(result["configOptions"]))
+    options = result.get("configOptions")
+    if isinstance(options, list):
+        agent.host.controls.set_settings(settings(options))
 
 
 def _turn_ended(agent: Replayed, params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -143,7 +148,7 @@ class ProtocolReplay:
             if method == "session/cancel":
                 self.agent.cancelling = self.agent.cancelling or not self.agent.subagents.cancel_sent(params)
             elif "id" in message:
-                sent = params if isinstance(params, dict) else {}
+                sent = mapping(params)
                 self._ours[message["id"]] = (method, sent)
                 if self.agent.reloading(method, sent):  # the agent replays its history: already shown
                     self.agent.loading_history = True
@@ -156,13 +161,14 @@ class ProtocolReplay:
             return
         request_id = asked[0]
         if request_id.startswith("e"):  # an elicitation's answer
-            action, content = result.get("action"), result.get("content")
+            elicited = cast(wire.CreateElicitationResponse, result)
+            action, content = string(elicited.get("action")), elicited.get("content")
             values = content if isinstance(content, dict) else None
-            self.agent.elicitations.answer(request_id, action if isinstance(action, str) else "cancel", values)
+            self.agent.elicitations.answer(request_id, action if action is not None else "cancel", values)
         else:
-            outcome = result.get("outcome")
-            chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-            self.agent.questions.answered_again(request_id, chosen if isinstance(chosen, str) else None)
+            said = cast(wire.RequestPermissionResponse, result)
+            chosen = string(mapping(said.get("outcome")).get("optionId"))
+            self.agent.questions.answered_again(request_id, chosen)
 
     def _received(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params")
@@ -197,5 +203,4 @@ class ProtocolReplay:
             self.agent.turns.prompt_answered(None)  # v2: a refused prompt ends the turn at once
             self.agent.turn_ended()
         elif answered is not None and ("error" not in message or method == "session/prompt"):
-            result = message.get("result")
-            answered(self.agent, params, result if isinstance(result, dict) else {})
+            answered(self.agent, params, mapping(message.get("result")))

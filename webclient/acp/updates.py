@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
-from webclient.acp import advisories, agent_terminals, controls, v2_turn
-from webclient.acp.wire_values import string
+from webclient.acp import advisories, agent_terminals, controls, v2_turn, wire, wire_v2
+from webclient.acp.wire_values import items, mapping, string
 from webclient.viewmodel.content import (
     AudioBlock,
     ContentBlock,
@@ -42,6 +42,18 @@ from webclient.viewmodel.thread import Thread
 
 log = logging.getLogger(__name__)
 
+# The wire's shapes, v1 or the v2 draft (the generated `webclient.acp.wire` types): what the spec promises, each value
+# still checked where it is read. A tool call as an update creates or patches it, or as a permission request names it.
+WireContentBlock = wire.ContentBlock | wire_v2.V2ContentBlock
+WireToolContent = wire.ToolCallContent | wire_v2.V2ToolCallContent
+WireToolCall = wire.ToolCall | wire.ToolCallUpdate | wire_v2.V2ToolCallUpdate
+WireLocation = wire.ToolCallLocation | wire_v2.V2ToolCallLocation
+WireChunk = wire.ContentChunk | wire_v2.V2ContentChunk
+WireMessage = wire_v2.V2UserMessage | wire_v2.V2AgentMessage | wire_v2.V2AgentThought
+WirePlanUpdate = wire.PlanUpdate | wire_v2.V2PlanUpdate
+WirePlan = wire.PlanUpdateContent | wire_v2.V2PlanUpdateContent
+WirePlanEntry = wire.PlanEntry | wire_v2.V2PlanEntry
+
 # Wire field → view-model field of a tool call, and the type a value must have to be taken.
 _TOOL_CALL_FIELDS: dict[str, tuple[str, type | tuple[type, ...] | None]] = {
     "name": ("name", str),
@@ -60,27 +72,30 @@ def content_block(raw: Any) -> ContentBlock:
     if not isinstance(raw, dict):
         return Unknown(kind=type(raw).__name__, raw={"value": raw})
     kind = raw.get("type")
-    if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk
+    if kind == "text" and type(text := raw.get("text")) is str:  # the usual block, once per streamed chunk: no cast
         return TextBlock(text, raw)
-    if kind == "image" and isinstance(raw.get("mimeType"), str):
-        return ImageBlock(mime_type=raw["mimeType"], data=string(raw.get("data")), uri=string(raw.get("uri")), raw=raw)
-    if kind == "audio" and isinstance(raw.get("mimeType"), str) and isinstance(raw.get("data"), str):
-        return AudioBlock(mime_type=raw["mimeType"], data=raw["data"], raw=raw)
-    if kind == "resource_link" and isinstance(raw.get("uri"), str):
-        size = raw.get("size")
+    block = cast(WireContentBlock, raw)
+    if kind == "image" and (mime_type := string(block.get("mimeType"))) is not None:
+        return ImageBlock(mime_type=mime_type, data=string(block.get("data")), uri=string(block.get("uri")), raw=raw)
+    if kind == "audio" and (mime_type := string(block.get("mimeType"))) is not None:
+        data = string(block.get("data"))
+        if data is not None:
+            return AudioBlock(mime_type=mime_type, data=data, raw=raw)
+    if kind == "resource_link" and (uri := string(block.get("uri"))) is not None:
+        size = block.get("size")
         return ResourceLink(
-            uri=raw["uri"],
-            name=string(raw.get("name")) or raw["uri"],
-            title=string(raw.get("title")),
-            description=string(raw.get("description")),
-            mime_type=string(raw.get("mimeType")),
+            uri=uri,
+            name=string(block.get("name")) or uri,
+            title=string(block.get("title")),
+            description=string(block.get("description")),
+            mime_type=string(block.get("mimeType")),
             size=size if isinstance(size, int) else None,
             raw=raw,
         )
-    resource = raw.get("resource")
-    if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("uri"), str):
+    resource = mapping(block.get("resource"))
+    if kind == "resource" and (uri := string(resource.get("uri"))) is not None:
         return EmbeddedResource(
-            uri=resource["uri"],
+            uri=uri,
             mime_type=string(resource.get("mimeType")),
             text=string(resource.get("text")),
             blob=string(resource.get("blob")),
@@ -93,53 +108,56 @@ def tool_content(raw: Any) -> ToolContent:
     """A ToolCallContent item: wrapped content, a diff, a terminal, or (kept as is) anything else."""
     if not isinstance(raw, dict):
         return Unknown(kind=type(raw).__name__, raw={"value": raw})
-    kind = raw.get("type")
-    if kind == "content" and "content" in raw:
-        return content_block(raw["content"])
-    if kind == "diff" and isinstance(raw.get("path"), str) and isinstance(raw.get("newText"), str):
-        old = raw.get("oldText")
-        return Diff(path=raw["path"], old_text=old if isinstance(old, str) else None, new_text=raw["newText"], raw=raw)
-    if kind == "diff" and (changes := diff_changes(raw)) is not None:  # the v2 draft's shape
-        return changes
-    if kind == "terminal" and isinstance(raw.get("terminalId"), str):
-        return TerminalRef(terminal_id=raw["terminalId"], raw=raw)
+    content = cast(WireToolContent, raw)
+    kind = content.get("type")
+    if kind == "content" and "content" in content:
+        return content_block(content.get("content"))
+    if kind == "diff":
+        path, new_text = string(content.get("path")), string(content.get("newText"))
+        if path is not None and new_text is not None:
+            return Diff(path=path, old_text=string(content.get("oldText")), new_text=new_text, raw=raw)
+        if (changes := diff_changes(raw)) is not None:  # the v2 draft's shape
+            return changes
+    if kind == "terminal" and (terminal_id := string(content.get("terminalId"))) is not None:
+        return TerminalRef(terminal_id=terminal_id, raw=raw)
     return Unknown(kind=str(kind), raw=raw)
 
 
 def _locations(raw: list[Any]) -> list[Location]:
     locations = []
     for item in raw:
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            line = item.get("line")
-            locations.append(Location(path=item["path"], line=line if isinstance(line, int) else None))
+        location = cast(WireLocation, mapping(item))
+        path, line = string(location.get("path")), location.get("line")
+        if path is not None:
+            locations.append(Location(path=path, line=line if isinstance(line, int) else None))
     return locations
 
 
-def tool_call_patch(update: dict[str, Any]) -> dict[str, Any]:
+def tool_call_patch(update: WireToolCall) -> dict[str, Any]:
     """The view-model patch for a ``tool_call``/``tool_call_update``: only the fields present.
 
     ``null`` clears a field; a value of the wrong type is left out of the patch (it stays visible in
     the raw payload) rather than failing the whole update.
     """
     patch: dict[str, Any] = {}
-    for wire, (name, expected) in _TOOL_CALL_FIELDS.items():
-        if wire not in update:
+    for key, (name, expected) in _TOOL_CALL_FIELDS.items():
+        if key not in update:
             continue
-        value = update[wire]
+        value = update.get(key)
         if value is None:
             patch[name] = None
         elif expected is not None and not isinstance(value, expected):
-            log.warning("tool call %r: ignoring %s of type %s", update.get("toolCallId"), wire, type(value).__name__)
-        elif wire == "content":
-            patch[name] = [tool_content(item) for item in value]
-        elif wire == "locations":
-            patch[name] = _locations(value)
+            log.warning("tool call %r: ignoring %s of type %s", update.get("toolCallId"), key, type(value).__name__)
+        elif key == "content":
+            patch[name] = [tool_content(item) for item in items(value)]
+        elif key == "locations":
+            patch[name] = _locations(items(value))
         else:
             patch[name] = value
     return patch
 
 
-def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
+def _raw_fields(update: WireToolCall) -> dict[str, Any]:
     return {k: v for k, v in update.items() if k not in ("sessionUpdate", "toolCallId")}
 
 
@@ -149,7 +167,7 @@ def _raw_fields(update: dict[str, Any]) -> dict[str, Any]:
 def _chunk(role: MessageRole) -> ThreadFold:
     """``agent_message_chunk`` and its kin: v1's streamed chunk, and v2's by ``messageId`` (to the message it names)."""
 
-    def fold(thread: Thread, update: dict[str, Any]) -> bool:
+    def fold(thread: Thread, update: WireChunk) -> bool:
         message_id = update.get("messageId")
         block = content_block(update.get("content"))
         thread.append_chunk(role, block, message_id if type(message_id) is str else None)
@@ -161,11 +179,11 @@ def _chunk(role: MessageRole) -> ThreadFold:
 def _message(role: MessageRole) -> ThreadFold:
     """``agent_message`` and its kin (the v2 draft): a message's upsert by ``messageId``."""
 
-    def fold(thread: Thread, update: dict[str, Any]) -> bool:
-        message_id, content = update.get("messageId"), update.get("content")
-        if not isinstance(message_id, str) or not (content is None or isinstance(content, list)):
+    def fold(thread: Thread, update: WireMessage) -> bool:
+        message_id, content = string(update.get("messageId")), update.get("content")
+        if message_id is None or not (content is None or isinstance(content, list)):
             return False
-        blocks = [content_block(block) for block in content] if isinstance(content, list) else None
+        blocks = [content_block(block) for block in content] if content is not None else None
         thread.upsert_message(role, message_id, blocks, replace="content" in update)
         return True
 
@@ -178,9 +196,9 @@ def _message(role: MessageRole) -> ThreadFold:
 def _tool_call(create: bool) -> ThreadFold:
     """``tool_call`` (``create``: a new card) and ``tool_call_update`` (an upsert, as v2 has it)."""
 
-    def fold(thread: Thread, update: dict[str, Any]) -> bool:
-        tool_call_id = update.get("toolCallId")
-        if not isinstance(tool_call_id, str):
+    def fold(thread: Thread, update: WireToolCall) -> bool:
+        tool_call_id = string(update.get("toolCallId"))
+        if tool_call_id is None:
             return False
         thread.upsert_tool_call(tool_call_id, tool_call_patch(update), _raw_fields(update), create=create)
         meta = update.get("_meta")
@@ -191,11 +209,12 @@ def _tool_call(create: bool) -> ThreadFold:
     return fold
 
 
-def _tool_call_content_chunk(thread: Thread, update: dict[str, Any]) -> bool:
-    tool_call_id = update.get("toolCallId")
-    if not isinstance(tool_call_id, str) or "content" not in update:
+def _tool_call_content_chunk(thread: Thread, update: wire_v2.V2ToolCallContentChunk) -> bool:
+    tool_call_id = string(update.get("toolCallId"))
+    if tool_call_id is None or "content" not in update:
         return False
-    thread.append_tool_content(tool_call_id, tool_content(update["content"]), update["content"])
+    sent: Any = update["content"]  # any JSON: kept as it came, beside what it shows
+    thread.append_tool_content(tool_call_id, tool_content(sent), sent)
     return True
 
 
@@ -203,21 +222,24 @@ def _tool_call_content_chunk(thread: Thread, update: dict[str, Any]) -> bool:
 
 
 def _operation(raw: Any) -> FileOperation | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("operation"), str) or not isinstance(raw.get("path"), str):
+    change = cast(wire_v2.V2DiffChange, mapping(raw))
+    operation, path = string(change.get("operation")), string(change.get("path"))
+    if operation is None or path is None:
         return None
     return FileOperation(
-        operation=raw["operation"],
-        path=raw["path"],
-        old_path=string(raw.get("oldPath")),
-        file_type=string(raw.get("fileType")),
-        mime_type=string(raw.get("mimeType")),
+        operation=operation,
+        path=path,
+        old_path=string(change.get("oldPath")),
+        file_type=string(change.get("fileType")),
+        mime_type=string(change.get("mimeType")),
     )
 
 
 def diff_changes(raw: dict[str, Any]) -> DiffChanges | None:
     """A v2 diff ``{changes, patch?}``, or None when it is not one (a malformed change among good ones is left out,
     and logged)."""
-    changes = raw.get("changes")
+    diff = cast(wire_v2.V2Diff, raw)
+    changes = diff.get("changes")
     if not isinstance(changes, list):
         return None
     operations = tuple(op for op in map(_operation, changes) if op is not None)
@@ -225,9 +247,8 @@ def diff_changes(raw: dict[str, Any]) -> DiffChanges | None:
         return None  # not this shape (an older draft's): kept as unknown content, with its JSON
     if len(operations) < len(changes):
         log.warning("a diff with %d malformed changes: they are not shown", len(changes) - len(operations))
-    patch = raw.get("patch")
-    fmt = string(patch.get("format")) if isinstance(patch, dict) else None
-    text = string(patch.get("text")) if isinstance(patch, dict) else None
+    patch = mapping(diff.get("patch"))
+    fmt, text = string(patch.get("format")), string(patch.get("text"))
     return DiffChanges(operations, fmt if text is not None else None, text, raw)
 
 
@@ -235,43 +256,44 @@ def diff_changes(raw: dict[str, Any]) -> DiffChanges | None:
 
 
 def plan_items(raw: Any) -> list[PlanItem]:
-    if not isinstance(raw, list):
-        return []
+    """A plan's ``entries``: its items in order, each value shown as text (an item that is no object is left out)."""
+    entries = [cast(WirePlanEntry, item) for item in items(raw) if isinstance(item, dict)]
     return [
         PlanItem(
-            content=str(item.get("content", "")),
-            priority=str(item.get("priority", "medium")),
-            status=str(item.get("status", "pending")),
+            content=str(entry.get("content", "")),
+            priority=str(entry.get("priority", "medium")),
+            status=str(entry.get("status", "pending")),
         )
-        for item in raw
-        if isinstance(item, dict)
+        for entry in entries
     ]
 
 
-def _plan(thread: Thread, update: dict[str, Any]) -> bool:
+def _plan(thread: Thread, update: wire.Plan) -> bool:
     """v1's ``plan``: the plan of the turn, replaced whole."""
     thread.set_plan(plan_items(update.get("entries")))
     return True
 
 
-def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
+def _plan_update(thread: Thread, update: WirePlanUpdate) -> bool:
     """``plan_update``: the plan its ``planId`` names is replaced (one without an id is v1's plan of the turn)."""
-    plan = update.get("plan")
-    if not isinstance(plan, dict) or not isinstance(form := plan.get("type"), str):
+    plan = cast(WirePlan, mapping(update.get("plan")))
+    form = string(plan.get("type"))
+    if form is None:
         return False
-    plan_id = plan.get("planId")
-    if not isinstance(plan_id, str):
+    plan_id = string(plan.get("planId"))
+    if plan_id is None:
         if form != "items":
             return False
         thread.set_plan(plan_items(plan.get("entries")))
         return True
     raw = {k: v for k, v in plan.items() if k not in ("type", "planId")}
-    if form == "items" and isinstance(plan.get("entries"), list):
-        update_plan(thread, plan_id, form, items=plan_items(plan["entries"]))
-    elif form == "markdown" and isinstance(plan.get("content"), str):
-        update_plan(thread, plan_id, form, markdown=plan["content"])
-    elif form == "file" and isinstance(plan.get("uri"), str):
-        update_plan(thread, plan_id, form, uri=plan["uri"])
+    entries, markdown, uri = plan.get("entries"), string(plan.get("content")), string(plan.get("uri"))
+    if form == "items" and isinstance(entries, list):
+        update_plan(thread, plan_id, form, items=plan_items(entries))
+    elif form == "markdown" and markdown is not None:
+        update_plan(thread, plan_id, form, markdown=markdown)
+    elif form == "file" and uri is not None:
+        update_plan(thread, plan_id, form, uri=uri)
     elif form in ("items", "markdown", "file"):
         return False  # a known kind, malformed
     else:
@@ -279,18 +301,19 @@ def _plan_update(thread: Thread, update: dict[str, Any]) -> bool:
     return True
 
 
-def _plan_removed(thread: Thread, update: dict[str, Any]) -> bool:
-    plan_id = update.get("planId")
-    return isinstance(plan_id, str) and remove_plan(thread, plan_id) is not None
+def _plan_removed(thread: Thread, update: wire.PlanRemoved) -> bool:
+    plan_id = string(update.get("planId"))
+    return plan_id is not None and remove_plan(thread, plan_id) is not None
 
 
 # -- the table -----------------------------------------------------------------------------------------------------
 
-ThreadFold = Callable[[Thread, dict[str, Any]], bool]
-"""Folds one ``session/update`` into the thread; False when it is malformed (and so not applied)."""
+ThreadFold = Callable[[Thread, Any], bool]
+"""Folds one ``session/update`` into the thread; False when it is malformed (and so not applied). The update is the
+JSON object the agent sent: a fold takes it as the wire type its ``sessionUpdate`` names, and checks every value."""
 
-ControlFold = Callable[[SessionControls, dict[str, Any]], bool]
-"""Folds one ``session/update`` into the controls; False when it is malformed (and so not applied)."""
+ControlFold = Callable[[SessionControls, Any], bool]
+"""Folds one ``session/update`` into the controls, as a `ThreadFold` into the thread."""
 
 THREAD_FOLDS: dict[str, ThreadFold] = {
     "agent_message_chunk": _chunk("agent-message"),

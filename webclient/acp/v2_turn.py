@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
+from webclient.acp import wire, wire_v2
 from webclient.acp.jsonrpc import error_text
+from webclient.acp.wire_values import integer, mapping, string
 from webclient.viewmodel.advisories import add_agent_notice
 from webclient.viewmodel.thread import Thread
 
@@ -22,6 +24,10 @@ BACKGROUND = "Still running in the background"
 
 ECHOES = frozenset({"user_message", "user_message_chunk"})
 """The updates that may be the agent's report of the prompt this client sent."""
+
+StateUpdate = wire_v2.V2StateUpdateSessionUpdate
+"""A ``state_update`` (the v2 draft's; v1's unstable schema names only the states of a subagent)."""
+Echo = wire_v2.V2UserMessage | wire.ContentChunk | wire_v2.V2ContentChunk
 
 
 class TurnFailed(Exception):
@@ -43,7 +49,7 @@ class TurnLifecycle:
         """A prompt was sent and not answered yet: the first user message the agent reports now is its echo."""
         self._echoes: set[str] = set()
         """The ``messageId`` of each prompt this client sent (its answer's, or the echo's)."""
-        self._end: asyncio.Future[dict[str, Any]] | None = None
+        self._end: asyncio.Future[StateUpdate] | None = None
 
     def prompt_sent(self) -> None:
         self._asked = True
@@ -51,16 +57,17 @@ class TurnLifecycle:
     def prompt_answered(self, result: dict[str, Any] | None) -> None:
         """The answer to ``session/prompt`` (None: it was refused): the id of the user message it became."""
         self._asked = False
-        message_id = (result or {}).get("messageId")
-        if isinstance(message_id, str):
+        answered = cast(wire_v2.V2PromptResponse, result or {})
+        message_id = string(answered.get("messageId"))
+        if message_id is not None:
             self._echoes.add(message_id)
 
     def echoes(self, update: Any) -> bool:
         """Whether ``update`` is the agent's report of the prompt this client sent, which the thread shows already."""
         if not isinstance(update, dict) or update.get("sessionUpdate") not in ECHOES:
             return False
-        message_id = update.get("messageId")
-        if not isinstance(message_id, str):
+        message_id = string(cast(Echo, update).get("messageId"))
+        if message_id is None:
             return False
         if self._asked:
             self._echoes.add(message_id)  # reported before the answer: the prompt just sent
@@ -69,7 +76,7 @@ class TurnLifecycle:
 
     async def run(
         self, send: Callable[[], Awaitable[dict[str, Any]]], reader: asyncio.Future[None]
-    ) -> dict[str, Any] | None:
+    ) -> StateUpdate | None:
         """A live turn: ``send`` the prompt, then wait for the idle ``state_update`` that ends the turn (which may come
         before the answer); None when the connection (its ``reader``) ended first. A refused prompt raises what
         ``send`` raises."""
@@ -90,10 +97,10 @@ class TurnLifecycle:
         finally:
             end.cancel()
 
-    def state_changed(self, update: dict[str, Any]) -> bool:
+    def state_changed(self, update: StateUpdate) -> bool:
         """A ``state_update``: True when it ends a turn (``idle``)."""
-        state = update.get("state")
-        self.state = state if isinstance(state, str) else None
+        state = string(update.get("state"))
+        self.state = state
         if state != "idle":
             return False
         end, self._end = self._end, None
@@ -102,31 +109,31 @@ class TurnLifecycle:
         return True
 
 
-def stop_reason(idle: dict[str, Any]) -> str | None:
+def stop_reason(idle: StateUpdate) -> str | None:
     """The stop reason of an idle ``state_update``; raises `TurnFailed` for ``error`` (with its details)."""
     reason = idle.get("stopReason")
     if reason == "error":
-        error = idle.get("error")
-        error = error if isinstance(error, dict) else {}
-        message, code = error.get("message"), error.get("code")
-        text = error_text(message if isinstance(message, str) else "The turn failed", error.get("data"))
-        raise TurnFailed(text, code if isinstance(code, int) and not isinstance(code, bool) else None)
-    return reason if isinstance(reason, str) else None
+        error = mapping(idle.get("error"))
+        message = string(error.get("message"))
+        text = error_text(message if message is not None else "The turn failed", error.get("data"))
+        raise TurnFailed(text, integer(error.get("code")))
+    return string(reason)
 
 
-def _work(thread: Thread, item: Any) -> str | None:
+def _work(thread: Thread, item: object) -> str | None:
     if not isinstance(item, dict):
         return None
-    if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str):
-        return f"terminal {item['terminalId']}"
-    if item.get("type") == "tool_call" and isinstance(item.get("toolCallId"), str):
-        call = thread.tool_call(item["toolCallId"])
-        return f"“{call.title}”" if call is not None and call.title else f"tool call {item['toolCallId']}"
-    kind = item.get("type")
-    return str(kind)[:80] if isinstance(kind, str) else None
+    work = cast(wire_v2.V2BackgroundWork, item)
+    kind = string(work.get("type"))
+    if kind == "terminal" and (terminal_id := string(work.get("terminalId"))) is not None:
+        return f"terminal {terminal_id}"
+    if kind == "tool_call" and (tool_call_id := string(work.get("toolCallId"))) is not None:
+        call = thread.tool_call(tool_call_id)
+        return f"“{call.title}”" if call is not None and call.title else f"tool call {tool_call_id}"
+    return kind[:80] if kind is not None else None
 
 
-def show_state(thread: Thread, update: dict[str, Any]) -> bool:
+def show_state(thread: Thread, update: StateUpdate) -> bool:
     """The thread's fold of a ``state_update``: at the idle that ends a turn, the work still running in the
     background (``background``, a complete snapshot; omitted means not reported, ``[]`` nothing)."""
     background = update.get("background")
@@ -134,4 +141,4 @@ def show_state(thread: Thread, update: dict[str, Any]) -> bool:
         work = [name for name in (_work(thread, item) for item in background) if name]
         if work:
             add_agent_notice(thread, "info", BACKGROUND, ", ".join(work))
-    return isinstance(update.get("state"), str)
+    return string(update.get("state")) is not None

@@ -16,10 +16,12 @@ v1: https://agentclientprotocol.com/protocol/initialization; v2: ``docs/protocol
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from webclient import __version__
+from webclient.acp import wire, wire_v2
 from webclient.acp.jsonrpc import RpcError
+from webclient.acp.wire_values import integer, items, mapping
 from webclient.session.agent import AgentFailed
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ VERSIONS = (1, 2)
 UNSUPPORTED_VERSION = -32022
 """The error of an agent that does not speak the version asked (``data: {requested, supported}``)."""
 
-CLIENT_INFO = {"name": "acp-webclient", "title": "ACP web client", "version": __version__}
+CLIENT_INFO: wire.Implementation = {"name": "acp-webclient", "title": "ACP web client", "version": __version__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +59,7 @@ def _offered(raw: Any) -> bool:
 
 
 def _names(markers: Any, accept: Any = _offered) -> frozenset[str]:
-    return frozenset(name for name, on in (markers.items() if isinstance(markers, dict) else ()) if accept(on))
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+    return frozenset(name for name, on in mapping(markers).items() if accept(on))
 
 
 class Dialect:
@@ -74,18 +72,18 @@ class Dialect:
         return {"protocolVersion": self.version, "clientCapabilities": capabilities, "clientInfo": CLIENT_INFO}
 
     def greeting(self, result: dict[str, Any]) -> Greeting:
-        capabilities = _dict(result.get("agentCapabilities"))
+        said = cast(wire.InitializeResponse, result)
+        capabilities = mapping(said.get("agentCapabilities"))
         session = set(_names(capabilities.get("sessionCapabilities")))
         if capabilities.get("loadSession") is True:
             session.add("load")
-        methods = result.get("authMethods")
         return Greeting(
             version=1,
-            info=_dict(result.get("agentInfo")),
+            info=mapping(said.get("agentInfo")),
             prompt_capabilities=_names(capabilities.get("promptCapabilities"), lambda on: on is True),
             session_methods=frozenset(session),
-            auth_methods=methods if isinstance(methods, list) else [],
-            can_sign_out=_dict(capabilities.get("auth")).get("logout") is not None,
+            auth_methods=items(said.get("authMethods")),
+            can_sign_out=mapping(capabilities.get("auth")).get("logout") is not None,
             capabilities=capabilities,
         )
 
@@ -123,7 +121,7 @@ class DialectV2(Dialect):
         """The v2 ``ClientCapabilities`` are ``auth`` and ``elicitation`` only (and ``_meta``): taken from the v1
         ones, files and terminals left out (v2 has no client file system nor terminals)."""
         v2: dict[str, Any] = {}
-        auth = _dict(capabilities.get("auth"))
+        auth = mapping(capabilities.get("auth"))
         if auth.get("terminal"):
             v2["auth"] = {"terminal": {}}
         if isinstance(capabilities.get("elicitation"), dict):
@@ -133,21 +131,21 @@ class DialectV2(Dialect):
         return {"protocolVersion": self.version, "info": CLIENT_INFO, "capabilities": v2}
 
     def greeting(self, result: dict[str, Any]) -> Greeting:
-        capabilities = _dict(result.get("capabilities"))
+        said = cast(wire_v2.V2InitializeResponse, result)
+        capabilities = mapping(said.get("capabilities"))
         session = capabilities.get("session")
         offered: set[str] = set()
         if isinstance(session, dict):
             offered = {"list", "resume", "close"} | set(_names(session) - {"prompt", "mcp", "_meta"})
-        methods = result.get("authMethods")
         auth_methods = [
             {**method, "id": method["methodId"]} if isinstance(method, dict) and "id" not in method else method
-            for method in (methods if isinstance(methods, list) else [])
+            for method in items(said.get("authMethods"))
             if not isinstance(method, dict) or "methodId" in method or "id" in method
         ]
         return Greeting(
             version=2,
-            info=_dict(result.get("info")),
-            prompt_capabilities=_names(_dict(session).get("prompt")),
+            info=mapping(said.get("info")),
+            prompt_capabilities=_names(mapping(session).get("prompt")),
             session_methods=frozenset(offered),
             auth_methods=auth_methods,
             can_sign_out=bool(auth_methods),  # a non-empty authMethods offers auth/login and auth/logout
@@ -177,16 +175,16 @@ DIALECTS: dict[int, Dialect] = {1: Dialect(), 2: DialectV2()}
 
 def dialect(asked: int, answered: Any) -> Dialect:
     """The version both sides speak: the one the agent answered, if the client speaks it and asked at least that."""
-    if isinstance(answered, int) and not isinstance(answered, bool) and answered in DIALECTS and answered <= asked:
-        return DIALECTS[answered]
+    version = integer(answered)
+    if version is not None and version in DIALECTS and version <= asked:
+        return DIALECTS[version]
     return DIALECTS[min(asked, 1)]
 
 
 def unsupported_version(data: Any, asked: int) -> str:
     """What a person reads when the agent refused the version asked (``-32022``): the versions it speaks, and what to
     set."""
-    supported = _dict(data).get("supported")
-    versions = [v for v in supported if isinstance(v, int)] if isinstance(supported, list) else []
+    versions = [v for v in items(mapping(data).get("supported")) if isinstance(v, int)]
     speaks = f"ACP version {', '.join(map(str, versions))}" if versions else "another ACP version"
     setting = f"WEBCLIENT_ACP_PROTOCOL={max(versions)}" if versions else "WEBCLIENT_ACP_PROTOCOL"
     entry = f"acp_protocol = {max(versions)}" if versions else "acp_protocol"
