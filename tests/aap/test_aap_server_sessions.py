@@ -12,6 +12,7 @@ import pytest
 from tests.support.aap_servers import demo_aap_server
 from tests.support.restarts import drive, session_page, thread_html
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 from webclient.aap.client import AapClient
 
 
@@ -36,11 +37,11 @@ def test_a_session_of_the_server_is_continued_here(remote: str, start_server: Se
     elsewhere = asyncio.run(a_session_made_elsewhere(remote))
     server = start_server(agent=remote)
     with server.http() as http:
-        listing = http.get("/agents/agent/sessions")
+        listing = http.get(URLS.for_("agent_sessions", agent="agent"))
         assert f'data-agent-session-id="{elsewhere}"' in listing.text
         form = {"csrf": re.search(r'name="csrf" value="([^"]+)"', listing.text).group(1)}  # type: ignore[union-attr]
         created = http.post(
-            "/sessions",
+            URLS.for_("new_session"),
             data={**form, "agent": "agent", "continue": elsewhere, "workspace": str(server.workspace)},
         )
         assert created.status_code == 303

@@ -23,6 +23,7 @@ from websockets.asyncio.client import ClientConnection
 
 from tests.support.aap_servers import aap_server
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 MIB = 1024 * 1024
 
@@ -48,9 +49,9 @@ def web_server(start_server: ServerFactory, tmp_path: Path, url: str, **env: str
 async def page(server: Server, agent: str) -> AsyncIterator[tuple[ClientConnection, str]]:
     """A new session of ``agent``, its page's socket once the agent is ready, and the prompt nonce."""
     async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-        response = await http.post("/sessions", data={"agent": agent})
+        response = await http.post(URLS.for_("new_session"), data={"agent": agent})
     assert response.status_code == 303, response.text[:300]
-    url = server.url.replace("http", "ws") + response.headers["location"] + "/ws"
+    url = socket_at(server.url, response.headers["location"])
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
         found = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
         assert found is not None
@@ -206,7 +207,7 @@ def test_unknown_events_are_shown_once_and_ignored(start_server: ServerFactory, 
                     assert f"an event this client does not know: {name!r}" in frames, frames[-3000:]
                 await turn(socket, nonce, "unknown")  # once a session: not again on the next turn
             async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-                shown = html.unescape((await http.get(f"/sessions/{session_id}")).text)
+                shown = html.unescape((await http.get(URLS.for_("session", session_id=session_id))).text)
             assert shown.count("does not know: 'surprise'") == 1
 
         asyncio.run(scenario())
@@ -258,11 +259,11 @@ def test_plain_answers_too_big_or_not_json_are_refused_and_shown(
         async def scenario() -> None:
             read_before = read_mib(server)
             async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-                response = await http.post("/sessions", data={"agent": "rough"})
+                response = await http.post(URLS.for_("new_session"), data={"agent": "rough"})
             before = peak_rss_mib(server)
             location = response.headers["location"]
             async with websockets.connect(
-                server.url.replace("http", "ws") + location + "/ws", additional_headers=server.headers, max_size=None
+                socket_at(server.url, location), additional_headers=server.headers, max_size=None
             ) as socket:
                 frames = await until(socket, said)
             assert "Traceback" not in frames

@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.support.probes import children, count, new_session, port_of, report_tally, session_ids
 from tests.support.servers import CHROMIUM, CHROMIUM_ARGS, Server, ServerFactory
+from tests.support.urls import URLS, at
 
 __all__ = ["report_tally"]  # the module's tally of attempts, printed at its end
 
@@ -144,13 +145,13 @@ def test_a_person_pastes_the_token_into_the_sign_in_page(start_server: ServerFac
     response = page.goto(server.url + "/")
     assert response is not None and response.status == 401
     assert session_id not in page.content()  # the index lists no session to someone not signed in
-    page.goto(server.url + f"/sessions/{session_id}/log?method=session%2Fnew")
+    page.goto(at(server.url, "protocol_log", session_id=session_id, method="session/new"))
     page.fill("#sign-in-token", "not the token")
     page.click('[data-action="sign-in"]')
     expect(page.locator('[data-role="sign-in-error"]')).to_have_text("That token is not right.")
     page.fill("#sign-in-token", server.token)
     page.click('[data-action="sign-in"]')
-    expect(page).to_have_url(server.url + f"/sessions/{session_id}/log?method=session%2Fnew")
+    expect(page).to_have_url(at(server.url, "protocol_log", session_id=session_id, method="session/new"))
     expect(page.locator(".log-row").first).to_be_visible()
     page.goto(server.url + "/")
     expect(page.locator(f'[data-session-id="{session_id}"]')).to_be_visible()
@@ -172,7 +173,7 @@ def test_a_page_on_another_port_cannot_drive_the_agent(start_server: ServerFacto
         count("cross-site (Chromium, a page on another port)", True)
     nothing_happened(server, agents, sessions)
     expect(page.locator("[data-option-id]").first).to_be_visible()  # still waiting for the user
-    assert 'data-turn-state="ended"' not in server.http().get(f"/sessions/{session_id}").text
+    assert 'data-turn-state="ended"' not in server.http().get(URLS.for_("session", session_id=session_id)).text
 
 
 def test_a_rebound_name_cannot_list_create_open_or_answer(start_server: ServerFactory, browser: Browser) -> None:

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import send_prompt
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import at
 
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
 KEY = "sk-test-0123456789-never-shown"
@@ -69,7 +70,7 @@ def test_a_key_given_on_the_page_is_kept_as_a_secret_and_signs_the_agent_in(
     page.goto(session_url + "/log")
     expect(page.locator("body")).to_contain_text("authenticate")
     assert KEY not in page.content()
-    page.goto(server.url + "/settings/secrets")
+    page.goto(at(server.url, "secrets"))
     expect(page.locator("body")).to_contain_text("LOGIN_OPENAI_KEY")
     assert KEY not in page.content()
     assert server.data_dir is not None

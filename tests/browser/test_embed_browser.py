@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -22,6 +21,7 @@ from tests.support.nginx import behind_proxy, proxy_in_front
 from tests.support.people import TEAM, as_person
 from tests.support.portal import SIBLING_PAGE, Site, client_frame, host_page, received, types, wait_for_messages
 from tests.support.servers import Server, ServerFactory, free_port
+from tests.support.urls import at
 
 pytestmark = pytest.mark.browser
 
@@ -68,7 +68,7 @@ def test_a_portal_embeds_a_session_hears_what_happens_and_commands_it(
         "source": "webclient",
         "type": "session-created",
         "sessionId": session_id,
-        "url": f"{server.url}/sessions/{session_id}",
+        "url": at(server.url, "session", session_id=session_id),
     }
     assert messages[2]["stopReason"] == "end_turn"
     assert server.prompts_received() == ["stream 3"]
@@ -140,11 +140,11 @@ def test_a_site_that_may_frame_but_is_not_written_out_hears_nothing_and_is_not_o
 
 
 def test_opened_on_its_own_the_start_page_waits_for_its_start_button(server: Server, browsers: Browsers) -> None:
-    url = f"{server.url}/embed?{urlencode({'prompt': 'stream 1', 'theme': 'light'})}"
+    url = at(server.url, "embed", prompt="stream 1", theme="light")
     page = open_page(browsers, url, 390, 844)
     expect(page.locator('[data-role="embed-prompt"]')).to_have_text("stream 1")
     page.wait_for_timeout(1000)
-    assert page.url.startswith(server.url + "/embed?")
+    assert page.url.startswith(at(server.url, "embed") + "?")
     assert server.received() == []
     page.click('[data-action="embed-start"]')
     expect(page.locator("#session")).to_have_attribute("data-turns", "1")
@@ -197,7 +197,7 @@ def test_through_nginx_under_a_prefix_over_https_in_a_portal_of_another_site(
         assert types(messages) == ["session-created", "turn-started", "turn-ended"], messages
         frame = client_frame(page, client)
         session_id = frame.locator("#session").get_attribute("data-session-id")
-        assert messages[0]["url"] == f"{client}/sessions/{session_id}"
+        assert messages[0]["url"] == at(client, "session", session_id=session_id)
         page.evaluate("command({type: 'prompt', text: 'stream 1'})")
         assert types(wait_for_messages(page, 5))[3:] == ["turn-started", "turn-ended"]
         assert server.prompts_received() == ["stream 2", "stream 1"]

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from tests.render.test_first_paint import FLOOD_AGENT, big_markdown
 from tests.support.restarts import drive, session_page, stop, thread_html
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 
 
 def test_a_big_message_shown_as_text_at_first_paint_becomes_its_markdown(
@@ -28,7 +29,7 @@ def test_a_big_message_shown_as_text_at_first_paint_becomes_its_markdown(
     stop(first, signal.SIGTERM)
 
     second = start_server(agent=FLOOD_AGENT, **env)
-    response = page.goto(second.sign_in_url(f"/sessions/{session_id}"))
+    response = page.goto(second.sign_in_url(URLS.for_("session", session_id=session_id)))
     assert response is not None and f'-tail">{escape("pong: " + text[:2000])}' in response.text()
     message = page.locator('[data-role="agent-message"]')
     code_blocks = before.count('<pre><code class="language-python">')

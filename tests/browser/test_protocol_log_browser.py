@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import at
 
 
 def open_log(page: Page) -> Page:
@@ -133,7 +134,7 @@ def test_unknown_updates_are_marked_and_filterable(start_server: ServerFactory, 
 
 def _session_with_traffic(server: Server) -> str:
     """A session created over plain HTTP; its log URL once the agent answered session/new."""
-    response = httpx.post(server.url + "/sessions", headers=server.headers, follow_redirects=False)
+    response = httpx.post(at(server.url, "new_session"), headers=server.headers, follow_redirects=False)
     log_url = server.url + response.headers["location"] + "/log"
     deadline = time.monotonic() + 10
     while "session/new" not in httpx.get(log_url, params={"method": "session/new"}, headers=server.headers).text:

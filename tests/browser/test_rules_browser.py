@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from tests.support.browser import send_prompt
 from tests.support.people import TEAM, person_context
 from tests.support.servers import ServerFactory
+from tests.support.urls import at
 
 pytestmark = pytest.mark.browser
 
@@ -52,7 +53,7 @@ def test_always_in_this_workspace_then_the_rules_page(start_server: ServerFactor
     expect(page.locator('[data-role="answered-by-rule"]')).to_have_count(2)
 
     page.locator('[data-role="rule-link"]').first.click()
-    expect(page).to_have_url(server.url + "/settings/rules#rule-1")
+    expect(page).to_have_url(at(server.url, "rules") + "#rule-1")
     expect(page.locator("#rule-1")).to_contain_text("edit src/app.py")
     expect(page.locator('[data-role="rules-judge-the-line"]')).to_contain_text(
         "Rules judge what the agent says it will do (the command line it reports), not what the process then does"
@@ -68,7 +69,7 @@ def test_the_inbox_shows_a_new_question_live_and_answers_it(start_server: Server
     session.click('[data-action="new-session"]')
     expect(session.locator("#session")).to_have_attribute("data-turn-state", "idle")
     inbox = new_page(alice)
-    inbox.goto(server.url + "/inbox")
+    inbox.goto(at(server.url, "inbox"))
     expect(inbox.locator('[data-role="inbox-count"]')).to_have_text("Nothing waits for you.")
 
     send_prompt(session, "ask execute make deploy")

@@ -10,6 +10,7 @@ from tests.support.browser import Browsers
 from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
+from tests.support.urls import at
 from tests.web.test_socket import SENT
 from webclient.web.live.session_socket import VIEWING
 
@@ -27,7 +28,7 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
 ) -> None:
     server: Server = start_server(**TEAM)
     session_id = new_session(server, "alice", ["admins"])
-    url = f"{server.url}/sessions/{session_id}"
+    url = at(server.url, "session", session_id=session_id)
     alice = browsers.page("alice", extra_http_headers=as_person("alice", ["admins"]))
     alice.goto(url)
     expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
@@ -67,7 +68,7 @@ def test_a_drive_link_takes_the_owners_tick_that_it_runs_with_their_keys(
 ) -> None:
     server: Server = start_server(**TEAM)
     session_id = new_session(server, "alice", ["admins"])
-    url = f"{server.url}/sessions/{session_id}"
+    url = at(server.url, "session", session_id=session_id)
     alice = browsers.page("alice", extra_http_headers=as_person("alice", ["admins"]))
     alice.goto(url)
     alice.click('[data-role="share-panel"] summary')

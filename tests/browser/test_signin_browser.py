@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.support.nginx import TEAM, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, sign_in_at_provider
 from tests.support.servers import Server, ServerFactory, free_port
+from tests.support.urls import URLS
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_two_people_sign_in_through_the_provider_and_an_admin_revokes_one(
     expect(bob).to_have_url(session_url)
     bob.goto(server.url + "/")
     bob.click('[data-action="sign-out"]')
-    expect(bob).to_have_url(server.url + "/signin")
+    expect(bob).to_have_url(server.url + URLS.sign_in())
     response = bob.goto(server.url + "/")
     assert response is not None and response.status == 401
     alice.reload()

@@ -20,6 +20,7 @@ from tests.support.browser import Browsers, send_prompt
 from tests.support.nginx import TEAM, Proxy, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.oidc import PEOPLE, oidc_provider, sign_in_at_provider
 from tests.support.servers import ServerFactory, free_port
+from tests.support.urls import URLS, at, socket_at
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +29,7 @@ def socket_status(proxy: Proxy, name: str, session_id: str) -> int:
     """The HTTP status the session's page socket answers ``name`` with, through the proxy (101: it opened)."""
     headers = {**proxy.signed_in(name), "Origin": proxy.url}
     try:
-        with connect(proxy.url.replace("http", "ws") + f"/sessions/{session_id}/ws", additional_headers=headers):
+        with connect(socket_at(proxy.url, session_id), additional_headers=headers):
             return 101
     except InvalidStatus as refused:
         return refused.response.status_code
@@ -83,10 +84,10 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
 
         # The session's audit log, and its CSV, list Bob's answer.
         tab = alice.context.new_page()  # Alice's second tab: the audit log, then the rules page
-        tab.goto(f"{session_url}/audit")
+        tab.goto(at(proxy.url, "session_audit", session_id=session_id))
         by_bob = tab.locator('[data-role="audit-row"][data-person="bob"]')
         expect(by_bob.filter(has_text="allow-once")).to_have_count(1)
-        csv = alice.context.request.get(f"{session_url}/audit?format=csv")
+        csv = alice.context.request.get(at(proxy.url, "session_audit", session_id=session_id, format="csv"))
         assert csv.ok
         answers = [line for line in csv.text().splitlines() if ",bob,bob," in line]
         assert answers and any("allow-once" in line for line in answers), csv.text()
@@ -99,11 +100,11 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         expect(alice.locator('[data-role="answered-by-rule"]')).to_have_count(2)
         ruled = alice.locator('[data-role="answered-by-rule"]').last
         expect(ruled).to_contain_text("Allowed by your rule: edit src/app.py")
-        expect(ruled.locator('[data-role="rule-link"]')).to_have_attribute("href", "/settings/rules#rule-1")
+        expect(ruled.locator('[data-role="rule-link"]')).to_have_attribute("href", URLS.for_("rules") + "#rule-1")
 
         # An admin's deny rule for everyone refuses a matching question, whoever asks: here Bob's prompt.
         rules = tab
-        rules.goto(proxy.url + "/settings/rules")
+        rules.goto(at(proxy.url, "rules"))
         rules.select_option('[data-role="add-rule"] select[name="decision"]', "deny")
         rules.select_option('[data-role="add-rule"] select[name="tool_kind"]', "execute")
         rules.fill('[data-role="add-rule"] input[name="command_pattern"]', "rm *")
@@ -119,7 +120,7 @@ def test_a_team_through_the_proxy_isolation_watch_drive_record_rules_and_inbox(
         # The inbox lists Bob (a driver) an open question of Alice's session; he answers it there.
         send_prompt(alice, "ask execute make deploy")
         inbox = bob.context.new_page()
-        inbox.goto(proxy.url + "/inbox")
+        inbox.goto(at(proxy.url, "inbox"))
         item = inbox.locator(".inbox-item")
         expect(item).to_have_count(1)
         expect(item).to_contain_text("make deploy")

@@ -20,6 +20,7 @@ from tests.support.browser import Browsers
 from tests.support.nginx import TEAM, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.portal import client_frame, host_page, types, wait_for_messages
 from tests.support.servers import ServerFactory, free_port, live_processes
+from tests.support.urls import at
 
 pytestmark = pytest.mark.browser
 
@@ -76,7 +77,7 @@ def test_a_portal_embeds_a_sandboxed_session_through_the_proxy_under_a_prefix(
             assert types(messages) == ["session-created", "turn-started", "turn-ended"], (messages, proxy.log())
             frame = client_frame(page, client)
             session_id = frame.locator("#session").get_attribute("data-session-id")
-            assert messages[0]["url"] == f"{client}/sessions/{session_id}"
+            assert messages[0]["url"] == at(client, "session", session_id=session_id)
             assert messages[2]["stopReason"] == "end_turn"
 
             # The agent's terminal command ran, and the page fits the portal's frame.

@@ -18,6 +18,7 @@ from tests.support.browser import Browsers, open_session, send_prompt
 from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory, free_port, launch_server, stop_server
 from tests.support.team import new_session
+from tests.support.urls import at
 
 
 def test_a_page_shut_out_says_why_and_the_header_names_each_by_their_part(
@@ -25,7 +26,7 @@ def test_a_page_shut_out_says_why_and_the_header_names_each_by_their_part(
 ) -> None:
     server: Server = start_server(**TEAM)
     session_id = new_session(server, "alice")
-    url = f"{server.url}/sessions/{session_id}"
+    url = at(server.url, "session", session_id=session_id)
     alice = browsers.page("alice", extra_http_headers=as_person("alice"))
     alice.goto(url)
     expect(alice.locator("#session")).to_have_attribute("data-agent-state", "ready")
@@ -42,7 +43,7 @@ def test_a_page_shut_out_says_why_and_the_header_names_each_by_their_part(
     expect(bob.locator("#connection")).to_have_text("This session is no longer shared with you")
     expect(alice.locator('[data-role="presence"]')).to_have_text("alice (owner), carol watching")
 
-    alice.goto(f"{server.url}/sessions/{session_id}/delete")
+    alice.goto(at(server.url, "confirm_delete", session_id=session_id))
     alice.click('[data-action="confirm-delete"]')
     expect(carol.locator("#connection")).to_have_text("This session was deleted")
 
@@ -53,7 +54,7 @@ def test_the_index_offers_only_what_the_person_may_do_and_a_refusal_is_a_page(
     server: Server = start_server(**TEAM)
     theirs, mine = new_session(server, "alice"), new_session(server, "bob")
     alice = browsers.page("alice", extra_http_headers=as_person("alice"))
-    alice.goto(f"{server.url}/sessions/{theirs}")
+    alice.goto(at(server.url, "session", session_id=theirs))
     share_from_the_panel(alice, "bob", "drive")
     bob = browsers.page("bob", extra_http_headers=as_person("bob"))
     bob.goto(server.url + "/")
@@ -65,7 +66,7 @@ def test_the_index_offers_only_what_the_person_may_do_and_a_refusal_is_a_page(
     expect(shared.locator('[data-action="delete"]')).to_have_count(0)
     expect(shared.locator('[data-role="shared-with-you"]')).to_have_text("shared with you")
 
-    response = bob.goto(f"{server.url}/sessions/{theirs}/delete")
+    response = bob.goto(at(server.url, "confirm_delete", session_id=theirs))
     assert response is not None and response.status == 403
     expect(bob.locator("h1")).to_have_text("Not yours to delete")
     expect(bob.locator('[data-role="refused"]')).to_contain_text("Only its owner may do this.")
@@ -138,7 +139,7 @@ def test_the_index_says_what_the_session_page_says_and_a_clean_stop_leaves_what_
             page.goto(server.url + "/")
             shown[how.name] = row.locator('[data-role="state"]').inner_text()
         assert shown == {"SIGTERM": "Stopped", "SIGKILL": "Stopped"}
-        page.goto(f"{server.url}/sessions/{session_id}")
+        page.goto(at(server.url, "session", session_id=session_id))
         expect(page.locator('[data-role="turn-state"]')).to_have_text("Stopped")
     finally:
         stop_server(server)

@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.support.html import parse, squash
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import at
 from tests.support.xss_payloads import PAYLOADS, PRINTABLE, SINGLE_LINE
 from webclient.render.markdown import render_markdown
 from webclient.render.text import reveal_plain
@@ -524,7 +525,7 @@ def composer_menus(page: Page, agent: ModuleType) -> list[str]:
 def other_pages(page: Page, url: str, session_id: str) -> list[str]:
     """The protocol log (and one line of it opened), the index, and the export (when it exists)."""
     problems = []
-    response = page.goto(f"{url}/sessions/{session_id}/log")
+    response = page.goto(at(url, "protocol_log", session_id=session_id))
     assert response is not None
     if response.ok and "html" in response.headers.get("content-type", ""):
         problems += audit(page, "protocol log", regions=False)
@@ -545,7 +546,7 @@ def other_pages(page: Page, url: str, session_id: str) -> list[str]:
     problems += audit(page, "index", regions=False)
     if norm(PAYLOADS[0]) not in norm(page.locator(".session-list").text_content()):
         problems.append("the index does not show the session title as text")
-    export = page.request.get(f"{url}/sessions/{session_id}/export.md")
+    export = page.request.get(at(url, "export", session_id=session_id))
     if export.status != 404:
         kind = export.headers.get("content-type", "")
         if "html" in kind or "javascript" in kind or "svg" in kind:

@@ -19,6 +19,7 @@ from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, thread_html, until
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.team import asked, new_session, page_socket, prompt, ready
+from tests.support.urls import URLS, at, socket_at
 from webclient.people.person import LOCAL
 
 ADMINS = ["admins"]
@@ -28,7 +29,7 @@ QUESTION_AGENT = f"{sys.executable} {AGENTS / 'question_agent.py'}"
 
 def page_of(server: Server, session_id: str, name: str) -> str:
     with httpx.Client(base_url=server.url, headers=as_person(name, ADMINS), timeout=30) as http:
-        response = http.get(f"/sessions/{session_id}")
+        response = http.get(URLS.for_("session", session_id=session_id))
     assert response.status_code == 200, response.text[:300]
     return response.text
 
@@ -41,7 +42,7 @@ def audit_rows(data: Path) -> list[tuple[str, str, str]]:
 def share_with(server: Server, session_id: str, name: str) -> None:
     headers = {**as_person("alice"), "Origin": server.url}
     data = {"kind": "person", "grantee": name, "role": "drive"}
-    assert httpx.post(f"{server.url}/sessions/{session_id}/shares", headers=headers, data=data).status_code == 303
+    assert httpx.post(at(server.url, "add_share", session_id=session_id), headers=headers, data=data).status_code == 303
 
 
 async def alice_prompts_and_bob_allows(server: Server, session_id: str) -> None:
@@ -103,8 +104,8 @@ def test_a_mode_change_and_a_stop_say_who_did_them(start_server: ServerFactory, 
 
 async def token_mode_prompt(server: Server) -> str:
     async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-        session_id = str((await http.post("/sessions")).headers["location"]).rsplit("/", 1)[1]
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+        session_id = str((await http.post(URLS.for_("new_session"))).headers["location"]).rsplit("/", 1)[1]
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers) as socket:
         await ready(socket)
         await prompt(socket, "permission", "n1")
@@ -119,7 +120,7 @@ def test_token_mode_names_no_one_but_keeps_the_record(start_server: ServerFactor
     server = start_server(WEBCLIENT_DATA_DIR=str(data))
     session_id = asyncio.run(token_mode_prompt(server))
     with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        page = http.get(f"/sessions/{session_id}").text
+        page = http.get(URLS.for_("session", session_id=session_id)).text
     assert 'data-role="by' not in page and 'data-role="sent-by"' not in page and "You chose:" in page
     assert [(who, action) for who, action, _ in audit_rows(data)] == [
         (LOCAL.id, "prompt"),
@@ -180,7 +181,7 @@ async def bob_allows_the_childs_edit(server: Server, session_id: str) -> None:
         async with page_socket(server, session_id, "bob") as (bob, _):
             await prompt(alice, "ask", nonce)
             await until(bob, 'data-option-id="allow"')
-            inbox = httpx.get(f"{server.url}/inbox", params={"part": "list"}, headers=as_person("bob"))
+            inbox = httpx.get(at(server.url, "inbox"), params={"part": "list"}, headers=as_person("bob"))
             assert f'data-key="{session_id}:q1"' in inbox.text  # the subagent's question waits in bob's inbox
             await bob.send(json.dumps({"action": "permission", "request_id": "q1", "option_id": "allow"}))
             await until(alice, 'data-role="by-name">bob<')

@@ -16,6 +16,7 @@ import httpx
 from tests.support.own_server import launch, stop
 from tests.support.people import TEAM, person_client
 from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
+from tests.support.urls import URLS
 from webclient.people.person import LOCAL
 from webclient.session.person_folders import person_folder
 
@@ -29,7 +30,7 @@ def cwd_line(folder: Path) -> str:
 
 def start_in(server: Server, name: str, workspace: Path | str, groups: list[str] | None = None) -> httpx.Response:
     """``name`` starts a session in ``workspace`` (as the index's form sends it)."""
-    return person_client(server, name, groups or []).post("/sessions", data={"workspace": str(workspace)})
+    return person_client(server, name, groups or []).post(URLS.for_("new_session"), data={"workspace": str(workspace)})
 
 
 def started(answer: httpx.Response) -> str:
@@ -46,7 +47,7 @@ def refused(answer: httpx.Response, *words: str) -> None:
 
 def share(server: Server, owner: str, session_id: str, grantee: str, role: str) -> None:
     answer = person_client(server, owner).post(
-        f"/sessions/{session_id}/shares", data={"kind": "person", "grantee": grantee, "role": role}
+        URLS.for_("add_share", session_id=session_id), data={"kind": "person", "grantee": grantee, "role": role}
     )
     assert answer.status_code == 303, answer.text[:300]
 
@@ -69,13 +70,15 @@ def test_under_a_shared_root_a_folder_is_whoever_started_there_first_and_a_resta
         started(start_in(server, "bob", root / "bob" / "sub"))  # inside his own
         # Alice's own session does not show Bob's files: the file view, the @ menu.
         alice = person_client(server, "alice")
-        shown = html.unescape(alice.get(f"/sessions/{alices}/file", params={"path": str(root / "bob" / ".env")}).text)
+        shown = html.unescape(
+            alice.get(URLS.for_("file", session_id=alices), params={"path": str(root / "bob" / ".env")}).text
+        )
         assert "outside the workspace" in shown and "BOB_SECRET" not in shown
-        assert "No file matches" in alice.get(f"/sessions/{alices}/mentions", params={"q": ".env"}).text
+        assert "No file matches" in alice.get(URLS.for_("mentions", session_id=alices), params={"q": ".env"}).text
         (root / "bob" / "plan.md").write_text("bob's")  # nor his changes: only hers are listed
         (root / "alice" / "hers.md").write_text("alice's")
         deadline = time.monotonic() + 20
-        while "hers.md" not in (changes := alice.get(f"/sessions/{alices}/changes").text):
+        while "hers.md" not in (changes := alice.get(URLS.for_("changes", session_id=alices)).text):
             assert time.monotonic() < deadline, changes
             time.sleep(0.2)
         assert "plan.md" not in changes and ".env" not in changes
@@ -92,7 +95,7 @@ def test_under_a_shared_root_a_folder_is_whoever_started_there_first_and_a_resta
         refused(start_in(server, "alice", root), "holds bob's folder")  # still not the root that holds it
         refused(start_in(server, "carol", root / "bob"), "is bob's folder")  # shared with alice, not with carol
         admins = started(start_in(server, "root", root / "bob", ADMINS))  # an admin may, on the record
-        log = person_client(server, "root", ADMINS).get("/audit", params={"format": "jsonl"}).text
+        log = person_client(server, "root", ADMINS).get(URLS.for_("audit"), params={"format": "jsonl"}).text
         rows = [json.loads(line) for line in log.splitlines() if line.strip()]
         assert any(
             row["action"] == "other-folder" and row["session"] == admins and row["detail"]["whose"] == "bob"
@@ -117,7 +120,7 @@ def test_with_person_in_the_workspace_each_person_works_in_a_folder_of_their_own
     config.write_text(CONFIG + f'workspace = "{root}/{{person}}"\n')
     server = start_server(agent=None, WEBCLIENT_CONFIG=str(config), **TEAM)
     alices = started(start_in(server, "alice", ""))  # the default folder: hers, made now
-    page = person_client(server, "alice").get(f"/sessions/{alices}").text
+    page = person_client(server, "alice").get(URLS.for_("session", session_id=alices)).text
     assert cwd_line(root / "alice") in page and (root / "alice").is_dir()
     bobs = started(start_in(server, "bob", ""))
     assert (root / "bob").is_dir()
@@ -150,7 +153,7 @@ def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) 
     server = launch(each, SCRIPTED_AGENT, **team)
     try:
         alices = started(start_in(server, "alice", ""))
-        page = person_client(server, "alice").get(f"/sessions/{alices}").text
+        page = person_client(server, "alice").get(URLS.for_("session", session_id=alices)).text
         assert cwd_line(tmp_path / "projects" / "alice") in page
         assert (tmp_path / "notes" / "alice").is_dir()
         refused(start_in(server, "bob", tmp_path / "notes" / "alice"), "another person's folder")
@@ -160,13 +163,15 @@ def test_person_in_the_single_agents_settings_and_in_token_mode(tmp_path: Path) 
     server = launch(each, SCRIPTED_AGENT, **team)  # after a restart both may be resumed where they were
     try:
         for session_id in (alices, admins):
-            page = html.unescape(person_client(server, "root", ADMINS).get(f"/sessions/{session_id}").text)
+            page = html.unescape(
+                person_client(server, "root", ADMINS).get(URLS.for_("session", session_id=session_id)).text
+            )
             assert "Resume" in page and "cannot be resumed" not in page, page[page.find("resumed") - 300 :][:600]
     finally:
         stop(server)
     server = launch(each, SCRIPTED_AGENT, **shared)  # token mode
     try:
-        answer = server.http().post("/sessions", data={"workspace": ""}, headers={"Origin": server.url})
+        answer = server.http().post(URLS.for_("new_session"), data={"workspace": ""}, headers={"Origin": server.url})
         assert answer.status_code == 303, answer.text[:500]
         operators = person_folder(LOCAL.id)  # token mode's person, whose id no team's sign-in may have
         assert (tmp_path / "projects" / operators).is_dir() and (tmp_path / "notes" / operators).is_dir()

@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 from webclient.agents.homes import home_of
 from webclient.people.person import LOCAL
 
@@ -48,7 +49,7 @@ def test_the_agents_own_sessions_are_listed_from_the_persons_home(start_server: 
     bob = person_client(server, "bob")
     name = re.search(r'data-action="new-session" data-agent="([^"]+)"', bob.get("/").text)
     assert name is not None
-    bob.get(f"/agents/{name[1]}/sessions", headers={"Sec-Fetch-Site": "same-origin"})  # the index's link
+    bob.get(URLS.for_("agent_sessions", agent=name[1]), headers={"Sec-Fetch-Site": "same-origin"})  # the index's link
     probe = started_with(report, 1)[0]
     new_session(bob)
     assert probe["HOME"] == started_with(report, 2)[1]["HOME"] != os.environ["HOME"]

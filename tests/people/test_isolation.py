@@ -19,6 +19,7 @@ from tests.support.agent_env import new_session
 from tests.support.nginx import Member, behind_proxy, proxy_in_front, socket_folder, unix_upstream
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory, free_port, stop_server
+from tests.support.urls import URLS
 from webclient.render.urls import ROUTES, Urls
 from webclient.web.app import routes
 
@@ -92,14 +93,16 @@ def walk(server: Server, alice: httpx.Client, bob: httpx.Client, admin: httpx.Cl
     for name in sorted(SOCKETS):
         assert not bob_socket(name, mine), name
     assert not any(m.get("method") == "session/prompt" for m in server.received())  # bob's prompt never reached it
-    assert alice.get(f"/sessions/{mine}").status_code == 200  # nor did his delete
+    assert alice.get(URLS.for_("session", session_id=mine)).status_code == 200  # nor did his delete
 
     for client, session_id in ((alice, mine), (admin, for_admin)):  # the owner, and an admin: let through
         for name, method in walked:
             answer = call(client, name, method, session_id)
             assert answer.status_code != 403 and answer.text != "No such session", (name, method, answer.text[:200])
-    assert alice.get(f"/sessions/{for_admin}").status_code == 404  # the admin's walk deleted it (the owner's, hers)
-    assert alice.get(f"/sessions/{mine}").status_code == 404
+    assert (
+        alice.get(URLS.for_("session", session_id=for_admin)).status_code == 404
+    )  # the admin's walk deleted it (the owner's, hers)
+    assert alice.get(URLS.for_("session", session_id=mine)).status_code == 404
     return len(walked)
 
 
@@ -165,7 +168,7 @@ def test_the_index_and_the_search_show_a_person_their_own_and_shared_sessions_an
     alice, bob, admin = (person_client(server, n, g) for n, g in (("alice", ()), ("bob", ["dev"]), ("root", ADMIN)))
     hers, his = new_session(alice), new_session(bob)
     for client, session_id in ((alice, hers), (bob, his)):
-        client.post(f"/sessions/{session_id}/prompt", data={"prompt": "zebra crossing", "nonce": "n1"})
+        client.post(URLS.for_("prompt", session_id=session_id), data={"prompt": "zebra crossing", "nonce": "n1"})
     deadline = time.monotonic() + 15
     while listed(admin, "zebra") != {hers, his}:
         assert time.monotonic() < deadline, "the prompts never reached the search"
@@ -187,16 +190,18 @@ def test_the_owner_is_stored_and_read_back_after_a_restart(start_server: ServerF
     stop_server(first)
     second = start_server(**TEAM, **data)
     bob, alice = person_client(second, "bob"), person_client(second, "alice")
-    assert bob.get(f"/sessions/{session_id}").status_code == 404
-    assert bob.post(f"/sessions/{session_id}/archive", data={"archived": "1"}).status_code == 404
-    assert alice.post(f"/sessions/{session_id}/archive", data={"archived": "0"}).status_code == 303  # from its row
-    assert alice.get(f"/sessions/{session_id}/delete").status_code == 200
+    assert bob.get(URLS.for_("session", session_id=session_id)).status_code == 404
+    assert bob.post(URLS.for_("archive_session", session_id=session_id), data={"archived": "1"}).status_code == 404
+    assert (
+        alice.post(URLS.for_("archive_session", session_id=session_id), data={"archived": "0"}).status_code == 303
+    )  # from its row
+    assert alice.get(URLS.for_("confirm_delete", session_id=session_id)).status_code == 200
     time.sleep(1)  # what a rebuild writes (its state: stopped) would be written by now
     assert stored_state(second, session_id) != "stopped"  # not rebuilt for any of that: its journal not read
-    assert alice.get(f"/sessions/{session_id}").status_code == 200  # rebuilt: still hers
+    assert alice.get(URLS.for_("session", session_id=session_id)).status_code == 200  # rebuilt: still hers
     deadline = time.monotonic() + 10
     while stored_state(second, session_id) != "stopped":  # rebuilt for her (what the check above would see)
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    assert person_client(second, "root", ADMIN).get(f"/sessions/{session_id}").status_code == 200
+    assert person_client(second, "root", ADMIN).get(URLS.for_("session", session_id=session_id)).status_code == 200
     assert listed(person_client(second, "bob")) == set()

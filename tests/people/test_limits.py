@@ -13,6 +13,7 @@ from websockets.sync.client import connect
 from tests.support.agent_env import new_session
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 
 def test_a_person_at_the_session_limit_is_told_why_and_others_are_not_limited(start_server: ServerFactory) -> None:
@@ -20,13 +21,13 @@ def test_a_person_at_the_session_limit_is_told_why_and_others_are_not_limited(st
     alice, bob = person_client(server, "alice"), person_client(server, "bob")
     first = new_session(alice)
     new_session(alice)
-    refused = alice.post("/sessions", data={"workspace": ""})
+    refused = alice.post(URLS.for_("new_session"), data={"workspace": ""})
     assert refused.status_code == 429
     said = html.unescape(refused.text)
     assert "You have 2 live sessions" in said and "WEBCLIENT_MAX_SESSIONS_PER_PERSON=2" in said
     assert 'data-role="refused"' in refused.text  # on the index, where the new session was asked for
     new_session(bob)  # his own count
-    assert alice.post(f"/sessions/{first}/end").status_code == 303
+    assert alice.post(URLS.for_("end_session", session_id=first)).status_code == 303
     new_session(alice)  # an ended session does not count
 
 
@@ -34,15 +35,15 @@ def test_a_person_at_the_agent_limit_is_told_why(start_server: ServerFactory) ->
     server = start_server(WEBCLIENT_MAX_AGENTS_PER_PERSON="1", **TEAM)
     alice = person_client(server, "alice")
     first = new_session(alice)
-    refused = alice.post("/sessions")
+    refused = alice.post(URLS.for_("new_session"))
     assert refused.status_code == 429 and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in html.unescape(refused.text)
-    alice.post(f"/sessions/{first}/end")
+    alice.post(URLS.for_("end_session", session_id=first))
     new_session(alice)
 
 
 def frames_until(server: Server, session_id: str, mark: str, send: dict[str, str] | None = None) -> str:
     """Open the session's socket as alice, send ``send``, and read until a frame holds ``mark``."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     with connect(url, additional_headers={**as_person("alice"), "Origin": server.url}) as socket:
         socket.recv(timeout=10)
         if send is not None:
@@ -59,11 +60,11 @@ def test_a_resume_past_the_limit_is_refused_the_same_way(start_server: ServerFac
     server = start_server(WEBCLIENT_MAX_SESSIONS_PER_PERSON="1", **TEAM)
     alice = person_client(server, "alice")
     ended = new_session(alice)
-    alice.post(f"/sessions/{ended}/end")
+    alice.post(URLS.for_("end_session", session_id=ended))
     running = new_session(alice)
     frame = frames_until(server, ended, 'data-role="resume-limited"', {"action": "resume"})
     assert "You have 1 live session," in frame and "WEBCLIENT_MAX_SESSIONS_PER_PERSON=1" in frame
-    assert alice.post(f"/sessions/{running}/end").status_code == 303
+    assert alice.post(URLS.for_("end_session", session_id=running)).status_code == 303
     frames_until(server, ended, 'data-agent-state="ready"', {"action": "resume"})  # let through now
 
 
@@ -77,5 +78,5 @@ def test_a_retry_past_the_agent_limit_is_refused_the_same_way(start_server: Serv
     running = new_session(alice)  # the fault was for the first agent only
     frame = frames_until(server, failed, 'data-role="retry-limited"', {"action": "retry"})
     assert "You have 1 agent running" in frame and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in frame
-    assert alice.post(f"/sessions/{running}/end").status_code == 303
+    assert alice.post(URLS.for_("end_session", session_id=running)).status_code == 303
     frames_until(server, failed, 'data-agent-state="ready"', {"action": "retry"})  # let through now

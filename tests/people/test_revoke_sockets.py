@@ -20,6 +20,7 @@ from tests.support.people import TEAM, as_person, person_client
 from tests.support.restarts import until
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.team import new_session, page_socket
+from tests.support.urls import URLS, at
 from tests.web.test_signins import post, sign_in
 
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
@@ -30,9 +31,11 @@ TERMINAL = re.compile(r'data-role="sign-in-terminal"[^>]*data-url="([^"]+)"')
 def share_with_bob(server: Server, session_id: str, role: str) -> str:
     """Alice shares her session with Bob (``role``); the share's id, as her Share panel's Revoke names it."""
     alice = person_client(server, "alice", ADMINS)
-    answer = alice.post(f"/sessions/{session_id}/shares", data={"kind": "person", "grantee": "bob", "role": role})
+    answer = alice.post(
+        URLS.for_("add_share", session_id=session_id), data={"kind": "person", "grantee": "bob", "role": role}
+    )
     assert answer.status_code == 303, answer.text[:300]
-    (share_id,) = re.findall(r'/shares/(\d+)/revoke"', alice.get(f"/sessions/{session_id}").text)
+    (share_id,) = re.findall(r'/shares/(\d+)/revoke"', alice.get(URLS.for_("session", session_id=session_id)).text)
     return share_id
 
 
@@ -77,10 +80,14 @@ async def after(change: str, server: Server, session_id: str, share_id: str) -> 
     try:
         alice = person_client(server, "alice", ADMINS)
         if change == "revoke":
-            answer = await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
+            answer = await asyncio.to_thread(
+                alice.post, URLS.for_("revoke_share", session_id=session_id, share_id=share_id)
+            )
         else:
             answer = await asyncio.to_thread(
-                alice.post, f"/sessions/{session_id}/shares", data={"kind": "person", "grantee": "bob", "role": "watch"}
+                alice.post,
+                URLS.for_("add_share", session_id=session_id),
+                data={"kind": "person", "grantee": "bob", "role": "watch"},
             )
         assert answer.status_code == 303
         code = await closed_within(terminal, 1)
@@ -113,7 +120,7 @@ async def alice_signs_in(server: Server, session_id: str) -> None:
     """Alice opens her page, where the terminal Bob started still runs, and types the code into it."""
     url = server.url.replace("http", "ws")
     headers = {**as_person("alice", ADMINS), "Origin": server.url}
-    async with websockets.connect(f"{url}/sessions/{session_id}/ws", additional_headers=headers) as page:
+    async with websockets.connect(at(url, "socket", session_id=session_id), additional_headers=headers) as page:
         found = TERMINAL.search(str(await page.recv()).replace("&amp;", "&"))
         assert found is not None, "the sign-in terminal was not kept running"
     async with websockets.connect(url + found.group(1), additional_headers=headers) as terminal:
@@ -125,13 +132,13 @@ async def signed_out_while_typing(server: Server, session_id: str, cookie: str) 
     """The terminal's socket, opened by a browser's sign-in (token mode): its code once that browser signs out."""
     url = server.url.replace("http", "ws")
     headers = {"Cookie": cookie, "Origin": server.url}
-    async with websockets.connect(f"{url}/sessions/{session_id}/ws", additional_headers=headers) as page:
+    async with websockets.connect(at(url, "socket", session_id=session_id), additional_headers=headers) as page:
         await page.send(json.dumps({"action": "authenticate", "method_id": "login"}))
         found = TERMINAL.search(await until(page, 'data-role="sign-in-terminal"'))
         assert found is not None
     async with websockets.connect(url + found.group(1), additional_headers=headers) as terminal:
         await terminal.recv()
-        assert (await asyncio.to_thread(post, server, cookie, "/signout")).status_code == 303
+        assert (await asyncio.to_thread(post, server, cookie, URLS.for_("sign_out"))).status_code == 303
         code = await closed_within(terminal, 1)
         await type_the_code(terminal)
         await asyncio.sleep(1.5)

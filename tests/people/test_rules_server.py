@@ -22,13 +22,14 @@ from websockets.asyncio.client import ClientConnection
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.restarts import stop, thread_html
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 ADMINS = ["admins"]
 NONCES = itertools.count()
 
 
 def add_rule(client: httpx.Client, **fields: str) -> None:
-    response = client.post("/settings/rules", data=fields)
+    response = client.post(URLS.for_("rules"), data=fields)
     assert response.status_code == 303, response.text[:500]
 
 
@@ -36,7 +37,7 @@ def add_rule(client: httpx.Client, **fields: str) -> None:
 async def page_socket(server: Server, name: str, session_id: str) -> AsyncIterator[tuple[ClientConnection, str]]:
     """``name``'s page socket on the session, once its agent is ready: the socket and the prompt nonce."""
     headers = {**as_person(name), "Origin": server.url}
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=headers, max_size=None) as socket:
         frame = str(await socket.recv())
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
@@ -58,7 +59,7 @@ async def prompt(socket: ClientConnection, nonce: str, text: str, until: str) ->
 
 
 def new_session(client: httpx.Client) -> str:
-    response = client.post("/sessions")
+    response = client.post(URLS.for_("new_session"))
     assert response.status_code == 303, response.text[:300]
     return str(response.headers["location"]).rsplit("/", 1)[1]
 
@@ -84,11 +85,11 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
     add_rule(alice, decision="allow", tool_kind="execute", command_pattern="*")
     add_rule(bob, decision="deny", tool_kind="edit")  # bob's: nothing to do with alice's sessions
     add_rule(root, decision="deny", tool_kind="execute", command_pattern="rm *", everyone="1")
-    refused = alice.post("/settings/rules", data={"decision": "deny", "everyone": "1"})
+    refused = alice.post(URLS.for_("rules"), data={"decision": "deny", "everyone": "1"})
     assert "Only an admin sets rules for everyone." in refused.text
 
     session_id = new_session(alice)
-    form = alice.get("/settings/rules").text  # offers the catalogue's agents and the person's workspaces
+    form = alice.get(URLS.for_("rules")).text  # offers the catalogue's agents and the person's workspaces
     assert '<option value="agent">' in form and f'<option value="{server.workspace}">' in form
     add_rule(alice, decision="deny", tool_kind="edit", workspace="/not/here", agent="agent")  # holds elsewhere only
 
@@ -122,31 +123,31 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
         {"outcome": "cancelled"},
     ]
 
-    rules_page = alice.get("/settings/rules").text
+    rules_page = alice.get(URLS.for_("rules")).text
     assert 'data-rule-id="1"' in rules_page and 'data-rule-id="3"' not in rules_page  # bob's is not hers to see
     assert re.search(r'data-rule-id="4"[^>]*data-locked="true"', rules_page)  # the admin's: locked for her
-    alice.post("/settings/rules/delete", data={"rule_id": "4"})  # not hers to delete
-    bob.post("/settings/rules/delete", data={"rule_id": "1"})  # nor his
+    alice.post(URLS.for_("delete_rule"), data={"rule_id": "4"})  # not hers to delete
+    bob.post(URLS.for_("delete_rule"), data={"rule_id": "1"})  # nor his
     assert (
-        'data-rule-id="4"' in alice.get("/settings/rules").text
-        and 'data-rule-id="1"' in alice.get("/settings/rules").text
+        'data-rule-id="4"' in alice.get(URLS.for_("rules")).text
+        and 'data-rule-id="1"' in alice.get(URLS.for_("rules")).text
     )
-    before = alice.get(f"/sessions/{session_id}").text
+    before = alice.get(URLS.for_("session", session_id=session_id)).text
     add_rule(alice, decision="allow", tool_kind="edit", path_pattern="docs/*")  # a rule now does not rewrite the past
     stop(server, signal.SIGTERM)
 
     second = start_server(**env)
     alice = person_client(second, "alice")
-    after = alice.get(f"/sessions/{session_id}").text
+    after = alice.get(URLS.for_("session", session_id=session_id)).text
     assert thread_html(after) == thread_html(before)
     assert thread_html(after).count('data-role="answered-by-rule"') == 4
-    assert 'data-rule-id="1"' in alice.get("/settings/rules").text  # the rules are kept in the store
-    assert alice.post("/settings/rules/delete", data={"rule_id": "1"}).status_code == 303
-    assert 'data-rule-id="1"' not in alice.get("/settings/rules").text
+    assert 'data-rule-id="1"' in alice.get(URLS.for_("rules")).text  # the rules are kept in the store
+    assert alice.post(URLS.for_("delete_rule"), data={"rule_id": "1"}).status_code == 303
+    assert 'data-rule-id="1"' not in alice.get(URLS.for_("rules")).text
     root = person_client(second, "root", ADMINS)
-    assert 'data-locked="true"' not in root.get("/settings/rules").text  # an admin's to change
-    assert root.post("/settings/rules/delete", data={"rule_id": "4"}).status_code == 303
-    assert 'data-rule-id="4"' not in alice.get("/settings/rules").text
+    assert 'data-locked="true"' not in root.get(URLS.for_("rules")).text  # an admin's to change
+    assert root.post(URLS.for_("delete_rule"), data={"rule_id": "4"}).status_code == 303
+    assert 'data-rule-id="4"' not in alice.get(URLS.for_("rules")).text
 
 
 def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFactory) -> None:
@@ -162,15 +163,19 @@ def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFac
             assert (f'data-action="always-{scope}"' in asked) == (scope == "workspace")
             request_id = re.findall(r'"request_id": "([^"]+)"', asked)[-1]
             assert bob.post(
-                f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope}
+                URLS.for_("always_allow", session_id=session_id), data={"request_id": request_id, "scope": scope}
             ).status_code in (403, 404)
-            pressed = alice.post(f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope})
+            pressed = alice.post(
+                URLS.for_("always_allow", session_id=session_id), data={"request_id": request_id, "scope": scope}
+            )
             assert pressed.status_code == 204, pressed.text
             frames = ""
             async with asyncio.timeout(30):
                 while "answer: allow-once" not in frames:
                     frames += html.unescape(str(await socket.recv()))
-            again = alice.post(f"/sessions/{session_id}/always", data={"request_id": request_id, "scope": scope})
+            again = alice.post(
+                URLS.for_("always_allow", session_id=session_id), data={"request_id": request_id, "scope": scope}
+            )
             assert again.status_code == 200 and "no longer open" in again.text  # answered: nothing more to do
             return frames, await prompt(socket, nonce, text, "answer: ")
 
@@ -193,9 +198,10 @@ def test_the_cards_always_buttons_make_a_rule_and_answer(start_server: ServerFac
     edit, make = asyncio.run(in_the_other_session())
     assert "answer: allow-once" in edit and "Allowed by your rule" in edit
     assert 'data-role="answered-by-rule"' not in make
-    rules = alice.get("/settings/rules").text
+    rules = alice.get(URLS.for_("rules")).text
     assert (
-        rules.count('data-rule-id="') == 2 and f'href="/sessions/{first}" data-role="rule-session">one session' in rules
+        rules.count('data-rule-id="') == 2
+        and f'href="{URLS.for_("session", session_id=first)}" data-role="rule-session">one session' in rules
     )
 
 
@@ -239,7 +245,7 @@ def test_a_wildcard_never_allows_a_second_command_and_a_deny_sees_every_command(
             )
         return seen
 
-    rules_page = " ".join(html.unescape(alice.get("/settings/rules").text).split())
+    rules_page = " ".join(html.unescape(alice.get(URLS.for_("rules")).text).split())
     assert (
         "Rules judge what the agent says it will do (the command line it reports), not what the process" in rules_page
     )

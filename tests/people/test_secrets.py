@@ -14,8 +14,9 @@ from websockets.sync.client import connect
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
-PAGE = "/settings/secrets"
+PAGE = URLS.for_("secrets")
 
 
 def listed(text: str) -> list[str]:
@@ -115,7 +116,7 @@ def test_a_session_resumed_after_a_restart_gets_its_owners_secrets_and_home(
     output_of(first)
 
     again = start_server(ENV_AGENT, tmp_path / "workspace", **env, process=True)  # the same folder: it may resume there
-    url = again.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(again.url, session_id)
     with connect(url, additional_headers={**as_person("alice"), "Origin": again.url}) as socket:
         socket.recv(timeout=10)
         socket.send(json.dumps({"action": "resume"}))

@@ -10,6 +10,7 @@ import re
 import httpx
 
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS, at
 from webclient.people.person import LOCAL
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -32,21 +33,21 @@ def post(server: Server, cookie: str, path: str, data: dict[str, str] | None = N
 def test_sign_ins_sign_outs_revokes_and_rules_are_on_the_servers_audit_log(start_server: ServerFactory) -> None:
     server = start_server()
     laptop, phone = sign_in(server, "my laptop"), sign_in(server, "the lost phone")
-    post(server, laptop, "/settings/rules", {"decision": "deny", "tool_kind": "execute", "command_pattern": "rm *"})
-    rules = httpx.get(server.url + "/settings/rules", headers={**HTML, "Cookie": laptop}).text
+    post(server, laptop, URLS.for_("rules"), {"decision": "deny", "tool_kind": "execute", "command_pattern": "rm *"})
+    rules = httpx.get(at(server.url, "rules"), headers={**HTML, "Cookie": laptop}).text
     rule_id = re.findall(r'data-rule-id="(\d+)"', rules)[0]
-    post(server, laptop, "/settings/rules/delete", {"rule_id": rule_id})
-    people = httpx.get(server.url + "/admin/people", headers={**HTML, "Cookie": laptop}).text
+    post(server, laptop, URLS.for_("delete_rule"), {"rule_id": rule_id})
+    people = httpx.get(at(server.url, "people"), headers={**HTML, "Cookie": laptop}).text
     row = next(row for row in people.split("<tr data-signin=")[1:] if "the lost phone" in row)
     phone_id = re.findall(r'action="/admin/signins/([0-9a-f]{64})/revoke"', row)[0]
-    post(server, laptop, f"/admin/signins/{phone_id}/revoke")
-    post(server, laptop, f"/admin/signins/{phone_id}/revoke")  # one gone already: nothing more on record
+    post(server, laptop, URLS.for_("revoke_signin", signin_id=phone_id))
+    post(server, laptop, URLS.for_("revoke_signin", signin_id=phone_id))  # one gone already: nothing more on record
     refused = httpx.get(server.url + "/", headers={**HTML, "Cookie": phone})
     assert refused.status_code == 401
-    post(server, laptop, "/signout")
+    post(server, laptop, URLS.for_("sign_out"))
 
     admin = server.http()
-    lines = [json.loads(line) for line in admin.get("/audit?format=jsonl").text.splitlines()]
+    lines = [json.loads(line) for line in admin.get(URLS.for_("audit", format="jsonl")).text.splitlines()]
     actions = [line["action"] for line in lines]
     assert actions == ["sign-in", "sign-in", "rule", "delete-rule", "revoke-signin", "sign-out"]
     assert {line["person"] for line in lines} == {LOCAL.id} and all(line["session"] is None for line in lines)
@@ -54,7 +55,7 @@ def test_sign_ins_sign_outs_revokes_and_rules_are_on_the_servers_audit_log(start
     assert lines[2]["detail"] == lines[3]["detail"]
     assert lines[2]["detail"]["decision"] == "deny" and "rm *" in lines[2]["detail"]["what"]
     assert lines[4]["detail"]["of"] == LOCAL.id
-    page = admin.get("/audit", headers=HTML).text
+    page = admin.get(URLS.for_("audit"), headers=HTML).text
     for action in ("sign-in", "sign-out", "revoke-signin", "rule", "delete-rule"):
         assert f'data-role="audit-row" data-action="{action}"' in page
-    assert "sign-out" in admin.get("/audit?format=csv").text
+    assert "sign-out" in admin.get(URLS.for_("audit", format="csv")).text

@@ -24,6 +24,7 @@ from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, until
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session, page_socket, prompt, ready
+from tests.support.urls import URLS, socket_at
 
 ADMINS = ["admins"]
 """Alice is an admin here, so she owns her sessions whether or not the session records its owner."""
@@ -37,14 +38,14 @@ def client(server: Server, name: str, groups: list[str] | None = None) -> httpx.
 
 def share(server: Server, session_id: str, kind: str, grantee: str, role: str) -> None:
     answer = client(server, "alice", ADMINS).post(
-        f"/sessions/{session_id}/shares", data={"kind": kind, "grantee": grantee, "role": role}
+        URLS.for_("add_share", session_id=session_id), data={"kind": kind, "grantee": grantee, "role": role}
     )
     assert answer.status_code == 303, answer.text[:300]
 
 
 def shares_of(server: Server, session_id: str) -> list[tuple[str, str]]:
     """(share id, kind) of each share on alice's Share panel."""
-    page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    page = client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
     return re.findall(r'/shares/(\d+)/revoke"', page), re.findall(r'data-kind="(\w+)"', page)  # type: ignore[return-value]
 
 
@@ -79,18 +80,18 @@ def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(t
     server, session_id = team
     assert not asyncio.run(send_as(server, session_id, "bob", "from a stranger"))
     share(server, session_id, "person", "bob", "watch")
-    page = client(server, "bob").get(f"/sessions/{session_id}").text
+    page = client(server, "bob").get(URLS.for_("session", session_id=session_id)).text
     assert 'id="composer"' not in page and 'data-action="cancel"' not in page and 'data-role="rename"' not in page
     assert 'data-role="watching-only"' in page and 'data-role="share-panel"' not in page
     assert asyncio.run(send_as(server, session_id, "bob", "from a watcher"))
     assert server.prompts_received() == []
 
     share(server, session_id, "person", "bob", "drive")  # the same person again: the role changes
-    page = client(server, "bob").get(f"/sessions/{session_id}").text
+    page = client(server, "bob").get(URLS.for_("session", session_id=session_id)).text
     assert 'id="composer"' in page and 'data-role="watching-only"' not in page
     asyncio.run(send_as(server, session_id, "bob", "echo from a driver"))
     assert server.prompts_received() == ["echo from a driver"]
-    alice_sees = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    alice_sees = client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
     assert 'data-role="sent-by">bob <time' in alice_sees
     ids, kinds = shares_of(server, session_id)
     assert kinds == ["person"]
@@ -99,7 +100,7 @@ def test_a_watcher_sees_no_composer_and_what_they_send_never_reaches_the_agent(t
 async def close_code_once_revoked(server: Server, socket: Any, session_id: str, share_id: str) -> int | None:
     """Alice revokes the share while ``socket`` is open: the code the server closes it with (None: never closed)."""
     alice = client(server, "alice", ADMINS)
-    await asyncio.to_thread(alice.post, f"/sessions/{session_id}/shares/{share_id}/revoke")
+    await asyncio.to_thread(alice.post, URLS.for_("revoke_share", session_id=session_id, share_id=share_id))
     try:
         async with asyncio.timeout(10):
             while True:
@@ -132,7 +133,7 @@ def test_a_group_share_lets_its_members_drive(team: tuple[Server, str]) -> None:
 
 
 async def through_the_link(server: Server, session_id: str, cookie: str) -> None:
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}
     async with websockets.connect(url, additional_headers=headers) as socket:
         await socket.recv()
@@ -143,7 +144,7 @@ async def through_the_link(server: Server, session_id: str, cookie: str) -> None
 def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, str]) -> None:
     server, session_id = team
     share(server, session_id, "link", "", "watch")
-    alice_page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    alice_page = client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
     link = re.search(r'href="([^"]+)" data-role="share-link"', alice_page)
     assert link is not None
     token = link.group(1).split("share=")[1]
@@ -152,7 +153,7 @@ def test_a_link_share_leaves_a_cookie_for_that_session_only(team: tuple[Server, 
     answer = carol.get(link.group(1).replace("&amp;", "&"))
     assert answer.status_code == 200
     set_cookie = answer.headers["set-cookie"]
-    assert f"share={token}" in set_cookie and f"Path=/sessions/{session_id}" in set_cookie
+    assert f"share={token}" in set_cookie and f"Path={URLS.for_('session', session_id=session_id)}" in set_cookie
     assert "HttpOnly" in set_cookie
     assert 'data-role="watching-only"' in answer.text
     asyncio.run(through_the_link(server, session_id, f"share={token}"))
@@ -166,26 +167,28 @@ def test_a_drive_link_is_made_only_once_the_owner_confirms_that_it_runs_with_the
 ) -> None:
     server, session_id = team
     alice = client(server, "alice", ADMINS)
-    panel = re.search(r'data-role="drive-runs-as-owner">(.*?)</p>', alice.get(f"/sessions/{session_id}").text, re.S)
+    panel = re.search(
+        r'data-role="drive-runs-as-owner">(.*?)</p>', alice.get(URLS.for_("session", session_id=session_id)).text, re.S
+    )
     assert panel is not None
     said = " ".join(panel.group(1).split())
     assert "whoever may drive it (and anyone who has a drive link) uses your secrets (your API keys)" in said
     assert "your agents' logins" in said
-    assert 'name="owner_keys" value="yes"' in alice.get(f"/sessions/{session_id}").text
-    unconfirmed = alice.post(f"/sessions/{session_id}/shares", data={"kind": "link", "role": "drive"})
+    assert 'name="owner_keys" value="yes"' in alice.get(URLS.for_("session", session_id=session_id)).text
+    unconfirmed = alice.post(URLS.for_("add_share", session_id=session_id), data={"kind": "link", "role": "drive"})
     assert unconfirmed.status_code == 400
     assert "whoever has a drive link runs this session's agent with your secrets" in unconfirmed.text
     assert shares_of(server, session_id) == ([], [])
-    watch_link = alice.post(f"/sessions/{session_id}/shares", data={"kind": "link", "role": "watch"})
+    watch_link = alice.post(URLS.for_("add_share", session_id=session_id), data={"kind": "link", "role": "watch"})
     assert watch_link.status_code == 303  # watching runs nothing: no confirmation
     confirmed = {"kind": "link", "role": "drive", "owner_keys": "yes"}
-    assert alice.post(f"/sessions/{session_id}/shares", data=confirmed).status_code == 303
-    page = alice.get(f"/sessions/{session_id}").text
+    assert alice.post(URLS.for_("add_share", session_id=session_id), data=confirmed).status_code == 303
+    page = alice.get(URLS.for_("session", session_id=session_id)).text
     assert re.findall(r'data-kind="link" data-grantee="" data-share-role="(\w+)"', page) == ["watch", "drive"]
 
 
 async def link_revoked_while_open(server: Server, session_id: str, share_id: str, cookie: str) -> int | None:
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     headers = {**as_person("carol"), "Origin": server.url, "Cookie": cookie}
     async with websockets.connect(url, additional_headers=headers) as socket:
         await socket.recv()
@@ -223,23 +226,23 @@ def test_the_audit_log_per_session_and_per_server_with_its_exports(team: tuple[S
     asyncio.run(send_as(server, session_id, "bob", "echo audited"))
     time.sleep(0.3)
     alice = client(server, "alice", ADMINS)
-    page = alice.get(f"/sessions/{session_id}/audit")
+    page = alice.get(URLS.for_("session_audit", session_id=session_id))
     assert page.status_code == 200
     assert re.findall(r'data-action="(\w+)" data-person="(\w+)"', page.text) == [
         ("mode", "bob"),
         ("prompt", "bob"),
         ("share", "alice"),
     ]
-    exported = alice.get(f"/sessions/{session_id}/audit", params={"format": "csv"})
+    exported = alice.get(URLS.for_("session_audit", session_id=session_id), params={"format": "csv"})
     assert exported.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert [(row["person"], row["action"]) for row in rows] == [("alice", "share"), ("bob", "prompt"), ("bob", "mode")]
-    lines = alice.get(f"/sessions/{session_id}/audit", params={"format": "jsonl"}).text.splitlines()
+    lines = alice.get(URLS.for_("session_audit", session_id=session_id), params={"format": "jsonl"}).text.splitlines()
     assert json.loads(lines[1])["detail"]["text"] == "echo audited"
     bob = client(server, "bob")
-    assert bob.get(f"/sessions/{session_id}/audit").status_code == 403  # a driver, not the owner
-    assert bob.get("/audit").status_code == 404
-    everything = alice.get("/audit", params={"format": "jsonl"}).text.splitlines()
+    assert bob.get(URLS.for_("session_audit", session_id=session_id)).status_code == 403  # a driver, not the owner
+    assert bob.get(URLS.for_("audit")).status_code == 404
+    everything = alice.get(URLS.for_("audit"), params={"format": "jsonl"}).text.splitlines()
     assert [json.loads(line)["session"] for line in everything] == [session_id] * 3
 
 
@@ -247,13 +250,21 @@ def test_a_watcher_may_not_prompt_upload_or_end_over_http_either(team: tuple[Ser
     server, session_id = team
     share(server, session_id, "person", "bob", "watch")
     bob = client(server, "bob")
-    assert bob.post(f"/sessions/{session_id}/prompt", data={"prompt": "echo by form", "nonce": "f1"}).status_code == 403
-    upload = bob.post(f"/sessions/{session_id}/attachments", files={"file": ("a.txt", b"hello", "text/plain")})
+    assert (
+        bob.post(URLS.for_("prompt", session_id=session_id), data={"prompt": "echo by form", "nonce": "f1"}).status_code
+        == 403
+    )
+    upload = bob.post(
+        URLS.for_("attachments", session_id=session_id), files={"file": ("a.txt", b"hello", "text/plain")}
+    )
     assert upload.status_code == 403
-    assert bob.post(f"/sessions/{session_id}/end").status_code == 403
+    assert bob.post(URLS.for_("end_session", session_id=session_id)).status_code == 403
     time.sleep(0.5)
     assert server.prompts_received() == []
-    assert 'data-agent-state="ready"' in client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    assert (
+        'data-agent-state="ready"'
+        in client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
+    )
 
 
 def test_the_shares_come_back_with_the_session_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -265,8 +276,8 @@ def test_the_shares_come_back_with_the_session_after_a_restart(start_server: Ser
     stop(first, signal.SIGTERM)
 
     second = start_server(**TEAM, **data)
-    assert 'id="composer"' in client(second, "bob").get(f"/sessions/{session_id}").text
-    assert 'data-role="watching-only"' in client(second, "carol").get(f"/sessions/{session_id}").text
+    assert 'id="composer"' in client(second, "bob").get(URLS.for_("session", session_id=session_id)).text
+    assert 'data-role="watching-only"' in client(second, "carol").get(URLS.for_("session", session_id=session_id)).text
     assert shares_of(second, session_id)[1] == ["person", "person"]
 
 
@@ -290,9 +301,9 @@ def test_a_hostile_name_shows_as_text_everywhere(team: tuple[Server, str]) -> No
     alice = client(server, "alice", ADMINS)
     pages = [
         frame,
-        alice.get(f"/sessions/{session_id}").text,
-        alice.get(f"/sessions/{session_id}/audit").text,
-        alice.get("/audit").text,
+        alice.get(URLS.for_("session", session_id=session_id)).text,
+        alice.get(URLS.for_("session_audit", session_id=session_id)).text,
+        alice.get(URLS.for_("audit")).text,
     ]
     for page in pages:
         assert "<img" not in page
@@ -313,7 +324,7 @@ def test_a_person_is_found_by_name_or_email_among_those_who_signed_in(
     share(server, session_id, "person", "bob builder", "watch")
     share(server, session_id, "person", "BOB@example.com", "drive")
     share(server, session_id, "person", "someone-new", "watch")
-    page = client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text
+    page = client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
     listed = re.findall(r'data-grantee="([^"]*)" data-share-role="(\w+)"', page)
     assert listed == [("u-42", "drive"), ("someone-new", "watch")]
     assert '<option value="u-42">Bob Builder</option>' in page

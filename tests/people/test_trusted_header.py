@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.support.people import TEAM, as_person
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 
 
 def test_the_proxy_names_the_person_and_the_page_says_who(start_server: ServerFactory) -> None:
@@ -34,5 +35,5 @@ def test_a_state_changing_request_from_another_site_is_refused_even_with_the_hea
 ) -> None:
     server = start_server(**TEAM)
     headers = {**as_person("alice"), "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
-    refused = server.http().post("/sessions", headers=headers, data={"agent": ""})
+    refused = server.http().post(URLS.for_("new_session"), headers=headers, data={"agent": ""})
     assert refused.status_code == 403

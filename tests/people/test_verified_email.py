@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.oidc import PEOPLE, Provider, oidc_provider
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 from tests.web.test_oidc_signin import HTML, sign_in
 
 IMPOSTORS = (
@@ -41,7 +42,7 @@ def test_sharing_by_email_names_only_a_verified_address(
 ) -> None:
     server = start_server(**provider.settings())
     alice, them = signed_in(server, "alice"), signed_in(server, impostor)
-    created = alice.post("/sessions")
+    created = alice.post(URLS.for_("new_session"))
     assert created.status_code == 303
     session = created.headers["location"]
 
@@ -52,7 +53,7 @@ def test_sharing_by_email_names_only_a_verified_address(
     share_with_bobs_address()
     assert them.get(session).status_code == 404  # as if it did not exist
     if impostor != "eve":
-        assert "bob@example.com" not in alice.get("/admin/people").text  # an address nobody verified is not kept
+        assert "bob@example.com" not in alice.get(URLS.for_("people")).text  # an address nobody verified is not kept
     bob = signed_in(server, "bob")
     share_with_bobs_address()  # now that Bob's verified address is known, it names him
     assert bob.get(session).status_code == 200

@@ -15,6 +15,7 @@ from markupsafe import escape
 
 from tests.support.restarts import drive, session_page, stop, thread_html
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import socket_at
 from webclient.render.markdown import render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView, Progress
 from webclient.viewmodel.entries import MessageEntry
@@ -152,7 +153,7 @@ def test_a_rebuilt_sessions_big_message_shows_as_text_then_exactly_as_before_the
 
 async def resync_frame(server: Server, session_id: str) -> str:
     """The frame a page's socket gets first: its window re-rendered."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
         async with asyncio.timeout(30):
             while 'id="thread"' not in (frame := str(await socket.recv())):

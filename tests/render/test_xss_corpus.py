@@ -23,6 +23,7 @@ from markupsafe import escape
 from tests.support.html import Element, Parsed, parse, squash
 from tests.support.servers import AGENTS
 from tests.support.sessions import acp
+from tests.support.urls import URLS
 from tests.support.xss_payloads import PAYLOADS, SINGLE_LINE
 from webclient.acp.agent import AcpAgent
 from webclient.people.person import LOCAL
@@ -139,17 +140,17 @@ def page_problems(markup: str) -> list[str]:
     ids: dict[str, int] = {}
     for element in parsed.elements:
         if element.tag == "script":
-            if not element.attrs.get("src", "").startswith("/static/") or element.path != ("html", "head"):
+            if not element.attrs.get("src", "").startswith(URLS.static("")) or element.path != ("html", "head"):
                 problems.append(f"a script that is not ours: {element!r}")
         elif element.tag in NEVER_IN_PAGE:
             problems.append(f"element {element!r}")
         elif element.tag == "meta" and element.path != ("html", "head"):
             problems.append(f"meta outside the head: {element!r}")
-        elif element.tag == "link" and not element.attrs.get("href", "").startswith("/static/"):
+        elif element.tag == "link" and not element.attrs.get("href", "").startswith(URLS.static("")):
             problems.append(f"a link that is not our stylesheet: {element!r}")
         elif (
             element.tag == "form"
-            and not element.attrs.get("action", "/sessions").startswith("/sessions")
+            and not element.attrs.get("action", URLS.for_("new_session")).startswith(URLS.for_("new_session"))
             and not _history_search(element)
         ):
             problems.append(f"a form that posts elsewhere: {element!r}")
@@ -161,7 +162,7 @@ def page_problems(markup: str) -> list[str]:
                     problems.append(f"htmx attribute {name}={value!r} on {element!r}")
                 elif name in ("hx-get", "hx-post") and not value.startswith("/sessions/"):
                     ours = (value == "/" and _history_search(element)) or (
-                        value == "/inbox?part=count" and element.attrs.get("data-role") == "inbox-link"
+                        value == URLS.for_("inbox", part="count") and element.attrs.get("data-role") == "inbox-link"
                     )
                     if not (name == "hx-get" and ours):
                         problems.append(f"{name} to {value!r}")
@@ -359,7 +360,7 @@ def render_page(session: Session) -> str:
         oob=None,
         window=list(session.thread),  # the whole thread: every payload on one page
         earlier=None,
-        ws_url="ws://127.0.0.1/sessions/x/ws",
+        ws_url="ws://127.0.0.1" + URLS.for_("socket", session_id="x"),
         **context,
     )
 

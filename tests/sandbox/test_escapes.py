@@ -33,10 +33,11 @@ from tests.sandbox.outside_host import outside_host
 from tests.store.conftest import running_cluster
 from tests.support.people import TEAM, person_client
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 
 
 def new_session(server: Server, person: str, workspace: Path) -> str:
-    response = person_client(server, person).post("/sessions", data={"workspace": str(workspace)})
+    response = person_client(server, person).post(URLS.for_("new_session"), data={"workspace": str(workspace)})
     assert response.status_code == 303, response.text[:300]
     return str(response.headers["location"]).rsplit("/", 1)[1]
 

@@ -17,6 +17,7 @@ import pytest
 from tests.sandbox.attack import HOSTILE, outside_tmp
 from tests.support.people import TEAM, person_client
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 from webclient.acp.process import AgentProcess
 from webclient.agents.sandboxing import confine
 from webclient.config import Settings
@@ -137,7 +138,7 @@ def test_nothing_of_a_sandbox_with_the_network_outlives_a_killed_server(start_se
         server = start_server(
             HOSTILE, workspace=workspace, WEBCLIENT_SANDBOX="bwrap", WEBCLIENT_SANDBOX_NETWORK="on", **TEAM
         )
-        response = person_client(server, "alice").post("/sessions", data={"workspace": str(workspace)})
+        response = person_client(server, "alice").post(URLS.for_("new_session"), data={"workspace": str(workspace)})
         assert response.status_code == 303, response.text[:300]
         deadline = time.monotonic() + 20
         while not networks_of(str(workspace)):

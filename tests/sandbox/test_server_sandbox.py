@@ -21,6 +21,7 @@ from tests.support.people import TEAM, person_client
 from tests.support.restarts import drive
 from tests.support.servers import ROOT, ServerFactory, free_port
 from tests.support.team import page_socket, prompt, ready, until
+from tests.support.urls import URLS, at
 
 
 def startup(env: dict[str, str], timeout: float = 20) -> tuple[int | None, str]:
@@ -98,7 +99,7 @@ def test_an_agent_with_the_network_on_does_not_start_without_slirp4netns(start_s
             WEBCLIENT_SANDBOX="bwrap",
             WEBCLIENT_SANDBOX_NETWORK="off",
         )
-        response = httpx.post(f"{server.url}/sessions", headers=server.headers, data={"agent": "open"})
+        response = httpx.post(at(server.url, "new_session"), headers=server.headers, data={"agent": "open"})
         assert response.status_code == 303, response.text[:300]
         page = f"{server.url}{response.headers['location']}"
         deadline = time.monotonic() + 20
@@ -132,7 +133,7 @@ def test_the_network_is_on_or_off_per_agent(start_server: ServerFactory) -> None
         reached = {}
         for name in ("open", "closed"):
             alice = person_client(server, "alice")
-            response = alice.post("/sessions", data={"agent": name, "workspace": str(workspaces / name)})
+            response = alice.post(URLS.for_("new_session"), data={"agent": name, "workspace": str(workspaces / name)})
             assert response.status_code == 303, response.text[:300]
             session_id = str(response.headers["location"]).rsplit("/", 1)[1]
             asyncio.run(connect_from(server, session_id, tcp))
@@ -154,7 +155,7 @@ async def connect_from(server: object, session_id: str, tcp: list[list[object]])
 def test_the_demo_agent_and_its_terminal_run_in_a_sandbox(start_server: ServerFactory) -> None:
     server = start_server(None, WEBCLIENT_SANDBOX="bwrap", WEBCLIENT_SANDBOX_NETWORK="off")
     session_id = asyncio.run(drive(server, ["run"]))
-    page = httpx.get(f"{server.url}/sessions/{session_id}", headers=server.headers).text
+    page = httpx.get(at(server.url, "session", session_id=session_id), headers=server.headers).text
     assert "passed" in page and "The agent could not be started" not in page
 
 

@@ -19,6 +19,7 @@ from tests.support.restarts import ready_page, session_page, thread_html, until
 from tests.support.servers import ServerFactory
 from tests.support.sessions import started
 from tests.support.ts_agents import CLAUDE_AGENT_ACP, node
+from tests.support.urls import URLS
 from webclient.acp.agent import AcpAgent
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
@@ -59,7 +60,7 @@ def test_claude_agent_acp_without_a_key_starts_and_asks_for_a_sign_in(
     assert "auth login" in page
     assert shown.count(">hi<") == 1  # v2: the agent's user_message echo is not shown again
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
-        log = http.get(f"/sessions/{session_id}/log").text
+        log = http.get(URLS.for_("protocol_log", session_id=session_id)).text
     assert re.search(rf"&#34;protocolVersion&#34;: ?{version}|\"protocolVersion\": ?{version}", log)
     if version == "2":
         assert "state_update" in log and "auth/login" not in log

@@ -26,6 +26,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import AGENTS, ROOT, SCRIPTED_AGENT
+from tests.support.urls import URLS
 from webclient.agents.homes import home_of
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
@@ -62,7 +63,7 @@ def team_app(root: Path) -> Iterator[TestClient]:
 
 
 def start(client: TestClient, person: str) -> str:
-    made = client.post("/sessions", headers={**as_person(person), **ORIGIN}, follow_redirects=False)
+    made = client.post(URLS.for_("new_session"), headers={**as_person(person), **ORIGIN}, follow_redirects=False)
     assert made.status_code == 303, made.text[:500]
     return str(made.headers["location"])
 
@@ -92,7 +93,7 @@ def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_ro
         (tmp_path / "notes.txt").write_text("a file of the workspace")
         path = start(client, "alice")
         alice = {**as_person("alice"), **ORIGIN}
-        with client.websocket_connect(path + "/ws", headers=alice) as socket:
+        with client.websocket_connect(URLS.for_("socket", session_id=path.rsplit("/", 1)[1]), headers=alice) as socket:
             socket.receive_text()  # the page as it is
             said = {name: ask(socket, f"fs read {name}") for name in (key, login, tmp_path / "agents.toml")}
             wrote = {

@@ -16,6 +16,7 @@ import websockets
 from tests.support.acp_schema import validate
 from tests.support.servers import ServerFactory
 from tests.support.sessions import agent_session, started
+from tests.support.urls import URLS, socket_at
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
 from webclient.render.message_docs import MessageDocs
@@ -151,8 +152,8 @@ def test_replayed_clicks_and_prompts_reach_the_agent_once(start_server: ServerFa
         import httpx
 
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            response = await http.post("/sessions")
-        ws_url = server.url.replace("http", "ws") + response.headers["location"] + "/ws"
+            response = await http.post(URLS.for_("new_session"))
+        ws_url = socket_at(server.url, response.headers["location"])
         connect = functools.partial(websockets.connect, additional_headers=server.headers)
         async with connect(ws_url) as first, connect(ws_url) as second:
             frame = str(await first.recv())

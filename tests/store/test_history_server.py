@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from tests.support.restarts import drive, stop, store_env
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 
 
 def found(server: Server, query: str) -> dict[str, list[str]]:
@@ -38,12 +39,12 @@ def test_a_search_finds_a_session_by_its_prompt_after_a_restart_and_only_once(
     assert found(again, "marmalade") == {session_id: ["where is the marmalade kept?"]}
     assert found(again, "toast marmalade") == {session_id: ["where is the marmalade kept?", "and the toast"]}
     with again.http() as http:
-        assert http.get(f"/sessions/{session_id}").status_code == 200  # rebuilt from its journal
+        assert http.get(URLS.for_("session", session_id=session_id)).status_code == 200  # rebuilt from its journal
     assert found(again, "marmalade") == {session_id: ["where is the marmalade kept?"]}  # its words not kept twice
     assert set(found(again, "ok")) == {session_id, other}  # what the agent said: "ok"
 
     with again.http() as http:
-        assert http.post(f"/sessions/{session_id}/delete").status_code == 303
-        assert http.get(f"/sessions/{session_id}").status_code == 404
+        assert http.post(URLS.for_("delete_session", session_id=session_id)).status_code == 303
+        assert http.get(URLS.for_("session", session_id=session_id)).status_code == 404
     assert found(again, "marmalade") == {}
     assert set(found(again, "ok")) == {other}

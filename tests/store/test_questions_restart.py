@@ -16,6 +16,7 @@ import httpx
 from tests.support.acp_schema import validate
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'question_agent.py'}"
 FIELDS = {"field:name": "calc", "field:token": "s3cret", "field:retries": "4", "field:style": "tabs"}
@@ -42,7 +43,7 @@ def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory
     card = before.split('data-role="question"', 1)[1].split("</article>", 1)[0]
     assert 'data-state="accepted"' in card and "calc" in card and "s3cret" not in card  # the agent says it; we don't
     with httpx.Client(base_url=first.url, headers=first.headers) as http:
-        exported = http.get(f"/sessions/{answered}/export.md").text
+        exported = http.get(URLS.for_("export", session_id=answered)).text
     asked = exported.split("**The agent asked:**", 1)[1].split("answer: ", 1)[0]  # up to the agent's own reply
     assert "Set up the \\<project\\>" in asked and "*Answer: accepted — Project \\<name\\>: calc; Retries: 4" in asked
     assert "s3cret" not in asked  # the secret stays out of the export's answer

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.restarts import drive, send_resume, session_page, stop, store_env, thread_html
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS, at
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     session_id = asyncio.run(drive(first, ["markdown", "tour", "plan"]))
     before = session_page(first, session_id)
     with httpx.Client(base_url=first.url, headers=first.headers, timeout=30) as http:
-        exported = http.get(f"/sessions/{session_id}/export.md").text
+        exported = http.get(URLS.for_("export", session_id=session_id)).text
     shown = thread_html(before)
     for part in ('class="entry tool-call', 'data-role="terminal"', 'data-role="plan"', "You chose:", "<table"):
         assert part in shown, part  # what the journal must bring back: cards, a terminal, a plan, an answer, Markdown
@@ -47,10 +48,10 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
     assert 'data-turn-state="ended"' in after
     assert 'data-action="resume"' in after
     with httpx.Client(base_url=second.url, headers=second.headers, timeout=30) as http:
-        assert http.get("/sessions/not-a-session").status_code == 404
+        assert http.get(URLS.for_("session", session_id="not-a-session")).status_code == 404
         # The export and the protocol log come from the journal too.
-        assert http.get(f"/sessions/{session_id}/export.md").text == exported
-        log = http.get(f"/sessions/{session_id}/log").text
+        assert http.get(URLS.for_("export", session_id=session_id)).text == exported
+        log = http.get(URLS.for_("protocol_log", session_id=session_id)).text
         assert "session/request_permission" in log and "session/prompt" in log
 
 
@@ -87,9 +88,9 @@ def test_an_ended_session_the_server_forgot_opens_again_from_the_store(
     first, second = asyncio.run(drive(server, ["markdown"])), asyncio.run(drive(server, ["plan"]))
     before = session_page(server, first)
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
-        assert http.post(f"/sessions/{first}/end").status_code == 303
-        ended = thread_html(http.get(f"/sessions/{first}").text)
-        assert http.post(f"/sessions/{second}/end").status_code == 303  # the first is forgotten now
+        assert http.post(URLS.for_("end_session", session_id=first)).status_code == 303
+        ended = thread_html(http.get(URLS.for_("session", session_id=first)).text)
+        assert http.post(URLS.for_("end_session", session_id=second)).status_code == 303  # the first is forgotten now
     assert thread_html(before) == ended
     rebuilt = session_page(server, first)
     assert thread_html(rebuilt) == ended
@@ -191,5 +192,5 @@ def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
     while 'id="changes-count" class="count" data-count="1"' not in (page := session_page(second, session_id)):
         assert time.monotonic() < deadline, re.findall(r'<span id="changes-count"[^>]*>', page)
         time.sleep(0.1)
-    changes = httpx.get(f"{second.url}/sessions/{session_id}/changes", headers=second.headers, timeout=30)
+    changes = httpx.get(at(second.url, "changes", session_id=session_id), headers=second.headers, timeout=30)
     assert "calculator.py" in changes.text

@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 
 from tests.store.test_server_journal import prompt_and_answer, stored
 from tests.support.servers import Server, ServerFactory, stop_server
+from tests.support.urls import at
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.database import create_engine
@@ -95,7 +96,7 @@ def test_the_pass_at_start_deletes_old_sessions_and_says_so_and_a_running_one_is
     wait_for(lambda: asyncio.run(stored_ids(url)) == {"recent"})
 
     # A session this server runs, idle and (as far as the store says) last active long ago, is kept pass after pass.
-    running = httpx.post(server.url + "/sessions", headers=server.headers).headers["location"].rsplit("/", 1)[1]
+    running = httpx.post(at(server.url, "new_session"), headers=server.headers).headers["location"].rsplit("/", 1)[1]
     wait_for(lambda: running in asyncio.run(stored_ids(url)))
     asyncio.run(set_last_activity(url, {running: now - timedelta(days=60), "recent": now - timedelta(days=60)}))
     wait_for(lambda: asyncio.run(stored_ids(url)) == {running})  # "recent" is now old, and goes

@@ -15,6 +15,7 @@ import websockets
 from sqlalchemy import select
 
 from tests.support.servers import Server, ServerFactory, stop_server
+from tests.support.urls import URLS, socket_at
 from webclient.people.person import LOCAL
 from webclient.store.database import create_engine
 from webclient.store.schema import journal, sessions
@@ -25,10 +26,10 @@ PROMPTED = {"action": "prompt", "text": "permission", "uploads": [], "mentions":
 async def prompt_and_answer(server: Server) -> str:
     """Open a session, prompt ``permission`` and choose allow-once, over the page's socket; returns its id."""
     async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-        response = await http.post("/sessions")
+        response = await http.post(URLS.for_("new_session"))
     location = response.headers["location"]
     connect = functools.partial(websockets.connect, additional_headers=server.headers)
-    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
+    async with connect(socket_at(server.url, location)) as socket:
         frame = str(await socket.recv())
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
         while 'data-agent-state="ready"' not in frame:

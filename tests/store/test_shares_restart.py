@@ -15,6 +15,7 @@ from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, store_env, until
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session, page_socket, prompt
+from tests.support.urls import URLS
 
 
 def http(server: Server, name: str, admin: bool = False) -> httpx.Client:
@@ -39,7 +40,7 @@ def test_shares_and_the_audit_log_outlive_a_restart(
     first = start_server(**env)
     session_id = new_session(first, "alice", ["admins"])
     shared = http(first, "alice", admin=True).post(
-        f"/sessions/{session_id}/shares", data={"kind": "person", "grantee": "bob", "role": "drive"}
+        URLS.for_("add_share", session_id=session_id), data={"kind": "person", "grantee": "bob", "role": "drive"}
     )
     assert shared.status_code == 303
     asyncio.run(bob_prompts(first, session_id))
@@ -47,8 +48,10 @@ def test_shares_and_the_audit_log_outlive_a_restart(
     stop(first, signal.SIGTERM)
 
     second = start_server(**env)
-    assert 'id="composer"' in http(second, "bob").get(f"/sessions/{session_id}").text
-    exported = http(second, "alice", admin=True).get(f"/sessions/{session_id}/audit", params={"format": "csv"})
+    assert 'id="composer"' in http(second, "bob").get(URLS.for_("session", session_id=session_id)).text
+    exported = http(second, "alice", admin=True).get(
+        URLS.for_("session_audit", session_id=session_id), params={"format": "csv"}
+    )
     lines = exported.text.splitlines()
     assert lines[0] == "id,at,time,session,person,name,action,detail"
     assert [line.split(",")[4:7] for line in lines[1:]] == [["alice", "alice", "share"], ["bob", "bob", "prompt"]]

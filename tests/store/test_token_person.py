@@ -19,6 +19,7 @@ from sqlalchemy.sql import column
 from tests.support.people import TEAM, as_person
 from tests.support.probes import new_session
 from tests.support.servers import Server, ServerFactory, stop_server
+from tests.support.urls import URLS
 from webclient.people.person import LOCAL
 from webclient.store.database import MIGRATIONS, create_engine
 
@@ -69,7 +70,7 @@ def listed(http: httpx.Client) -> set[str]:
 
 
 def secret_names(http: httpx.Client) -> list[str]:
-    return re.findall(r'<tr data-secret="([^"]+)"', http.get("/settings/secrets", headers=HTML).text)
+    return re.findall(r'<tr data-secret="([^"]+)"', http.get(URLS.for_("secrets"), headers=HTML).text)
 
 
 def as_person_on(server: Server, name: str) -> httpx.Client:
@@ -93,16 +94,16 @@ def test_sessions_of_token_mode_stay_the_operators_on_a_teams_store(
     assert local.get("/", headers=HTML).status_code == 200
     assert listed(local) == set()
     for session_id in (LEGACY_SESSION, made_now):
-        assert local.get(f"/sessions/{session_id}", headers=HTML).status_code == 404
+        assert local.get(URLS.for_("session", session_id=session_id), headers=HTML).status_code == 404
     assert secret_names(local) == []
     operator = as_person_on(team, LOCAL.id)
     assert operator.get("/", headers=HTML).status_code == 403  # no proxy names token mode's person
-    assert operator.get(f"/sessions/{made_now}", headers=HTML).status_code == 403
+    assert operator.get(URLS.for_("session", session_id=made_now), headers=HTML).status_code == 403
     stop_server(team)
 
     again = start_server(**store)
     assert listed(again.http()) >= {LEGACY_SESSION, made_now}
-    assert again.http().get(f"/sessions/{made_now}", headers=HTML).status_code == 200
+    assert again.http().get(URLS.for_("session", session_id=made_now), headers=HTML).status_code == 200
     assert secret_names(again.http()) == ["OPENAI_API_KEY"]
 
 

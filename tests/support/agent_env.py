@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from tests.support.servers import AGENTS
+from tests.support.urls import URLS
 from tests.support.waiting import records
 
 ENV_AGENT = f"{sys.executable} {AGENTS / 'env_agent.py'}"
@@ -29,6 +30,6 @@ def started_with(report: Path, count: int, timeout: float = 15) -> list[dict[str
 
 def new_session(client: httpx.Client) -> str:
     """Start a session of the server's agent as the person ``client`` is; its id."""
-    response = client.post("/sessions")
+    response = client.post(URLS.for_("new_session"))
     assert response.status_code == 303, response.text
     return str(response.headers["location"]).rsplit("/", 1)[1]

@@ -30,6 +30,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.acp_schema import journal_problems
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
+from tests.support.urls import URLS
 from tests.support.waiting import records
 from webclient.config import Settings
 from webclient.web.app import create_app
@@ -108,14 +109,14 @@ class InProcess:
 
     def new_session(self) -> str:
         """A new session of the app's agent: its page's path."""
-        response = self.client.post("/sessions", follow_redirects=False)
+        response = self.client.post(URLS.for_("new_session"), follow_redirects=False)
         assert response.status_code == 303, f"POST /sessions answered {response.status_code}: {response.text[:500]}"
         return str(response.headers["location"])
 
     @contextlib.contextmanager
     def live(self, session_path: str) -> Iterator[LiveSocket]:
         """The page socket of the session at ``session_path``, its first frame read."""
-        with self.client.websocket_connect(session_path + "/ws") as socket:
+        with self.client.websocket_connect(URLS.for_("socket", session_id=session_path.rsplit("/", 1)[1])) as socket:
             yield LiveSocket(socket)
 
 

@@ -8,12 +8,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Frame, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.support.servers import free_port
+from tests.support.urls import at
 
 
 class Site:
@@ -78,7 +79,7 @@ SIBLING_PAGE = """<!doctype html><html><body><script>
 def host_page(client: str, query: dict[str, str], sibling: Site | None = None) -> str:
     """The portal's page framing ``client``'s ``/embed`` (``client``: its URL, a path prefix included) with ``query``;
     ``sibling``: a site whose ``/sibling`` page (`SIBLING_PAGE`) is framed beside it."""
-    embed = f"{client.rstrip('/')}/embed?{urlencode(query)}"
+    embed = at(client, "embed", **query)
     parts = urlsplit(client)
     frame = f'<iframe name="sibling" src="{sibling.origin}/sibling" hidden></iframe>' if sibling else ""
     origin = f"{parts.scheme}://{parts.netloc}"

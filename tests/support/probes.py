@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.support.servers import Server, live_processes
+from tests.support.urls import URLS
 
 TALLY: dict[str, list[int]] = {}
 """Attempts and refusals per area, printed at the end of the module (``pytest -s``) for the closing note."""
@@ -45,7 +46,7 @@ def session_ids(server: Server) -> list[str]:
 
 
 def new_session(server: Server) -> str:
-    response = server.http().post("/sessions")
+    response = server.http().post(URLS.for_("new_session"))
     assert response.status_code == 303, response.text
     session_id = response.headers["location"].rsplit("/", 1)[1]
     server.wait_received(lambda m: m.get("method") == "session/new")

@@ -20,6 +20,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from tests.support.servers import Server, stop_server
+from tests.support.urls import URLS, socket_at
 
 PERMISSION_ASKED = "data-option-id"
 
@@ -51,7 +52,7 @@ def thread_html(page: str) -> str:
 
 def session_page(server: Server, session_id: str) -> str:
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
-        response = http.get(f"/sessions/{session_id}")
+        response = http.get(URLS.for_("session", session_id=session_id))
     assert response.status_code == 200, response.text[:500]
     return response.text
 
@@ -62,8 +63,8 @@ async def ready_page(server: Server, session_id: str | None = None) -> AsyncIter
     nonce and the session's id. The agent may still be starting: see `until`."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            session_id = created(await http.post("/sessions")).rsplit("/", 1)[1]
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
         assert nonce is not None
@@ -94,11 +95,11 @@ async def drive(
     ``resume``: ask a stored session to resume first. Returns the session's id."""
     if session_id is None:
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            location = created(await http.post("/sessions"))
+            location = created(await http.post(URLS.for_("new_session")))
     else:
-        location = f"/sessions/{session_id}"
+        location = URLS.for_("session", session_id=session_id)
     connect = functools.partial(websockets.connect, additional_headers=server.headers, max_size=None)
-    async with connect(server.url.replace("http", "ws") + location + "/ws") as socket:
+    async with connect(socket_at(server.url, location)) as socket:
         frame = str(await socket.recv())
         nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
         assert nonce is not None
@@ -139,7 +140,7 @@ async def queue(socket: websockets.ClientConnection, prompts: tuple[str, ...] | 
 
 async def send_resume(server: Server, session_id: str) -> None:
     """Press Resume on a session's page (over its socket), and give the server a moment to act on it."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers) as socket:
         await socket.recv()
         await socket.send(json.dumps({"action": "resume"}))

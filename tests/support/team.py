@@ -16,13 +16,14 @@ from websockets.asyncio.client import ClientConnection
 from tests.support.people import as_person
 from tests.support.restarts import until
 from tests.support.servers import Server
+from tests.support.urls import URLS, socket_at
 
 
 def new_session(server: Server, name: str, groups: Iterable[str] = ()) -> str:
     """A new session of ``name``'s (started with the server's agent); its id."""
     headers = {**as_person(name, groups), "Origin": server.url}
     with httpx.Client(base_url=server.url, headers=headers) as http:
-        response = http.post("/sessions")
+        response = http.post(URLS.for_("new_session"))
     assert response.status_code == 303, response.text[:300]
     return str(response.headers["location"]).rsplit("/", 1)[1]
 
@@ -33,7 +34,7 @@ async def page_socket(
 ) -> AsyncIterator[tuple[ClientConnection, str]]:
     """The page socket of ``session_id`` as ``name``, once its first frame came: the socket and the prompt nonce
     (empty when the page has no composer)."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws{query}"
+    url = socket_at(server.url, session_id) + query
     headers = {**as_person(name, groups), "Origin": server.url}
     async with websockets.connect(url, additional_headers=headers, max_size=None) as socket:
         first = str(await socket.recv())

@@ -18,6 +18,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from tests.support.probes import children, count, new_session, port_of, session_ids
 from tests.support.servers import ROOT, Server, ServerFactory, free_port
+from tests.support.urls import URLS, at
 from webclient.config import Settings
 from webclient.web.app import create_app
 
@@ -90,7 +91,7 @@ def settled(server: Server, agents: int, sessions: int, session_id: str) -> None
     assert len(children(server.process.pid)) == agents
     assert len(session_ids(server)) == sessions
     assert not [m for m in server.received() if m.get("method") == "session/prompt"]
-    assert 'data-turn-state="ended"' not in server.http().get(f"/sessions/{session_id}").text
+    assert 'data-turn-state="ended"' not in server.http().get(URLS.for_("session", session_id=session_id)).text
 
 
 @pytest.mark.slow
@@ -101,7 +102,7 @@ def test_every_route_refuses_a_rebinding_host_and_leaks_nothing(start_server: Se
     port = port_of(server)
     # Signed in twice over and claiming to be same-origin: the name alone must be enough to refuse.
     credentials = {**server.headers, "Cookie": signed_in_cookie(server)}
-    table = [*route_table(), ("GET", "/static/app.css")]
+    table = [*route_table(), ("GET", URLS.static("app.css"))]
     for host in (f"rebind.evil:{port}", f"localhost.rebind.evil:{port}", "rebind.evil", f"127.0.0.1.nip.io:{port}"):
         origin = f"http://{host}"
         for method, path in table:
@@ -167,22 +168,22 @@ def test_every_state_changing_route_works_from_our_own_page(start_server: Server
             host = {"Host": f"localhost:{port}"} if "localhost" in headers.get("Origin", "") else {}
             target = fill(path, doomed if path.endswith("/delete") else session_id)
             # Signing out ends the sign-in it is sent with: its own each time.
-            signed_in = signed_in_cookie(server) if path == "/signout" else cookie
+            signed_in = signed_in_cookie(server) if path == URLS.for_("sign_out") else cookie
             status, body = send(server, method, target, {**headers, **host, "Cookie": signed_in})
             # Past the guard: the route's own answer (400: the secrets form, sent with no name, says why).
-            fine = (101, 200, 303, 415, 400) if path == "/settings/secrets" else (101, 200, 303, 415)
+            fine = (101, 200, 303, 415, 400) if path == URLS.for_("secrets") else (101, 200, 303, 415)
             fine += (404,) if "{agent}" in path else ()  # the listing of the agent "0", which is not in the catalogue
             assert status in fine, f"{method} {path} with {headers} answered {status}: {body[:200]!r}"
     # An old browser's form post: no Origin, no Sec-Fetch-Site, the page's token in the form.
     form = f"csrf={csrf[1]}".encode()
     response = httpx.post(
-        server.url + "/sessions",
+        at(server.url, "new_session"),
         content=form,
         headers={"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
     )
     assert response.status_code == 303
     server.wait_received(lambda m: m.get("method") == "session/prompt")
-    assert 'data-turn-state="ended"' in server.http().get(f"/sessions/{session_id}").text
+    assert 'data-turn-state="ended"' in server.http().get(URLS.for_("session", session_id=session_id)).text
 
 
 @pytest.mark.slow
@@ -203,18 +204,20 @@ def test_every_route_and_the_socket_refuse_someone_not_signed_in(shared_server: 
                 assert refused, f"{method} {path} with {headers} answered {status}"
                 assert session_id.encode() not in body.replace(url.encode(), b"")  # only where it was asked for
                 if method == "GET" and accept.startswith("text/html"):
-                    assert b'action="/signin"' in body  # a person gets the page to paste the token in
+                    assert f'action="{URLS.sign_in()}"'.encode() in body  # a person gets the page to paste the token in
     settled(server, agents, sessions, session_id)
-    assert httpx.get(server.url + "/static/app.css").status_code == 200  # nothing secret: public
+    assert httpx.get(server.url + URLS.static("app.css")).status_code == 200  # nothing secret: public
 
 
 def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(shared_server: Server) -> None:
     server = shared_server
     session_id = new_session(server)
-    url = server.sign_in_url(f"/sessions/{session_id}/log?method=session%2Fnew&limit=5")
+    url = server.sign_in_url(URLS.for_("protocol_log", session_id=session_id, method="session/new", limit=5))
     response = httpx.get(url, follow_redirects=False)
     assert response.status_code == 303
-    assert response.headers["location"] == f"/sessions/{session_id}/log?method=session%2Fnew&limit=5"
+    assert response.headers["location"] == URLS.for_(
+        "protocol_log", session_id=session_id, method="session/new", limit=5
+    )
     cookie = response.headers["set-cookie"]
     name_value, *attributes = [part.strip() for part in cookie.split(";")]
     assert name_value.startswith(f"webclient-{port_of(server)}=")
@@ -234,7 +237,7 @@ def test_the_sign_in_url_sets_the_cookie_and_drops_the_token(shared_server: Serv
 def test_the_sign_in_form_accepts_the_token_and_redirects_only_within_the_site(shared_server: Server) -> None:
     server = shared_server
     form = {"Content-Type": "application/x-www-form-urlencoded"}
-    wrong = httpx.post(server.url + "/signin", content=b"token=nope&next=%2F", headers=form)
+    wrong = httpx.post(server.url + URLS.sign_in(), content=b"token=nope&next=%2F", headers=form)
     assert wrong.status_code == 401 and "not right" in wrong.text and "set-cookie" not in wrong.headers
     for target, lands in [
         ("/sessions?x=1", "/sessions?x=1"),
@@ -243,7 +246,7 @@ def test_the_sign_in_form_accepts_the_token_and_redirects_only_within_the_site(s
         ("/\\evil.example", "/"),
     ]:
         body = httpx.QueryParams({"token": server.token, "next": target})
-        response = httpx.post(server.url + "/signin", content=str(body).encode(), headers=form)
+        response = httpx.post(server.url + URLS.sign_in(), content=str(body).encode(), headers=form)
         assert response.status_code == 303 and response.headers["location"] == lands
         assert response.headers["set-cookie"].startswith(f"webclient-{port_of(server)}=")
 
@@ -276,12 +279,12 @@ def test_no_token_serves_loopback_only_and_still_checks_hosts_and_origins(start_
     port = port_of(server)
     assert httpx.get(server.url + "/", headers={"Host": f"rebind.evil:{port}"}).status_code == 400
     agents = len(children(server.process.pid))
-    foreign = httpx.post(server.url + "/sessions", headers={"Origin": f"http://127.0.0.1:{port + 1}"})
+    foreign = httpx.post(at(server.url, "new_session"), headers={"Origin": f"http://127.0.0.1:{port + 1}"})
     assert foreign.status_code == 403
-    bare = httpx.post(server.url + "/sessions")  # no Origin: a browser too old to say, or a page's form
+    bare = httpx.post(at(server.url, "new_session"))  # no Origin: a browser too old to say, or a page's form
     assert bare.status_code == 403
     assert len(children(server.process.pid)) == agents
-    ours = httpx.post(server.url + "/sessions", headers={"Origin": f"http://127.0.0.1:{port}"})
+    ours = httpx.post(at(server.url, "new_session"), headers={"Origin": f"http://127.0.0.1:{port}"})
     assert ours.status_code == 303
 
 
@@ -291,7 +294,7 @@ def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_si
     messy = f'theme={{"dark":true}}; draft=two words; {signed_in_cookie(server)}; last=1'
     headers = {"Cookie": messy, "Authorization": "Basic dXNlcjpwYXNz", "Origin": server.url}
     assert httpx.get(server.url + "/", headers=headers).status_code == 200
-    assert httpx.post(server.url + "/sessions", headers=headers).status_code == 303
+    assert httpx.post(at(server.url, "new_session"), headers=headers).status_code == 303
 
 
 def test_the_printed_url_signs_in_and_an_empty_token_still_asks_for_one(start_server: ServerFactory) -> None:

@@ -15,6 +15,7 @@ import httpx
 from tests.support.html import parse, squash
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS
 from tests.support.waiting import received
 
 ADVISORIES_AGENT = f"{sys.executable} {AGENTS / 'advisories_agent.py'}"
@@ -90,4 +91,4 @@ def test_notices_compactions_and_usage_show_live_on_the_page_and_after_a_restart
 
 def export(server: Server, session_id: str) -> str:
     with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        return http.get(f"/sessions/{session_id}/export.md").text
+        return http.get(URLS.for_("export", session_id=session_id)).text

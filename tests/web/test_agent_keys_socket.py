@@ -14,6 +14,7 @@ from tests.support.people import TEAM, person_client
 from tests.support.restarts import until
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.team import new_session, page_socket
+from tests.support.urls import URLS
 
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
 KEY = {"action": "sign_in_with_key", "method_id": "openai-api-key", "var:LOGIN_OPENAI_KEY": "sk-from-the-page"}
@@ -34,17 +35,20 @@ def test_only_the_sessions_owner_gives_its_agent_a_key(start_server: ServerFacto
     session_id = new_session(server, "alice", ADMINS)
     share_with_bob(server, session_id, "drive")
     deadline = time.monotonic() + 20
-    while "auth-required" not in person_client(server, "alice", ADMINS).get(f"/sessions/{session_id}").text:
+    while (
+        "auth-required"
+        not in person_client(server, "alice", ADMINS).get(URLS.for_("session", session_id=session_id)).text
+    ):
         assert time.monotonic() < deadline, "the agent never asked for a sign-in"
         time.sleep(0.1)
 
     asyncio.run(give_key(server, session_id, "bob", [], "Only the session's owner can give its agent a key"))
     time.sleep(1)
     assert methods(server) == ["initialize"]  # not started again, not signed in
-    assert "LOGIN_OPENAI_KEY" not in person_client(server, "bob").get("/settings/secrets").text
-    assert "LOGIN_OPENAI_KEY" not in person_client(server, "alice", ADMINS).get("/settings/secrets").text
+    assert "LOGIN_OPENAI_KEY" not in person_client(server, "bob").get(URLS.for_("secrets")).text
+    assert "LOGIN_OPENAI_KEY" not in person_client(server, "alice", ADMINS).get(URLS.for_("secrets")).text
 
     asyncio.run(give_key(server, session_id, "alice", ADMINS, 'data-agent-state="ready"'))
     assert methods(server) == ["initialize", "initialize", "authenticate"]
-    assert "LOGIN_OPENAI_KEY" in person_client(server, "alice", ADMINS).get("/settings/secrets").text
-    assert "LOGIN_OPENAI_KEY" not in person_client(server, "bob").get("/settings/secrets").text
+    assert "LOGIN_OPENAI_KEY" in person_client(server, "alice", ADMINS).get(URLS.for_("secrets")).text
+    assert "LOGIN_OPENAI_KEY" not in person_client(server, "bob").get(URLS.for_("secrets")).text

@@ -20,6 +20,7 @@ from tests.support.people import TEAM, person_client
 from tests.support.probes import children
 from tests.support.restarts import drive, session_page, thread_html
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 from tests.web.test_access import signed_in_cookie
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'resumable_agent.py'}"
@@ -53,17 +54,18 @@ def test_one_of_the_agents_own_sessions_is_continued_here(
     )
     with server.http() as http:
         name = agent_name(http)
-        listing = http.get(f"/agents/{name}/sessions")
+        listing = http.get(URLS.for_("agent_sessions", agent=name))
         assert listing.status_code == 200
         assert listing.text.count("data-agent-session-id=") == 2
         assert "Fix the &lt;parser&gt;" in listing.text  # what the agent says is escaped
         form = {"csrf": re.search(r'name="csrf" value="([^"]+)"', listing.text).group(1)}  # type: ignore[union-attr]
         refused = http.post(
-            "/sessions", data={**form, "agent": name, "continue": "agent-session-2", "workspace": str(elsewhere)}
+            URLS.for_("new_session"),
+            data={**form, "agent": name, "continue": "agent-session-2", "workspace": str(elsewhere)},
         )
         assert refused.status_code == 400 and "is outside what the agent" in refused.text
         created = http.post(
-            "/sessions",
+            URLS.for_("new_session"),
             data={
                 **form,
                 "agent": name,
@@ -88,9 +90,9 @@ def test_one_of_the_agents_own_sessions_is_continued_here(
 def test_an_agent_that_cannot_list_says_so(start_server: ServerFactory, tmp_path: Path) -> None:
     server = start_server(agent=AGENT, RESUME_MODE="resume", SESSIONS_FILE=str(tmp_path / "s.json"))
     with server.http() as http:
-        page = http.get(f"/agents/{agent_name(http)}/sessions")
+        page = http.get(URLS.for_("agent_sessions", agent=agent_name(http)))
         assert page.status_code == 200 and 'data-role="cannot-list"' in page.text
-        assert http.get("/agents/no-such-agent/sessions").status_code == 404
+        assert http.get(URLS.for_("agent_sessions", agent="no-such-agent")).status_code == 404
 
 
 def test_rename_end_and_delete_reach_an_agent_that_offers_them(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -105,9 +107,9 @@ def test_rename_end_and_delete_reach_an_agent_that_offers_them(start_server: Ser
 
     with server.http() as http:
         csrf = re.search(r'name="csrf" value="([^"]+)"', http.get("/").text).group(1)  # type: ignore[union-attr]
-        assert http.post(f"/sessions/{kept}/end", data={"csrf": csrf}).status_code == 303
-        assert http.post(f"/sessions/{gone}/delete", data={"csrf": csrf}).status_code == 303
-        assert http.get(f"/sessions/{gone}").status_code == 404
+        assert http.post(URLS.for_("end_session", session_id=kept), data={"csrf": csrf}).status_code == 303
+        assert http.post(URLS.for_("delete_session", session_id=gone), data={"csrf": csrf}).status_code == 303
+        assert http.get(URLS.for_("session", session_id=gone)).status_code == 404
         index = http.get("/").text
     assert f'data-session-id="{kept}"' in index and f'data-session-id="{gone}"' not in index
     methods = [(m.get("method"), (m.get("params") or {}).get("sessionId")) for m in server.received()]
@@ -117,7 +119,7 @@ def test_rename_end_and_delete_reach_an_agent_that_offers_them(start_server: Ser
 
 
 async def send_action(server: Server, session_id: str, action: dict[str, str]) -> None:
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers) as socket:
         await socket.recv()
         await socket.send(json.dumps(action))
@@ -150,7 +152,9 @@ def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFacto
     foreign = [{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}, {}]
     with httpx.Client(base_url=server.url, timeout=30) as browser:
         for number in range(40):
-            answer = browser.get(f"/agents/{name}/sessions", headers={"Cookie": cookie, **foreign[number % 3]})
+            answer = browser.get(
+                URLS.for_("agent_sessions", agent=name), headers={"Cookie": cookie, **foreign[number % 3]}
+            )
             assert answer.status_code == 200 and 'data-action="list-agent-sessions"' in answer.text
             assert "data-agent-session-id" not in answer.text
         time.sleep(0.5)
@@ -158,9 +162,13 @@ def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFacto
         # The button on that page lists them (a POST with the page's token, as the guard asks of every POST).
         csrf = re.search(r'name="csrf" value="([^"]+)"', answer.text)
         assert csrf is not None
-        listed = browser.post(f"/agents/{name}/sessions", data={"csrf": csrf.group(1)}, headers={"Cookie": cookie})
+        listed = browser.post(
+            URLS.for_("agent_sessions", agent=name), data={"csrf": csrf.group(1)}, headers={"Cookie": cookie}
+        )
         assert listed.status_code == 200 and 'data-agent-session-id="own-1"' in listed.text
-        cross = browser.post(f"/agents/{name}/sessions", headers={"Cookie": cookie, "Origin": "http://evil.example"})
+        cross = browser.post(
+            URLS.for_("agent_sessions", agent=name), headers={"Cookie": cookie, "Origin": "http://evil.example"}
+        )
         assert cross.status_code == 403
     assert starts(server) == 1
 
@@ -178,7 +186,7 @@ def test_many_listings_by_one_person_run_one_agent_at_a_time(start_server: Serve
     async def list_many() -> list[httpx.Response]:
         headers = {"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}
         async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=60) as browser:
-            return await asyncio.gather(*(browser.get(f"/agents/{name}/sessions") for _ in range(12)))
+            return await asyncio.gather(*(browser.get(URLS.for_("agent_sessions", agent=name)) for _ in range(12)))
 
     watcher = threading.Thread(target=watch)
     watcher.start()
@@ -218,14 +226,14 @@ def test_listing_past_the_agent_limit_is_refused_with_the_limit_named(
     server = start_server(process=True, WEBCLIENT_CONFIG=str(config), WEBCLIENT_MAX_AGENTS_PER_PERSON="1")
     agents_before = len(children(server.process.pid))
     with server.http() as http:
-        assert http.post("/sessions", data={"agent": "first"}).status_code == 303
+        assert http.post(URLS.for_("new_session"), data={"agent": "first"}).status_code == 303
         time.sleep(1)
         assert len(children(server.process.pid)) == agents_before + 1
-        refused = http.get("/agents/second/sessions")
+        refused = http.get(URLS.for_("agent_sessions", agent="second"))
         assert refused.status_code == 429 and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in refused.text
         assert len(children(server.process.pid)) == agents_before + 1
         # The running session's agent lists its own: no agent more, so within the limit.
-        assert 'data-agent-session-id="own-1"' in http.get("/agents/first/sessions").text
+        assert 'data-agent-session-id="own-1"' in http.get(URLS.for_("agent_sessions", agent="first")).text
         assert len(children(server.process.pid)) == agents_before + 1
 
 
@@ -246,7 +254,7 @@ def test_an_agent_lists_a_persons_sessions_from_their_own_folder(start_server: S
     server = start_server(agent=None, WEBCLIENT_CONFIG=str(config), **TEAM)
     for name, other in (("alice", "bob"), ("bob", "alice")):
         listing = person_client(server, name).get(
-            "/agents/resumable/sessions", headers={"Sec-Fetch-Site": "same-origin"}
+            URLS.for_("agent_sessions", agent="resumable"), headers={"Sec-Fetch-Site": "same-origin"}
         )
         assert listing.status_code == 200, listing.text
         assert f"{name}&#39;s work" in listing.text and f"{other}&#39;s work" not in listing.text
@@ -262,7 +270,7 @@ def test_its_own_sessions_are_offered_only_for_an_agent_that_said_it_lists_them(
     link = 'data-action="agent-sessions"'
     with server.http() as http:
         assert link in http.get("/").text
-        assert http.post("/sessions").status_code == 303
+        assert http.post(URLS.for_("new_session")).status_code == 303
         server.wait_received(lambda m: m.get("method") == "session/new")
         assert (link in http.get("/").text) is offered
 
@@ -275,7 +283,7 @@ def test_what_an_agent_said_of_listing_is_remembered_across_a_restart(
     data = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
     first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env, **data)
     with first.http() as http:
-        assert http.post("/sessions").status_code == 303
+        assert http.post(URLS.for_("new_session")).status_code == 303
         first.wait_received(lambda m: m.get("method") == "session/new")
         assert 'data-action="agent-sessions"' not in http.get("/").text
     first.process.terminate()

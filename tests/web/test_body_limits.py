@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from tests.support.probes import new_session
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS
 from tests.web.test_access import fill
 from webclient.config import Settings
 from webclient.session.uploads import MAX_UPLOAD_BYTES
@@ -75,11 +76,11 @@ def test_a_400_mib_file_part_to_the_secrets_form_is_refused_and_nothing_is_spool
         headers = {"Content-Type": "multipart/form-data; boundary=b"}
         if declared:
             headers["Content-Length"] = str(sum(map(len, file_part(400))))
-        answer = post(server, "/settings/secrets", file_part(400), headers)
+        answer = post(server, URLS.for_("save_secret"), file_part(400), headers)
         assert answer is None or answer.status_code in (413, 415), answer.text if answer else None
         assert not list(spool.iterdir())  # nothing spooled to disk
     assert rss_mib(server) - before < 50
-    assert server.http().get("/settings/secrets").status_code == 200  # and the server answers on
+    assert server.http().get(URLS.for_("secrets")).status_code == 200  # and the server answers on
 
 
 @pytest.mark.parametrize("declared", [True, False], ids=["with-length", "chunked"])
@@ -89,10 +90,10 @@ def test_300_fields_of_1_mib_to_the_rules_form_are_refused(start_server: ServerF
     headers = dict(FORM)
     if declared:
         headers["Content-Length"] = str(sum(map(len, fields(300, MIB))))
-    answer = post(server, "/settings/rules", fields(300, MIB), headers)
+    answer = post(server, URLS.for_("rules"), fields(300, MIB), headers)
     assert answer is None or answer.status_code == 413, answer.text if answer else None
     assert rss_mib(server) - before < 50
-    assert server.http().get("/settings/rules").status_code == 200
+    assert server.http().get(URLS.for_("rules")).status_code == 200
 
 
 def test_every_route_has_a_body_limit_and_refuses_a_body_past_it(start_server: ServerFactory) -> None:
@@ -114,14 +115,16 @@ def test_every_route_has_a_body_limit_and_refuses_a_body_past_it(start_server: S
             body = b"x" * (limits[name] + 1)
             answer = client.request(method, fill(path, session_id), content=body, headers=FORM)
             assert answer.status_code == 413, f"{method} {path}: {answer.status_code} {answer.text[:200]}"
-        assert client.get(f"/sessions/{session_id}").status_code == 200  # no route ran: the session is still there
+        assert (
+            client.get(URLS.for_("session", session_id=session_id)).status_code == 200
+        )  # no route ran: the session is still there
     assert limits["attachments"] > MAX_UPLOAD_BYTES > limits["rules"]
 
 
 def test_a_body_without_a_length_is_counted(start_server: ServerFactory) -> None:
     server = start_server()
     session_id = new_session(server)
-    for path in ("/sessions", f"/sessions/{session_id}/prompt", "/settings/secrets"):
+    for path in (URLS.for_("new_session"), URLS.for_("prompt", session_id=session_id), URLS.for_("secrets")):
         answer = post(server, path, fields(1, 4 * MIB), FORM)  # over even the prompt's limit (3 MiB and a form)
         assert answer is None or answer.status_code == 413, answer.text if answer else None
     assert not [m for m in server.received() if m.get("method") == "session/prompt"]
@@ -130,7 +133,7 @@ def test_a_body_without_a_length_is_counted(start_server: ServerFactory) -> None
 def test_a_file_part_is_refused_where_no_file_is_expected(start_server: ServerFactory) -> None:
     server = start_server()
     small = iter([b'--b\r\nContent-Disposition: form-data; name="decision"; filename="f"\r\n\r\nallow\r\n--b--\r\n'])
-    answer = post(server, "/settings/rules", small, {"Content-Type": "multipart/form-data; boundary=b"})
+    answer = post(server, URLS.for_("rules"), small, {"Content-Type": "multipart/form-data; boundary=b"})
     assert answer is not None and answer.status_code == 415
 
 
@@ -139,7 +142,11 @@ def test_an_attachment_up_to_its_limit_is_still_taken(start_server: ServerFactor
     session_id = new_session(server)
     data = b"a" * (MAX_UPLOAD_BYTES - 10)
     with server.http() as http:
-        taken = http.post(f"/sessions/{session_id}/attachments", files={"file": ("notes.txt", data, "text/plain")})
+        taken = http.post(
+            URLS.for_("attachments", session_id=session_id), files={"file": ("notes.txt", data, "text/plain")}
+        )
         assert taken.status_code == 200 and "notes.txt" in taken.text
-        over = http.post(f"/sessions/{session_id}/attachments", files={"file": ("big.txt", data * 2, "text/plain")})
+        over = http.post(
+            URLS.for_("attachments", session_id=session_id), files={"file": ("big.txt", data * 2, "text/plain")}
+        )
         assert over.status_code == 413 and "The file is too large" in over.text

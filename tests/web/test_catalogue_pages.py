@@ -16,6 +16,7 @@ from tests.support.catalogue import Catalogued, start_catalogued
 from tests.support.html import Element, parse
 from tests.support.probes import children, port_of, session_ids
 from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.urls import URLS, at
 
 
 def csrf_of(page: str) -> str:
@@ -34,7 +35,7 @@ def elements(markup: str, tag: str, **attrs: str) -> list[Element]:
 
 
 def create(catalogued: Catalogued, **form: str) -> httpx.Response:
-    return catalogued.server.http().post("/sessions", data=form)
+    return catalogued.server.http().post(URLS.for_("new_session"), data=form)
 
 
 def test_the_index_offers_every_agent_of_the_catalogue(start_server: ServerFactory, tmp_path: Path) -> None:
@@ -102,7 +103,7 @@ def test_a_cross_site_form_cannot_start_an_agent(start_server: ServerFactory, tm
     form = {"agent": "beta", "workspace": str(catalogued.shared), "csrf": csrf}
     foreign = f"http://127.0.0.1:{port_of(server) + 1}"
     response = httpx.post(
-        server.url + "/sessions",
+        at(server.url, "new_session"),
         data=form,
         headers={"Cookie": signed_in, "Origin": foreign, "Sec-Fetch-Site": "cross-site"},
     )

@@ -17,6 +17,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from tests.support.html import parse
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory, migrated_store
+from tests.support.urls import URLS, at
 from tests.web.test_urls import outside_the_prefix, url_attributes
 from webclient.config import Settings
 from webclient.web.app import create_app
@@ -48,7 +49,7 @@ def html_attributes(page: str) -> dict[str, str]:
 
 def start(http: httpx.Client, **fields: str) -> str:
     """POST the embedding form as its page does; the embedded session's URL it redirects to."""
-    answer = http.post("/embed", data={**fields})
+    answer = http.post(URLS.for_("embed"), data={**fields})
     assert answer.status_code == 303, answer.text[:300]
     location = answer.headers["location"]
     assert location.startswith("/embed/sessions/")
@@ -57,7 +58,9 @@ def start(http: httpx.Client, **fields: str) -> str:
 
 def test_the_start_page_changes_nothing_and_shows_what_it_would_send(server: Server) -> None:
     alice = person_client(server, "alice")
-    answer = alice.get("/embed", params={"agent": "agent", "prompt": "stream 2", "theme": "dark", "accent": "#12ab34"})
+    answer = alice.get(
+        URLS.for_("embed"), params={"agent": "agent", "prompt": "stream 2", "theme": "dark", "accent": "#12ab34"}
+    )
     assert answer.status_code == 200
     assert "set-cookie" not in answer.headers
     form = {element.attrs.get("name"): element.attrs.get("value") for element in parse(answer.text).elements}
@@ -82,28 +85,30 @@ def test_the_form_starts_the_session_with_its_first_prompt_and_dresses_it(server
     assert root["data-message-origins"] == "http://portal.test"
     session_id = location.split("/")[3].split("?")[0]
     main = next(element.attrs for element in parse(page).elements if element.attrs.get("id") == "session")
-    assert main["data-session-url"] == f"/sessions/{session_id}"
+    assert main["data-session-url"] == URLS.for_("session", session_id=session_id)
     assert {"data-waiting", "data-turns", "data-stop-reason"} <= main.keys()
-    assert main["ws-connect"].endswith(f"/sessions/{session_id}/ws?embedded=1")  # its pushes leave the chrome out
+    assert main["ws-connect"].endswith(
+        URLS.for_("socket", session_id=session_id, embedded="1")
+    )  # its pushes leave the chrome out
     # No way out to the site: no link to the index, no protocol log, no share panel; End comes back here.
     links = [element.attrs["href"] for element in parse(page).elements if "href" in element.attrs]
     assert "/" not in links and not any(link.endswith("/log") for link in links)
     assert 'data-role="share-panel"' not in page
-    assert f'action="/embed/sessions/{session_id}/end"' in page
-    assert f'action="/sessions/{session_id}/end"' not in page
+    assert f'action="{URLS.for_("embed_end", session_id=session_id)}"' in page
+    assert f'action="{URLS.for_("end_session", session_id=session_id)}"' not in page
     # The site's own page of the session keeps its chrome.
-    full = alice.get(f"/sessions/{session_id}").text
+    full = alice.get(URLS.for_("session", session_id=session_id)).text
     assert "data-embedded" not in html_attributes(full) and 'class="back" href="/"' in full
-    assert f'/sessions/{session_id}/ws"' in full
+    assert URLS.for_("socket", session_id=session_id) + '"' in full
 
 
 def test_ending_from_the_embedded_page_comes_back_to_it(server: Server) -> None:
     alice = person_client(server, "alice")
     location = start(alice, prompt="hello", theme="dark")
     session_id = location.split("/")[3].split("?")[0]
-    answer = alice.post(f"/embed/sessions/{session_id}/end", data={"theme": "dark"})
+    answer = alice.post(URLS.for_("embed_end", session_id=session_id), data={"theme": "dark"})
     assert answer.status_code == 303
-    assert answer.headers["location"] == f"/embed/sessions/{session_id}?ended=1&theme=dark"
+    assert answer.headers["location"] == URLS.for_("embed_session", session_id=session_id, ended="1", theme="dark")
     page = alice.get(answer.headers["location"]).text
     assert 'data-turn-state="ended"' in page
 
@@ -125,24 +130,24 @@ def test_ending_from_the_embedded_page_comes_back_to_it(server: Server) -> None:
 )
 def test_a_parameter_that_is_not_what_it_must_be_is_refused(server: Server, query: dict[str, str]) -> None:
     alice = person_client(server, "alice")
-    answer = alice.get("/embed", params=query)
+    answer = alice.get(URLS.for_("embed"), params=query)
     assert answer.status_code == 400, answer.text[:300]
     assert "<script>" not in answer.text or answer.headers["content-type"].startswith("text/plain")
-    assert alice.post("/embed", data={**query, "prompt": "stream 1"}).status_code == 400
-    assert alice.get("/embed/sessions/whatever", params=query).status_code == 400
+    assert alice.post(URLS.for_("embed"), data={**query, "prompt": "stream 1"}).status_code == 400
+    assert alice.get(URLS.for_("embed_session", session_id="whatever"), params=query).status_code == 400
     assert no_agent_started(server)
 
 
 def test_a_first_prompt_too_long_is_refused(server: Server) -> None:
     alice = person_client(server, "alice")
-    assert alice.post("/embed", data={"prompt": "x" * 20_001}).status_code == 400
+    assert alice.post(URLS.for_("embed"), data={"prompt": "x" * 20_001}).status_code == 400
     assert no_agent_started(server)
 
 
 def test_what_the_host_sends_is_escaped(server: Server) -> None:
     alice = person_client(server, "alice")
     hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
-    answer = alice.get("/embed", params={"prompt": hostile, "workspace": hostile})
+    answer = alice.get(URLS.for_("embed"), params={"prompt": hostile, "workspace": hostile})
     assert answer.status_code == 200
     assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
     shown = "".join(text for _, text in parse(answer.text).texts)
@@ -151,7 +156,7 @@ def test_what_the_host_sends_is_escaped(server: Server) -> None:
 
 def test_a_workspace_outside_the_agents_is_refused_on_the_start_page(server: Server) -> None:
     alice = person_client(server, "alice")
-    answer = alice.post("/embed", data={"workspace": "/etc", "prompt": "stream 1"})
+    answer = alice.post(URLS.for_("embed"), data={"workspace": "/etc", "prompt": "stream 1"})
     assert answer.status_code == 400
     assert 'data-role="embed-refused"' in answer.text and "data-autostart" not in answer.text
     assert no_agent_started(server)
@@ -167,7 +172,7 @@ def test_a_workspace_outside_the_agents_is_refused_on_the_start_page(server: Ser
     ],
 )
 def test_another_site_cannot_start_a_session(server: Server, headers: dict[str, str]) -> None:
-    answer = httpx.post(server.url + "/embed", data={"prompt": "stream 1"}, headers={**as_person("alice"), **headers})
+    answer = httpx.post(at(server.url, "embed"), data={"prompt": "stream 1"}, headers={**as_person("alice"), **headers})
     assert answer.status_code == 403, answer.text[:300]
     assert no_agent_started(server)
 
@@ -177,7 +182,7 @@ def test_another_persons_embedded_session_does_not_exist_for_them(server: Server
     bob = person_client(server, "bob")
     assert bob.get(location).status_code == 404
     session_id = location.split("/")[3].split("?")[0]
-    assert bob.post(f"/embed/sessions/{session_id}/end").status_code == 404
+    assert bob.post(URLS.for_("embed_end", session_id=session_id)).status_code == 404
 
 
 def test_messages_go_only_to_origins_written_out() -> None:
@@ -193,21 +198,27 @@ def test_every_url_of_the_embedded_pages_carries_the_path_prefix(tmp_path: Path)
     settings = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token="t", data_dir=migrated_store(tmp_path / "data"))
     app = create_app(settings)
     with TestClient(app, base_url="http://localhost", root_path=prefix, headers={"Authorization": "token t"}) as client:
-        start_page = client.get(prefix + "/embed", params={"prompt": "stream 1", "theme": "dark"})
+        start_page = client.get(prefix + URLS.for_("embed"), params={"prompt": "stream 1", "theme": "dark"})
         assert start_page.status_code == 200
         found = url_attributes(start_page.text)
-        created = client.post(prefix + "/embed", data={"prompt": "stream 1", "theme": "dark"}, follow_redirects=False)
+        created = client.post(
+            prefix + URLS.for_("embed"), data={"prompt": "stream 1", "theme": "dark"}, follow_redirects=False
+        )
         assert created.status_code == 303
         location = created.headers["location"]
         assert location.startswith(prefix + "/embed/sessions/")
         session_page = client.get(location).text
         found += url_attributes(session_page)
         session_id = location.split("/")[4].split("?")[0]
-        end = client.post(f"{prefix}/embed/sessions/{session_id}/end", data={"theme": "dark"}, follow_redirects=False)
-        assert end.headers["location"] == f"{prefix}/embed/sessions/{session_id}?ended=1&theme=dark"
-    assert ("action", prefix + "/embed") in found
-    assert ("action", f"{prefix}/embed/sessions/{session_id}/end") in found
-    assert ("data-session-url", f"{prefix}/sessions/{session_id}") in found
+        end = client.post(
+            prefix + URLS.for_("embed_end", session_id=session_id), data={"theme": "dark"}, follow_redirects=False
+        )
+        assert end.headers["location"] == prefix + URLS.for_(
+            "embed_session", session_id=session_id, ended=1, theme="dark"
+        )
+    assert ("action", prefix + URLS.for_("embed")) in found
+    assert ("action", prefix + URLS.for_("embed_end", session_id=session_id)) in found
+    assert ("data-session-url", prefix + URLS.for_("session", session_id=session_id)) in found
     assert [(name, url) for name, url in found if outside_the_prefix(url)] == []
 
 

@@ -18,6 +18,7 @@ import pytest
 import websockets
 
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 pytestmark = pytest.mark.slow  # floods: thousands of updates through the real server
 
@@ -29,7 +30,7 @@ WINDOW = 100
 
 def new_session(server: Server) -> str:
     with server.http() as http:
-        response = http.post("/sessions")
+        response = http.post(URLS.for_("new_session"))
     assert response.status_code == 303
     return str(response.headers["location"]).rsplit("/", 1)[1]
 
@@ -37,7 +38,7 @@ def new_session(server: Server) -> str:
 @asynccontextmanager
 async def page_socket(server: Server, session_id: str) -> AsyncIterator[websockets.ClientConnection]:
     """A session page's web socket, once the agent is ready."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as ws:
         async with asyncio.timeout(30):
             while not READY.search(str(await ws.recv())):
@@ -101,10 +102,10 @@ def test_another_session_answers_while_one_floods(start_server: ServerFactory) -
     async def scenario() -> None:
         async with page_socket(server, b) as page_b:
             async with httpx.AsyncClient(base_url=server.url, headers=server.headers, timeout=60) as http:
-                await http.post(f"/sessions/{a}/prompt", data={"prompt": "flood", "nonce": "first"})
+                await http.post(URLS.for_("prompt", session_id=a), data={"prompt": "flood", "nonce": "first"})
                 while await asyncio.to_thread(turn_state, server, a) != "idle":  # no page open: quick
                     await asyncio.sleep(0.2)
-            url = server.url.replace("http", "ws") + f"/sessions/{a}/ws"
+            url = socket_at(server.url, a)
             async with websockets.connect(url, additional_headers=server.headers, max_size=None) as page_a:
                 reader = asyncio.create_task(drain(page_a))
                 await page_a.send(prompt("flood 1000000"))
@@ -139,19 +140,21 @@ def test_an_ended_session_lets_go_of_its_memory(start_server: ServerFactory) -> 
     # A first flooded session, ended: what a server that has done some work looks like.
     asyncio.run(flood(first))
     with server.http() as http:
-        assert http.post(f"/sessions/{first}/end").status_code == 303
+        assert http.post(URLS.for_("end_session", session_id=first)).status_code == 303
     baseline = rss_kib(server.process.pid)
     big = new_session(server)
     asyncio.run(flood(big))
     peak = rss_kib(server.process.pid)
     assert peak - baseline > 15_000, f"the flood should have cost memory: {baseline} -> {peak} KiB"
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as http:
-        assert http.post(f"/sessions/{big}/end").status_code == 303
-        assert http.get(f"/sessions/{first}").status_code == 404  # the older ended session is forgotten
-        assert http.get(f"/sessions/{big}").status_code == 200  # the newest one is still shown
+        assert http.post(URLS.for_("end_session", session_id=big)).status_code == 303
+        assert (
+            http.get(URLS.for_("session", session_id=first)).status_code == 404
+        )  # the older ended session is forgotten
+        assert http.get(URLS.for_("session", session_id=big)).status_code == 200  # the newest one is still shown
         last = new_session(server)
-        assert http.post(f"/sessions/{last}/end").status_code == 303
-        assert http.get(f"/sessions/{big}").status_code == 404
+        assert http.post(URLS.for_("end_session", session_id=last)).status_code == 303
+        assert http.get(URLS.for_("session", session_id=big)).status_code == 404
         assert first not in http.get("/").text and big not in http.get("/").text
     deadline = time.monotonic() + 20  # the server collects a forgotten session a second after the request
     while (after := rss_kib(server.process.pid)) - baseline >= (peak - baseline) / 2 and time.monotonic() < deadline:
@@ -174,7 +177,7 @@ def test_a_session_page_holds_the_newest_window(start_server: ServerFactory) -> 
     asyncio.run(flood())
     with server.http() as http:
         started = time.monotonic()
-        html = http.get(f"/sessions/{session_id}").text
+        html = http.get(URLS.for_("session", session_id=session_id)).text
         took = time.monotonic() - started
     assert html.count('data-role="tool-call"') == WINDOW
     assert 'data-tool-call-id="flood-20000"' in html and 'data-tool-call-id="flood-19900"' not in html

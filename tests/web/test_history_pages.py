@@ -11,6 +11,7 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
 from webclient.store.store import Store
@@ -78,7 +79,7 @@ def test_the_index_lists_stored_sessions_newest_first_a_page_at_a_time(server: S
     assert ids(first) == [f"s{n:02}" for n in range(29, 4, -1)]
     row = rows(first)[0]
     assert row.select_one(".history-title").get_text() == "Session number 29"  # type: ignore[union-attr]
-    assert row.select_one(".history-title")["href"] == "/sessions/s29"  # type: ignore[index]
+    assert row.select_one(".history-title")["href"] == URLS.for_("session", session_id="s29")  # type: ignore[index]
     assert row.select_one('[data-role="state"]').get_text() == "Ended"  # type: ignore[union-attr]
     assert row.select_one('[data-role="turns"]').get_text() == "29 turns"  # type: ignore[union-attr]
     assert row.select_one('[data-role="workspace"]').get_text() == "/srv/stored project"  # type: ignore[union-attr]
@@ -134,7 +135,8 @@ def test_archive_hides_a_session_until_the_archived_ones_are_shown(server: Serve
     http = server.http()
     index = http.get("/?q=widget").text
     response = http.post(
-        "/sessions/s05/archive", data={"csrf": csrf_of(index), "archived": "1", "q": "widget", "page": "1"}
+        URLS.for_("archive_session", session_id="s05"),
+        data={"csrf": csrf_of(index), "archived": "1", "q": "widget", "page": "1"},
     )
     assert response.status_code == 303 and response.headers["location"] == "/?q=widget"
     assert ids(soup(server, "/?q=widget")) == ["s07", "s03"]
@@ -143,9 +145,14 @@ def test_archive_hides_a_session_until_the_archived_ones_are_shown(server: Serve
     assert ids(shown) == ["s07", "s05", "s03"]
     assert rows(shown)[1].select_one('[data-role="archived"]') is not None
     assert rows(shown)[1].select_one('[data-action="unarchive"]') is not None
-    http.post("/sessions/s05/archive", data={"csrf": csrf_of(index), "archived": "0"})
+    http.post(URLS.for_("archive_session", session_id="s05"), data={"csrf": csrf_of(index), "archived": "0"})
     assert ids(soup(server, "/?q=widget")) == ["s07", "s05", "s03"]
-    assert http.post("/sessions/nope/archive", data={"csrf": csrf_of(index), "archived": "1"}).status_code == 404
+    assert (
+        http.post(
+            URLS.for_("archive_session", session_id="nope"), data={"csrf": csrf_of(index), "archived": "1"}
+        ).status_code
+        == 404
+    )
 
 
 def test_delete_asks_first_then_the_session_and_its_words_are_gone(server: Server) -> None:
@@ -162,26 +169,33 @@ def test_delete_asks_first_then_the_session_and_its_words_are_gone(server: Serve
     assert response.status_code == 303 and response.headers["location"] == "/?q=widget"
     assert ids(soup(server, "/?q=widget")) == ["s05", "s03"]
     assert "s07" not in ids(soup(server, "/?page=1"))
-    assert http.post("/sessions/s07/delete", data=data).status_code == 303  # sent again: still gone
+    assert (
+        http.post(URLS.for_("delete_session", session_id="s07"), data=data).status_code == 303
+    )  # sent again: still gone
 
 
 def test_deleting_a_live_session_stops_it_and_forgets_it(server: Server) -> None:
     http = server.http()
-    response = http.post("/sessions", data={"csrf": csrf_of(http.get("/").text)})
+    response = http.post(URLS.for_("new_session"), data={"csrf": csrf_of(http.get("/").text)})
     session_id = response.headers["location"].rsplit("/", 1)[1]
     assert ids(soup(server))[0] == session_id  # the newest
-    assert http.get(f"/sessions/{session_id}").status_code == 200
-    assert http.post(f"/sessions/{session_id}/delete", data={"csrf": csrf_of(http.get("/").text)}).status_code == 303
+    assert http.get(URLS.for_("session", session_id=session_id)).status_code == 200
+    assert (
+        http.post(
+            URLS.for_("delete_session", session_id=session_id), data={"csrf": csrf_of(http.get("/").text)}
+        ).status_code
+        == 303
+    )
     assert session_id not in ids(soup(server))
-    assert http.get(f"/sessions/{session_id}").status_code == 404
+    assert http.get(URLS.for_("session", session_id=session_id)).status_code == 404
 
 
 def test_without_a_store_the_index_lists_the_live_sessions(start_server: ServerFactory) -> None:
     server = start_server(WEBCLIENT_STORE="off")
     http = server.http()
-    session_id = http.post("/sessions").headers["location"].rsplit("/", 1)[1]
+    session_id = http.post(URLS.for_("new_session")).headers["location"].rsplit("/", 1)[1]
     index = soup(server)
     assert ids(index) == [session_id]
     assert index.select_one('form[data-role="search"]') is None
     assert index.select_one('[data-action="archive"]') is None
-    assert http.post(f"/sessions/{session_id}/archive", data={"archived": "1"}).status_code == 404
+    assert http.post(URLS.for_("archive_session", session_id=session_id), data={"archived": "1"}).status_code == 404

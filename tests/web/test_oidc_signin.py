@@ -13,7 +13,9 @@ import pytest
 
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import at
 from webclient.people.person import LOCAL
+from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
@@ -26,7 +28,7 @@ def provider(tmp_path: Path) -> Iterator[Provider]:
 
 def start(server: Server, next_path: str = "/") -> tuple[str, str]:
     """``/signin/oidc``: where the server sends the browser, and the cookie that binds the sign-in to it."""
-    response = httpx.get(server.url + "/signin/oidc", params={"next": next_path}, follow_redirects=False)
+    response = httpx.get(server.url + OIDC_START_PATH, params={"next": next_path}, follow_redirects=False)
     assert response.status_code == 303, response.text
     return response.headers["location"], response.headers["set-cookie"].split(";", 1)[0]
 
@@ -44,14 +46,14 @@ def test_a_person_signs_in_through_the_provider_with_pkce_and_lands_where_they_w
     start_server: ServerFactory, provider: Provider
 ) -> None:
     server = start_server(**provider.settings())
-    refused = httpx.get(server.url + "/sessions?x=1", headers=HTML)
+    refused = httpx.get(at(server.url, "new_session", x="1"), headers=HTML)
     assert refused.status_code == 401 and 'data-action="sign-in-oidc"' in refused.text
     assert 'name="token"' not in refused.text  # no token in this mode
     authorize, _ = start(server, "/?page=1")
     query = parse_qs(urlsplit(authorize).query)
     assert authorize.startswith(provider.issuer + "/")
     assert query["code_challenge_method"] == ["S256"] and len(query["code_challenge"][0]) == 43
-    assert query["redirect_uri"] == [server.url + "/signin/oidc/callback"]
+    assert query["redirect_uri"] == [server.url + OIDC_CALLBACK_PATH]
     answer, cookie = sign_in(server, "alice", "/?page=1")
     assert answer.status_code == 303 and answer.headers["location"] == "/?page=1"
     index = httpx.get(server.url + "/", headers={"Cookie": cookie, **HTML})
@@ -60,11 +62,11 @@ def test_a_person_signs_in_through_the_provider_with_pkce_and_lands_where_they_w
     bob_answer, bob = sign_in(server, "bob")
     bob_index = httpx.get(server.url + "/", headers={"Cookie": bob, **HTML}).text
     assert "Signed in as Bob Baker<" in bob_index and 'data-action="people"' not in bob_index
-    people = httpx.get(server.url + "/admin/people", headers={"Cookie": cookie, **HTML})
+    people = httpx.get(at(server.url, "people"), headers={"Cookie": cookie, **HTML})
     assert 'data-person-id="alice"' in people.text and 'data-person-id="bob"' in people.text
     assert "groups: admins, dev" in people.text and "bob@example.com" in people.text
     assert len(re.findall(r'data-action="revoke-signin"', people.text)) == 2
-    assert httpx.get(server.url + "/admin/people", headers={"Cookie": bob, **HTML}).status_code == 404
+    assert httpx.get(at(server.url, "people"), headers={"Cookie": bob, **HTML}).status_code == 404
     assert httpx.get(server.url + "/", headers={"Authorization": f"token {server.token}"}).status_code == 401
 
 
@@ -79,9 +81,7 @@ def test_a_callback_opened_in_another_browser_or_twice_signs_nobody_in(
     assert "set-cookie" not in elsewhere.headers
     again = httpx.get(back, headers={"Cookie": binding, **HTML}, follow_redirects=False)
     assert again.status_code == 401 and "sign in again" in again.text  # the sign-in it named is spent
-    forged = httpx.get(
-        server.url + "/signin/oidc/callback", params={"state": "x", "code": "y"}, headers={"Cookie": binding}
-    )
+    forged = httpx.get(server.url + OIDC_CALLBACK_PATH, params={"state": "x", "code": "y"}, headers={"Cookie": binding})
     assert forged.status_code == 401
 
 

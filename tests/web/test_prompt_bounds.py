@@ -20,6 +20,7 @@ from websockets.asyncio.client import ClientConnection
 from tests.support.live import AppFactory, LiveSocket
 from tests.support.restarts import ready_page, until
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 MIB = 1024 * 1024
 
@@ -112,7 +113,7 @@ def test_thirty_prompts_of_8_mib_do_not_grow_the_server(start_server: ServerFact
             await send(socket, "slow", nonce + "-turn")
             await until(socket, 'data-turn-state="running"')
         before = rss_mib(server)
-        url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+        url = socket_at(server.url, session_id)
         for number in range(30):
             async with websockets.connect(url, additional_headers=server.headers, max_size=None) as socket:
                 await socket.recv()
@@ -123,7 +124,7 @@ def test_thirty_prompts_of_8_mib_do_not_grow_the_server(start_server: ServerFact
                     assert closed.rcvd is not None and closed.rcvd.code == 1009
         assert rss_mib(server) - before < 100
         async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
-            page = (await http.get(f"/sessions/{session_id}")).text
+            page = (await http.get(URLS.for_("session", session_id=session_id))).text
         assert "pppppppp" not in page and 'data-role="queued"' not in page
         async with ready_page(server, session_id) as (socket, _, _):
             await socket.send(json.dumps({"action": "cancel"}))

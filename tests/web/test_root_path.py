@@ -18,6 +18,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.support.html import parse
 from tests.support.people import SECRET_FILE, SECRET_HEADER, as_person
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
+from tests.support.urls import URLS
 from webclient.config import Settings
 from webclient.path_prefix import path_prefix
 from webclient.proxy_proof import ProxyProof
@@ -116,11 +117,11 @@ def test_the_setting_puts_every_url_under_the_prefix_whether_the_proxy_keeps_it_
             assert index.status_code == 200, index.text
             urls = urls_in(index.text)
             assert urls and [url for url in urls if not url.startswith(PREFIX + "/")] == []
-        for path in (PREFIX + "/static/js/socket-status.js", "/static/js/socket-status.js"):
+        for path in (PREFIX + URLS.static("js/socket-status.js"), URLS.static("js/socket-status.js")):
             assert client.get(path).status_code == 200
-        made = client.post(PREFIX + "/sessions", headers=SCRIPT)
+        made = client.post(PREFIX + URLS.for_("new_session"), headers=SCRIPT)
         assert made.status_code == 303 and made.headers["location"].startswith(PREFIX + "/sessions/")
-        stripped = client.post("/sessions", headers=SCRIPT)
+        stripped = client.post(URLS.for_("new_session"), headers=SCRIPT)
         assert stripped.status_code == 303 and stripped.headers["location"].startswith(PREFIX + "/sessions/")
         page = client.get(made.headers["location"], headers={**SCRIPT, **HTML})
         socket_url = next(e.attrs["ws-connect"] for e in parse(page.text).elements if "ws-connect" in e.attrs)
@@ -151,16 +152,16 @@ def test_sign_in_redirects_sign_out_and_the_cookie_path_stay_under_the_prefix(tm
             cookie = cookie_of(signed_in, "webclient-")
             assert "Path=/agents;" in cookie + ";" and "SameSite=lax" in cookie and "Secure" not in cookie
         client.cookies.clear()
-        refused = client.get(PREFIX + "/sessions/abc?y=2", headers=HTML)
+        refused = client.get(PREFIX + URLS.for_("session", session_id="abc", y="2"), headers=HTML)
         assert refused.status_code == 401
         form = next(e for e in parse(refused.text).elements if e.tag == "form")
-        assert form.attrs["action"] == PREFIX + "/signin"
-        assert PREFIX + "/sessions/abc?y=2" in refused.text  # where it goes back to
+        assert form.attrs["action"] == PREFIX + URLS.sign_in()
+        assert PREFIX + URLS.for_("session", session_id="abc", y="2") in refused.text  # where it goes back to
         assert [url for url in urls_in(refused.text) if not url.startswith(PREFIX + "/")] == []
-        posted = client.post(PREFIX + "/signin", data={"token": TOKEN, "next": PREFIX + "/?z=3"})
+        posted = client.post(PREFIX + URLS.sign_in(), data={"token": TOKEN, "next": PREFIX + "/?z=3"})
         assert posted.status_code == 303 and posted.headers["location"] == PREFIX + "/?z=3"
-        out = client.post(PREFIX + "/signout", headers={"Origin": "http://localhost"})
-        assert out.status_code == 303 and out.headers["location"] == PREFIX + "/signin"
+        out = client.post(PREFIX + URLS.for_("sign_out"), headers={"Origin": "http://localhost"})
+        assert out.status_code == 303 and out.headers["location"] == PREFIX + URLS.sign_in()
         assert "Path=/agents;" in cookie_of(out, "webclient-") + ";" and "Max-Age=0" in cookie_of(out, "webclient-")
 
 
@@ -228,7 +229,7 @@ def test_cookies_are_partitioned_for_a_portal_of_another_site_over_https(
     assert frames_other_sites(ancestors) is cross_site or scheme == "http"
     with app_client(tmp_path, scheme=scheme, root_path=PREFIX, frame_ancestors=ancestors) as client:
         cookie = cookie_of(client.get(PREFIX + "/?token=" + TOKEN), "webclient-")
-        out = client.post(PREFIX + "/signout", headers={"Origin": f"{scheme}://localhost"})
+        out = client.post(PREFIX + URLS.for_("sign_out"), headers={"Origin": f"{scheme}://localhost"})
         gone = cookie_of(out, "webclient-")
     for set_cookie in (cookie, gone):
         assert "HttpOnly" in set_cookie and "Path=/agents;" in set_cookie
@@ -249,10 +250,10 @@ def test_another_sites_posts_and_sockets_are_refused_although_its_frame_gets_the
             {"Sec-Fetch-Site": "cross-site"},
             {},  # neither header, no page token
         ):
-            refused = client.post(PREFIX + "/sessions", headers=headers)
+            refused = client.post(PREFIX + URLS.for_("new_session"), headers=headers)
             assert refused.status_code == 403, (headers, refused.text)
         made = client.post(
-            PREFIX + "/sessions", headers={"Origin": "https://localhost", "Sec-Fetch-Site": "same-origin"}
+            PREFIX + URLS.for_("new_session"), headers={"Origin": "https://localhost", "Sec-Fetch-Site": "same-origin"}
         )
         assert made.status_code == 303, made.text
         socket_url = "wss://localhost" + made.headers["location"] + "/ws"
@@ -271,7 +272,7 @@ def test_a_share_links_cookie_is_for_that_sessions_pages_under_the_prefix(tmp_pa
     ours = {"Origin": "https://localhost", "Sec-Fetch-Site": "same-origin"}
     with app_client(tmp_path, peer=PROXY, scheme="https", **proxied) as client:
         alice = {**as_person("alice", ["admins"]), **HTML}
-        made = client.post(PREFIX + "/sessions", headers={**alice, **ours})
+        made = client.post(PREFIX + URLS.for_("new_session"), headers={**alice, **ours})
         assert made.status_code == 303, made.text
         session_path = made.headers["location"]
         shared = client.post(

@@ -17,6 +17,7 @@ from websockets.sync.client import connect
 from tests.support.html import parse
 from tests.support.nginx import TEAM, Proxy, behind_proxy, location, proxy_in_front, socket_folder, unix_upstream
 from tests.support.servers import ROOT, Server, ServerFactory, free_port
+from tests.support.urls import URLS
 
 PREFIX = "/agents"
 RECIPE_SOCKET = unix_upstream(Path("/run/webclient/webclient.sock"))
@@ -54,11 +55,11 @@ def test_sign_in_pages_redirects_and_cookies_carry_the_prefix_through_nginx(prox
     server, proxy = proxied
     with browser(proxy) as client:
         assert client.get(PREFIX).headers["location"].endswith(PREFIX + "/")  # nginx's own, for the bare prefix
-        assert client.get("/sessions").status_code == 404  # nothing of the app outside the prefix
+        assert client.get(URLS.for_("new_session")).status_code == 404  # nothing of the app outside the prefix
         refused = client.get(PREFIX + "/?page=2", headers=HTML)
         assert refused.status_code == 401, proxy.log()
         form = next(e for e in parse(refused.text).elements if e.tag == "form")
-        assert form.attrs["action"] == PREFIX + "/signin"
+        assert form.attrs["action"] == PREFIX + URLS.sign_in()
         signed_in = sign_in(client, server)
         assert signed_in.headers["location"] == PREFIX + "/"
         cookie = signed_in.headers["set-cookie"]
@@ -79,7 +80,7 @@ def test_a_session_and_its_socket_work_through_nginx_under_the_prefix(proxied: t
     server, proxy = proxied
     with browser(proxy) as client:
         sign_in(client, server)
-        made = client.post(PREFIX + "/sessions", headers={"Origin": proxy.url})
+        made = client.post(PREFIX + URLS.for_("new_session"), headers={"Origin": proxy.url})
         assert made.status_code == 303, made.text
         session_path = made.headers["location"]
         assert session_path.startswith(PREFIX + "/sessions/")
@@ -132,6 +133,8 @@ def test_people_named_by_the_proxy_work_under_its_prefix(start_server: ServerFac
             assert "Signed in as alice (admin)" in index.text
             urls = [v for e in parse(index.text).elements for k, v in e.attr_list if k in ("href", "src", "action")]
             assert urls and [url for url in urls if not url.startswith(PREFIX + "/")] == []
-            made = client.post(PREFIX + "/sessions", auth=proxy.auth("alice"), headers={"Origin": proxy.url})
+            made = client.post(
+                PREFIX + URLS.for_("new_session"), auth=proxy.auth("alice"), headers={"Origin": proxy.url}
+            )
             assert made.status_code == 303 and made.headers["location"].startswith(PREFIX + "/sessions/")
             assert client.get(made.headers["location"], auth=proxy.auth("bob"), headers=HTML).status_code == 404

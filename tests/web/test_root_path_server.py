@@ -18,6 +18,8 @@ import pytest
 from tests.support.html import parse
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
 from tests.support.servers import ROOT, ServerFactory
+from tests.support.urls import URLS
+from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH
 
 PREFIX = "/agents"
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -31,21 +33,21 @@ def provider(tmp_path: Path) -> Iterator[Provider]:
 
 def test_the_openid_round_trip_stays_under_the_prefix(start_server: ServerFactory, provider: Provider) -> None:
     server = start_server(**provider.settings(), WEBCLIENT_ROOT_PATH=PREFIX)
-    refused = httpx.get(server.url + PREFIX + "/sessions?x=1", headers=HTML)
+    refused = httpx.get(server.url + PREFIX + URLS.for_("new_session", x="1"), headers=HTML)
     assert refused.status_code == 401
     button = next(e for e in parse(refused.text).elements if e.attrs.get("data-action") == "sign-in-oidc")
     start = button.attrs["href"]
-    assert start.startswith(PREFIX + "/signin/oidc?next=")
+    assert start.startswith(PREFIX + OIDC_START_PATH + "?next=")
     off = httpx.get(server.url + start, follow_redirects=False)
     assert off.status_code == 303, off.text
     query = parse_qs(urlsplit(off.headers["location"]).query)
-    assert query["redirect_uri"] == [server.url + PREFIX + "/signin/oidc/callback"]
+    assert query["redirect_uri"] == [server.url + PREFIX + OIDC_CALLBACK_PATH]
     binding = off.headers["set-cookie"]
     assert "Path=/agents/signin;" in binding and "SameSite=lax" in binding
     back = provider_answer(off.headers["location"], "alice")
-    assert back.startswith(server.url + PREFIX + "/signin/oidc/callback?")
+    assert back.startswith(server.url + PREFIX + OIDC_CALLBACK_PATH + "?")
     answer = httpx.get(back, headers={"Cookie": binding.split(";", 1)[0], **HTML}, follow_redirects=False)
-    assert answer.status_code == 303 and answer.headers["location"] == PREFIX + "/sessions?x=1"
+    assert answer.status_code == 303 and answer.headers["location"] == PREFIX + URLS.for_("new_session", x="1")
     cookie = answer.headers["set-cookie"]
     assert "Path=/agents;" in cookie
     index = httpx.get(server.url + PREFIX + "/", headers={"Cookie": cookie.split(";", 1)[0], **HTML})

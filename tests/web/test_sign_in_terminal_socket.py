@@ -17,6 +17,7 @@ import websockets
 
 from tests.support.probes import new_session, port_of
 from tests.support.servers import AGENTS, Server, ServerFactory, live_processes, stop_server
+from tests.support.urls import URLS, socket_at
 from tests.web.test_access import signed_in_cookie, ws_handshake
 
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
@@ -34,7 +35,7 @@ def runs(tokens: Path) -> list[dict[str, object]]:
 
 async def start_terminal_sign_in(server: Server, session_id: str) -> str:
     """Ask for the terminal sign-in on the page's socket, as its button does; the terminal's URL the page shows."""
-    url = server.url.replace("http", "ws") + f"/sessions/{session_id}/ws"
+    url = socket_at(server.url, session_id)
     async with websockets.connect(url, additional_headers=server.headers, max_size=None) as page:
         await page.send(json.dumps({"action": "authenticate", "method_id": "login"}))
         async with asyncio.timeout(20):
@@ -58,7 +59,7 @@ async def test_only_the_sessions_page_drives_the_sign_in_terminal(start_server: 
     server = start_server(process=True, agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
     session_id = new_session(server)
     path = await start_terminal_sign_in(server, session_id)
-    assert re.fullmatch(rf"/sessions/{session_id}/sign-in-terminal\?key=[\w-]+", path)
+    assert re.fullmatch(re.escape(URLS.for_("sign_in_terminal", session_id=session_id)) + r"\?key=[\w-]+", path)
     port, cookie = port_of(server), {"Cookie": signed_in_cookie(server)}
     # A page of another origin, with the browser's cookie, or without it: refused before the route.
     for headers in (
@@ -135,7 +136,9 @@ def test_an_agent_method_says_whether_its_browser_can_be_the_users(
     server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tmp_path / "tokens"), WEBCLIENT_HOST=host)
     session_id = new_session(server)
     deadline = time.monotonic() + 20
-    while 'data-agent-state="auth-required"' not in (page := server.http().get(f"/sessions/{session_id}").text):
+    while 'data-agent-state="auth-required"' not in (
+        page := server.http().get(URLS.for_("session", session_id=session_id)).text
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     said = re.search(r'data-role="browser-sign-in">(.*?)</p>', page, re.S)

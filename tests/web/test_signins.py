@@ -16,6 +16,7 @@ from tests.support.own_server import launch, stop
 from tests.support.people import TEAM, as_person
 from tests.support.probes import new_session, port_of
 from tests.support.servers import SCRIPTED_AGENT, Server, ServerFactory
+from tests.support.urls import URLS, at, socket_at
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
@@ -48,11 +49,11 @@ def test_each_sign_in_is_its_own_random_cookie_and_sign_out_ends_only_that_one(s
         index = page_status(server, cookie)
         assert index.status_code == 200 and 'data-action="sign-out"' in index.text
         assert "Signed in as" not in index.text  # token mode's one person is never named
-    signed_out = post(server, first, "/signout")
-    assert signed_out.status_code == 303 and signed_out.headers["location"] == "/signin"
+    signed_out = post(server, first, URLS.for_("sign_out"))
+    assert signed_out.status_code == 303 and signed_out.headers["location"] == URLS.sign_in()
     assert "Max-Age=0" in signed_out.headers["set-cookie"] or "expires=" in signed_out.headers["set-cookie"].lower()
     after = page_status(server, first)
-    assert after.status_code == 401 and 'action="/signin"' in after.text  # the sign-in page again
+    assert after.status_code == 401 and f'action="{URLS.sign_in()}"' in after.text  # the sign-in page again
     assert page_status(server, second).status_code == 200  # the other browser stays signed in
     assert server.http().get("/").status_code == 200  # and a script's token is not a sign-in to end
 
@@ -63,28 +64,28 @@ def test_the_admin_page_lists_the_sign_ins_and_revoke_ends_one_and_closes_its_so
     server = start_server()
     session_id = new_session(server)
     mine, lost = sign_in(server, "my laptop"), sign_in(server, "the lost phone")
-    people = page_status(server, mine, "/admin/people")
+    people = page_status(server, mine, URLS.for_("people"))
     assert people.status_code == 200
     assert "my laptop" in people.text and "the lost phone" in people.text
     ids = signin_ids(people.text)
     assert len(ids) == 2
-    url = f"ws://127.0.0.1:{port_of(server)}/sessions/{session_id}/ws"
+    url = socket_at(f"http://127.0.0.1:{port_of(server)}", session_id)
     with connect(url, additional_headers={"Cookie": lost, "Origin": server.url}, open_timeout=10) as socket:
         socket.recv(timeout=10)  # the page's first update: the socket is open and signed in
         # The phone is the row the page marks as not this browser's: revoke it.
         rows = people.text.split("<tr data-signin=")[1:]
         phone = next(i for i, row in zip(ids, rows, strict=True) if "the lost phone" in row)
-        revoked = post(server, mine, f"/admin/signins/{phone}/revoke")
-        assert revoked.status_code == 303 and revoked.headers["location"] == "/admin/people"
+        revoked = post(server, mine, URLS.for_("revoke_signin", signin_id=phone))
+        assert revoked.status_code == 303 and revoked.headers["location"] == URLS.for_("people")
         with pytest.raises(ConnectionClosed) as closed:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 socket.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
-    after = page_status(server, lost, f"/sessions/{session_id}")
-    assert after.status_code == 401 and 'action="/signin"' in after.text
+    after = page_status(server, lost, URLS.for_("session", session_id=session_id))
+    assert after.status_code == 401 and f'action="{URLS.sign_in()}"' in after.text
     assert page_status(server, mine).status_code == 200
-    assert signin_ids(page_status(server, mine, "/admin/people").text) == [i for i in ids if i != phone]
+    assert signin_ids(page_status(server, mine, URLS.for_("people")).text) == [i for i in ids if i != phone]
 
 
 def test_a_sign_in_outlives_a_restart_but_not_a_new_token(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_a_sign_in_outlives_a_restart_but_not_a_new_token(tmp_path: Path) -> Non
     try:
         assert page_status(server, carried(cookie, server)).status_code == 401
         fresh = sign_in(server)
-        assert len(signin_ids(page_status(server, fresh, "/admin/people").text)) == 1
+        assert len(signin_ids(page_status(server, fresh, URLS.for_("people")).text)) == 1
     finally:
         stop(server)
 
@@ -125,8 +126,8 @@ def test_the_people_page_is_for_admins_and_the_proxys_people_are_kept(start_serv
     assert index.status_code == 200
     assert 'data-action="sign-out"' not in index.text  # the proxy signs people in and out
     assert 'data-action="people"' not in index.text
-    assert httpx.get(server.url + "/admin/people", headers=bob).status_code == 404  # not his
-    people = httpx.get(server.url + "/admin/people", headers=alice)
+    assert httpx.get(at(server.url, "people"), headers=bob).status_code == 404  # not his
+    people = httpx.get(at(server.url, "people"), headers=alice)
     assert people.status_code == 200
     assert 'data-person-id="alice"' in people.text and 'data-person-id="bob"' in people.text
     assert "bob@example.com" in people.text and "groups: dev" in people.text
@@ -148,7 +149,9 @@ def test_each_person_has_their_own_page_token(start_server: ServerFactory) -> No
     alice, bob = page_token("alice"), page_token("bob")
     assert alice != bob
     form = {"Content-Type": "application/x-www-form-urlencoded"}
-    with_alices = httpx.post(server.url + "/sessions", content=f"csrf={alice}", headers={**as_person("bob"), **form})
+    with_alices = httpx.post(
+        at(server.url, "new_session"), content=f"csrf={alice}", headers={**as_person("bob"), **form}
+    )
     assert with_alices.status_code == 403
-    with_his = httpx.post(server.url + "/sessions", content=f"csrf={bob}", headers={**as_person("bob"), **form})
+    with_his = httpx.post(at(server.url, "new_session"), content=f"csrf={bob}", headers={**as_person("bob"), **form})
     assert with_his.status_code == 303

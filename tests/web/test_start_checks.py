@@ -16,6 +16,7 @@ import httpx
 
 from tests.support.agent_env import new_session
 from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.urls import URLS
 
 
 def start(tmp_path: Path, *options: str, **env: str) -> subprocess.Popen[str]:
@@ -97,7 +98,7 @@ def test_a_remote_agent_that_cannot_be_reached_names_the_url_it_tried(start_serv
     session_id = new_session(server.http())
     deadline = time.monotonic() + 20
     while f"http://127.0.0.1:{closed}/v1/meta could not be reached" not in (
-        page := server.http().get(f"/sessions/{session_id}").text
+        page := server.http().get(URLS.for_("session", session_id=session_id)).text
     ):
         assert time.monotonic() < deadline, page[-3000:]
         time.sleep(0.2)

@@ -16,6 +16,7 @@ import httpx
 from tests.support.acp_schema import validate
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
 from tests.support.servers import Server, ServerFactory
+from tests.support.urls import URLS
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'subagent_agent.py'}"
 
@@ -99,7 +100,7 @@ def test_an_unannounced_session_shows_nothing_but_stays_in_the_protocol_log(star
     thread = thread_html(session_page(server, session_id))
     assert "visible words" in thread and "ghost words" not in thread
     with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        log = http.get(f"/sessions/{session_id}/log", params={"query": "words"}).text
+        log = http.get(URLS.for_("protocol_log", session_id=session_id), params={"query": "words"}).text
     ghost, visible = log.split('data-role="unknown-session"', 1)  # one line is marked: the ghost's
     assert "nobody-announced-this" in visible.split("</li>", 1)[0] and "unknown-session" not in visible
 

@@ -23,6 +23,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS, socket_at
 
 AGENT = f"{sys.executable} {AGENTS / 'surrogate_agent.py'}"
 MAX_PAGES = 400
@@ -82,7 +83,7 @@ def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: Server
     server = start_server(agent=AGENT, FUZZ_FIELDS=str(fields_file))
     output = drain(server)
     with server.http() as http:
-        created = http.post("/sessions")
+        created = http.post(URLS.for_("new_session"))
         assert created.status_code == 303, created.text
         session_path = urlsplit(created.headers["location"]).path
         page = wait_for(http, session_path, r'data-agent-state="ready"')
@@ -94,7 +95,7 @@ def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: Server
         wait_for(http, session_path, r"fuzzed")
 
         # The live socket renders the whole page as its first frame.
-        ws_url = server.url.replace("http", "ws", 1) + session_path + "/ws"
+        ws_url = socket_at(server.url, session_path)
         with connect(ws_url, additional_headers=server.headers, open_timeout=10) as socket:
             frame = socket.recv(timeout=10)
             assert "tool-call" in str(frame)

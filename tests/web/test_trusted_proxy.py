@@ -34,6 +34,7 @@ from tests.support.nginx import (
 )
 from tests.support.people import PROXY_SECRET, SECRET_FILE, naming
 from tests.support.servers import ROOT, Server, ServerFactory, free_port
+from tests.support.urls import URLS, at, socket_at
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 GROUP = "www-data"
@@ -72,8 +73,8 @@ def test_the_proxy_names_each_person_and_a_header_sent_through_it_cannot_change_
     bob = httpx.get(proxy.url + "/", auth=proxy.auth("bob"), headers=spoofed)
     assert bob.status_code == 200
     assert "Signed in as bob<" in bob.text and "alice" not in bob.text
-    assert httpx.get(proxy.url + "/admin/people", auth=proxy.auth("bob"), headers=spoofed).status_code == 404
-    people = httpx.get(proxy.url + "/admin/people", auth=proxy.auth("alice"), headers=HTML)
+    assert httpx.get(at(proxy.url, "people"), auth=proxy.auth("bob"), headers=spoofed).status_code == 404
+    people = httpx.get(at(proxy.url, "people"), auth=proxy.auth("alice"), headers=HTML)
     assert 'data-person-id="bob"' in people.text and "bob@example.com" in people.text
 
 
@@ -81,13 +82,13 @@ def test_pages_and_the_session_socket_work_through_the_proxy_on_the_unix_socket(
     on_socket: tuple[Server, Proxy],
 ) -> None:
     server, proxy = on_socket
-    made = httpx.post(proxy.url + "/sessions", auth=proxy.auth("alice"), headers={"Origin": proxy.url})
+    made = httpx.post(at(proxy.url, "new_session"), auth=proxy.auth("alice"), headers={"Origin": proxy.url})
     assert made.status_code == 303, made.text
     session_path = made.headers["location"]
     server.wait_received(lambda m: m.get("method") == "session/new")
     page = httpx.get(proxy.url + session_path, auth=proxy.auth("alice"), headers=HTML)
     assert page.status_code == 200
-    url = proxy.url.replace("http", "ws") + session_path + "/ws"
+    url = socket_at(proxy.url, session_path)
     headers = {**proxy.signed_in("alice"), "Origin": proxy.url}
     with connect(url, additional_headers=headers, open_timeout=10) as socket:
         assert socket.recv(timeout=10)  # the page's first update came through nginx
@@ -121,15 +122,15 @@ def test_a_program_on_the_proxys_address_without_the_secret_gets_nothing(
     server, proxy = with_secret
     alice = httpx.get(proxy.url + "/", auth=proxy.auth("alice"), headers=HTML)
     assert alice.status_code == 200 and "Signed in as alice (admin)" in alice.text, proxy.log()
-    made = httpx.post(proxy.url + "/sessions", auth=proxy.auth("bob"), headers={"Origin": proxy.url})
+    made = httpx.post(at(proxy.url, "new_session"), auth=proxy.auth("bob"), headers={"Origin": proxy.url})
     assert made.status_code == 303, made.text
     port = int(server.url.rsplit(":", 1)[1])
     for headers in (naming("bob"), naming("mallory", ["admins"]), {**naming("bob"), SECRET_HEADER: "guessed"}):
-        for path in ("/", "/admin/people", made.headers["location"]):
+        for path in ("/", URLS.for_("people"), made.headers["location"]):
             outcome = attack(("127.0.0.1", port), path, {**headers, **HTML}, source=PROXY_ADDRESS)
             assert outcome.status == 403, outcome
             assert "Signed in" not in outcome.answer and "bob@example.com" not in outcome.answer
-    url = server.url.replace("http", "ws") + made.headers["location"] + "/ws"
+    url = socket_at(server.url, made.headers["location"])
     transport = httpx.HTTPTransport(local_address=PROXY_ADDRESS)
     with httpx.Client(transport=transport) as from_proxy_address:  # the same, with a wrong secret, as httpx sends it
         wrong = {**naming("bob"), SECRET_HEADER: PROXY_SECRET + "x", **HTML}

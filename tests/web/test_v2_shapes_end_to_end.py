@@ -19,6 +19,7 @@ from websockets.asyncio.client import ClientConnection
 from tests.support.html import parse, squash
 from tests.support.restarts import PERMISSION_ASKED, ready_page, session_page, stop, thread_html, until
 from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.urls import URLS
 from tests.support.waiting import received
 
 V2_AGENT = f"{sys.executable} {AGENTS / 'v2shapes_agent.py'}"
@@ -99,7 +100,7 @@ def test_the_v2_shapes_show_escaped_live_and_after_a_restart(
 
 def export(server: Server, session_id: str) -> str:
     with httpx.Client(base_url=server.url, headers=server.headers) as http:
-        return http.get(f"/sessions/{session_id}/export.md").text
+        return http.get(URLS.for_("export", session_id=session_id)).text
 
 
 def test_stop_is_sent_only_for_what_advertises_cancel(start_server: ServerFactory, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from bs4 import BeautifulSoup
 from tests.support.acp_schema import validate
 from tests.support.probes import processes_with
 from tests.support.servers import AGENTS, ServerFactory
+from tests.support.urls import URLS
 from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
 from webclient.render.panels import change_diff
@@ -216,7 +217,7 @@ def test_stopping_the_server_leaves_no_process_behind(start_server: ServerFactor
     mark = f"mark-{uuid.uuid4().hex}"
     server = start_server(process=True)
     with server.http() as http:
-        location = http.post("/sessions").headers["location"]
+        location = http.post(URLS.for_("new_session")).headers["location"]
         server.wait_received(lambda m: m.get("method") == "session/new")
         deadline = time.monotonic() + 10
         while not any(m.get("method") == "session/prompt" for m in server.received()):

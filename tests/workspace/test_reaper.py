@@ -25,6 +25,7 @@ from websockets.sync.client import connect
 
 from tests.support.probes import processes_with
 from tests.support.servers import AGENTS, Server, ServerFactory, live_members
+from tests.support.urls import URLS, socket_at
 
 pytestmark = pytest.mark.slow  # each test starts a server, stubborn agents and commands, then kills the server
 
@@ -66,15 +67,15 @@ def stubborn_server(start_server: ServerFactory, tmp_path: Path) -> Iterator[tup
     agent = f"{sys.executable} {AGENTS / 'terminal_agent.py'} {mark}"
     server = start_server(agent=agent, STUBBORN="1", ROLE_FILE=str(tmp_path / "first-agent"))
     with server.http() as http:
-        working = http.post("/sessions").headers["location"]
+        working = http.post(URLS.for_("new_session")).headers["location"]
         server.wait_received(lambda m: m.get("method") == "session/new")
         deadline = time.monotonic() + 10
         while not any(m.get("method") == "session/prompt" for m in server.received()):
             assert time.monotonic() < deadline, "the prompt never reached the agent"
             http.post(f"{working}/prompt", data={"prompt": f"hold {mark}", "nonce": uuid.uuid4().hex})
             time.sleep(0.1)
-        signing_in = http.post("/sessions").headers["location"]
-    with connect(server.url.replace("http", "ws") + signing_in + "/ws", additional_headers=server.headers) as socket:
+        signing_in = http.post(URLS.for_("new_session")).headers["location"]
+    with connect(socket_at(server.url, signing_in), additional_headers=server.headers) as socket:
         frame = ""
         while 'data-agent-state="auth-required"' not in frame:
             frame = str(socket.recv(timeout=10))

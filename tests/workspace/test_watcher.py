@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 from tests.support.waiting import until
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.watcher import WorkspaceWatcher
@@ -32,7 +33,7 @@ def test_130_sessions_share_one_watch_and_the_last_one_still_sees_changes(start_
     server = start_server()
     sessions = 130
     with server.http() as http:
-        locations = [http.post("/sessions").headers["location"] for _ in range(sessions)]
+        locations = [http.post(URLS.for_("new_session")).headers["location"] for _ in range(sessions)]
         deadline = time.monotonic() + 60
         while sum(m.get("method") == "session/new" for m in server.received()) < sessions:
             assert time.monotonic() < deadline, "not every agent started"
@@ -111,7 +112,7 @@ def test_the_changes_view_says_when_it_is_not_watching_and_looks_when_opened(sta
     server = start_server()
     server.workspace.rmdir()  # a workspace folder that is gone cannot be watched
     with server.http() as http:
-        location = http.post("/sessions").headers["location"]
+        location = http.post(URLS.for_("new_session")).headers["location"]
         deadline = time.monotonic() + 10
         while 'data-role="not-watching"' not in (page := http.get(f"{location}/changes").text):
             assert time.monotonic() < deadline, "the Changes view never said it is not watching"
