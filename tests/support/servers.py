@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import os
 import shutil
@@ -46,6 +47,13 @@ CHROMIUM_ARGS = [
 _TEMPLATE: list[Path] = []
 
 
+def off_the_loop(call: Callable[[], Any]) -> Any:
+    """``call()`` in a thread of its own: what runs an event loop of its own (``asyncio.run``) cannot run where one
+    runs already, as Playwright's does in a browser test."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(call).result()
+
+
 def migrated_store(folder: Path) -> Path:
     """Put a store already at the newest migration in ``folder`` (a fresh data folder a test server made for itself):
     made once per test process and copied, so that each server does not run every migration again (a second of
@@ -62,7 +70,7 @@ def migrated_store(folder: Path) -> Path:
             await migrate(engine)
             await engine.dispose()  # the write-ahead log checkpointed into the file
 
-        asyncio.run(make())
+        off_the_loop(lambda: asyncio.run(make()))
         _TEMPLATE.append(template)
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "webclient.sqlite3").exists():
@@ -257,7 +265,7 @@ class InThread:
             cli.Access.from_settings(settings)
             cli.TrustedHeader.from_settings(settings)
             cli.check_catalogue(settings)
-            cli.check_store(settings)
+            off_the_loop(lambda: cli.check_store(settings))  # asyncio.run: Playwright's loop may be running here
             cli.check_sandbox(settings)
             config = uvicorn.Config(
                 create_app(settings),
