@@ -161,7 +161,7 @@ def test_a_person_pastes_the_token_into_the_sign_in_page(start_server: ServerFac
 
 
 def test_a_page_on_another_port_cannot_drive_the_agent(start_server: ServerFactory, page: Page) -> None:
-    server = start_server()
+    server = start_server(process=True)
     session_id, request_id = wait_for_permission(page, server)
     agents, sessions = len(children(server.process.pid)), len(session_ids(server))
     # The browser is signed in, and 127.0.0.1:OTHER is same-site for it: the cookie goes along.
@@ -186,7 +186,7 @@ def test_a_rebound_name_cannot_list_create_open_or_answer(start_server: ServerFa
     rebinding = browser.browser_type.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *args])
     try:
         for env in ({}, {"WEBCLIENT_NO_TOKEN": "1", "WEBCLIENT_TOKEN": ""}):  # with sign-in off, the name is all
-            server = start_server(**env)
+            server = start_server(**env, process=True)
             context = rebinding.new_context()
             session_id, request_id = wait_for_permission(context.new_page(), server)
             agents, sessions = len(children(server.process.pid)), len(session_ids(server))

@@ -4,6 +4,7 @@ gemini's models, and an empty turn after a Stop."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import time
@@ -154,7 +155,7 @@ def test_a_sign_in_that_never_answers_can_be_cancelled_and_never_blocks_the_page
 
 
 def test_end_works_while_a_sign_in_hangs(start_server: ServerFactory, page: Page) -> None:
-    server = start(start_server, "auth")
+    server = start(functools.partial(start_server, process=True), "auth")
     new_session(page, server)
     page.click('[data-auth-method="oauth"]')
     expect(page.locator('[data-role="turn-state"]')).to_contain_text("Signing in…")
@@ -254,7 +255,7 @@ def vm_rss_mib(pid: int) -> float:
 
 
 def test_a_200_mib_line_is_dropped_as_it_streams(start_server: ServerFactory, page: Page) -> None:
-    server = start_server(agent=FAULTY_AGENT)
+    server = start_server(agent=FAULTY_AGENT, process=True)
     new_session(page, server)
     turn_state(page, "idle")
     before = vm_rss_mib(server.process.pid)

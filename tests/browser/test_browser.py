@@ -112,7 +112,7 @@ def test_reload_mid_turn_loses_nothing(start_server: ServerFactory, page: Page) 
 
 
 def test_agent_crash_mid_turn_is_shown(start_server: ServerFactory, page: Page) -> None:
-    server = start_server()
+    server = start_server(process=True)
     open_session(page, server)
     send_prompt(page, "crash")
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "ended")

@@ -136,7 +136,12 @@ def test_nothing_of_a_sandbox_with_the_network_outlives_a_killed_server(start_se
         workspace = base / f"work-{secrets.token_hex(4)}"  # in bwrap's command line: the mark
         workspace.mkdir()
         server = start_server(
-            HOSTILE, workspace=workspace, WEBCLIENT_SANDBOX="bwrap", WEBCLIENT_SANDBOX_NETWORK="on", **TEAM
+            HOSTILE,
+            workspace=workspace,
+            WEBCLIENT_SANDBOX="bwrap",
+            WEBCLIENT_SANDBOX_NETWORK="on",
+            **TEAM,
+            process=True,
         )
         response = person_client(server, "alice").post(URLS.for_("new_session"), data={"workspace": str(workspace)})
         assert response.status_code == 303, response.text[:300]

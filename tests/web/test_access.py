@@ -96,7 +96,7 @@ def settled(server: Server, agents: int, sessions: int, session_id: str) -> None
 
 @pytest.mark.slow
 def test_every_route_refuses_a_rebinding_host_and_leaks_nothing(start_server: ServerFactory) -> None:
-    server = start_server()
+    server = start_server(process=True)
     session_id = new_session(server)
     agents, sessions = len(children(server.process.pid)), len(session_ids(server))
     port = port_of(server)
@@ -131,7 +131,7 @@ FOREIGN = [
 
 @pytest.mark.slow
 def test_every_state_changing_route_refuses_a_signed_in_browser_from_elsewhere(start_server: ServerFactory) -> None:
-    server = start_server()
+    server = start_server(process=True)
     session_id = new_session(server)
     agents, sessions = len(children(server.process.pid)), len(session_ids(server))
     port, cookie = port_of(server), signed_in_cookie(server)

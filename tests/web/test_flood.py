@@ -126,7 +126,7 @@ def test_an_ended_session_lets_go_of_its_memory(start_server: ServerFactory) -> 
     newest ``WEBCLIENT_MAX_ENDED_SESSIONS`` ended sessions stay: older ones answer 404 (without a store to rebuild
     them from: see tests/store for a forgotten session taken up again from the store)."""
     server = start_server(
-        agent=FLOOD_AGENT, FLOOD_COUNT="20000", WEBCLIENT_MAX_ENDED_SESSIONS="1", WEBCLIENT_STORE="off"
+        agent=FLOOD_AGENT, FLOOD_COUNT="20000", WEBCLIENT_MAX_ENDED_SESSIONS="1", WEBCLIENT_STORE="off", process=True
     )
     first = new_session(server)
 

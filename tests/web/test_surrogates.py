@@ -80,7 +80,7 @@ def wait_for(http: httpx.Client, url: str, pattern: str, timeout: float = 30) ->
 @pytest.mark.slow
 def test_lone_surrogates_in_every_agent_field_break_no_page(start_server: ServerFactory, tmp_path: Path) -> None:
     fields_file = tmp_path / "fields.txt"
-    server = start_server(agent=AGENT, FUZZ_FIELDS=str(fields_file))
+    server = start_server(agent=AGENT, FUZZ_FIELDS=str(fields_file), process=True)
     output = drain(server)
     with server.http() as http:
         created = http.post(URLS.for_("new_session"))

@@ -65,7 +65,7 @@ def stubborn_server(start_server: ServerFactory, tmp_path: Path) -> Iterator[tup
     while a page's WebSocket waits on a sign-in that never ends."""
     mark = f"mark-{uuid.uuid4().hex}"
     agent = f"{sys.executable} {AGENTS / 'terminal_agent.py'} {mark}"
-    server = start_server(agent=agent, STUBBORN="1", ROLE_FILE=str(tmp_path / "first-agent"))
+    server = start_server(agent=agent, STUBBORN="1", ROLE_FILE=str(tmp_path / "first-agent"), process=True)
     with server.http() as http:
         working = http.post(URLS.for_("new_session")).headers["location"]
         server.wait_received(lambda m: m.get("method") == "session/new")

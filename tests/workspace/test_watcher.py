@@ -30,7 +30,7 @@ def inotify_instances(pid: int) -> int:
 @pytest.mark.slow
 def test_130_sessions_share_one_watch_and_the_last_one_still_sees_changes(start_server: ServerFactory) -> None:
     """A user may hold 128 inotify instances in all: one per session stopped watching at about 125 sessions."""
-    server = start_server()
+    server = start_server(process=True)
     sessions = 130
     with server.http() as http:
         locations = [http.post(URLS.for_("new_session")).headers["location"] for _ in range(sessions)]
