@@ -77,7 +77,7 @@ async def test_a_granted_tool_without_a_streamed_result_takes_it_from_the_histor
     async with session_on(rough[0], tmp_path) as session:
         assert session.submit_prompt("granted-no-result", "n1")
         await until(lambda: session.turns.turn_state == "awaiting-permission")
-        session.answer_permission(session.thread.pending_permissions[0].request_id, "allow")
+        session.answers.permission(session.thread.pending_permissions[0].request_id, "allow")
         await until(lambda: session.turns.turn_state == "idle" and "c-deploy ran" in said(session))
         [card] = [e for e in session.thread if isinstance(e, ToolCall)]
         assert card.status == "completed"

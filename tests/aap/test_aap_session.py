@@ -72,7 +72,7 @@ async def test_parallel_calls_are_answered_together_and_the_turn_goes_on(server_
         assert shown["internal_notes"].status == "completed"  # unexposed, shown all the same
         [question] = session.thread.pending_permissions
         assert shown["deploy_preview"].permission is question
-        session.answer_permission(question.request_id, "deny")
+        session.answers.permission(question.request_id, "deny")
         await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session))
         assert "`read_file`: # Sample project It adds numbers." in said(session)
         assert "`deploy_preview`: Tool call denied" in said(session)
@@ -109,9 +109,9 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         assert [o.option_id for o in write.options] == ["allow", "allow-always", "deny"]
         # The command is allowed first, the write later: still the command runs after the write, in the agent's
         # order, and lists the file.
-        session.answer_permission(run.request_id, "allow-always")
+        session.answers.permission(run.request_id, "allow-always")
         await asyncio.sleep(0.5)
-        session.answer_permission(write.request_id, "allow")
+        session.answers.permission(write.request_id, "allow")
         await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session), timeout=30)
         assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nLeft by the remote demo agent.\n"
         ran = cards(session)["run_command"]
@@ -122,7 +122,7 @@ async def test_tools_that_change_things_ask_first_and_a_command_runs_in_a_termin
         await until(lambda: len(session.thread.pending_permissions) == 1, timeout=30)
         [again] = session.thread.pending_permissions
         assert cards(session)["write_file"].permission is again
-        session.answer_permission(again.request_id, "deny")
+        session.answers.permission(again.request_id, "deny")
         await until(lambda: session.turns.turn_state == "idle" and said(session).count("came back") == 2, timeout=30)
         assert "`write_file`: The person did not let this tool run." in said(session)
 

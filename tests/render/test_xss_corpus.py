@@ -394,7 +394,7 @@ async def test_the_session_page_holds_every_payload_as_text_only(
             assert len(pending) == 40
             assert any(e.attrs["data-option-id"] == permissions[0]["options"][0]["optionId"] for e in pending)
             request_id = session.thread.pending_permissions[0].request_id
-            session.answer_permission(request_id, permissions[0]["options"][0]["optionId"])
+            session.answers.permission(request_id, permissions[0]["options"][0]["optionId"])
         else:
             assert pending == []
             assert squash(permissions[0]["options"][0]["name"]) in text

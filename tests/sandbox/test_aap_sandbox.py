@@ -36,9 +36,9 @@ async def test_a_remote_agents_command_runs_in_the_sandbox(caplog: pytest.LogCap
             assert session.submit_prompt("change", "n1")
             await until(lambda: len(session.thread.pending_permissions) == 2, timeout=30)
             write, run = session.thread.pending_permissions
-            session.answer_permission(run.request_id, "allow")
+            session.answers.permission(run.request_id, "allow")
             await asyncio.sleep(0.5)
-            session.answer_permission(write.request_id, "allow")
+            session.answers.permission(write.request_id, "allow")
             await until(lambda: session.turns.turn_state == "idle" and "came back" in said(session), timeout=30)
             assert cards(session)["run_command"].status == "completed"
             assert "`run_command`: exit code 0 NOTES.md README.md" in said(session)

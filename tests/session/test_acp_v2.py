@@ -160,7 +160,7 @@ async def test_a_v2_permission_and_background_work(tmp_path: Path) -> None:
         await until(lambda: bool(session.thread.pending_permissions), timeout=30)
         assert acp(session).turns.state == "requires_action"
         asked = session.thread.pending_permissions[0]
-        session.answer_permission(asked.request_id, "yes")
+        session.answers.permission(asked.request_id, "yes")
         await until(lambda: not session.turns.turn_running, timeout=30)
         assert messages(session.thread, "agent-message")[-1] == "Permission answer: yes"
         assert acp(session).turns.state == "idle"
@@ -264,7 +264,7 @@ async def test_every_message_of_a_v2_session_both_ways_is_valid_v2(tmp_path: Pat
             await turn(session, text)
         assert session.submit_prompt("permission", "n-permission")
         await until(lambda: bool(session.thread.pending_permissions), timeout=30)
-        session.answer_permission(session.thread.pending_permissions[0].request_id, "no")
+        session.answers.permission(session.thread.pending_permissions[0].request_id, "no")
         await until(lambda: not session.turns.turn_running, timeout=30)
         await acp(session).set_setting("mode", "code")  # (the controls read v2's configId once v2shapes is in)
         assert await acp(session).list_sessions()

@@ -48,7 +48,7 @@ async def test_session_sends_schema_valid_messages_through_a_whole_turn(tmp_path
         assert session.submit_prompt("permission", "n1")
         await until(lambda: session.turns.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
-        session.answer_permission(request_id, "allow-always")
+        session.answers.permission(request_id, "allow-always")
         await until(lambda: session.turns.turn_state == "idle")
         messages = received(record)
         by_method = {m.get("method"): m for m in messages if "method" in m}
@@ -83,8 +83,8 @@ async def test_rejection_is_sent_as_selected_never_as_cancelled(tmp_path: Path) 
         session.submit_prompt("permission", "n1")
         await until(lambda: session.turns.turn_state == "awaiting-permission")
         request_id = session.thread.pending_permissions[0].request_id
-        session.answer_permission(request_id, "reject-always")
-        session.answer_permission(request_id, "allow-once")  # a late second click changes nothing
+        session.answers.permission(request_id, "reject-always")
+        session.answers.permission(request_id, "allow-once")  # a late second click changes nothing
         await until(lambda: session.turns.turn_state == "idle")
         answers = [m["result"] for m in received(record) if "result" in m]
         assert answers == [{"outcome": {"outcome": "selected", "optionId": "reject-always"}}]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from webclient.session.agent import AgentDriver
-from webclient.session.attribution import Actor, shown_by
+from webclient.session.attribution import Actor, record_action, shown_by
 from webclient.session.recorder import NO_RECORDER, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.events import Change
@@ -27,7 +27,6 @@ class Answers:
         thread: Thread,
         recorder: Recorder,
         tasks: BackgroundTasks,
-        record_action: Callable[..., dict[str, Any] | None],
         changed: Callable[[Change], None],
         subagents: Subagents | None = None,
     ) -> None:
@@ -36,11 +35,12 @@ class Answers:
         self.subagents = subagents
         self.recorder = recorder
         self.tasks = tasks
-        self.record_action = record_action
         self.changed = changed
 
     def permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
-        recorded = self.record_action("permission", by, request_id=request_id, option_id=option_id)
+        """Answer the agent's permission question (``reason``: why, when the option asks): journalled with who gave
+        it, shown given, and sent once the journal holds it."""
+        recorded = record_action(self.recorder, "permission", by, request_id=request_id, option_id=option_id)
         answered_by(threads(self.thread, self.subagents), "permission", request_id, recorded)  # as the replay will
         if self.recorder is NO_RECORDER:
             self.agent.answer_permission(request_id, option_id, reason)
@@ -64,7 +64,8 @@ class Answers:
             if values is None:
                 self.changed(question.change)
                 return
-        recorded = self.record_action("question", by, request_id=request_id, answer=action)  # values: protocol line
+        # The form's values go on record with the protocol's line, not here.
+        recorded = record_action(self.recorder, "question", by, request_id=request_id, answer=action)
         answered_by([self.thread], "question", request_id, recorded)
         self.tasks.spawn(self._question_when_stored(request_id, action, values), "answer")
 

@@ -7,10 +7,12 @@ team: token mode's one person (`webclient.people.person.LOCAL`) is "you", and is
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Protocol
 
 from webclient.people.person import LOCAL, Person
+from webclient.session.recorder import ACTION, Recorder
 from webclient.viewmodel.by import By
 
 Actor = Person | None
@@ -22,6 +24,14 @@ def by_json(person: Actor) -> dict[str, Any] | None:
     if person is None:
         return None
     return {"id": person.id, "name": person.label, "at": round(time.time(), 3)}
+
+
+def record_action(recorder: Recorder, action: str, by: Actor = None, **arguments: object) -> dict[str, Any] | None:
+    """Journal what a person did, with who did it (the store's audit log reads it); returns the "by" it journalled."""
+    recorded = by_json(by)
+    attributed = {"by": recorded} if recorded is not None else {}
+    recorder.record(ACTION, "user", json.dumps({"action": action, **arguments, **attributed}))
+    return recorded
 
 
 _LEGACY_LOCAL = {"id": "local", "name": "you"}

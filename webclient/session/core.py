@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from webclient.people.roles import Share
 from webclient.session import replay
@@ -31,9 +29,9 @@ from webclient.session.agent import AgentError, AgentFactory, AgentHost
 from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.answers import Answers
-from webclient.session.attribution import Actor, by_json, say
+from webclient.session.attribution import Actor, by_json, record_action, say
 from webclient.session.control_changes import ControlChanges
-from webclient.session.recorder import ACTION, NO_RECORDER, JournalRow, Recorder
+from webclient.session.recorder import NO_RECORDER, JournalRow, Recorder
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
@@ -120,9 +118,8 @@ class Session:
             self.subagents,
         )
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
-        self.answers = Answers(
-            self.agent, self.thread, recorder, self._tasks, self._record_action, self._changed, self.subagents
-        )
+        self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
+        """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""
         self.rules = SessionRules(self)
 
     # -- watching ----------------------------------------------------------------------------------
@@ -185,7 +182,7 @@ class Session:
     def resume(self, by: Actor = None) -> None:
         """Start the agent again and reattach it to its session (after a restart, or after the user ended it)."""
         if self.lifecycle.begin_resume():
-            self._record_action("resume", by)
+            record_action(self.recorder, "resume", by)
             if self.terminals is not None:
                 self.terminals.reopen()
             self._tasks.spawn(self._start(resume=True), "resume")
@@ -200,7 +197,7 @@ class Session:
 
     async def end(self, by: Actor = None) -> None:
         """The user ends the session: as `close`, and recorded (a rebuilt page says the user ended it)."""
-        self._record_action("end", by)
+        record_action(self.recorder, "end", by)
         await self.close()
 
     async def close(self) -> None:
@@ -224,12 +221,12 @@ class Session:
         """Send a prompt, or queue it while the agent is busy (see `Turns.submit_prompt`)."""
         accepted = self.turns.submit_prompt(text, nonce, uploads, mentions, by_json(by))
         if accepted:
-            self._record_action("prompt", by, text=text, uploads=list(uploads), mentions=list(mentions))
+            record_action(self.recorder, "prompt", by, text=text, uploads=list(uploads), mentions=list(mentions))
         return accepted
 
     def cancel(self, by: Actor = None) -> None:
         """Stop: a sign-in in progress is given up; a turn is stopped. Returns at once."""
-        self._record_action("stop", by)
+        record_action(self.recorder, "stop", by)
         say(self.shown, by, "pressed Stop")
         if self.lifecycle.agent_state == "signing-in":
             self.lifecycle.cancel_auth()
@@ -238,22 +235,18 @@ class Session:
 
     def cancel_subagent(self, session_id: str, by: Actor = None) -> None:
         """Stop one child session's work (a Stop on it): recorded, then sent in the background."""
-        self._record_action("stop_subagent", by, session_id=session_id)
+        record_action(self.recorder, "stop_subagent", by, session_id=session_id)
         self._tasks.spawn(self.agent.cancel_subagent(session_id), "cancel subagent")
-
-    def answer_permission(self, request_id: str, option_id: str, reason: str = "", by: Actor = None) -> None:
-        """Answer the agent's question (``reason``: why, when the option asks): stored, then shown given and sent."""
-        self.answers.permission(request_id, option_id, reason, by)
 
     def cancel_entity(self, kind: str, entity_id: str, by: Actor = None) -> None:
         """The user's Stop on one ``tool_call`` or ``terminal``: journalled, then asked (if the adapter may ask)."""
-        self._record_action("cancel_entity", by, kind=kind, id=entity_id)
+        record_action(self.recorder, "cancel_entity", by, kind=kind, id=entity_id)
         self._tasks.spawn(self._tell(self.agent.cancel_entity(kind, entity_id)), "cancel-entity")
 
     def rename(self, title: str, by: Actor = None) -> None:
         """Give the session a title of the user's, kept until they clear it (blank: the agent's title again)."""
         title = " ".join(title.split())[:200]
-        self._record_action("rename", by, title=title)
+        record_action(self.recorder, "rename", by, title=title)
         self.controls.name(title or None)
         if title and self.lifecycle.ready:
             self._tasks.spawn(self._tell(self.agent.set_title(title)), "set-title")
@@ -268,7 +261,7 @@ class Session:
     def sign_out(self, by: Actor = None) -> None:
         """Sign out of the agent's account (the agent's ``logout``); the next prompt may ask for a sign-in."""
         if self.lifecycle.ready and self.agent.can_sign_out:
-            self._record_action("sign_out", by)
+            record_action(self.recorder, "sign_out", by)
             self._tasks.spawn(self._signed_out(), "sign-out")
 
     async def _signed_out(self) -> None:
@@ -287,30 +280,18 @@ class Session:
                     await self._tell(self.agent.forget())
         await self.close()
 
-    def answer_question(self, request_id: str, action: str, fields: dict[str, str], by: Actor = None) -> None:
-        """Answer one of the agent's questions (a form or a link): ``accept``, ``decline`` or ``cancel``."""
-        self.answers.question(request_id, action, fields, by)
-
     def set_mode(self, mode_id: str, by: Actor = None) -> None:
-        self._record_action("mode", by, mode_id=mode_id)
+        record_action(self.recorder, "mode", by, mode_id=mode_id)
         say(self.shown, by, "set the mode to", self.controls.mode(mode_id))
         self.control_changes.set_mode(mode_id)
 
     def set_model(self, model_id: str, by: Actor = None) -> None:
-        self._record_action("model", by, model_id=model_id)
+        record_action(self.recorder, "model", by, model_id=model_id)
         say(self.shown, by, "set the model to", self.controls.model(model_id))
         self.control_changes.set_model(model_id)
 
     def set_setting(self, setting_id: str, value: str, by: Actor = None) -> None:
         secret = getattr(self.controls.setting(setting_id), "secret", False)
-        self._record_action("setting", by, setting_id=setting_id, value=SECRET_SET if secret else value)
+        record_action(self.recorder, "setting", by, setting_id=setting_id, value=SECRET_SET if secret else value)
         say(self.shown, by, "changed", self.controls.setting(setting_id))
         self.control_changes.set_setting(setting_id, value)
-
-    def _record_action(self, action: str, by: Actor = None, **arguments: object) -> dict[str, Any] | None:
-        """Journal what the user did, with who did it (`webclient.session.attribution`: the audit log reads it);
-        returns the "by" it journalled."""
-        recorded = by_json(by)
-        attributed = {"by": recorded} if recorded is not None else {}
-        self.recorder.record(ACTION, "user", json.dumps({"action": action, **arguments, **attributed}))
-        return recorded

@@ -149,12 +149,12 @@ def _earlier(session: Session, live: LiveView, message: Message, by: Person) -> 
 
 def _question(session: Session, live: LiveView, message: Message, by: Person) -> None:
     fields = {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")}
-    session.answer_question(_text(message, "request_id"), _text(message, "answer"), fields, by)
+    session.answers.question(_text(message, "request_id"), _text(message, "answer"), fields, by)
 
 
 def _permission(session: Session, live: LiveView, message: Message, by: Person) -> None:
     reason = _text(message, "reason")[:MAX_REASON].strip()
-    session.answer_permission(_text(message, "request_id"), _text(message, "option_id"), reason, by)
+    session.answers.permission(_text(message, "request_id"), _text(message, "option_id"), reason, by)
 
 
 def _sign_in_with_key(session: Session, live: LiveView, message: Message, by: Person) -> None:

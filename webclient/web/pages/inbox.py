@@ -95,7 +95,7 @@ async def answer(request: Request) -> Response:
     if session is not None and may_drive(role_of(person(request), session.owner, session.shares)):
         option_id, action = form.get("option_id"), form.get("answer")
         if isinstance(option_id, str) and option_id:
-            session.answer_permission(request_id, option_id, by=person(request))
+            session.answers.permission(request_id, option_id, by=person(request))
         elif action in ("decline", "cancel"):
-            session.answer_question(request_id, str(action), {}, by=person(request))
+            session.answers.question(request_id, str(action), {}, by=person(request))
     return RedirectResponse(urls(request).for_("inbox"), status_code=303)
