@@ -178,7 +178,8 @@ def test_a_turn_that_never_stops_blocks_nothing_and_stop_ends_it_at_once(
     """While one session's server floods (or says nothing), another session's agent answers, the index answers
     before the turn ends, and Stop ends the turn."""
     with rough(tmp_path) as url:
-        server = web_server(start_server, tmp_path, url)
+        # Its own process: the flood would hold the interpreter's lock that the test's own client needs.
+        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
 
         async def scenario() -> None:
             async with page(server, "rough") as (socket, nonce), page(server, "demo") as (other, other_nonce):

@@ -103,7 +103,7 @@ def test_a_revoke_or_a_turn_to_watch_closes_the_sign_in_terminal_of_the_driver(
     start_server: ServerFactory, tmp_path: Path, change: str
 ) -> None:
     tokens = tmp_path / "tokens"
-    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens), **TEAM)
+    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens), process=True, **TEAM)
     session_id = new_session(server, "alice", ADMINS)
     share_id = share_with_bob(server, session_id, "drive")
     assert asyncio.run(after(change, server, session_id, share_id)) == 1008
@@ -147,7 +147,7 @@ async def signed_out_while_typing(server: Server, session_id: str, cookie: str) 
 
 def test_signing_out_closes_the_sign_in_terminal(start_server: ServerFactory, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
-    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens))
+    server = start_server(agent=AGENT, LOGIN_TOKEN_DIR=str(tokens), process=True)
     session_id = probes.new_session(server)
     assert asyncio.run(signed_out_while_typing(server, session_id, sign_in(server))) == 1008
     assert not (tokens / "token").exists()
