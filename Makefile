@@ -47,8 +47,8 @@ $(TS_AGENTS): tests/agents/ts/package.json tests/agents/ts/package-lock.json
 run: setup
 	$(BIN)/webclient $(ARGS)
 
-# Every test: those that need no browser and time nothing on every core, then the browser and timing ones one at a
-# time (they measure memory, latency and layout, which a second test beside them would skew).
+# Every test: those that need no browser on every core, then the browser and slow ones on two workers, then the few
+# that time or measure the server (marked alone) one at a time, as a second test beside them would skew them.
 test: setup-test ts-agents
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
@@ -56,7 +56,8 @@ test: setup-test ts-agents
 	scripts/ensure-bubblewrap
 	scripts/ensure-slirp4netns
 	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m "browser or slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "(browser or slow) and not alone" -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "alone" $(PYTEST_ARGS)
 
 # The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
 test-fast: setup-test ts-agents

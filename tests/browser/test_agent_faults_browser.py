@@ -154,6 +154,7 @@ def test_a_sign_in_that_never_answers_can_be_cancelled_and_never_blocks_the_page
     expect(page.locator('[data-role="agent-message"]').last).to_have_text("signed in")
 
 
+@pytest.mark.alone  # times or measures the server: one at a time
 def test_end_works_while_a_sign_in_hangs(start_server: ServerFactory, page: Page) -> None:
     server = start(functools.partial(start_server, process=True), "auth")
     new_session(page, server)
@@ -254,6 +255,7 @@ def vm_rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
+@pytest.mark.alone  # times or measures the server: one at a time
 def test_a_200_mib_line_is_dropped_as_it_streams(start_server: ServerFactory, page: Page) -> None:
     server = start_server(agent=FAULTY_AGENT, process=True)
     new_session(page, server)

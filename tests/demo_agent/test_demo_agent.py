@@ -155,6 +155,7 @@ async def test_always_answers_are_remembered(workspace: Path, answer: str, chang
     assert "didn't ask again" in client.message_text()
 
 
+@pytest.mark.alone  # times or measures the server: one at a time
 @pytest.mark.slow  # waits for the demo's slow scenario, seconds
 @pytest.mark.asyncio
 async def test_cancel_during_slow_stops_promptly(workspace: Path) -> None:

@@ -20,7 +20,7 @@ import websockets
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.urls import URLS, socket_at
 
-pytestmark = pytest.mark.slow  # floods: thousands of updates through the real server
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # floods: thousands of updates through the real server
 
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
 READY = re.compile(r'<header id="session-status"[^>]*data-turn-state="idle"[^>]*data-agent-state="ready"')
