@@ -216,6 +216,13 @@ def test_an_up_to_date_store_opens_without_importing_alembic(tmp_path: Path) -> 
     assert done.stdout.strip() == "False", done.stderr
 
 
+def test_without_a_store_the_server_imports_no_sqlalchemy() -> None:
+    """SQLAlchemy takes most of a start's imports: the app and its command line load it only to open a store."""
+    program = "import sys, webclient.cli, webclient.web.app\nprint(sorted({'sqlalchemy', 'alembic'} & set(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
 def test_a_limit_below_zero_is_refused_as_a_flag_and_as_a_variable() -> None:
     assert (
         refused("--max-session-mb", "-1")

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from webclient.store import audit
-
 if TYPE_CHECKING:
     from starlette.types import Scope
 
@@ -19,6 +17,8 @@ if TYPE_CHECKING:
 
 def record(scope: Scope, who: Person, action: str, detail: dict[str, Any], session_id: str | None = None) -> None:
     """One row: ``who`` did ``action`` (``detail`` its arguments)."""
+    from webclient.store import audit  # here: SQLAlchemy is imported only when a store is used
+
     app = scope.get("app")
     store = getattr(app.state, "store", None) if app is not None else None
     if store is not None:

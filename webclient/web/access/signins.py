@@ -23,7 +23,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from webclient.people.person import Person
-from webclient.store import people as stored
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -69,6 +68,8 @@ class SignIns:
 
     async def start(self, person: Person, method: str, user_agent: str) -> str:
         """A new signed-in session for ``person``; returns the cookie's value (only the browser keeps it)."""
+        from webclient.store import people as stored  # here: SQLAlchemy is imported only when a store is used
+
         cookie = secrets.token_urlsafe(32)
         key = signin_id(cookie, self.key)
         now = datetime.now(UTC)
@@ -79,6 +80,8 @@ class SignIns:
 
     async def person(self, cookie: str) -> tuple[Person, str] | None:
         """Who ``cookie`` signs in and its signed-in session's id, or None (unknown, ended or expired)."""
+        from webclient.store import people as stored  # here: SQLAlchemy is imported only when a store is used
+
         if not cookie or len(cookie) > 200:
             return None
         key = signin_id(cookie, self.key)
@@ -109,11 +112,15 @@ class SignIns:
     async def for_token(self) -> None:
         """Token mode, at start: end the sign-ins made with another token than this server's (their cookies could
         no longer be checked, so they are gone rather than listed as live)."""
+        from webclient.store import people as stored  # here: SQLAlchemy is imported only when a store is used
+
         assert self.key is not None
         await stored.keep_token_signins(self.engine, signin_id("\0 the token of these sign-ins", self.key))
 
     async def end(self, key: str) -> bool:
         """End a signed-in session (sign-out, Revoke): its row goes, and its open web sockets are closed."""
+        from webclient.store import people as stored  # here: SQLAlchemy is imported only when a store is used
+
         self._known.pop(key, None)
         ended = await stored.end(self.engine, key)
         for event in self._sockets.pop(key, set()):
@@ -136,6 +143,8 @@ class SignIns:
     async def seen(self, person: Person) -> None:
         """Keep the people table up to date for a person named by a trusted proxy on each request: written when
         what the proxy says of them changes, else at most once a :data:`TOUCH_SECONDS`."""
+        from webclient.store import people as stored  # here: SQLAlchemy is imported only when a store is used
+
         now = datetime.now(UTC)
         last = self._people.get(person.id)
         if last is not None and last[0] == person and (now - last[1]).total_seconds() < TOUCH_SECONDS:

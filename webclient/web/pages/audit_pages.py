@@ -6,17 +6,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webclient.store import audit
-from webclient.store.audit import AuditRow
-from webclient.store.store import Store
 from webclient.web.context import base_context, person, render
 from webclient.web.page_context import SignedInContext
 from webclient.web.pages.shares import owned
+
+if TYPE_CHECKING:  # the store only with one: SQLAlchemy is slow to import
+    from webclient.store.audit import AuditRow
+    from webclient.store.store import Store
 
 EXPORTS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
@@ -53,6 +55,8 @@ async def server_audit(request: Request) -> Response:
 async def _answer(
     request: Request, store: Store, session_id: str | None, filename: str, session_title: str | None = None
 ) -> Response:
+    from webclient.store import audit  # here: SQLAlchemy is imported only when a store is used
+
     fmt = request.query_params.get("format", "")
     if fmt in EXPORTS:
         rows = await store.audit_log(session_id, limit=None)

@@ -15,7 +15,7 @@ closes the sockets of those it shut out (`webclient.web.live.presence`).
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
@@ -25,12 +25,13 @@ from webclient.people.person import LOCAL
 from webclient.people.roles import Share
 from webclient.render.dom import PAGE_IDS
 from webclient.session.core import Session
-from webclient.store import audit
-from webclient.store import shares as stored_shares
-from webclient.store.store import Store
 from webclient.web.access import cookies
 from webclient.web.context import SHARE_PARAM, person, session_of, urls
 from webclient.web.live.presence import page_context, presence
+
+if TYPE_CHECKING:  # the store only with one: SQLAlchemy is slow to import
+    from webclient.store.shares import StoredShare
+    from webclient.store.store import Store
 
 KINDS = ("person", "group", "link")
 ROLES = ("watch", "drive")
@@ -74,6 +75,9 @@ async def owned(request: Request) -> tuple[Session, Store]:
 
 async def add_share(request: Request) -> Response:
     """The Share panel's form: ``kind`` (person, group, link), ``grantee`` (not for a link) and ``role``."""
+    from webclient.store import audit  # here: SQLAlchemy is imported only when a store is used
+    from webclient.store import shares as stored_shares
+
     session, store = await owned(request)
     form = await request.form()
     kind, grantee, share_role = (str(form.get(name, "")).strip() for name in ("kind", "grantee", "role"))
@@ -97,6 +101,9 @@ async def add_share(request: Request) -> Response:
 
 
 async def revoke_share(request: Request) -> Response:
+    from webclient.store import audit  # here: SQLAlchemy is imported only when a store is used
+    from webclient.store import shares as stored_shares
+
     session, store = await owned(request)
     revoked = await stored_shares.revoke(store.engine, session.id, request.path_params["share_id"])
     if revoked is not None:
@@ -108,19 +115,25 @@ async def revoke_share(request: Request) -> Response:
     return _back(request, session)
 
 
-async def listed(conn: HTTPConnection, session: Session) -> list[stored_shares.StoredShare]:
+async def listed(conn: HTTPConnection, session: Session) -> list[StoredShare]:
     """The session's shares as its owner's panel lists them (none without a store)."""
+    from webclient.store import shares as stored_shares  # here: SQLAlchemy is imported only when a store is used
+
     store: Store | None = getattr(conn.app.state, "store", None)
     return [] if store is None else await stored_shares.of_session(store.engine, session.id)
 
 
 async def known_people(conn: HTTPConnection) -> list[tuple[str, str]]:
     """(id, name) of the people the server knows, for the panel's list to pick from."""
+    from webclient.store import shares as stored_shares  # here: SQLAlchemy is imported only when a store is used
+
     store: Store | None = getattr(conn.app.state, "store", None)
     return [] if store is None else await stored_shares.known_people(store.engine)
 
 
 async def _reload(session: Session, store: Store) -> None:
+    from webclient.store import shares as stored_shares  # here: SQLAlchemy is imported only when a store is used
+
     session.shares = [stored.share for stored in await stored_shares.of_session(store.engine, session.id)]
 
 
