@@ -28,7 +28,9 @@ class DemoRemote:
     @classmethod
     async def start(cls) -> DemoRemote | None:
         try:
-            process = await AgentProcess.spawn([sys.executable, "-m", "demo_aap", "--port", "0"], cwd=Path.cwd())
+            # Stopped as agents are, by closing its stdin: it exits at once (a SIGTERM would come 2 s later).
+            command = [sys.executable, "-m", "demo_aap", "--port", "0", "--exit-on-eof"]
+            process = await AgentProcess.spawn(command, cwd=Path.cwd())
         except AgentStartError as error:
             logger.warning("the remote demo agent could not start: %s", error)
             return None
