@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh machine (Python 3.11+, Node and make):
 #   make run    install what running needs, then serve the built-in demo agent on 127.0.0.1:8000 (click the URL it prints)
 #   make test   set up (Debian's chromium included), then run every test
-#   make test-fast   set up, then run the tests without a browser and without the slow sweeps, on every core (under a minute)
+#   make test-fast   set up, then run the tests without a browser and without the slow sweeps, two workers per core
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,6 +10,8 @@ TEST_STAMP := $(VENV)/.installed-test
 VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
 	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
 TS_AGENTS := tests/agents/ts/node_modules/.package-lock.json
+# The tests wait on agents and servers more than they compute: two workers per core keep the cores busy.
+WORKERS ?= $(shell $(PYTHON) -c "import os; print(2 * (os.cpu_count() or 1))")
 
 .PHONY: setup setup-test run test test-fast ts-agents bench lint clean
 
@@ -47,7 +49,7 @@ $(TS_AGENTS): tests/agents/ts/package.json tests/agents/ts/package-lock.json
 run: setup
 	$(BIN)/webclient $(ARGS)
 
-# Every test: those that need no browser on every core, then the browser and slow ones on two workers, then the few
+# Every test: those that need no browser on two workers per core, then the browser and slow ones on two workers, then the few
 # that time or measure the server (marked alone) one at a time, as a second test beside them would skew them.
 test: setup-test ts-agents
 	scripts/ensure-chromium
@@ -55,7 +57,7 @@ test: setup-test ts-agents
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
 	scripts/ensure-slirp4netns
-	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser and not slow" -n $(WORKERS) $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "(browser or slow) and not alone" -n 2 $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "alone" $(PYTEST_ARGS)
 
@@ -65,7 +67,7 @@ test-fast: setup-test ts-agents
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
 	scripts/ensure-slirp4netns
-	$(BIN)/python -m pytest -m "not browser and not slow" -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser and not slow" -n $(WORKERS) $(PYTEST_ARGS)
 
 bench: setup-test
 	$(BIN)/python bench/flood.py
