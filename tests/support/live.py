@@ -20,7 +20,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from tests.support.acp_schema import journal_problems
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from tests.support.urls import URLS
-from tests.support.waiting import records
+from tests.support.waiting import prompt_texts, records
 from webclient.config import Settings
 from webclient.web.app import create_app
 
@@ -92,20 +92,13 @@ class InProcess:
     record_file: Path
     workspace: Path
     data_dir: Path
-    sockets: list[TestSocket] = field(default_factory=list)
 
     def received(self) -> list[dict[str, Any]]:
         """Every JSON-RPC message the (scripted) agent received, in order."""
         return records(self.record_file)
 
     def prompts_received(self) -> list[str]:
-        return [
-            block["text"]
-            for message in self.received()
-            if message.get("method") == "session/prompt"
-            for block in message["params"]["prompt"]
-            if block.get("type") == "text"
-        ]
+        return prompt_texts(self.received())
 
     def new_session(self) -> str:
         """A new session of the app's agent: its page's path."""

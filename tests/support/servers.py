@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from tests.support.acp_schema import journal_problems
-from tests.support.waiting import records
+from tests.support.waiting import prompt_texts, records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,13 +128,7 @@ class Server:
 
     def prompts_received(self) -> list[str]:
         """The text of every prompt the (scripted) agent received, in order."""
-        return [
-            block["text"]
-            for message in self.received()
-            if message.get("method") == "session/prompt"
-            for block in message["params"]["prompt"]
-            if block.get("type") == "text"
-        ]
+        return prompt_texts(self.received())
 
     def wait_received(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10) -> dict[str, Any]:
         deadline = time.monotonic() + timeout

@@ -18,6 +18,17 @@ def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
+def prompt_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """The text of every prompt among the JSON-RPC ``messages`` an agent received, in order."""
+    return [
+        block["text"]
+        for message in messages
+        if message.get("method") == "session/prompt"
+        for block in message["params"]["prompt"]
+        if block.get("type") == "text"
+    ]
+
+
 def received(record: Path) -> list[dict[str, Any]]:
     return records(record)
 
