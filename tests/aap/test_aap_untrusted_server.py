@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import html
 import json
 import re
@@ -42,7 +41,9 @@ def web_server(start_server: ServerFactory, tmp_path: Path, url: str, **env: str
     workspace.mkdir(exist_ok=True)
     config = tmp_path / "agents.toml"
     config.write_text(f'[agents.rough]\nurl = "{url}"\nworkspace = "{workspace}"\n')  # the demo is built in
-    return start_server(None, WEBCLIENT_CONFIG=str(config), **env)
+    # Its own process: what these servers send is the subject (its memory, what it reads), and a flood would hold the
+    # interpreter's lock that the test's own client needs.
+    return start_server(None, WEBCLIENT_CONFIG=str(config), process=True, **env)
 
 
 @contextlib.asynccontextmanager
@@ -118,7 +119,7 @@ def test_a_giant_event_is_cut_at_the_bound_and_its_connection_dropped(
     """One ``data:`` line of 100 MiB, or one event of 1,600 lines: reading stops at 8 MiB (the default bound), the
     person is told which setting, the server's memory stays put, and the session goes on."""
     with rough(tmp_path) as url:
-        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
+        server = web_server(start_server, tmp_path, url)
 
         async def scenario() -> None:
             async with page(server, "rough") as (socket, nonce):
@@ -178,8 +179,7 @@ def test_a_turn_that_never_stops_blocks_nothing_and_stop_ends_it_at_once(
     """While one session's server floods (or says nothing), another session's agent answers, the index answers
     before the turn ends, and Stop ends the turn."""
     with rough(tmp_path) as url:
-        # Its own process: the flood would hold the interpreter's lock that the test's own client needs.
-        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
+        server = web_server(start_server, tmp_path, url)
 
         async def scenario() -> None:
             async with page(server, "rough") as (socket, nonce), page(server, "demo") as (other, other_nonce):
@@ -255,7 +255,7 @@ def test_plain_answers_too_big_or_not_json_are_refused_and_shown(
     start_server: ServerFactory, tmp_path: Path, answers: str, said: str
 ) -> None:
     with rough(tmp_path, ROUGH_ANSWERS=answers) as url:
-        server = web_server(functools.partial(start_server, process=True), tmp_path, url)
+        server = web_server(start_server, tmp_path, url)
 
         async def scenario() -> None:
             read_before = read_mib(server)
