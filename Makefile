@@ -15,7 +15,7 @@ WORKERS ?= $(shell $(PYTHON) -c "import os; print(2 * (os.cpu_count() or 1))")
 
 .PHONY: setup setup-test run test test-fast ts-agents bench lint clean
 
-# What running needs (the demo extra), quietly: `make run` installs no test or dev tools.
+# What running needs, quietly: `make run` installs no test or dev tools.
 setup: $(STAMP) $(VENDOR)
 
 # And the test and dev tools (pytest, Playwright, mypy, ruff, ...), for the test and lint targets only.
@@ -25,12 +25,12 @@ setup-test: setup $(TEST_STAMP)
 # kept in a log, shown only when the install fails.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo]' >$(VENV)/install.log 2>&1 \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e . >$(VENV)/install.log 2>&1 \
 		|| { cat $(VENV)/install.log; exit 1; }
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[demo,test,dev]' >$(VENV)/install.log 2>&1 \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]' >$(VENV)/install.log 2>&1 \
 		|| { cat $(VENV)/install.log; exit 1; }
 	touch $@
 

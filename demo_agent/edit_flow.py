@@ -14,8 +14,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from acp.exceptions import RequestError
-
+from .jsonrpc import RequestError
 from .tool_demos import fenced
 from .turn import Turn
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from acp import RequestError
-
+from .jsonrpc import RequestError
 from .turn import Turn
 
 PROJECT_FORM: dict[str, Any] = {

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from acp.exceptions import RequestError
+from .jsonrpc import RequestError
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp.exceptions import RequestError
-
+from .jsonrpc import RequestError
 from .session_state import SessionState
 from .turn import Turn
 

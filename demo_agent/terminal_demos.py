@@ -20,8 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from acp.exceptions import RequestError
-
+from .jsonrpc import RequestError
 from .tool_demos import execute_tool, fenced, text_item
 from .turn import CHUNK_DELAY, STEP_DELAY, Turn
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from acp.exceptions import RequestError
-
+from .jsonrpc import RequestError
 from .turn import CHUNK_DELAY, STEP_DELAY, Turn
 
 EXCERPT_LINES = 12

@@ -18,10 +18,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from acp.connection import Connection
-from acp.exceptions import RequestError
-
 from .capabilities import ClientCapabilities
+from .jsonrpc import Connection, RequestError
 from .prompt_content import Prompt
 from .session_state import SessionState
 from .usage import estimate_tokens

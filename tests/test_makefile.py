@@ -66,7 +66,8 @@ def installed_extras(lines: list[str]) -> set[str]:
 
 def test_make_run_installs_what_running_needs_and_no_test_tools() -> None:
     run = commands_of("run")
-    assert installed_extras(run) == {"demo"}, run
+    assert any("pip install" in line and "-e ." in line for line in run), run
+    assert installed_extras(run) == set(), run
     assert any("webclient" in line for line in run)
 
 

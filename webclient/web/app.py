@@ -193,7 +193,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             app.state.signins = None
         app.state.store = store
         app.state.secrets = await people_secrets(settings, store)
-        reaper = Reaper.start()  # stops our subprocesses should this process die without stopping them
+        Reaper.for_this_process()  # stops our subprocesses should this process die without stopping them
         demo_remote = await DemoRemote.start() if settings.demo_remote else None
         app.state.rules = await load_rules(store)  # everyone's permission rules, in memory (`people.rules.RuleBook`)
         app.state.sessions = SessionManager(
@@ -223,7 +223,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
             if demo_remote is not None:
                 await demo_remote.close()
-            reaper.close()
             if retention is not None:
                 await retention.close()
             if store is not None:
