@@ -10,6 +10,9 @@ TEST_STAMP := $(VENV)/.installed-test
 VENDOR := static/vendor/htmx.min.js static/vendor/ws.min.js static/vendor/xterm.mjs static/vendor/xterm.css \
 	static/vendor/addon-fit.mjs static/vendor/addon-web-links.mjs
 TS_AGENTS := tests/agents/ts/node_modules/.package-lock.json
+# Python writes no bytecode where PYTHONDONTWRITEBYTECODE is set (some images set it): every server, agent and test
+# worker would compile the package again, and pytest rewrite every test module's asserts again, each time it starts.
+unexport PYTHONDONTWRITEBYTECODE
 # The tests wait on agents and servers more than they compute: two workers per core keep the cores busy.
 WORKERS ?= $(shell $(PYTHON) -c "import os; print(2 * (os.cpu_count() or 1))")
 
@@ -61,13 +64,13 @@ test: setup-test ts-agents
 	$(BIN)/python -m pytest -m "(browser or slow) and not alone" -n 2 $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "alone" $(PYTEST_ARGS)
 
-# The edit-test loop: no Chromium, and none of the tests marked slow (see the markers in pyproject.toml).
+# The edit-test loop: no Chromium, no server process of its own, none of the slow sweeps (the markers in pyproject.toml).
 test-fast: setup-test ts-agents
 	scripts/ensure-postgresql
 	scripts/ensure-nginx
 	scripts/ensure-bubblewrap
 	scripts/ensure-slirp4netns
-	$(BIN)/python -m pytest -m "not browser and not slow" -n $(WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not browser and not slow and not process" -n $(WORKERS) $(PYTEST_ARGS)
 
 bench: setup-test
 	$(BIN)/python bench/flood.py

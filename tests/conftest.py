@@ -18,6 +18,7 @@ from tests.support.servers import (
     SCRIPTED_AGENT,
     Server,
     ServerFactory,
+    Tier,
     free_port,
     launch_server,
     stop_server,
@@ -51,6 +52,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(BROWSER_TESTS):
             item.add_marker(pytest.mark.browser)
+
+
+TIERS_WITH_PROCESSES = ("process", "browser", "slow", "alone")
+"""The markers of the tests ``make test`` runs and ``make test-fast`` does not: those may start a server process."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    Tier.process_allowed = any(item.get_closest_marker(marker) for marker in TIERS_WITH_PROCESSES)
 
 
 @pytest.fixture
@@ -97,7 +107,11 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     options = ["--agent", SCRIPTED_AGENT, "--workspace", str(folder)]
     record = folder / "received.jsonl"
     env = {"DEMO_AGENT_SPEED": "0"}
-    server = launch_server(port, secrets.token_urlsafe(16), record, folder, options, env, subprocess.PIPE)
+    allowed, Tier.process_allowed = Tier.process_allowed, True  # one per worker, for every test that reads it
+    try:
+        server = launch_server(port, secrets.token_urlsafe(16), record, folder, options, env, subprocess.PIPE)
+    finally:
+        Tier.process_allowed = allowed
     yield server
     stop_server(server)
 

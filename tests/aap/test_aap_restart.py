@@ -18,6 +18,8 @@ from tests.support.aap_servers import aap_server, demo_aap_server
 from tests.support.restarts import journalled, ready_page, session_page, stop, thread_html, until
 from tests.support.servers import AGENTS, ServerFactory
 
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
+
 
 @pytest.fixture(scope="module")
 def remote() -> Iterator[str]:

@@ -24,6 +24,8 @@ from tests.support.aap_servers import aap_server
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.urls import URLS, socket_at
 
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
+
 MIB = 1024 * 1024
 
 

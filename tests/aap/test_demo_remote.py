@@ -12,6 +12,8 @@ import pytest
 
 from tests.support.servers import ServerFactory, live_processes
 
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
+
 
 def demo_servers_of(server_pid: int) -> list[int]:
     found = []

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -115,6 +116,7 @@ def test_every_session_route_and_socket_is_404_to_another_person_and_open_to_its
     print(f"\nisolation: {walked} HTTP route-methods and {len(SOCKETS)} web sockets checked per person")
 
 
+@pytest.mark.process
 def test_the_same_walk_through_the_real_proxy(start_server: ServerFactory) -> None:
     """As above, with nginx in front signing the three in (tests/support/nginx.py): what a team deploys."""
     port = free_port()

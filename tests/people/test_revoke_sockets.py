@@ -23,6 +23,8 @@ from tests.support.team import new_session, page_socket
 from tests.support.urls import URLS, at
 from tests.web.test_signins import post, sign_in
 
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
+
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
 ADMINS = ["admins"]
 TERMINAL = re.compile(r'data-role="sign-in-terminal"[^>]*data-url="([^"]+)"')

@@ -9,12 +9,15 @@ import secrets
 import stat
 from pathlib import Path
 
+import pytest
 from websockets.sync.client import connect
 
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, as_person, person_client
 from tests.support.servers import Server, ServerFactory
 from tests.support.urls import URLS, socket_at
+
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
 
 PAGE = URLS.for_("secrets")
 

@@ -215,20 +215,22 @@ def test_stream_single_block_stays_tail_until_final() -> None:
 def test_stream_a_block_that_never_ends_is_shown_as_text_in_pieces() -> None:
     """A remote server streamed one paragraph forever, and every catch-up parsed all of it: the server stalled."""
     doc, text = MarkdownStream(), ""
-    for _ in range(60):  # 3 MB of one paragraph, as a fast stream brings it
+    for _ in range(16):  # 800 kB of one paragraph, eight times the bound, as a fast stream brings it
         text += "tick <b>" * 6250
         doc.update(text)
         assert len(doc.tail) <= MAX_BLOCK_CHARS  # what the next catch-up parses again
-    assert "<b>" not in doc.html and doc.html.count("tick &lt;b&gt;") + doc.tail.count("tick <b>") == 60 * 6250
+    assert len(text) >= 8 * MAX_BLOCK_CHARS
+    assert "<b>" not in doc.html and doc.html.count("tick &lt;b&gt;") + doc.tail.count("tick <b>") == 16 * 6250
     doc.update(text, final=True)
-    assert doc.html.count("tick &lt;b&gt;") == 60 * 6250
+    assert doc.html.count("tick &lt;b&gt;") == 16 * 6250
 
 
 def test_stream_a_long_message_of_short_blocks_stays_markdown() -> None:
-    source = "".join(f"Paragraph **{n}**.\n\n" for n in range(20_000))  # 400 KB at once
+    source = "".join(f"Paragraph **{n}**.\n\n" for n in range(10_000))  # 200 KB at once, twice the bound
+    assert len(source) > 2 * MAX_BLOCK_CHARS
     doc = MarkdownStream()
     doc.update(source)
-    assert len(doc.tail) <= MAX_BLOCK_CHARS and doc.html.count("<strong>") + doc.tail.count("**") // 2 == 20_000
+    assert len(doc.tail) <= MAX_BLOCK_CHARS and doc.html.count("<strong>") + doc.tail.count("**") // 2 == 10_000
     doc.update(source, final=True)
     assert doc.html == render_markdown(source)
 

@@ -35,6 +35,8 @@ from tests.support.people import TEAM, person_client
 from tests.support.servers import Server, ServerFactory
 from tests.support.urls import URLS
 
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
+
 
 def new_session(server: Server, person: str, workspace: Path) -> str:
     response = person_client(server, person).post(URLS.for_("new_session"), data={"workspace": str(workspace)})

@@ -130,6 +130,7 @@ async def test_a_sandboxed_agent_that_ignores_its_stdin_and_sigterm_is_stopped_w
         assert await gone(mark, also=networks), running_with(mark) + alive(networks)
 
 
+@pytest.mark.process
 def test_nothing_of_a_sandbox_with_the_network_outlives_a_killed_server(start_server: ServerFactory) -> None:
     """SIGKILL to the server: its agent's sandbox (bwrap, the agent) and the slirp4netns giving it its network end."""
     with outside_tmp() as base:

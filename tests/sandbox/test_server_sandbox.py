@@ -8,27 +8,29 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.sandbox.attack import HOSTILE, REPORT, Listeners, outside_tmp
 from tests.sandbox.outside_host import outside_host
 from tests.support.agent_env import ENV_AGENT, new_session, started_with
 from tests.support.people import TEAM, person_client
 from tests.support.restarts import drive
-from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from tests.support.team import page_socket, prompt, ready, until
 from tests.support.urls import URLS, at
+
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
 
 
 def startup(env: dict[str, str], timeout: float = 20) -> tuple[int | None, str]:
     """Start ``python -m webclient`` with ``env`` over the test's; its exit status (None: it is serving) and what
     it said until it exited or said which sandbox is in force."""
     full = {**os.environ, "WEBCLIENT_TOKEN": "t", "WEBCLIENT_DEMO_REMOTE": "off", "WEBCLIENT_STORE": "off", **env}
-    args = [sys.executable, "-m", "webclient", "--port", str(free_port())]
+    args = server_command("--port", str(free_port()))
     process = subprocess.Popen(args, cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     said = []
     try:

@@ -25,7 +25,7 @@ import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
 from tests.support.people import SECRET_FILE, as_person
-from tests.support.servers import AGENTS, ROOT, SCRIPTED_AGENT
+from tests.support.servers import AGENTS, ROOT, SCRIPTED_AGENT, server_command
 from tests.support.urls import URLS
 from webclient.agents.homes import home_of
 from webclient.config import Settings
@@ -134,9 +134,10 @@ def test_an_agents_file_requests_never_reach_the_servers_own_files_inside_its_ro
         assert "credentials" not in changes and "data/" not in changes and "agents.toml" not in changes, changes
 
 
+@pytest.mark.process
 def test_a_server_whose_agent_folder_holds_the_data_folder_refuses_to_start(tmp_path: Path) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "home" / ".local" / "share" / "webclient"), "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "webclient", "--agent", SCRIPTED_AGENT, "--workspace", str(tmp_path / "home")]
+    command = server_command("--agent", SCRIPTED_AGENT, "--workspace", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
     ran = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
     assert ran.returncode != 0

@@ -9,8 +9,12 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.restarts import journalled, ready_page, session_page, stop, until
 from tests.support.servers import ServerFactory
+
+pytestmark = pytest.mark.process  # each test starts the server as a process: its subject
 
 AGENT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'agents' / 'login_agent.py'}"
 STATUS = re.compile(r'<span class="auth-status[^"]*" data-role="auth-status" data-state="(\w+)"')

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.acp_schema import validate
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
@@ -34,6 +35,7 @@ async def ask_and_answer(server: Server, answer: bool) -> str:
     return session_id
 
 
+@pytest.mark.process
 def test_answered_and_open_questions_after_a_restart(start_server: ServerFactory, tmp_path: Path) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
     first = start_server(process=True, agent=AGENT, workspace=tmp_path / "project", **env)

@@ -19,6 +19,7 @@ from tests.support.servers import ServerFactory
 from tests.support.urls import URLS, at
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("database_url", "how"),
     # On PostgreSQL once: the store's own tests (tests/store) hold where the two databases differ.
@@ -55,6 +56,7 @@ def test_a_session_reopens_after_a_restart_exactly_as_it_was(
         assert "session/request_permission" in log and "session/prompt" in log
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
 def test_a_turn_that_ran_when_the_server_stopped_shows_as_interrupted(
@@ -97,6 +99,7 @@ def test_an_ended_session_the_server_forgot_opens_again_from_the_store(
     assert "You ended this session." in rebuilt and 'data-action="resume"' in rebuilt
 
 
+@pytest.mark.process
 def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -115,6 +118,7 @@ def test_an_answer_the_agent_got_is_shown_given_after_the_server_died(
     assert "You chose:" in page and "Not answered" not in page
 
 
+@pytest.mark.process
 def test_prompts_queued_when_the_server_died_wait_after_the_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -169,6 +173,7 @@ def test_a_new_data_folder_is_the_servers_alone(start_server: ServerFactory, tmp
     assert folder.stat().st_mode & 0o077 == 0  # what every session said is in there
 
 
+@pytest.mark.process
 def test_files_the_agent_changed_on_disk_are_listed_in_changes_after_a_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:

@@ -80,6 +80,7 @@ def output(server: Server) -> str:
     return server.process.communicate(timeout=15)[0].decode()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: tests/store
 def test_the_pass_at_start_deletes_old_sessions_and_says_so_and_a_running_one_is_never_deleted(
     start_server: ServerFactory, database_url: str, tmp_path: Path

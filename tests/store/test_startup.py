@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.store.conftest import Cluster, running_cluster
-from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from webclient import cli
 from webclient.store.database import MIGRATIONS, engine_url, known_revisions
 from webclient.store.schema import metadata
@@ -34,7 +34,7 @@ def refused_by_the_process(*options: str, **env: str) -> str:
     full_env = {**os.environ, "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "PYTHONPATH": str(ROOT), **env}
     full_env.pop("WEBCLIENT_AGENT", None)
     done = subprocess.run(
-        [sys.executable, "-m", "webclient", "--port", str(free_port()), *options],
+        server_command("--port", str(free_port()), *options),
         cwd=ROOT,
         env=full_env,
         capture_output=True,
@@ -69,6 +69,7 @@ def refused(*options: str, **env: str) -> str:
     return lines[0]
 
 
+@pytest.mark.process
 def test_a_sqlite_file_that_is_not_a_database(tmp_path: Path) -> None:
     (tmp_path / "webclient.sqlite3").write_text("my notes, not a database\n" * 100)
     said = refused_by_the_process(WEBCLIENT_DATA_DIR=str(tmp_path))  # once through the process: one line, exit 1
@@ -218,7 +219,9 @@ def test_an_up_to_date_store_opens_without_importing_alembic(tmp_path: Path) -> 
 
 def test_without_a_store_the_server_imports_no_sqlalchemy() -> None:
     """SQLAlchemy takes most of a start's imports: the app and its command line load it only to open a store."""
-    program = "import sys, webclient.cli, webclient.web.app\nprint(sorted({'sqlalchemy', 'alembic'} & set(sys.modules)))\n"
+    program = (
+        "import sys, webclient.cli, webclient.web.app\nprint(sorted({'sqlalchemy', 'alembic'} & set(sys.modules)))\n"
+    )
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
 

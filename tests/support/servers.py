@@ -47,6 +47,24 @@ CHROMIUM_ARGS = [
 _TEMPLATE: list[Path] = []
 
 
+class Tier:
+    """Whether the running test may start the server as a process of its own. Such a process costs about a second
+    of a core; ``make test-fast`` leaves out the tests that start one, which say so with the ``process`` marker (or
+    run only in ``make test``: browser, slow, alone). An unmarked test that starts one fails here, not by making the
+    fast tier slow unseen. Set for each test by ``tests/conftest.py``."""
+
+    process_allowed = True
+
+
+def server_command(*options: str) -> list[str]:
+    """``python -m webclient OPTIONS``, in a test whose tier allows a process of the server (`Tier`)."""
+    assert Tier.process_allowed, (
+        "this test starts the server as a process: mark it `process` (the process is its subject), "
+        "or drive the app in the test's process (`start_app`, or `start_server` without process=True)"
+    )
+    return [sys.executable, "-m", "webclient", *options]
+
+
 def off_the_loop(call: Callable[[], Any]) -> Any:
     """``call()`` in a thread of its own: what runs an event loop of its own (``asyncio.run``) cannot run where one
     runs already, as Playwright's does in a browser test."""
@@ -183,7 +201,7 @@ def launch_server(
     # Each server keeps its store in a folder of its own, never in the user's data folder (nor under the test's
     # workspace, whose path may be longer than SQLite opens).
     data = tempfile.mkdtemp(prefix="webclient-data-")
-    if in_thread and "WEBCLIENT_DATA_DIR" not in env and "WEBCLIENT_DATABASE_URL" not in env:
+    if "WEBCLIENT_DATA_DIR" not in env and "WEBCLIENT_DATABASE_URL" not in env:
         migrated_store(Path(data))
     full_env = {
         **os.environ,
@@ -207,8 +225,9 @@ def launch_server(
             f"http://127.0.0.1:{port}", None, record, workspace, token, data_dir=Path(data), store_dir=store
         )
         return launch_in_thread(sock, server, full_env)
-    args = [sys.executable, "-m", "webclient", "--port", str(port), *options]
-    process = subprocess.Popen(args, cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        server_command("--port", str(port), *options), cwd=ROOT, env=full_env, stdout=output, stderr=subprocess.STDOUT
+    )
     store_dir = None if "WEBCLIENT_DATABASE_URL" in env else Path(full_env["WEBCLIENT_DATA_DIR"])
     uds = Path(env["WEBCLIENT_UDS"]) if env.get("WEBCLIENT_UDS") else None
     server = Server(

@@ -9,7 +9,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 
 import httpx
@@ -17,7 +16,7 @@ import pytest
 from starlette.routing import Route, WebSocketRoute
 
 from tests.support.probes import children, count, new_session, port_of, session_ids
-from tests.support.servers import ROOT, Server, ServerFactory, free_port
+from tests.support.servers import ROOT, Server, ServerFactory, free_port, server_command
 from tests.support.urls import URLS, at
 from webclient.config import Settings
 from webclient.web.app import create_app
@@ -264,11 +263,12 @@ def test_headers_forbid_inline_styles_and_foreign_forms_and_frames(start_server:
             assert response.headers.get("x-frame-options") == frame_options
 
 
+@pytest.mark.process
 def test_no_token_serves_loopback_only_and_still_checks_hosts_and_origins(start_server: ServerFactory) -> None:
     port = free_port()
     env = {**os.environ, "WEBCLIENT_NO_TOKEN": "1"}
     env.pop("WEBCLIENT_TOKEN", None)
-    args = [sys.executable, "-m", "webclient", "--no-token", "--host", "0.0.0.0", "--port", str(port)]
+    args = server_command("--no-token", "--host", "0.0.0.0", "--port", str(port))
     refused = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0
     lines = refused.stderr.strip().splitlines()
@@ -297,6 +297,7 @@ def test_the_cookie_signs_in_beside_other_programs_cookies_and_a_proxys_basic_si
     assert httpx.post(at(server.url, "new_session"), headers=headers).status_code == 303
 
 
+@pytest.mark.process
 def test_the_printed_url_signs_in_and_an_empty_token_still_asks_for_one(start_server: ServerFactory) -> None:
     """What ``make run`` shows: one URL to click. ``WEBCLIENT_TOKEN=`` (empty) makes a random token, never none."""
     server = start_server(process=True, WEBCLIENT_TOKEN="")

@@ -145,6 +145,7 @@ def listing_server(start_server: ServerFactory, tmp_path: Path, **env: str) -> t
     return server, name, signed_in_cookie(server)
 
 
+@pytest.mark.process
 def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFactory, tmp_path: Path) -> None:
     """The issue's attack: 40 cross-site GETs left 42 agent processes. Another site's link, image or frame (or a
     browser that says nothing of where a request comes from) gets a button to press, and starts nothing."""
@@ -173,6 +174,7 @@ def test_cross_site_gets_of_the_listing_start_no_agent(start_server: ServerFacto
     assert starts(server) == 1
 
 
+@pytest.mark.process
 def test_many_listings_by_one_person_run_one_agent_at_a_time(start_server: ServerFactory, tmp_path: Path) -> None:
     server, name, cookie = listing_server(functools.partial(start_server, process=True), tmp_path)
     seen: list[int] = []
@@ -202,6 +204,7 @@ def test_many_listings_by_one_person_run_one_agent_at_a_time(start_server: Serve
     assert len(children(server.process.pid)) == HELPERS  # each listing's agent is stopped after it
 
 
+@pytest.mark.process
 def test_listing_past_the_agent_limit_is_refused_with_the_limit_named(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -275,6 +278,7 @@ def test_its_own_sessions_are_offered_only_for_an_agent_that_said_it_lists_them(
         assert (link in http.get("/").text) is offered
 
 
+@pytest.mark.process
 def test_what_an_agent_said_of_listing_is_remembered_across_a_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:

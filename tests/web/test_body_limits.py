@@ -65,6 +65,7 @@ def post(server: Server, path: str, body: Iterator[bytes], headers: dict[str, st
             return None
 
 
+@pytest.mark.process
 def test_a_400_mib_file_part_to_the_secrets_form_is_refused_and_nothing_is_spooled(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -83,6 +84,7 @@ def test_a_400_mib_file_part_to_the_secrets_form_is_refused_and_nothing_is_spool
     assert server.http().get(URLS.for_("secrets")).status_code == 200  # and the server answers on
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("declared", [True, False], ids=["with-length", "chunked"])
 def test_300_fields_of_1_mib_to_the_rules_form_are_refused(start_server: ServerFactory, declared: bool) -> None:
     server = start_server(process=True)

@@ -6,16 +6,16 @@ import functools
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.catalogue import Catalogued, start_catalogued
 from tests.support.html import Element, parse
 from tests.support.probes import children, port_of, session_ids
-from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from tests.support.urls import URLS, at
 
 
@@ -72,6 +72,7 @@ def test_a_new_session_of_the_agent_named_in_the_folder_chosen(start_server: Ser
     assert default["params"]["cwd"] == str(catalogued.home.resolve())
 
 
+@pytest.mark.process
 def test_unknown_agents_and_folders_outside_the_roots_are_refused(start_server: ServerFactory, tmp_path: Path) -> None:
     catalogued = start_catalogued(functools.partial(start_server, process=True), tmp_path)
     server = catalogued.server
@@ -111,13 +112,14 @@ def test_a_cross_site_form_cannot_start_an_agent(start_server: ServerFactory, tm
     assert catalogued.received("beta") == [] and session_ids(server) == []
 
 
+@pytest.mark.process
 def test_a_mistake_in_the_config_file_stops_the_start_naming_file_agent_and_field(tmp_path: Path) -> None:
     config = tmp_path / "agents.toml"
     config.write_text('[agents.helper]\ncommand = "helper-acp"\nprotocol = "xyz"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBCLIENT_")}
     env["WEBCLIENT_DATA_DIR"] = str(tmp_path / "data")  # the token it keeps, never in the user's data folder
     refused = subprocess.run(
-        [sys.executable, "-m", "webclient", "--config", str(config), "--port", str(free_port())],
+        server_command("--config", str(config), "--port", str(free_port())),
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -195,7 +195,13 @@ def test_every_url_of_the_embedded_pages_carries_the_path_prefix(tmp_path: Path)
     """Under a path prefix (the ASGI ``root_path``, as tests/web/test_urls.py does): the start page's form and
     files, the redirect to the session, its page's URLs (End's included) and End's redirect."""
     prefix = "/agents"
-    settings = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token="t", data_dir=migrated_store(tmp_path / "data"))
+    settings = Settings(
+        agent=SCRIPTED_AGENT,
+        workspace=tmp_path,
+        token="t",
+        data_dir=migrated_store(tmp_path / "data"),
+        demo_remote=False,
+    )
     app = create_app(settings)
     with TestClient(app, base_url="http://localhost", root_path=prefix, headers={"Authorization": "token t"}) as client:
         start_page = client.get(prefix + URLS.for_("embed"), params={"prompt": "stream 1", "theme": "dark"})

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.servers import Server, free_port, launch_server, stop_server
 from webclient.web.access.kept_token import kept_token
@@ -34,6 +35,7 @@ def _token(url: str) -> str:
     return url.rsplit("token=", 1)[1]
 
 
+@pytest.mark.process
 def test_the_token_is_kept_owner_only_and_replaced_only_when_asked(tmp_path: Path) -> None:
     server, url = _start(tmp_path)
     stop_server(server)
@@ -58,6 +60,7 @@ def test_the_token_is_kept_owner_only_and_replaced_only_when_asked(tmp_path: Pat
         stop_server(server)
 
 
+@pytest.mark.process
 def test_a_token_given_is_used_and_not_kept(tmp_path: Path) -> None:
     server, url = _start(tmp_path, token="given-" + "x" * 40)
     stop_server(server)

@@ -102,6 +102,7 @@ def test_the_queue_refuses_past_its_count_and_its_bytes(start_app: AppFactory) -
     assert [text[:40] for text in app.prompts_received()] == ["slow"]
 
 
+@pytest.mark.process
 def test_thirty_prompts_of_8_mib_do_not_grow_the_server(start_server: ServerFactory) -> None:
     """The issue's measure: 30 prompts of 8 MiB queued behind a turn took the server from 101 to 990 MiB."""
     server = start_server(process=True)

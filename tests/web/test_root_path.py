@@ -42,7 +42,7 @@ SCRIPT = {"Authorization": f"token {TOKEN}"}
 def app_client(tmp_path: Path, peer: str = ANYONE, scheme: str = "http", **settings: object) -> Iterator[TestClient]:
     """The real app (token mode, its store in ``tmp_path``) seen from ``peer`` over ``scheme``."""
     data = migrated_store(tmp_path / "data")
-    made = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token=TOKEN, data_dir=data, **settings)  # type: ignore[arg-type]
+    made = Settings(agent=SCRIPTED_AGENT, workspace=tmp_path, token=TOKEN, data_dir=data, demo_remote=False, **settings)  # type: ignore[arg-type]
     base = f"{scheme}://localhost"
     with TestClient(create_app(made), base_url=base, client=(peer, 50000), follow_redirects=False) as client:
         yield client

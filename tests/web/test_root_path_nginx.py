@@ -51,6 +51,7 @@ def sign_in(client: httpx.Client, server: Server) -> httpx.Response:
     return signed_in
 
 
+@pytest.mark.process
 def test_sign_in_pages_redirects_and_cookies_carry_the_prefix_through_nginx(proxied: tuple[Server, Proxy]) -> None:
     server, proxy = proxied
     with browser(proxy) as client:
@@ -76,6 +77,7 @@ def test_sign_in_pages_redirects_and_cookies_carry_the_prefix_through_nginx(prox
         assert "/elsewhere" not in spoofed.text
 
 
+@pytest.mark.process
 def test_a_session_and_its_socket_work_through_nginx_under_the_prefix(proxied: tuple[Server, Proxy]) -> None:
     server, proxy = proxied
     with browser(proxy) as client:
@@ -118,6 +120,7 @@ def test_the_teams_deployment_in_the_docs_shows_the_nginx_location_the_tests_use
     assert " ".join(named.split()) in " ".join(block.group(1).split())
 
 
+@pytest.mark.process
 def test_people_named_by_the_proxy_work_under_its_prefix(start_server: ServerFactory) -> None:
     """trusted-header mode: nginx signs Alice in and names her, under /agents/ over HTTPS, the prefix stripped."""
     port = free_port()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -17,7 +16,7 @@ import pytest
 
 from tests.support.html import parse
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
-from tests.support.servers import ROOT, ServerFactory
+from tests.support.servers import ROOT, ServerFactory, server_command
 from tests.support.urls import URLS
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH
 
@@ -54,6 +53,7 @@ def test_the_openid_round_trip_stays_under_the_prefix(start_server: ServerFactor
     assert "Signed in as Alice Archer (admin)" in index.text
 
 
+@pytest.mark.process
 def test_the_printed_sign_in_url_is_under_the_prefix(start_server: ServerFactory) -> None:
     server = start_server(process=True, WEBCLIENT_ROOT_PATH=PREFIX + "/")
     assert server.process.stdout is not None
@@ -63,10 +63,9 @@ def test_the_printed_sign_in_url_is_under_the_prefix(start_server: ServerFactory
     assert signed_in.status_code == 303 and signed_in.headers["location"] == PREFIX + "/"
 
 
+@pytest.mark.process
 def test_a_prefix_that_is_not_a_plain_path_stops_the_start(tmp_path: Path) -> None:
     env = {**os.environ, "WEBCLIENT_ROOT_PATH": "/a/../b", "WEBCLIENT_DATA_DIR": str(tmp_path)}
-    ended = subprocess.run(
-        [sys.executable, "-m", "webclient", "--port", "1"], cwd=ROOT, env=env, capture_output=True, timeout=60
-    )
+    ended = subprocess.run(server_command("--port", "1"), cwd=ROOT, env=env, capture_output=True, timeout=60)
     assert ended.returncode != 0 and b"WEBCLIENT_ROOT_PATH must be a path such as /agents" in ended.stderr
     assert b"Traceback" not in ended.stderr

@@ -53,6 +53,7 @@ async def read_until(terminal: websockets.ClientConnection, text: bytes) -> byte
     return seen
 
 
+@pytest.mark.process
 @pytest.mark.asyncio
 async def test_only_the_sessions_page_drives_the_sign_in_terminal(start_server: ServerFactory, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
@@ -100,6 +101,7 @@ async def test_only_the_sessions_page_drives_the_sign_in_terminal(start_server: 
     assert "authenticate" not in [m.get("method") for m in server.received()]
 
 
+@pytest.mark.process
 @pytest.mark.asyncio
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
 async def test_the_sign_in_terminal_does_not_outlive_the_server(

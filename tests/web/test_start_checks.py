@@ -8,14 +8,14 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.agent_env import new_session
-from tests.support.servers import ROOT, ServerFactory, free_port
+from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from tests.support.urls import URLS
 
 
@@ -23,7 +23,7 @@ def start(tmp_path: Path, *options: str, **env: str) -> subprocess.Popen[str]:
     """``python -m webclient`` with ``options``, its own data folder, its stdout and stderr in one pipe."""
     full_env = {**os.environ, "WEBCLIENT_DATA_DIR": str(tmp_path / "data"), "WEBCLIENT_DEMO_REMOTE": "off", **env}
     full_env.pop("WEBCLIENT_AGENT", None)
-    argv = [sys.executable, "-m", "webclient", "--port", str(free_port()), *options]
+    argv = server_command("--port", str(free_port()), *options)
     return subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -38,6 +38,7 @@ def refusal(tmp_path: Path, *options: str) -> str:
     return said
 
 
+@pytest.mark.process
 def test_a_config_command_not_on_path_stops_the_start_naming_the_entry(tmp_path: Path) -> None:
     config = tmp_path / "agents.toml"
     config.write_text('[agents.helper]\ncommand = "no-such-agent-webclient-test"\n', encoding="utf-8")
@@ -46,6 +47,7 @@ def test_a_config_command_not_on_path_stops_the_start_naming_the_entry(tmp_path:
     assert "Traceback" not in said
 
 
+@pytest.mark.process
 def test_an_agent_command_not_on_path_or_not_executable_stops_the_start(tmp_path: Path) -> None:
     said = refusal(tmp_path, "--agent", "no-such-agent-webclient-test --acp")
     assert "--agent (agent 'agent'): command 'no-such-agent-webclient-test' is not on PATH" in said
@@ -55,6 +57,7 @@ def test_an_agent_command_not_on_path_or_not_executable_stops_the_start(tmp_path
     assert f"command '{plain}' is not an executable file" in said
 
 
+@pytest.mark.process
 def test_a_missing_api_key_env_variable_is_said_at_start(tmp_path: Path) -> None:
     config = tmp_path / "agents.toml"
     config.write_text(
@@ -75,6 +78,7 @@ def test_a_missing_api_key_env_variable_is_said_at_start(tmp_path: Path) -> None
     ), lines
 
 
+@pytest.mark.process
 def test_the_sign_in_url_is_printed_once_the_server_accepts_connections(tmp_path: Path) -> None:
     """The line to click works the moment it shows; uvicorn's own start-up lines do not come before it."""
     process = start(tmp_path)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.acp_schema import validate
 from tests.support.restarts import ready_page, session_page, stop, thread_html, until
@@ -41,6 +42,7 @@ def between(html: str, first: str, *marks: str) -> bool:
     return True
 
 
+@pytest.mark.process
 def test_a_child_shows_inside_the_task_that_launched_it_and_comes_back_after_a_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -126,6 +128,7 @@ def test_stop_on_a_child_sends_session_cancel_with_its_id(start_server: ServerFa
     validate(cancels[0]["params"], "CancelNotification")
 
 
+@pytest.mark.process
 def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_after_a_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
@@ -161,6 +164,7 @@ def test_a_childs_questions_are_asked_in_it_answered_once_and_shown_answered_aft
     assert thread_html(session_page(second, session_id)) == before
 
 
+@pytest.mark.process
 def test_a_child_at_work_when_the_server_died_shows_its_state_unknown_after_a_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:

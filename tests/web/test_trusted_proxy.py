@@ -12,7 +12,6 @@ import grp
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from tests.support.nginx import (
     unix_upstream,
 )
 from tests.support.people import PROXY_SECRET, SECRET_FILE, naming
-from tests.support.servers import ROOT, Server, ServerFactory, free_port
+from tests.support.servers import ROOT, Server, ServerFactory, free_port, server_command
 from tests.support.urls import URLS, at, socket_at
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -60,6 +59,7 @@ def with_secret(start_server: ServerFactory) -> Iterator[tuple[Server, Proxy]]:
         yield server, proxy
 
 
+@pytest.mark.process
 def test_the_proxy_names_each_person_and_a_header_sent_through_it_cannot_change_who(
     on_socket: tuple[Server, Proxy],
 ) -> None:
@@ -78,6 +78,7 @@ def test_the_proxy_names_each_person_and_a_header_sent_through_it_cannot_change_
     assert 'data-person-id="bob"' in people.text and "bob@example.com" in people.text
 
 
+@pytest.mark.process
 def test_pages_and_the_session_socket_work_through_the_proxy_on_the_unix_socket(
     on_socket: tuple[Server, Proxy],
 ) -> None:
@@ -100,6 +101,7 @@ def test_pages_and_the_session_socket_work_through_the_proxy_on_the_unix_socket(
     assert refused.value.response.status_code == 403
 
 
+@pytest.mark.process
 def test_only_the_socket_s_owner_and_group_can_connect(on_socket: tuple[Server, Proxy]) -> None:
     server, _ = on_socket
     assert server.uds is not None
@@ -149,6 +151,7 @@ def test_a_proxy_that_sends_the_wrong_secret_is_not_believed(start_server: Serve
         assert refused.status_code == 403 and "alice" not in refused.text
 
 
+@pytest.mark.process
 def test_on_the_socket_with_a_secret_both_are_needed(start_server: ServerFactory) -> None:
     with socket_folder() as path:
         server = start_server(**behind_proxy(free_port(), uds=path, secret_file=SECRET_FILE))
@@ -162,7 +165,7 @@ def test_on_the_socket_with_a_secret_both_are_needed(start_server: ServerFactory
 def refused_at_start(tmp_path: Path, env: dict[str, str]) -> str:
     """What ``python -m webclient`` with ``env`` says on stderr as it refuses to start."""
     full = {**os.environ, "WEBCLIENT_DATA_DIR": str(tmp_path / "data"), **env}
-    command = [sys.executable, "-m", "webclient", "--port", str(free_port())]
+    command = server_command("--port", str(free_port()))
     ended = subprocess.run(command, cwd=ROOT, env=full, capture_output=True, timeout=60)
     said = ended.stderr.decode()
     assert ended.returncode != 0, ended.stdout
@@ -170,12 +173,14 @@ def refused_at_start(tmp_path: Path, env: dict[str, str]) -> str:
     return said
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("proxies", ["127.0.0.2", "10.1.2.3,0.0.0.0/0", "::1", "::/0"])
 def test_trusting_an_address_on_this_machine_alone_stops_the_start(tmp_path: Path, proxies: str) -> None:
     said = refused_at_start(tmp_path, {"WEBCLIENT_AUTH": "trusted-header", "WEBCLIENT_TRUSTED_PROXIES": proxies})
     assert "on this machine" in said and "WEBCLIENT_UDS" in said and "WEBCLIENT_PROXY_SECRET_FILE" in said
 
 
+@pytest.mark.process
 def test_a_secret_every_user_can_read_stops_the_start_without_being_said(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("everyone-can-read-this\n")

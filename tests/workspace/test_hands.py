@@ -213,6 +213,7 @@ async def test_ending_the_session_leaves_no_process_behind(tmp_path: Path) -> No
     await until(lambda: processes_with(mark) == [])
 
 
+@pytest.mark.process
 def test_stopping_the_server_leaves_no_process_behind(start_server: ServerFactory) -> None:
     mark = f"mark-{uuid.uuid4().hex}"
     server = start_server(process=True)

@@ -27,7 +27,8 @@ from tests.support.probes import processes_with
 from tests.support.servers import AGENTS, Server, ServerFactory, live_members
 from tests.support.urls import URLS, socket_at
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]  # each test starts a server, stubborn agents and commands, then kills the server
+# Each test starts a server, stubborn agents and commands, then kills the server.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 
 def _stat(pid: int) -> list[bytes] | None:
