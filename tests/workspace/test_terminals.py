@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -24,8 +25,16 @@ PYTHON = sys.executable
 ENV = {"PATH": os.environ.get("PATH", os.defpath)}
 
 
-def open_fds() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def open_fds() -> set[tuple[str, str]]:
+    """This process's terminal descriptors (pty ends, pidfds): not every descriptor, which a thread another test left
+    (a server stopping, a database closing) may change meanwhile."""
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(("/dev/ptmx", "/dev/pts/", "anon_inode:[pidfd]")):
+                held.add((fd, target))
+    return held
 
 
 class Recorder:
