@@ -10,15 +10,10 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
+from tests.support.browser import open_session
 from tests.support.servers import AGENTS, Server, ServerFactory
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
-
-
-def open_session(page: Page, server: Server) -> None:
-    page.goto(server.sign_in_url("/"))
-    page.click('[data-action="new-session"]')
-    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
 
 
 def send_prompt(page: Page, text: str) -> None:

@@ -14,8 +14,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import send_prompt
-from tests.support.servers import AGENTS, SCRIPTED_AGENT, Server, ServerFactory
+from tests.support.browser import open_session, send_prompt
+from tests.support.servers import AGENTS, SCRIPTED_AGENT, ServerFactory
 from webclient.session.uploads import MAX_UPLOAD_BYTES
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
@@ -30,12 +30,6 @@ def tiny_png() -> bytes:
     pixels = zlib.compress(b"\x00\xff\x00\x00\x00\x00\xff")
     ihdr = struct.pack(">IIBBBBB", 2, 1, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-
-
-def open_session(page: Page, server: Server) -> None:
-    page.goto(server.sign_in_url("/"))
-    page.click('[data-action="new-session"]')
-    expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
 
 
 def last_prompt(received: list[dict[str, Any]]) -> list[dict[str, Any]]:
