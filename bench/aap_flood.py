@@ -1,6 +1,6 @@
 """AAP flood bench: a remote (AAP) server that floods a turn, or says nothing, holds up neither the index nor Stop.
 
-Run by hand: ``.venv/bin/python bench/aap_flood.py [--gets N] [--settle S] [--cases endless silent]``.
+Run by hand: ``.venv/bin/python bench/aap_flood.py [--gets N] [--settle S] [--cases endless silent] [--profile F]``.
 
 The misbehaving AAP server of the tests (``tests/agents/aap_misbehaving.py``, started by ``tests/support/
 aap_servers.py``) runs in its own process; the web client (``python -m webclient``) runs as a subprocess offering it
@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -187,7 +188,9 @@ async def main_async(args: argparse.Namespace) -> None:
             }
             env.pop("WEBCLIENT_AGENT", None)
             port = free_port()
-            server = Server([sys.executable, "-m", "webclient", "--port", str(port)], env, tmp / "server.log")
+            profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+            argv = [sys.executable, *profile, "-m", "webclient", "--port", str(port)]
+            server = Server(argv, env, tmp / "server.log", signal.SIGINT if profile else signal.SIGTERM)
             try:
                 await server.wait_listening(port)
                 async with httpx.AsyncClient(
@@ -236,6 +239,7 @@ def main() -> None:
         "--turn-mb", type=float, default=1_000_000, help="WEBCLIENT_AAP_TURN_MB (default: so high `endless` never ends)"
     )
     parser.add_argument("--timeout", type=float, default=300, help="limit on the whole bench, seconds")
+    parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE")
     args = parser.parse_args()
 
     async def bounded() -> None:
