@@ -64,8 +64,16 @@ def running_cluster(prefix: str, password: str | None = None) -> Iterator[Cluste
     cluster = Cluster(bin_dir, folder, free_port())
     data = str(folder / "data")
     cluster.run("initdb", "-D", data, "-U", "postgres", *auth, "-E", "UTF8", "--no-sync")
-    options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
+    for attempt in range(5):
+        options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        try:
+            cluster.run("pg_ctl", "-D", data, "-o", options, "-l", str(folder / "log"), "-w", "start")
+            break
+        except subprocess.CalledProcessError:
+            # The port was free when chosen, but initdb takes a second in which another test may take it.
+            if attempt == 4 or "Address already in use" not in (folder / "log").read_text(errors="replace"):
+                raise
+            cluster.port = free_port()
     try:
         yield cluster
     finally:
