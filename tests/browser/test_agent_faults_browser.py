@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.browser import until_connected
 from tests.support.servers import AGENTS, Server, ServerFactory
 
 FAULTY_AGENT = f"{sys.executable} {AGENTS / 'faulty_agent.py'}"
@@ -33,6 +34,7 @@ def turn_state(page: Page, state: str, timeout: float = 15_000) -> None:
 
 
 def send_prompt(page: Page, text: str) -> None:
+    until_connected(page)
     nonce = page.locator("#prompt-nonce").input_value()
     page.fill("#prompt-input", text)
     page.keyboard.press("Enter")

@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import open_session
+from tests.support.browser import open_session, until_connected
 from tests.support.servers import AGENTS, Server, ServerFactory
 
 CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
@@ -18,6 +18,7 @@ CONTROLS_AGENT = f"{sys.executable} {AGENTS / 'controls_agent.py'}"
 
 def send_prompt(page: Page, text: str) -> None:
     """Type and send a prompt, and see the box clear with a fresh nonce for the next one."""
+    until_connected(page)
     nonce = page.locator("#prompt-nonce").input_value()
     page.fill("#prompt-input", text)
     page.keyboard.press("Enter")

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from tests.support.browser import send_prompt
 from tests.support.html import parse, squash
 from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.urls import at
@@ -277,11 +278,6 @@ def open_hostile_session(page: Page, server: Server) -> str:
     session_id = page.locator("#session").get_attribute("data-session-id")
     assert session_id
     return session_id
-
-
-def send_prompt(page: Page, text: str) -> None:
-    page.fill('[data-role="prompt"] textarea[name="prompt"]', text)
-    page.keyboard.press("Enter")
 
 
 def new_context(browser: Browser) -> BrowserContext:

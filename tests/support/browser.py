@@ -13,11 +13,17 @@ def open_session(page: Page, server: Server) -> None:
     page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
-    # The page's scripts are running (its socket is open): what is typed now is sent, not lost before they start.
+    until_connected(page)
+
+
+def until_connected(page: Page) -> None:
+    """The page's scripts are running (its socket is open): what is typed now is sent, where before they ran Enter
+    made a new line in the box."""
     expect(page.locator("#session")).to_have_attribute("data-connection", "open")
 
 
 def send_prompt(page: Page, text: str) -> None:
+    until_connected(page)
     page.fill('[data-role="prompt"] textarea[name="prompt"]', text)
     page.keyboard.press("Enter")
 
