@@ -32,6 +32,7 @@ def test_an_open_page_shows_the_rebuilt_session_after_a_restart_and_resumes_it(p
         open_session(page, server)
         send_prompt(page, "edit")
         expect(page.locator('[data-role="permission"][data-state="pending"]')).to_be_visible()
+        journalled(tmp_path / "data", "session/request_permission")  # stored in batches: the kill must not beat it
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()
         stop_server(server)
@@ -206,6 +207,7 @@ def test_changes_are_kept_across_a_restart_and_resume(page: Page, tmp_path: Path
         _allow(page)
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=30_000)
         expect(count).to_have_text("1")
+        journalled(tmp_path / "data", "end_turn")  # the turn's answer, after the write: everything before it is stored
         _killed(server)
 
         server = start()
