@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.browser.test_xss_browser import SLOW, audit, new_context
 from tests.support.aap_servers import aap_server
+from tests.support.browser import until_connected
 from tests.support.servers import AGENTS, ServerFactory
 from tests.support.xss_payloads import PAYLOADS
 
@@ -30,6 +31,7 @@ def test_nothing_a_remote_agent_sends_runs(hostile_remote: str, start_server: Se
         page.goto(server.sign_in_url("/"))
         page.click('[data-action="new-session"]')
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle", timeout=SLOW)
+        until_connected(page)
         page.fill('[data-role="prompt"] textarea[name="prompt"]', "xss")
         page.keyboard.press("Enter")
         asked = page.locator('[data-role="tool-call"][data-tool-call-id="x-ask"]')

@@ -12,6 +12,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, Route, expect
 
+from tests.support.browser import until_connected
 from tests.support.probes import children, count, new_session, port_of, report_tally, session_ids
 from tests.support.servers import CHROMIUM, CHROMIUM_ARGS, Server, ServerFactory
 from tests.support.urls import URLS, at
@@ -122,6 +123,7 @@ def wait_for_permission(page: Page, server: Server) -> tuple[str, str]:
     page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    until_connected(page)
     page.fill('[data-role="prompt"] textarea[name="prompt"]', "permission")
     page.keyboard.press("Enter")
     option = page.locator("[data-option-id]").first

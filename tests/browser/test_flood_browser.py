@@ -7,6 +7,7 @@ import sys
 
 from playwright.sync_api import Page, expect
 
+from tests.support.browser import until_connected
 from tests.support.servers import AGENTS, Server, ServerFactory
 
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
@@ -17,6 +18,7 @@ def flood(page: Page, server: Server, last: int) -> None:
     page.goto(server.sign_in_url("/"))
     page.click('[data-action="new-session"]')
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
+    until_connected(page)
     page.fill('[data-role="prompt"] textarea[name="prompt"]', "flood")
     page.keyboard.press("Enter")
     expect(page.locator(f'[data-tool-call-id="flood-{last}"]')).to_be_visible(timeout=60_000)

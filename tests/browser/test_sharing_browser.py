@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import Browsers
+from tests.support.browser import Browsers, until_connected
 from tests.support.people import TEAM, as_person
 from tests.support.servers import Server, ServerFactory
 from tests.support.team import new_session
@@ -43,6 +43,7 @@ def test_a_driver_answers_a_watcher_follows_and_the_card_names_who_answered(
     expect(carol.locator('[data-role="watching-only"]')).to_be_visible()
     expect(carol.locator('[data-role="share-panel"]')).to_have_count(0)
 
+    until_connected(alice)
     alice.fill("#prompt-input", "permission")
     alice.keyboard.press("Enter")
     expect(carol.locator('[data-role="waiting-for-driver"]')).to_be_visible()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import ConsoleMessage, Page, expect
 
+from tests.support.browser import until_connected
 from tests.support.servers import AGENTS, ServerFactory, live_processes
 
 AGENT = f"{sys.executable} {AGENTS / 'login_agent.py'}"
@@ -81,6 +82,7 @@ def test_typing_the_code_into_the_sign_in_terminal_signs_the_agent_in(
     # The account is the agent's text, shown as text.
     expect(page.locator('[data-role="auth-status"]')).to_contain_text("Signed in: <b>Test</b> account")
     expect(page.locator('[data-role="auth-status"] b')).to_have_count(0)
+    until_connected(page)
     page.fill('[data-role="prompt"] textarea[name="prompt"]', "hello")
     page.keyboard.press("Enter")
     expect(page.locator('[data-role="agent-message"]').last).to_have_text("signed in and working")
