@@ -1,10 +1,12 @@
-"""Probing a running server from outside: its sessions, its child processes, refusals counted."""
+"""Probing a running server from outside: its sessions, its child processes, refusals counted; and what this process
+holds open."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -67,3 +69,16 @@ def processes_with(mark: str) -> list[int]:
         if mark.encode() in cmdline and state != "Z" and int(entry) != os.getpid():
             found.append(int(entry))
     return found
+
+
+def descriptors_held(kept: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """This process's open descriptors (number, what it points at) whose target ``kept`` accepts. A leak test counts
+    what it could leak, never every descriptor: a thread another test left (a server stopping, a database closing)
+    may change those meanwhile."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if kept(target):
+                held.append((fd, target))
+    return sorted(held)

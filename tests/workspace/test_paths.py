@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.probes import descriptors_held
 from webclient.workspace.no_follow import read_file, write_file_atomic
 from webclient.workspace.paths import FileTooLarge, PathRefused, Workspace, show
 
@@ -410,17 +411,12 @@ def test_socket_and_device_inside_are_refused(layout: Layout) -> None:
     assert stat.S_ISCHR((layout.ws / "zero").lstat().st_mode)
 
 
-def files_held(layout: Layout) -> list[str]:
-    """What this process holds open of the layout and the system files the escapes aim at. Counting every
-    descriptor would count a server another test left shutting down in a thread of this process."""
+def files_held(layout: Layout) -> list[tuple[str, str]]:
+    """What this process holds open of the layout, its folders and the system files the escapes aim at."""
     ancestors = {str(folder) for folder in layout.base.parents}
-    held = []
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{fd}")
-            if target.startswith((str(layout.base), "/etc", "/proc", "/dev/zero")) or target in ancestors:
-                held.append(target)
-    return sorted(held)
+    return descriptors_held(
+        lambda target: target.startswith((str(layout.base), "/etc", "/proc", "/dev/zero")) or target in ancestors
+    )
 
 
 def test_no_file_descriptor_leaks(layout: Layout) -> None:

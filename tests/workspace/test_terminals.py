@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.probes import descriptors_held
 from tests.support.servers import live_members
 from webclient.workspace.terminals import (
     ExitStatus,
@@ -25,16 +25,9 @@ PYTHON = sys.executable
 ENV = {"PATH": os.environ.get("PATH", os.defpath)}
 
 
-def open_fds() -> set[tuple[str, str]]:
-    """This process's terminal descriptors (pty ends, pidfds): not every descriptor, which a thread another test left
-    (a server stopping, a database closing) may change meanwhile."""
-    held = set()
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{fd}")
-            if target.startswith(("/dev/ptmx", "/dev/pts/", "anon_inode:[pidfd]")):
-                held.add((fd, target))
-    return held
+def open_fds() -> list[tuple[str, str]]:
+    """This process's terminal descriptors: pty ends and pidfds."""
+    return descriptors_held(lambda target: target.startswith(("/dev/ptmx", "/dev/pts/", "anon_inode:[pidfd]")))
 
 
 class Recorder:
