@@ -318,6 +318,21 @@ def test_message_view_renders_the_unfinished_rest_and_keeps_no_raw_text_at_a_cat
     assert view.blocks == [render_markdown("First paragraph.\n\n")]
 
 
+def test_a_streaming_message_is_viewed_from_its_end_and_never_joined_whole() -> None:
+    """A frame joined the whole message to read its end: with hundreds of megabytes streamed (a remote server's
+    flood) every frame copied them all, a third of the server's time."""
+    docs = MessageDocs()
+    entry = message("Start.\n\n")
+    for n in range(2000):
+        entry.parts.append(f"Paragraph **{n}**.\n\n")
+        view = docs.view(entry, now=100.0 + n * MessageDocs.RENDER_INTERVAL)
+    assert len(entry.parts) == 2001  # never joined while it streamed
+    assert view.progress.chars == len("".join(entry.parts))
+    entry.streaming = False
+    final = docs.view(entry, now=1000.0)
+    assert str(final.html) == render_markdown(entry.text)
+
+
 def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None:
     docs = MessageDocs()
     entry = message("One.\n\nTwo\n")

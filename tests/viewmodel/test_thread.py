@@ -115,6 +115,22 @@ def test_message_text_joins_parts_lazily() -> None:
     assert MessageEntry(seq=2, turn=0).text == ""
 
 
+def test_a_messages_end_is_read_without_joining_the_rest() -> None:
+    entry = MessageEntry(seq=1, turn=0, parts=["hello ", "streamed ", "world"])
+    assert entry.length == 20 and entry.text_since(15) == "world" and entry.text_since(3) == "lo streamed world"
+    assert entry.text_since(20) == "" and entry.text_since(0) == "hello streamed world"
+    assert len(entry.parts) == 3  # nothing was joined
+    entry.parts.append("!")
+    assert entry.length == 21 and entry.text_since(19) == "d!"
+    assert entry.text == "hello streamed world!" and entry.length == 21  # joined, counted again
+    entry.parts.append("?")
+    assert entry.length == 22 and entry.text_since(20) == "!?"
+    entry.parts[:] = ["replaced in place"]  # the same list, another chunk
+    assert entry.length == 17 and entry.text_since(12) == "place"
+    entry.parts = ["new"]  # the content replaced (a v2 upsert)
+    assert entry.length == 3 and entry.text_since(0) == "new"
+
+
 def test_entries_are_numbered_from_one_and_iterable() -> None:
     thread = Thread()
     thread.start_turn([TextBlock(text="q")])

@@ -154,17 +154,27 @@ class MarkdownStream:
         self._tail_parse: tuple[str, _Parse, int] | None = None
         """The tail as the last catch-up parsed it, with that parse and the index of its first token."""
 
+    @property
+    def committed(self) -> int:
+        """How many characters of the source are rendered for good (`blocks`); what follows is `tail`."""
+        return self._committed
+
     def update(self, source: str, *, final: bool = False) -> None:
         """Catch up with ``source`` (which only grows); ``final`` renders the rest once and for all."""
         if self.final:
             return
-        rest = source[self._committed :]
-        self._tail_parse = None
-        while len(rest) > MAX_BLOCK_CHARS:
-            rest = self._commit_prefix(rest)
-        if final:
-            self._finish(source, rest)
+        if not final:
+            self.catch_up(source[self._committed :])
             return
+        self._tail_parse = None
+        self._finish(source, self._commit_long(source[self._committed :]))
+
+    def catch_up(self, rest: str) -> None:
+        """`update` (not final) given only what follows `committed`: a long source is not copied every frame."""
+        if self.final:
+            return
+        self._tail_parse = None
+        rest = self._commit_long(rest)
         parse = _parse_blocks(rest)
         cut, first_kept = _stable_cut(rest, parse)
         if cut:
@@ -174,6 +184,12 @@ class MarkdownStream:
         self.tail = rest
         if parse is not None:
             self._tail_parse = (rest, parse, first_kept)
+
+    def _commit_long(self, rest: str) -> str:
+        """Commit the start of ``rest`` until what is left is short enough to parse whole; what is left."""
+        while len(rest) > MAX_BLOCK_CHARS:
+            rest = self._commit_prefix(rest)
+        return rest
 
     def _commit_prefix(self, rest: str) -> str:
         """Commit the start of a rest too long to parse whole: the stable blocks of its first ``MAX_BLOCK_CHARS``

@@ -105,21 +105,21 @@ class MessageDoc:
         """The message as of ``now``: Markdown catches up when it streams no more, ``interval`` seconds after the
         last catch-up, or once the raw text is longer than ``tail_limit``."""
         stream = self.stream
-        text = entry.text
+        length = entry.length  # a streaming message is read from its end only (`text_since`), never whole
         if not entry.streaming:
-            stream.update(text, final=True)
-            self.caught_up, self.before, self.after = len(text), "", ""
-        elif now - self.updated >= interval or len(text) - self.caught_up > tail_limit:
-            stream.update(text)
+            stream.update(entry.text, final=True)
+            self.caught_up, self.before, self.after = length, "", ""
+        elif now - self.updated >= interval or length - self.caught_up > tail_limit:
+            stream.catch_up(entry.text_since(stream.committed))
             self.updated = now
             # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
             rest = stream.tail.rstrip()
-            self.caught_up = len(text) - (len(stream.tail) - len(rest))
+            self.caught_up = length - (len(stream.tail) - len(rest))
             self.before, self.after = _split_for_tail(stream.render_tail(rest)) if rest else ("", "")
         progress = Progress(
-            stream.generation, len(stream.blocks), self.caught_up, len(text), entry.streaming, len(entry.attachments)
+            stream.generation, len(stream.blocks), self.caught_up, length, entry.streaming, len(entry.attachments)
         )
-        raw = text[self.caught_up :]
+        raw = entry.text_since(self.caught_up)
         return MessageView(stream.blocks, Markup(self.before), raw, Markup(self.after), progress)
 
 

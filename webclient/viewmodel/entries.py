@@ -67,12 +67,38 @@ class MessageEntry(Entry):
     def role(self) -> str:
         return self.kind
 
+    _measured: tuple[list[str], int, int, str | None] | None = field(default=None, init=False, repr=False)
+    """(``parts``, how many of its chunks are counted, their length, the last of them) as `length` last counted."""
+
     @property
     def text(self) -> str:
-        """The text so far; chunks are joined lazily and the join is kept, so streaming stays linear."""
+        """The text so far; chunks are joined lazily and the join is kept. A frame of a streaming message needs only
+        its end (`text_since`): joining the whole of it every frame made a long message quadratic."""
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
+
+    @property
+    def length(self) -> int:
+        """``len(text)``, counting only the chunks that came since the last count."""
+        parts = self.parts
+        known, counted, length, last = self._measured or (parts, 0, 0, None)
+        if known is not parts or counted > len(parts) or (counted and parts[counted - 1] is not last):
+            counted, length = 0, 0  # the content replaced, or its chunks joined: count again
+        length += sum(map(len, parts[counted:]))
+        self._measured = (parts, len(parts), length, parts[-1] if parts else None)
+        return length
+
+    def text_since(self, start: int) -> str:
+        """``text[start:]``, joining only the chunks it spans."""
+        taken: list[str] = []
+        left = self.length - start
+        for part in reversed(self.parts):
+            if left <= 0:
+                break
+            taken.append(part if len(part) <= left else part[len(part) - left :])
+            left -= len(part)
+        return "".join(reversed(taken))
 
 
 @dataclass(frozen=True)
