@@ -270,9 +270,7 @@ async def drain(ws: ClientConnection, quiet: float) -> int:
 PARTS = {
     "tool-call cards": re.compile(rb'<article id="entry-\d+" class="entry tool-call.*?</article>', re.S),
     "whole messages": re.compile(rb'<article id="entry-\d+" class="entry (?:message|thought).*?</article>', re.S),
-    "text appends": re.compile(rb'<span hx-swap-oob="beforeend:#entry-\d+-tail">.*?</span>', re.S),
-    "Markdown blocks": re.compile(rb'<div hx-swap-oob="beforeend:#entry-\d+-md">.*?</div>', re.S),
-    "unfinished rests": re.compile(rb'<div class="md md-live" id="entry-\d+-live" hx-swap-oob="true">.*?</span>', re.S),
+    "message edits": re.compile(rb"\x1e[^\x1e]*"),
     "status": re.compile(rb'<header id="session-status".*?</header>', re.S),
 }
 

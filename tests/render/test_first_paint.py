@@ -51,7 +51,8 @@ def test_a_first_paint_renders_the_newest_messages_that_fit_and_shows_the_others
     # From the newest: 4 and 3 fit (4,600 characters left), 2 does not, 1 still does.
     assert [html(view) for view in views[2:]] == [render_markdown(entry.text) for entry in window[2:]]
     assert html(views[0]) == render_markdown(window[0].text)
-    assert views[1].blocks == [] and views[1].raw == window[1].text and views[1].before == views[1].after == ""
+    assert views[1].blocks == [] and views[1].raw == window[1].text
+    assert (views[1].before, views[1].after) == ('<p class="md-as-text">', "</p>")  # its lines kept
     assert views[1].progress == Progress(0, 0, 0, len(window[1].text), streaming=False, attachments=0)
     assert called == [None]  # when the first message was left as text
     # A page painted again before the text was rendered shows it as text again, and the others rendered.
@@ -135,7 +136,7 @@ def test_a_rebuilt_sessions_big_message_shows_as_text_then_exactly_as_before_the
     assert rendered in before
     stop(first, signal.SIGTERM)
 
-    as_text = f'-tail">{escape("pong: " + text[:2000])}'
+    as_text = f'md-as-text">{escape("pong: " + text[:2000])}'
     second = start_server(agent=FLOOD_AGENT, **env)
     painted = thread_html(session_page(second, session_id))
     assert as_text in painted and rendered not in painted
