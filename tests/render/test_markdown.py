@@ -370,7 +370,7 @@ def test_message_view_between_render_intervals_only_grows_the_raw_tail() -> None
     assert later.raw == "\n" and "Three &lt;b&gt;" in live(later, entry)
     assert later.progress == progress(0, 2, len(entry.text) - 1, len(entry.text))
     entry.parts.append("Four")  # a short rest: caught up at once
-    quick = docs.view(entry, now=101.01)
+    quick = docs.view(entry, now=101.0 + MessageDocs.CATCH_UP_GAP)
     assert quick.raw == "" and "Three &lt;b&gt;\nFour<span" in live(quick, entry)
 
 
@@ -443,3 +443,13 @@ def test_one_parse_a_catch_up_renders_what_separate_renders_would(source: str, s
         committed = newly
         tail = doc.tail.rstrip()
         assert doc.render_tail(tail) == render_markdown(tail)
+
+
+def test_two_pages_asking_within_the_gap_share_one_catch_up() -> None:
+    docs = MessageDocs()
+    entry = message("One paragraph")
+    docs.view(entry, now=100.0)
+    entry.parts.append(" grows")
+    other_page = docs.view(entry, now=100.0 + MessageDocs.CATCH_UP_GAP / 2)
+    assert other_page.raw == " grows"  # shown as text until the next catch-up
+    assert docs.view(entry, now=100.0 + MessageDocs.CATCH_UP_GAP).raw == ""

@@ -127,7 +127,7 @@ class MessageDoc:
             stream.update(entry.text, final=True)
             self.caught_up, self.before, self.after = length, "", ""
         elif length != self.seen and (
-            now - self.updated >= min(interval, len(stream.tail) / MessageDocs.REST_RATE)
+            now - self.updated >= min(interval, max(MessageDocs.CATCH_UP_GAP, len(stream.tail) / MessageDocs.REST_RATE))
             or length - self.caught_up > tail_limit
         ):
             stream.catch_up(entry.text_since(stream.committed))
@@ -153,6 +153,8 @@ class MessageDocs:
     takes ~0.5 ms), a long one less often, so that catching up costs a few percent of a core per streaming message.
     Text shown raw and then rendered differently is sent again from where it differs: the more often the rest
     catches up, the less is sent twice."""
+    CATCH_UP_GAP = 0.025
+    """Seconds at least between two catch-ups: the pages of one session, each asking at its own frame, share one."""
     TAIL_LIMIT = 4096
     """Characters of plain-text tail after which Markdown catches up at once."""
     FIRST_PAINT_CHARS = 200_000
