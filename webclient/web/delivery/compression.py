@@ -13,10 +13,11 @@ BREACH. A compressed answer's length tells someone who watches the wire how well
 holds a secret and reflects what an attacker chose (a query parameter, a form field, another person's prompt in a
 shared session), the attacker can guess the secret a character at a time from the lengths of pages it makes the
 victim's browser load. Our pages hold one secret of that kind, the page token for forms (CSRF, the same on every
-page of a person); the prompt nonce is new on every page, and shares' links are shown only to their owner. Rather
-than leave every page uncompressed (most of what is sent), the token is masked afresh on every page
-(`webclient.web.access.page_token`): its bytes differ each time, so no length says anything about it. So every
-text answer may be compressed here, and the compression knows nothing of the pages.
+page of a person); the prompt nonce is new on every page, and shares' links are shown only on their owner's session
+page, which reflects nothing a request chooses. Rather than leave every page uncompressed (most of what is sent),
+the token is masked afresh on every page (`webclient.web.access.page_token`): its bytes differ each time, so no
+length says anything about it. So every text answer may be compressed here, and the compression knows nothing of
+the pages.
 """
 
 from __future__ import annotations
