@@ -1,8 +1,8 @@
 """What the tool-call cards cost in frames saved by ``bench/flood.py --save-frames FILE``: payload bytes by kind.
 
-Run as ``.venv/bin/python bench/card_bytes.py FILE.1 [FILE.1 ...]`` (the flood's text bytes are read from the bench's
-output, or given with ``--text-bytes``). Each frame is cut into its top-level out-of-band fragments, and each fragment
-about a tool-call card is counted as one of:
+Run as ``.venv/bin/python bench/card_bytes.py FILE.1 [FILE.2 ...]`` (``--text-bytes``: the flood's text bytes, as
+``flood.py`` printed them; the default is that of ``--messages 20000``). Each frame is cut into its top-level
+out-of-band fragments, and each fragment about a tool-call card is counted as one of:
 
 * **new cards**: a card the page did not hold, whole (inside the ``appended`` wrapper, or a window the page asked for);
 * **whole cards**: a card the page held, sent again whole (its structure changed, or every update before issue 25);
@@ -80,8 +80,12 @@ def classify(frames: list[str]) -> Counter[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path, help="frames saved by bench/flood.py --save-frames")
-    parser.add_argument("--text-bytes", type=int, default=676_314, help="the flood's agent text bytes (default: "
-                        "--messages 20000 --seed 1)")
+    parser.add_argument(
+        "--text-bytes",
+        type=int,
+        default=676_314,
+        help="the flood's agent text bytes (default: --messages 20000 --seed 1)",
+    )
     args = parser.parse_args()
     for path in args.files:
         frames = [json.loads(line)[1] for line in path.read_text().splitlines() if line.strip()]
