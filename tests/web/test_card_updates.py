@@ -338,3 +338,27 @@ def test_the_raw_json_of_a_card_is_refused_to_someone_the_session_is_not_shared_
             assert "SECRET-INPUT" in client.get(raw, params={"part": "input"}, headers=alice).text
             refused = client.get(raw, params={"part": "input"}, headers=bob)
             assert refused.status_code in (403, 404) and "SECRET-INPUT" not in refused.text
+
+
+def test_a_terminal_in_a_card_still_gets_its_lines_appended_and_the_card_its_status_alone(
+    start_app: AppFactory,
+) -> None:
+    app = start_app()  # the scripted agent: "run 3" prints three lines 0.3 s apart in a card's terminal
+    session = app.new_session()
+    with app.client.websocket_connect(URLS.for_("socket", session_id=session.rsplit("/", 1)[1])) as socket:
+        live = RawSocket(socket)
+        live.until('data-agent-state="ready"')
+        live.prompt("run 3")
+        frames = [live.frame()]
+        while '"lines": 3' not in frames[-1] or not IDLE.search(frames[-1]):
+            frames.append(live.frame())
+    every = "".join(frames)
+    card = re.search(r'<article id="(entry-\d+)"[^>]*data-tool-call-id="run-1"', every)
+    assert card is not None
+    card_id = card.group(1)
+    after = every[card.end() :]
+    # the terminal's screen as it runs, swapped into the card the page holds
+    assert f'id="{card_id}-term-1-screen" hx-swap-oob="innerHTML">' in after and "line 1" in after
+    assert f'<article id="{card_id}"' not in after  # the card came once; then its terminal's output, then its head
+    completed = about(frames, card_id)
+    assert f'id="{card_id}-head"' in completed and 'data-status="completed"' in completed

@@ -59,14 +59,15 @@ class CardShown:
 class CardUpdates:
     """The tool-call cards one page holds, and the fragments of their changes."""
 
+    PRUNE_AT = 500
+    """Records past twice this many are trimmed to the cards the page holds (the page lets go of cards it scrolled
+    past or a resync replaced without this object being told)."""
+
     def __init__(self, renderer: Renderer, session: Session, context: dict[str, Any]) -> None:
         self.renderer = renderer
         self.session = session
         self.context = context
         self._cards: dict[int, CardShown] = {}
-
-    def __len__(self) -> int:
-        return len(self._cards)
 
     def shown(self, call: ToolCall) -> None:
         """The page was sent the card whole, as it is now."""
@@ -88,6 +89,8 @@ class CardUpdates:
         locations = _changes(shown.locations, now.locations)
         if content is None or locations is None:
             return None
+        if any(isinstance(item, TerminalRef) for item in now.content[content[1] :]):
+            return None  # the live view follows an embedded terminal from when it renders the card
         parts: list[str] = []
         if now.head != shown.head:
             parts.append(self._part(call, "tool_head", "head"))
@@ -100,8 +103,6 @@ class CardUpdates:
             items = self._part(call, "tool_location_items", None, locations=now.locations[first_new:])
             parts.append(self.renderer.block(WRAPPERS, "card_locations", entry=call, items=Markup(items)))
         changed, first_new = content
-        if any(isinstance(item, TerminalRef) for item in now.content[first_new:]):
-            return None  # the live view follows an embedded terminal from when it renders the card
         for index in changed:
             parts.append(self._part(call, "tool_items", "item", items=now.content[index : index + 1], first=index))
         if first_new < len(now.content):
@@ -111,9 +112,6 @@ class CardUpdates:
             parts.append(self._part(call, "tool_raw", "raw"))
         self._cards[call.seq] = now
         return "".join(parts)
-
-    PRUNE_AT = 500
-    """Records past twice this many are trimmed to the cards the page holds."""
 
     def _part(self, call: ToolCall, block: str, oob_part: str | None, **context: Any) -> str:
         """A block of the card (``oob_part``: the element that swaps itself in by id; None: the caller wraps it)."""

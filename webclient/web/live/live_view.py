@@ -7,6 +7,8 @@ fragments. A streaming message's rest is edited (`message_edits`: what it gained
 finished Markdown blocks move, they are not sent again), and every other entry is re-rendered whole and swapped by
 id.
 
+A tool-call card the page holds is the exception: it gets only the parts of it that changed (`card_updates`).
+
 A page holds a *window* of the thread: a (re)sync sends the newest ``WINDOW`` entries, and a "Show
 earlier" sentinel at the top asks for the ``WINDOW`` before them when it scrolls into view. Every
 render is therefore bounded by the window, never by the thread. This object knows which entries the
