@@ -90,10 +90,13 @@ def test_a_card_updated_in_parts_reads_as_the_card_rendered_whole(
         and "/tmp/b.py:2" in live["text"]
     )
 
+    card.locator('[data-role="raw-output"] summary').click()  # its block came alone, with the status: it still asks
+    expect(card.locator('[data-role="raw-output"] pre')).to_contain_text('"exit": 1')
+
     page.reload()
     until_connected(page)  # and the socket's first frame drawn: the thread as a new page has it
     expect(card).to_have_attribute("data-status", "failed")
-    assert seen(card) == live
+    assert seen(card) == live  # before it was opened: the fetched output is in the live page's card now
 
     card.locator('[data-role="raw-input"] summary').click()
     shown = card.locator('[data-role="raw-input"] pre')
