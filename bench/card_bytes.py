@@ -25,6 +25,8 @@ VOID = frozenset("area base br col embed hr img input link meta source track wbr
 CARD = re.compile(r'<article id="entry-\d+" class="entry tool-call.*?</article>', re.S)
 RAW = re.compile(r'<div class="raw"[^>]*>.*?</div>', re.S)
 PART = re.compile(r'^<\w+(?: class="[^"]*")? id="entry-\d+-(head|title|item|locations|raw)\b')
+RECORD = "\x1e"
+"""What a socket message of message edits starts with."""
 APPEND = re.compile(r'^<div hx-swap-oob="beforeend:#entry-\d+-(content|locations)">')
 
 
@@ -52,6 +54,8 @@ def classify(frames: list[str]) -> Counter[str]:
     sizes: Counter[str] = Counter()
     for frame in frames:
         sizes["all frames"] += len(frame.encode())
+        if frame.startswith(RECORD):
+            continue  # the edits of a streaming message's rest (webclient/web/live/message_edits.py), not markup
         for part in fragments(frame):
             size = len(part.encode())
             if part.startswith('<article id="entry-') and 'class="entry tool-call' in part[:120]:
