@@ -68,6 +68,7 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "locate": [tool_update(locations=[{"path": "/tmp/a.py", "line": 1}, {"path": "/tmp/b.py", "line": 2}])],
     "finish": [tool_update(status="completed", rawOutput={"exit": 0, "log": "SECRET-OUTPUT"})],
     "reshape": [tool_update(content=[{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "b\n"}])],
+    "rediff": [tool_update(content=[{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "c\n"}])],
 }
 
 
@@ -285,6 +286,11 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
 
     reshaped = about([step("reshape")], card_id)  # fewer items, of another kind: the card comes whole
     assert f'<article id="{card_id}"' in reshaped and "line two" not in reshaped
+    assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+
+    rediffed = about([step("rediff")], card_id)  # a diff that changed: that item alone
+    assert f'id="{card_id}-item-1" hx-swap-oob="true"' in rediffed and f'id="{card_id}-diff-1"' in rediffed
+    assert f'<article id="{card_id}"' not in rediffed and "Run the tests" not in rediffed
     assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
 
     finished = about([step("finish")], card_id)
