@@ -348,6 +348,13 @@ def load_whole_thread(page: Page) -> None:
     raise AssertionError("the thread never ended")
 
 
+def open_raw(page: Page) -> None:
+    """Open every card's raw input and output: the page fetches them only then (web/pages/raw_parts.py)."""
+    raw = '#thread [data-role="raw-input"], #thread [data-role="raw-output"]'
+    page.evaluate("(raw) => document.querySelectorAll(raw).forEach(details => { details.open = true; })", raw)
+    expect(page.locator(raw).locator("pre").filter(has_text="Loading…")).to_have_count(0)
+
+
 def check_thread(page: Page, agent: ModuleType) -> list[str]:
     """Every surface of the thread shows its payloads as text."""
     problems = []
@@ -360,6 +367,7 @@ def check_thread(page: Page, agent: ModuleType) -> list[str]:
     problems += [f"thought {m}" for m in missing([markdown_text(p) for p in PAYLOADS], thoughts)]
     users = texts(page, '#thread [data-role="user-message"]', ".user-text")
     problems += [f"user message {m}" for m in missing(["go", *PAYLOADS], users)]
+    open_raw(page)
     for i, payload in enumerate(PAYLOADS):
         shown = card(page, f"tc-{i}")
         if norm(shown["title"]) != norm(reveal_plain(payload)):

@@ -9,6 +9,7 @@ terminal and its lines and screen, a diff) are that id with a suffix. The page's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from webclient.viewmodel.entries import Entry
 
@@ -46,6 +47,20 @@ def terminal_screen_id(terminal: str) -> str:
 def entry_diff_id(entry: Entry, index: int) -> str:
     """The ``index``-th diff (from 1) in the card of ``entry``."""
     return f"{dom_id(entry)}-diff-{index}"
+
+
+CardPart = Literal["head", "title", "locations", "content", "raw"]
+"""The parts of a tool-call card that a frame replaces (or appends to) alone, rather than the whole card."""
+
+
+def card_part_id(entry: Entry, part: CardPart) -> str:
+    """A part of the tool-call card of ``entry``: its head (status, title, Stop), title, locations, content, raw."""
+    return f"{dom_id(entry)}-{part}"
+
+
+def card_item_id(entry: Entry, index: int) -> str:
+    """The ``index``-th content item (from 1) in the tool-call card of ``entry``."""
+    return f"{dom_id(entry)}-item-{index}"
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,8 @@ GLOBALS = {
     "terminal_lines_id": terminal_lines_id,
     "terminal_screen_id": terminal_screen_id,
     "entry_diff_id": entry_diff_id,
+    "card_part_id": card_part_id,
+    "card_item_id": card_item_id,
     "page_ids": PAGE_IDS,
 }
 """The functions above under the names templates call them by."""

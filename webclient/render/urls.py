@@ -38,6 +38,7 @@ ROUTES: dict[str, str] = {
     "change_diff": "/sessions/{session_id}/changes/diff",
     "diff_body": "/sessions/{session_id}/diffs/{seq:int}/{index:int}",
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
+    "tool_call_raw": "/sessions/{session_id}/entries/{seq:int}/raw",
     "socket": "/sessions/{session_id}/ws",
     "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
     "sign_out": "/signout",

@@ -29,6 +29,7 @@ BUNDLES: dict[str, tuple[str, ...]] = {
         "js/tab-title.js",
         "js/copy-code.js",
         "js/keep-open.js",
+        "js/card-status.js",
         "js/terminal-scroll.js",
         "js/show-earlier.js",
         "js/follow-scroll.js",

@@ -7,6 +7,8 @@ fragments. A streaming message's rest is edited (`message_edits`: what it gained
 finished Markdown blocks move, they are not sent again), and every other entry is re-rendered whole and swapped by
 id.
 
+A tool-call card the page holds is the exception: it gets only the parts of it that changed (`card_updates`).
+
 A page holds a *window* of the thread: a (re)sync sends the newest ``WINDOW`` entries, and a "Show
 earlier" sentinel at the top asks for the ``WINDOW`` before them when it scrolls into view. Every
 render is therefore bounded by the window, never by the thread. This object knows which entries the
@@ -38,6 +40,7 @@ from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
+from webclient.web.live.card_updates import CardUpdates
 from webclient.web.live.message_edits import RECORD, Held, edit
 
 PAGE = "session.html"
@@ -110,6 +113,8 @@ class LiveView:
         self._burst = 0
         """New entries appended since ``_burst_started``: at most a window per ``RESYNC_PAUSE``."""
         self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
+        self._cards = CardUpdates(renderer, session, context)
+        """What the page holds of each tool-call card: an update sends what changed in it."""
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
 
@@ -318,6 +323,7 @@ class LiveView:
             PAGE, "entry", entry=entry, message=message, session=self.session, oob=oob, **self.context
         )
         if isinstance(entry, ToolCall):
+            self._cards.shown(entry)
             for item in entry.content:
                 term = self.session.thread.terminals.get(item.terminal_id) if isinstance(item, TerminalRef) else None
                 if term is not None:
@@ -365,6 +371,8 @@ class LiveView:
         return "".join(parts)
 
     def _update(self, entry: Entry, now: float) -> str:
+        if isinstance(entry, ToolCall):
+            return self._tool_call_update(entry, now)
         shown = self._shown.get(entry.seq)
         if not isinstance(entry, MessageEntry) or shown is None or entry.kind == "user-message":
             return self._entry(entry, now, oob="true")  # a user message is plain text: shown whole
@@ -389,6 +397,14 @@ class LiveView:
         else:
             self._held.pop(entry.seq, None)
         return record
+
+    # -- tool-call cards ----------------------------------------------------------------------------
+
+    def _tool_call_update(self, call: ToolCall, now: float) -> str:
+        """What changed in a card the page holds (its status, title, new output, ...), or the card whole when its
+        structure changed (`card_updates.CardUpdates`)."""
+        fragments = self._cards.update(call, self._shown)
+        return self._entry(call, now, oob="true") if fragments is None else fragments
 
 
 def _messages(parts: list[str]) -> list[str]:
