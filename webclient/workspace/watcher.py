@@ -62,8 +62,8 @@ def _union(roots: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(sorted(kept))
 
 
-def _covers(watched: Iterable[Path], roots: Iterable[Path]) -> bool:
-    return any(root.is_relative_to(top) for root in roots for top in watched)
+def _covers(watched: set[Path] | dict[Path, list[Path]], roots: Iterable[Path]) -> bool:
+    return any(_top_of(root, watched) is not None for root in roots)
 
 
 def _top_of(path: Path, tops: set[Path] | dict[Path, list[Path]]) -> Path | None:
@@ -171,15 +171,15 @@ class WorkspaceWatcher:
                 self._retry_later()
 
     async def _apply(self, wanted: tuple[Path, ...]) -> None:
-        missing = False
+        missing, tops = False, set(wanted)
         for subscriber in self._subscribers:
-            if not _covers(wanted, subscriber.roots):
+            if not _covers(tops, subscriber.roots):
                 subscriber.covered = False
                 missing = True
                 subscriber.on_failure("its folder does not exist")
         if missing:
             self._retry_later()  # looked for again, less and less often
-        self._drop_unwanted(set(wanted))
+        self._drop_unwanted(tops)
         if not wanted:
             return
         if self._inotify is None:
