@@ -12,27 +12,22 @@ tried again after `RETRY_SECONDS`, doubling up to `RETRY_MAX_SECONDS`: one sessi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import logging
 import os
-import re
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from watchfiles import DefaultFilter
-
 from webclient.workspace import inotify
 from webclient.workspace.inotify import Inotify
+from webclient.workspace.watched_folders import IGNORED_DIRS, IGNORED_FILES, covers, files, folders, top_of, union
 
 __all__ = ["IGNORED_DIRS", "Subscriber", "WorkspaceWatcher"]
 
 log = logging.getLogger(__name__)
 
-IGNORED_DIRS = frozenset({*DefaultFilter.ignore_dirs, "venv", ".ruff_cache", ".cache"})
-_IGNORED_FILES = re.compile("|".join(DefaultFilter.ignore_entity_patterns))  # editors' swap files, bytecode, ...
 BATCH_SECONDS = 0.05
 """How long changes are gathered before they go to the subscribers (a write is often several events)."""
 RETRY_SECONDS = 1.0
@@ -51,54 +46,6 @@ class Subscriber:
     on_failure: Callable[[str | None], None]
     """Watching stopped, and why (None: it works again)."""
     covered: bool = field(default=False)
-
-
-def _union(roots: Iterable[Path]) -> tuple[Path, ...]:
-    """The folders to watch: every root that exists and is not inside another."""
-    kept: set[Path] = set()
-    for root in sorted(set(roots), key=lambda path: len(path.parts)):
-        if _top_of(root, kept) is None and os.path.isdir(root):
-            kept.add(root)
-    return tuple(sorted(kept))
-
-
-def _covers(watched: set[Path] | dict[Path, list[Path]], roots: Iterable[Path]) -> bool:
-    return any(_top_of(root, watched) is not None for root in roots)
-
-
-def _top_of(path: Path, tops: set[Path] | dict[Path, list[Path]]) -> Path | None:
-    """The one of ``tops`` that holds ``path`` (itself or a parent), by lookups rather than comparisons with each."""
-    if path in tops:
-        return path
-    return next((parent for parent in path.parents if parent in tops), None)
-
-
-def _folders(top: Path) -> list[Path]:
-    """``top`` and every folder under it that is watched (not an ignored one, not a symbolic link)."""
-    found, stack = [top], [top]
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue  # gone or unreadable meanwhile: what is left is watched
-        for entry in entries:
-            if entry.name not in IGNORED_DIRS and entry.is_dir(follow_symlinks=False):
-                found.append(Path(entry.path))
-                stack.append(Path(entry.path))
-    return found
-
-
-def _files(top: Path) -> list[Path]:
-    """The files under ``top`` that a subscriber hears about."""
-    found: list[Path] = []
-    for folder in _folders(top):
-        with contextlib.suppress(OSError):
-            found.extend(
-                Path(entry.path)
-                for entry in os.scandir(folder)
-                if not entry.is_dir(follow_symlinks=False) and not _IGNORED_FILES.search(entry.name)
-            )
-    return found
 
 
 class WorkspaceWatcher:
@@ -156,16 +103,21 @@ class WorkspaceWatcher:
         """Bring the watches in line with the subscribers: those no longer wanted now, new ones in one task at a time
         (however many subscribers come at once)."""
         self._by_root = None
-        self._drop_unwanted(set(_union(root for subscriber in self._subscribers for root in subscriber.roots)))
+        self._drop_unwanted(set(self._wanted()))
         self._stale = True
         if self._sync is None or self._sync.done():
             self._sync = asyncio.create_task(self._synchronise(), name="workspace-watch")
+
+    def _wanted(self) -> tuple[Path, ...]:
+        """The tops to watch (only those not watched yet are looked for on the disk: a watched one that goes away
+        says so itself)."""
+        return union((root for subscriber in self._subscribers for root in subscriber.roots), self._trees)
 
     async def _synchronise(self) -> None:
         while self._stale:
             self._stale = False
             try:
-                await self._apply(_union(root for subscriber in self._subscribers for root in subscriber.roots))
+                await self._apply(self._wanted())
             except Exception:  # a bug here must not end watching for good
                 log.exception("watching the workspaces failed")
                 self._retry_later()
@@ -173,7 +125,7 @@ class WorkspaceWatcher:
     async def _apply(self, wanted: tuple[Path, ...]) -> None:
         missing, tops = False, set(wanted)
         for subscriber in self._subscribers:
-            if not _covers(tops, subscriber.roots):
+            if not covers(tops, subscriber.roots):
                 subscriber.covered = False
                 missing = True
                 subscriber.on_failure("its folder does not exist")
@@ -202,7 +154,7 @@ class WorkspaceWatcher:
             self.failure = None
             self._retry_delay = RETRY_SECONDS
         for subscriber in self._subscribers:
-            if not subscriber.covered and _covers(self._trees, subscriber.roots):
+            if not subscriber.covered and covers(self._trees, subscriber.roots):
                 subscriber.covered = True
                 subscriber.on_failure(None)  # watching (again)
                 subscriber.on_ready()  # for what changed between its baseline and now
@@ -214,7 +166,7 @@ class WorkspaceWatcher:
             return
         for top in [top for top in self._trees if top not in wanted]:
             for folder in self._trees.pop(top):
-                new_top = _top_of(folder, wanted)
+                new_top = top_of(folder, wanted)
                 if new_top is None:
                     self._unwatch(folder)
                 elif new_top in self._trees:
@@ -232,7 +184,7 @@ class WorkspaceWatcher:
 
         def add() -> list[tuple[int, Path]]:
             added: list[tuple[int, Path]] = []
-            for folder in _folders(top):
+            for folder in folders(top):
                 try:
                     added.append((instance.add_watch(folder), folder))
                 except OSError as error:
@@ -310,8 +262,10 @@ class WorkspaceWatcher:
                 self._folders.pop(event.watch, None)
                 if self._watches.get(folder) == event.watch:
                     del self._watches[folder]
-                if folder in self._trees:
-                    self._reconfigure()  # a subscriber's folder itself: say so
+                if folder in self._trees:  # a subscriber's folder itself: say so
+                    for inner in self._trees.pop(folder):
+                        self._unwatch(inner)
+                    self._reconfigure()
                 continue
             if not event.name:
                 continue  # the folder itself deleted or moved: its parent's event, or IN_IGNORED, tells
@@ -328,7 +282,7 @@ class WorkspaceWatcher:
                     for inner in [f for f in self._watches if f.is_relative_to(path)]:  # rare: a scan is fine
                         self._unwatch(inner)
                     self._rescan([path])
-            elif not _IGNORED_FILES.search(name):
+            elif not IGNORED_FILES.search(name):
                 self._changed.add(path)
         if self._changed and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._route)
@@ -342,24 +296,22 @@ class WorkspaceWatcher:
                 return  # gone already
             self._failed([folder], inotify.explain(error))
             return
-        top = _top_of(folder, self._trees)
+        top = top_of(folder, self._trees)
         if top is None:  # its top stopped being watched meanwhile
             for inner in added:
                 self._unwatch(inner)
             return
         self._trees[top].extend(added)
-        self._changed.update(await asyncio.to_thread(_files, folder))
+        self._changed.update(await asyncio.to_thread(files, folder))
         if self._changed and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._route)
 
-    def _rescan(self, folders: Iterable[Path]) -> None:
-        """The subscribers with a root at or under one of ``folders`` (or above it) look at the disk."""
-        folders = list(folders)
+    def _rescan(self, places: Iterable[Path]) -> None:
+        """The subscribers with a root at or under one of ``places`` (or above it) look at the disk."""
+        places = list(places)
         for subscriber in self._subscribers:
             if subscriber.covered and any(
-                root.is_relative_to(folder) or folder.is_relative_to(root)
-                for root in subscriber.roots
-                for folder in folders
+                root.is_relative_to(at) or at.is_relative_to(root) for root in subscriber.roots for at in places
             ):
                 subscriber.on_ready()
 
