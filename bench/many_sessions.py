@@ -121,10 +121,11 @@ async def streaming(args: argparse.Namespace, count: int) -> dict[str, Any]:
         await asyncio.sleep(2)
         figures["rss_ready"] = proc_status(server.pid)["VmRSS"] / 1024
         latencies: list[float] = []
-        cpu, began = cpu_seconds(server.pid), time.perf_counter()
+        cpu, began, mine = cpu_seconds(server.pid), time.perf_counter(), time.process_time()
         await asyncio.gather(*(ws.send(prompt("flood")) for ws in sockets))
         await asyncio.gather(*(stream(ws, latencies, args.timeout) for ws in sockets))
         figures["cpu_percent"] = (cpu_seconds(server.pid) - cpu) / (time.perf_counter() - began) * 100
+        figures["client_cpu_percent"] = (time.process_time() - mine) / (time.perf_counter() - began) * 100
         figures["seconds"] = time.perf_counter() - began
         status = proc_status(server.pid)
         figures["rss_end"], figures["hwm"] = status["VmRSS"] / 1024, status["VmHWM"] / 1024
@@ -175,7 +176,8 @@ async def main_async(args: argparse.Namespace) -> None:
         per_session = (f["rss_ready"] - f["rss_empty"]) / count * 1024
         print(
             f"N={count:3}: update latency p50 {f['p50']:6.1f} ms  p99 {f['p99']:6.1f} ms  max {f['max']:6.1f} ms "
-            f"({f['updates_timed']} timed), server CPU {f['cpu_percent']:5.1f} % over {f['seconds']:.1f} s; "
+            f"({f['updates_timed']} timed), server CPU {f['cpu_percent']:5.1f} % over {f['seconds']:.1f} s "
+            f"(this client's {f['client_cpu_percent']:.0f} %); "
             f"RSS {f['rss_empty']:.0f} MiB empty, {f['rss_ready']:.0f} ready ({per_session:.0f} KiB a session), "
             f"{f['rss_end']:.0f} after (peak {f['hwm']:.0f}); POST /sessions median {f['post_median'] * 1000:.0f} ms, "
             f"max {f['post_max'] * 1000:.0f} ms",
