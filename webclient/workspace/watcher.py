@@ -142,14 +142,21 @@ class WorkspaceWatcher:
                 return
             asyncio.get_running_loop().add_reader(self._inotify.fd, self._read)
         failed: list[Path] = []
+        instance = self._inotify
         for top in wanted:
             if top in self._trees:
                 continue
             try:
-                self._trees[top] = await self._watch_tree(top)
+                folders = await self._watch_tree(top)
             except OSError as error:
+                if self._inotify is not instance:
+                    return  # closed meanwhile (no one to watch for): the next round starts afresh
                 failed.append(top)
                 self._failed([top], inotify.explain(error))
+                continue
+            if self._inotify is not instance:
+                return
+            self._trees[top] = folders
         if not failed and not missing:
             self.failure = None
             self._retry_delay = RETRY_SECONDS
