@@ -26,11 +26,11 @@ def union(roots: Iterable[Path], watched: Container[Path] = ()) -> tuple[Path, .
     return tuple(sorted(kept))
 
 
-def covers(watched: set[Path] | dict[Path, list[Path]], roots: Iterable[Path]) -> bool:
+def covers(watched: Container[Path], roots: Iterable[Path]) -> bool:
     return any(top_of(root, watched) is not None for root in roots)
 
 
-def top_of(path: Path, tops: set[Path] | dict[Path, list[Path]]) -> Path | None:
+def top_of(path: Path, tops: Container[Path]) -> Path | None:
     """The one of ``tops`` that holds ``path`` (itself or a parent), by lookups rather than comparisons with each."""
     if path in tops:
         return path

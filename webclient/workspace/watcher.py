@@ -59,7 +59,7 @@ class WorkspaceWatcher:
         self._inotify: Inotify | None = None
         self._folders: dict[int, Path] = {}  # watch -> folder
         self._watches: dict[Path, int] = {}  # folder -> watch
-        self._trees: dict[Path, list[Path]] = {}  # a watched top -> the folders its walk (and later ones) added
+        self._trees: dict[Path, set[Path]] = {}  # a watched top -> its folders watched (walked, made or moved in)
         self._by_root: dict[Path, list[Subscriber]] | None = None  # made again when the subscribers change
         self._changed: set[Path] = set()
         self._flush: asyncio.TimerHandle | None = None
@@ -156,7 +156,7 @@ class WorkspaceWatcher:
                 continue
             if self._inotify is not instance:
                 return
-            self._trees[top] = folders
+            self._trees[top] = set(folders)
         if not failed and not missing:
             self.failure = None
             self._retry_delay = RETRY_SECONDS
@@ -177,7 +177,7 @@ class WorkspaceWatcher:
                 if new_top is None:
                     self._unwatch(folder)
                 elif new_top in self._trees:
-                    self._trees[new_top].append(folder)
+                    self._trees[new_top].add(folder)
 
     async def _watch_tree(self, top: Path) -> list[Path]:
         """Watch ``top`` and every folder under it (found in a thread: a workspace may have thousands); the folders.
@@ -269,7 +269,9 @@ class WorkspaceWatcher:
                 self._folders.pop(event.watch, None)
                 if self._watches.get(folder) == event.watch:
                     del self._watches[folder]
-                if folder in self._trees:  # a subscriber's folder itself: say so
+                if (top := top_of(folder, self._trees)) is not None and top != folder:
+                    self._trees[top].discard(folder)  # a build's folders come and go: none is kept once gone
+                elif folder in self._trees:  # a subscriber's folder itself: say so
                     for inner in self._trees.pop(folder):
                         self._unwatch(inner)
                     self._reconfigure()
@@ -308,7 +310,7 @@ class WorkspaceWatcher:
             for inner in added:
                 self._unwatch(inner)
             return
-        self._trees[top].extend(added)
+        self._trees[top].update(added)
         self._changed.update(await asyncio.to_thread(files, folder))
         if self._changed and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._route)
