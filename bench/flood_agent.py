@@ -11,7 +11,9 @@ It answers ``initialize`` (protocolVersion 1) and ``session/new``; on ``session/
 
 then answers the prompt ``{"stopReason": "end_turn"}``. It writes as fast as the pipe takes it, or at ``--rate``
 notifications per second. Everything is generated from ``--seed`` before the
-agent answers ``initialize`` (so the measured turn is pure writing) and is the same on every run.
+agent answers ``initialize`` (so the measured turn is pure writing) and is the same on every run. With ``--stamp``
+(and ``--rate``) every ``tool_call_update`` sets the title, ending in ``@`` and the wall-clock time it was written
+(``time.time_ns()``), for a reader to measure the latency from the agent to the page (`bench/many_sessions.py`).
 
 What it sent (notification counts, text bytes = UTF-8 bytes of every chunk's ``text``, stdout bytes, write
 time) goes to stderr as one JSON line and, with ``--report``, to that file. ``session/cancel`` is ignored;
@@ -103,7 +105,13 @@ def markdown_tokens(rng: random.Random) -> Iterator[str]:
                         yield word + rng.choice(".....?!") + ("\n\n" if last else " ")
 
 
-def build(messages: int, updates: int, tool_calls: int, seed: int) -> tuple[list[bytes], dict[str, Any]]:
+STAMP = b"@0000000000000000000"
+"""Where a written update's time goes (``--stamp``): 19 digits, as ``time.time_ns()`` has until 2286."""
+
+
+def build(
+    messages: int, updates: int, tool_calls: int, seed: int, stamp: bool = False
+) -> tuple[list[bytes], dict[str, Any]]:
     """Every line of the turn, in order, and the figures describing them."""
     rng = random.Random(seed)
     tokens = markdown_tokens(rng)
@@ -156,8 +164,8 @@ def build(messages: int, updates: int, tool_calls: int, seed: int) -> tuple[list
             if n % 3 == 0 or last:
                 tail = "\n".join(output[-8:])
                 update["content"] = [{"type": "content", "content": {"type": "text", "text": f"```\n{tail}\n```"}}]
-            if len(update) == 2:
-                update["title"] = f"Step {call + 1}: working ({n})"
+            if len(update) == 2 or stamp:
+                update["title"] = f"Step {call + 1}: working ({n})" + (STAMP.decode() if stamp else "")
             emit(update)
             done_updates += 1
     figures = {
@@ -179,10 +187,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rate", type=float, default=0, help="notifications per second (default: no limit)")
     parser.add_argument("--report", help="write the figures (JSON) to this file after the turn")
+    parser.add_argument("--stamp", action="store_true", help="end each update's title with the time it is written")
     args = parser.parse_args()
 
     started = time.perf_counter()
-    lines, figures = build(args.messages, args.updates, args.tool_calls, args.seed)
+    lines, figures = build(args.messages, args.updates, args.tool_calls, args.seed, args.stamp)
     figures["build_seconds"] = round(time.perf_counter() - started, 3)
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -221,7 +230,11 @@ def main() -> None:
                     delay = started + i / args.rate - time.perf_counter()
                     if delay > 0:
                         time.sleep(delay)
-                    stdout.writelines(lines[i : i + batch])
+                    if args.stamp:
+                        now = b"@%019d" % time.time_ns()
+                        stdout.writelines(line.replace(STAMP, now) for line in lines[i : i + batch])
+                    else:
+                        stdout.writelines(lines[i : i + batch])
                     stdout.flush()
             else:
                 stdout.writelines(lines)  # blocks whenever the pipe is full: the reader sets the pace

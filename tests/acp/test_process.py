@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.servers import AGENTS, ROOT, live_members
+from tests.support.waiting import until
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
 from webclient.acp.process import AgentProcess, AgentStartError, StderrLog
@@ -170,3 +171,30 @@ def test_an_agent_dies_with_the_process_that_started_it_even_without_the_watchdo
         with contextlib.suppress(ProcessLookupError):
             os.killpg(agent, signal.SIGKILL)  # its child, which only the watchdog would stop
         process.stdout.close()
+
+
+def processes_with(argument: str) -> list[int]:
+    """Live processes with ``argument`` on their command line."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if argument.encode() in command and state not in ("Z", "X"):
+                found.append(int(pid))
+    return found
+
+
+@pytest.mark.asyncio
+async def test_a_start_cancelled_midway_leaves_no_agent_behind(tmp_path: Path) -> None:
+    """Agents are started from a thread of their own (a fork on the event loop stopped every session): a caller
+    cancelled meanwhile must not leave an agent that nobody owns."""
+    marker = str(tmp_path / "cancelled-start")
+    spawning = asyncio.create_task(
+        AgentProcess.spawn([sys.executable, "-c", "import time; time.sleep(30)", marker], cwd=tmp_path)
+    )
+    await asyncio.sleep(0)  # the start is under way in its thread
+    spawning.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await spawning
+    await until(lambda: processes_with(marker) == [])

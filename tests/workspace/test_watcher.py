@@ -151,3 +151,83 @@ async def test_a_file_name_that_is_not_utf8_does_not_stop_watching_for_other_ses
         for tracker in (a, b):
             await tracker.close()
         await watcher.close()
+
+
+@pytest.mark.asyncio
+async def test_200_workspaces_started_at_once_are_watched_by_one_instance(tmp_path: Path) -> None:
+    """A watch replaced at each new workspace held an instance per replacement under way: 128 (the limit) at 200."""
+    folders = [tmp_path / f"w{n:03}" for n in range(200)]
+    for folder in folders:
+        (folder / "src").mkdir(parents=True)
+    watcher = WorkspaceWatcher()
+    trackers = [ChangeTracker([folder], lambda: None, watcher) for folder in folders]
+    before = inotify_instances(os.getpid())  # the test process's own, if any
+    try:
+        await asyncio.gather(*(tracker.start() for tracker in trackers))
+        assert inotify_instances(os.getpid()) <= before + 1
+        await until(lambda: len(watcher.watched) == 200)
+        assert inotify_instances(os.getpid()) == before + 1
+        for folder in (folders[0], folders[-1]):
+            (folder / "src" / "new.txt").write_text("new\n")
+        await until(lambda: [c.path.name for c in trackers[-1].files()] == ["new.txt"])
+        await until(lambda: [c.path.name for c in trackers[0].files()] == ["new.txt"])
+        assert all(not tracker.files() for tracker in trackers[1:-1])
+        assert all(tracker.not_watching is None for tracker in trackers)
+    finally:
+        for tracker in trackers:
+            await tracker.close()
+    assert watcher.watched == () and inotify_instances(os.getpid()) == before
+    await watcher.close()
+
+
+@pytest.mark.asyncio
+async def test_folders_made_and_moved_after_the_watch_are_watched_and_what_leaves_is_seen_gone(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "tree" / "deeper").mkdir(parents=True)
+    (outside / "tree" / "deeper" / "brought.txt").write_text("brought in\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "old" / "inner").mkdir(parents=True)
+    (workspace / "old" / "inner" / "kept.txt").write_text("in the baseline\n")
+    watcher = WorkspaceWatcher()
+    tracker = ChangeTracker([workspace], lambda: None, watcher)
+    try:
+        await tracker.start()
+        await until(lambda: watcher.watched == (workspace,))
+        made = workspace / "a" / "b" / "c"
+        made.mkdir(parents=True)  # written into before its watch can be in place
+        (made / "quick.txt").write_text("quick\n")
+        (outside / "tree").rename(workspace / "tree")  # a folder moved in, with what it holds
+        await until(lambda: {c.path.name for c in tracker.files()} == {"quick.txt", "brought.txt"})
+        (made / "later.txt").write_text("later\n")  # the new folder is watched now
+        (workspace / "tree" / "deeper" / "brought.txt").write_text("changed\n")
+        (workspace / "old").rename(outside / "old")  # a folder moved away: its file is gone from here
+        expected = {("quick.txt", "added"), ("brought.txt", "added"), ("later.txt", "added"), ("kept.txt", "deleted")}
+        await until(lambda: {(c.path.name, c.status) for c in tracker.files()} == expected)
+        (outside / "old" / "inner" / "after.txt").write_text("written where it went\n")
+        (workspace / "last.txt").write_text("last\n")
+        await until(lambda: "last.txt" in {c.path.name for c in tracker.files()})
+        assert "after.txt" not in {c.path.name for c in tracker.files()}  # its watch went with it
+    finally:
+        await tracker.close()
+        await watcher.close()
+
+
+@pytest.mark.asyncio
+async def test_a_watched_folder_that_is_deleted_says_so_and_is_watched_again_when_it_is_back(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    watcher = WorkspaceWatcher()
+    tracker = ChangeTracker([workspace], lambda: None, watcher)
+    try:
+        await tracker.start()
+        await until(lambda: watcher.watched == (workspace,))
+        workspace.rmdir()
+        await until(lambda: tracker.not_watching == "its folder does not exist")
+        workspace.mkdir()
+        (workspace / "back.txt").write_text("back\n")
+        await until(lambda: tracker.not_watching is None)  # looked for again after RETRY_SECONDS
+        await until(lambda: [c.path.name for c in tracker.files()] == ["back.txt"])
+    finally:
+        await tracker.close()
+        await watcher.close()

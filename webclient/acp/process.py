@@ -3,6 +3,9 @@
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
 process group that `AgentProcess.shutdown` stops as a whole (with `webclient.workspace.process_group`). The group is
 owned from its start until it has ended, so the watchdog (`webclient.workspace.reaper`) stops it if the server dies.
+It is started from one thread of its own (`_SPAWNER`), not the event loop, and its pipes and exit are then watched
+by the loop (`_Child`): a fork (which ``preexec_fn`` forces, and which uvloop's libuv always does) of a server of
+100 MiB took 20-40 ms, during which every session waited, for each agent started.
 With a sandbox (`webclient.workspace.sandbox`) the process started is bwrap, which runs the agent inside; its
 environment is then the sandbox's allow-list, never the server's.
 """
@@ -11,13 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import functools
 import logging
 import os
 import shlex
 import shutil
 import signal
+import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
@@ -30,6 +37,9 @@ logger = logging.getLogger(__name__)
 
 _STREAM_LIMIT = 1 << 20  # StreamReader buffer before the pipe is paused; generous so big lines flow
 _STDERR_CHUNK = 1 << 16
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-spawner")
+"""The one thread agents are started from, which lives as long as the server: ``PR_SET_PDEATHSIG`` fires when the
+thread that forked the child ends (`webclient.workspace.process_group.child_setup`)."""
 
 
 class AgentStartError(Exception):
@@ -111,21 +121,13 @@ class StderrLog:
 class AgentProcess:
     """A running agent subprocess with its stdio pipes; create it with `AgentProcess.spawn`."""
 
-    def __init__(
-        self,
-        argv: list[str],
-        process: asyncio.subprocess.Process,
-        transport: asyncio.SubprocessTransport,
-        stderr_log: StderrLog,
-    ) -> None:
-        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    def __init__(self, argv: list[str], process: _Child, stderr_log: StderrLog) -> None:
         self.argv = argv
         self.stdin: asyncio.StreamWriter = process.stdin
         self.stdout: asyncio.StreamReader = process.stdout
         self.pid: int = process.pid
         self.stderr_log = stderr_log
         self._process = process
-        self._transport = transport
         self._stderr_task = asyncio.get_running_loop().create_task(self._drain_stderr(process.stderr))
         self._shutdown: asyncio.Task[int | None] | None = None
 
@@ -162,20 +164,27 @@ class AgentProcess:
         full_env = sandbox.environment(os.environ, env)
         if sandbox.confined and os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH")) is None:
             raise AgentStartError(argv, f"executable {argv[0]!r} not found on PATH")  # else bwrap would say it
-        try:
-            # loop.subprocess_exec rather than create_subprocess_exec: we need the transport itself, to
-            # close it once the process is reaped even if a pipe was never read to its end.
-            transport, protocol = await loop.subprocess_exec(
-                lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=_STREAM_LIMIT, loop=loop),
-                *sandbox.command(argv, cwd),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+        command, setup = sandbox.command(argv, cwd), process_group.child_setup(parent=os.getpid())
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                command,
+                bufsize=0,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=full_env,
                 start_new_session=True,
-                preexec_fn=process_group.child_setup(parent=os.getpid()),
+                preexec_fn=setup,
             )
+
+        spawning = loop.run_in_executor(_SPAWNER, start)
+        try:
+            popen = await asyncio.shield(spawning)  # a cancelled caller must not leave an agent nobody owns
+        except asyncio.CancelledError:
+            spawning.add_done_callback(_stop_unwanted)
+            raise
         except FileNotFoundError as exc:
             where = "" if os.sep in argv[0] else " on PATH"
             raise AgentStartError(argv, f"executable {argv[0]!r} not found{where}") from exc
@@ -183,10 +192,10 @@ class AgentProcess:
             raise AgentStartError(argv, f"executable {argv[0]!r} is not executable ({exc.strerror})") from exc
         except OSError as exc:
             raise AgentStartError(argv, f"{exc.strerror or exc}") from exc
-        process = asyncio.subprocess.Process(transport, protocol, loop)
-        process_group.own(process.pid)
+        process_group.own(popen.pid)
+        process = await _Child.attach(popen)
         logger.info("started agent pid %d (sandbox %s): %s", process.pid, sandbox.name, shlex.join(argv))
-        return cls(list(argv), process, transport, stderr_log if stderr_log is not None else StderrLog())
+        return cls(list(argv), process, stderr_log if stderr_log is not None else StderrLog())
 
     @property
     def returncode(self) -> int | None:
@@ -235,7 +244,7 @@ class AgentProcess:
             process_group.disown(self.pid)  # else the watchdog still stops what SIGKILL could not
         # Closing the transport closes our pipe ends, which also finishes wait() if something outside
         # the group still holds the other ends.
-        self._transport.close()
+        self._process.close()
         await asyncio.wait([self._stderr_task], timeout=grace)  # let the log take the last words
         self._stderr_task.cancel()
         return self.returncode
@@ -274,3 +283,103 @@ class AgentProcess:
         except (ConnectionError, OSError) as exc:
             logger.warning("reading agent stderr failed: %s", exc)
         self.stderr_log.append(decoder.decode(b"", final=True))
+
+
+def _stop_unwanted(spawning: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    """An agent started for a caller that is gone: kill it, and reap it in a thread."""
+    if spawning.cancelled() or spawning.exception() is not None:
+        return
+    popen = spawning.result()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    for pipe in (popen.stdin, popen.stdout, popen.stderr):
+        if pipe is not None:
+            pipe.close()
+    asyncio.get_running_loop().run_in_executor(None, popen.wait)
+
+
+class _Pipe(asyncio.StreamReaderProtocol):
+    """A pipe of the agent's, attached to the loop: `closed` once it is."""
+
+    def __init__(self, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(reader, loop=loop)
+        self.closed: asyncio.Future[None] = loop.create_future()
+
+    def eof_received(self) -> bool:
+        super().eof_received()
+        return False  # a pipe has no other half to keep open: close the transport (uvloop keeps it open on True)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Child:
+    """A process started off the loop (`_SPAWNER`), its pipes attached to the loop, its end read from a pidfd (the
+    loop's own child watching knows only the processes it started)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+        self.pid = popen.pid
+        self._popen = popen
+        self._loop = loop
+        self._exited: asyncio.Future[int] = loop.create_future()
+        self._transports: list[asyncio.BaseTransport] = []
+        self._pipes: list[_Pipe] = []
+        self.stdin: asyncio.StreamWriter
+        self.stdout = asyncio.StreamReader(limit=_STREAM_LIMIT, loop=loop)
+        self.stderr = asyncio.StreamReader(limit=_STREAM_LIMIT, loop=loop)
+
+    @classmethod
+    async def attach(cls, popen: subprocess.Popen[bytes]) -> _Child:
+        loop = asyncio.get_running_loop()
+        child = cls(popen, loop)
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        for reader, pipe in ((child.stdout, popen.stdout), (child.stderr, popen.stderr)):
+            transport, protocol = await loop.connect_read_pipe(functools.partial(_Pipe, reader, loop), pipe)
+            child._transports.append(transport)
+            child._pipes.append(protocol)
+        writing, protocol = await loop.connect_write_pipe(
+            functools.partial(_Pipe, asyncio.StreamReader(loop=loop), loop), popen.stdin
+        )
+        child._transports.append(writing)
+        child.stdin = asyncio.StreamWriter(writing, protocol, None, loop)
+        try:
+            pidfd = os.pidfd_open(popen.pid)
+        except OSError:  # no pidfd (Linux before 5.3): a thread waits
+            waiting = loop.run_in_executor(None, popen.wait)
+            waiting.add_done_callback(lambda done: child._ended(done.result()))
+        else:
+            loop.add_reader(pidfd, child._reap, pidfd)
+        return child
+
+    def _reap(self, pidfd: int) -> None:
+        code = self._popen.poll()  # the pidfd is readable once the process has exited: this reaps it
+        if code is None:
+            return
+        self._loop.remove_reader(pidfd)
+        os.close(pidfd)
+        self._ended(code)
+
+    def _ended(self, code: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has ended and was reaped (negative: killed by that signal)."""
+        return self._exited.result() if self._exited.done() else None
+
+    async def wait(self) -> int:
+        """The exit status, once the process has exited and its stdout and stderr are closed (or `close`d)."""
+        code = await asyncio.shield(self._exited)
+        await asyncio.gather(*(pipe.closed for pipe in self._pipes))
+        return code
+
+    def close(self) -> None:
+        """Close our ends of the pipes (and kill the process if it still runs, as asyncio's transport does)."""
+        if not self._exited.done():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)  # not reaped yet (that is ours to do): still this process
+        for transport in self._transports:
+            transport.close()

@@ -155,8 +155,17 @@ class SessionManager:
             raise LimitReached(refused)
         if continuing is not None:
             workspace = continuing.cwd
+        template = self.catalogue.get(agent_name).template
         chosen = await self.folders.choose(self.catalogue.get(agent_name), owner, workspace or "")
-        return self.create(agent_name, workspace, continuing, owner, env, chosen)
+        scratch = None
+        if chosen is None and not (workspace and workspace.strip()) and template is not None:
+            scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
+        try:
+            return self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
+        except BaseException:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+            raise
 
     def create(
         self,
@@ -166,13 +175,15 @@ class SessionManager:
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
         chosen: Chosen | None = None,
+        scratch: Path | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
         one of the agent's own sessions, taken up in its folder; `owner`: the person it is for
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
-        in another person's folder is put on record).
+        in another person's folder is put on record); `scratch`: the fresh copy of the demo's sample `start` made
+        (off the event loop) for it, if that is where it works.
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -192,7 +203,7 @@ class SessionManager:
             cwd = entry.choose(workspace, self.server_files)
         elif entry.template is not None:
             # The demo never works in the user's own folder: it gets a fresh copy of the sample.
-            cwd = fresh_copy(entry.template)
+            cwd = scratch or fresh_copy(entry.template)
             self._scratch.append(cwd)
         else:
             cwd = entry.workspace or Path(os.getcwd())

@@ -9,18 +9,23 @@ logged or journalled: the pages list names only, and only the agent's environmen
 from __future__ import annotations
 
 import base64
+import binascii
+import functools
 import hashlib
 import logging
 import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.store.schema import secrets
+
+if TYPE_CHECKING:  # cryptography (7 MiB) is imported at the first secret sealed or opened, not at every start
+    from cryptography.fernet import Fernet
 
 log = logging.getLogger(__name__)
 
@@ -59,33 +64,57 @@ def check_value(value: str) -> str:
     return value
 
 
-def server_key(configured: str | None, data: Path) -> Fernet:
-    """The server's key: from ``configured`` (``WEBCLIENT_SECRET_KEY``), else the key file in ``data``, made now
-    (0600) if there is none."""
+def _checked(key: bytes) -> bytes:
+    """``key`` if it is a Fernet key (32 bytes, URL-safe base64), as ``Fernet(key)`` checks it.
+
+    Raises:
+        ValueError: it is not.
+    """
+    try:
+        if len(base64.urlsafe_b64decode(key)) == 32:
+            return key
+    except (binascii.Error, ValueError):
+        pass
+    raise ValueError("Fernet key must be 32 url-safe base64-encoded bytes.")
+
+
+def server_key(configured: str | None, data: Path) -> bytes:
+    """The server's Fernet key: from ``configured`` (``WEBCLIENT_SECRET_KEY``), else the key file in ``data``, made
+    now (0600) if there is none.
+
+    Raises:
+        ValueError: the key file does not hold a key.
+    """
     if configured:
-        return Fernet(base64.urlsafe_b64encode(hashlib.sha256(configured.encode()).digest()))
+        return base64.urlsafe_b64encode(hashlib.sha256(configured.encode()).digest())
     path = data / KEY_FILE
     try:
-        return Fernet(path.read_bytes().strip())
+        return _checked(path.read_bytes().strip())
     except FileNotFoundError:
         pass
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    key = Fernet.generate_key()
+    key = base64.urlsafe_b64encode(os.urandom(32))  # as Fernet.generate_key
     try:  # O_EXCL: two servers starting at once keep one key
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return Fernet(path.read_bytes().strip())
+        return _checked(path.read_bytes().strip())
     with os.fdopen(descriptor, "wb") as out:
         out.write(key + b"\n")
-    return Fernet(key)
+    return key
 
 
 class Secrets:
-    """The secrets of every person, in the store's ``secrets`` table, encrypted with ``key``."""
+    """The secrets of every person, in the store's ``secrets`` table, encrypted with ``key`` (a Fernet key)."""
 
-    def __init__(self, engine: AsyncEngine, key: Fernet) -> None:
+    def __init__(self, engine: AsyncEngine, key: bytes) -> None:
         self.engine = engine
-        self.key = key
+        self.key = _checked(key)
+
+    @functools.cached_property
+    def _fernet(self) -> Fernet:
+        from cryptography.fernet import Fernet  # here: see TYPE_CHECKING above
+
+        return Fernet(self.key)
 
     async def names(self, person_id: str) -> list[tuple[str, datetime]]:
         """The person's secrets by name, with when each was set: never their values."""
@@ -100,7 +129,7 @@ class Secrets:
         Raises:
             SecretRefused: a name or value that may not be kept.
         """
-        name, sealed = check_name(name), self.key.encrypt(check_value(value).encode()).decode()
+        name, sealed = check_name(name), self._fernet.encrypt(check_value(value).encode()).decode()
         now = datetime.now(UTC)
         mine = (secrets.c.person_id == person_id) & (secrets.c.name == name)
         async with self.engine.begin() as connection:
@@ -119,10 +148,14 @@ class Secrets:
         query = select(secrets.c.name, secrets.c.value).where(secrets.c.person_id == person_id)
         async with self.engine.connect() as connection:
             rows = list(await connection.execute(query))
-        env = {}
+        env: dict[str, str] = {}
+        if not rows:
+            return env  # the common case: no secrets, and no cryptography imported
+        from cryptography.fernet import InvalidToken  # here: see TYPE_CHECKING above
+
         for name, sealed in rows:
             try:
-                env[name] = self.key.decrypt(sealed.encode()).decode()
+                env[name] = self._fernet.decrypt(sealed.encode()).decode()
             except InvalidToken:  # its name only: never a value
                 log.warning("the secret %s of %s cannot be opened with this server's key: left out", name, person_id)
         return env

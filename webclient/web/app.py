@@ -15,7 +15,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from webclient.aap.agent import AapAgent
 from webclient.acp.agent import AcpAgent
 from webclient.agents.catalogue import Catalogue
 from webclient.agents.homes import data_folder
@@ -109,7 +108,11 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
 
 def agent_driver(host: AgentHost) -> AgentDriver:
     """The adapter of a new session's agent: AAP for a remote agent (its spec has a URL), ACP otherwise."""
-    return AapAgent(host) if host.spec.entry.url else AcpAgent(host)
+    if host.spec.entry.url:
+        from webclient.aap.agent import AapAgent  # here: the AAP adapter and httpx (4 MiB) only for a remote agent
+
+        return AapAgent(host)
+    return AcpAgent(host)
 
 
 def routes(assets: StaticAssets | None = None) -> list[BaseRoute]:

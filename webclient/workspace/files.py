@@ -13,8 +13,6 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-import charset_normalizer
-
 from webclient.workspace.paths import Workspace
 
 __all__ = [
@@ -212,6 +210,8 @@ def write_text_file(ws: Workspace, path: object, content: str) -> WriteResult:
 
 def _guess(data: bytes) -> tuple[str, str]:
     """charset_normalizer's best encoding for `data` (not UTF-16/32, which we only take with a BOM), decoded."""
+    import charset_normalizer  # here: 2.6 MiB for the first file that is not UTF-8, not for every server
+
     matches = [m for m in charset_normalizer.from_bytes(data) if not m.encoding.startswith(("utf_16", "utf_32"))]
     if not matches:
         raise _not_text("its encoding could not be recognised")

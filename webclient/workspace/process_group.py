@@ -70,8 +70,9 @@ _report: Callable[[str], None] | None = None
 def child_setup(*, parent: int, cwd_fd: int | None = None) -> Callable[[], None]:
     """A ``preexec_fn`` for the subprocesses we own: SIGKILL when the server dies, and enter `cwd_fd`.
 
-    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child ends; we only spawn from the event loop
-    thread, which lives as long as the server. If the server died before the call, the child stops at once.
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child ends; we spawn from threads that live as
+    long as the server: the event loop's (terminals) and one of agents' own (`webclient.acp.process`). If the
+    server died before the call, the child stops at once.
     ``fchdir`` enters the directory the caller opened (and checked), never a path that could have changed since.
     Runs in the child between fork and exec: no imports, no allocation worth the name, nothing that takes a lock.
     """

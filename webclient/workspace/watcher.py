@@ -1,19 +1,12 @@
-"""One file watch for every session's workspace, so that watching scales with the number of sessions.
+"""One inotify instance for every session's workspace, so that watching scales with the number of sessions.
 
-Each watchfiles watch is one inotify instance, and a user may hold 128 of them
-(``/proc/sys/fs/inotify/max_user_instances``, shared by all their processes): one watch per session stopped
-working at about 125 sessions, silently. `WorkspaceWatcher` watches the union of the subscribers' roots
-(a root inside another is covered by it) with a single watch and hands each changed path to the subscribers
-whose roots hold it.
-
-When the union changes (a session with a new folder starts, the last one on a folder ends) the watch is
-replaced without a gap: the new watch starts while the old one still runs, and the old one stops once the
-new one is in place (its first report, at the latest after `READY_SECONDS`). Subscribers that joined since
-the previous watch was in place are then told to look at the disk (`Subscriber.on_ready`), for what changed
-between their baseline and the watch. If the watch fails (the kernel's limits, a folder gone, a file name
-that is not UTF-8, which watchfiles cannot report), every subscriber is told why (`Subscriber.on_failure`),
-and the watch is tried again after `RETRY_SECONDS` (doubling up to `RETRY_MAX_SECONDS`) or at the next change
-of subscribers: one session's odd file must not stop watching for every other session.
+A user may hold 128 inotify instances in all (``max_user_instances``); a watchfiles watch is one over a fixed set of
+folders, and replacing it as sessions came and went held 128 with 200 sessions starting. `WorkspaceWatcher` holds one
+(`webclient.workspace.inotify`) and adds and removes a watch per folder of the union of the subscribers' roots, and
+of each folder made or moved in; each changed file goes, in `BATCH_SECONDS` batches, to the subscribers whose roots
+hold it. A subscriber looks at the disk (`Subscriber.on_ready`) once its roots are watched, and after a lost event;
+if they cannot be (the kernel's limits, a folder gone) it is told why (`Subscriber.on_failure`) and watching is
+tried again after `RETRY_SECONDS`, doubling up to `RETRY_MAX_SECONDS`: one session must not stop it for the others.
 """
 
 from __future__ import annotations
@@ -23,25 +16,22 @@ import errno
 import logging
 import os
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from watchfiles import Change, DefaultFilter, awatch
+from webclient.workspace import inotify
+from webclient.workspace.inotify import Inotify
+from webclient.workspace.watched_folders import IGNORED_DIRS, IGNORED_FILES, covers, files, folders, top_of, union
 
 __all__ = ["IGNORED_DIRS", "Subscriber", "WorkspaceWatcher"]
 
 log = logging.getLogger(__name__)
 
-IGNORED_DIRS = frozenset({*DefaultFilter.ignore_dirs, "venv", ".ruff_cache", ".cache"})
-READY_SECONDS = 1.0
-"""The longest wait for a report of a new watch (a change, or else a timeout): once it comes, the watch is in place."""
+BATCH_SECONDS = 0.05
+"""How long changes are gathered before they go to the subscribers (a write is often several events)."""
 RETRY_SECONDS = 1.0
 RETRY_MAX_SECONDS = 60.0
-
-
-class _Filter(DefaultFilter):
-    ignore_dirs = tuple(IGNORED_DIRS)
 
 
 @dataclass(eq=False)
@@ -58,37 +48,6 @@ class Subscriber:
     covered: bool = field(default=False)
 
 
-def _union(roots: Iterable[Path]) -> tuple[Path, ...]:
-    """The folders to watch: every root that exists and is not inside another."""
-    kept: list[Path] = []
-    for root in sorted(set(roots), key=lambda path: len(path.parts)):
-        if not any(root.is_relative_to(outer) for outer in kept) and os.path.isdir(root):
-            kept.append(root)
-    return tuple(sorted(kept))
-
-
-def _covers(watched: Iterable[Path], roots: Iterable[Path]) -> bool:
-    return any(root.is_relative_to(top) for root in roots for top in watched)
-
-
-def _reason(error: BaseException) -> str:
-    text = str(error) or type(error).__name__
-    if "limit" in text.lower() or getattr(error, "errno", None) in (errno.EMFILE, errno.ENOSPC):  # inotify's
-        return f"the system's limit on file watches was reached: {text}"
-    return text
-
-
-class _Watch:
-    """One watchfiles watch over a fixed set of folders."""
-
-    def __init__(self, owner: WorkspaceWatcher, roots: tuple[Path, ...], subscribers: Sequence[Subscriber]) -> None:
-        self.roots = roots
-        self.subscribers = list(subscribers)  # those it covers once it is in place
-        self.stop_event = asyncio.Event()
-        self.ready = False
-        self.task = asyncio.create_task(owner._run(self), name="workspace-watch")
-
-
 class WorkspaceWatcher:
     """The single watch of one event loop's sessions; `WorkspaceWatcher.shared` gives it."""
 
@@ -97,8 +56,16 @@ class WorkspaceWatcher:
     def __init__(self) -> None:
         self.failure: str | None = None
         self._subscribers: list[Subscriber] = []
-        self._current: _Watch | None = None
-        self._previous: list[_Watch] = []
+        self._inotify: Inotify | None = None
+        self._folders: dict[int, Path] = {}  # watch -> folder
+        self._watches: dict[Path, int] = {}  # folder -> watch
+        self._trees: dict[Path, set[Path]] = {}  # a watched top -> its folders watched (walked, made or moved in)
+        self._by_root: dict[Path, list[Subscriber]] | None = None  # made again when the subscribers change
+        self._changed: set[Path] = set()
+        self._flush: asyncio.TimerHandle | None = None
+        self._stale = False
+        self._sync: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._retry_delay = RETRY_SECONDS
         self._retry: asyncio.TimerHandle | None = None
 
@@ -113,12 +80,14 @@ class WorkspaceWatcher:
 
     @property
     def watched(self) -> tuple[Path, ...]:
-        """The folders the current watch covers."""
-        return self._current.roots if self._current is not None else ()
+        """The folders watched, each with everything under it."""
+        return tuple(sorted(self._trees))
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Start telling `subscriber` about its roots; returns the function that stops it."""
         self._subscribers.append(subscriber)
+        if not any(os.path.isdir(root) for root in subscriber.roots):
+            subscriber.on_failure("its folder does not exist")  # at once; the watch is brought in line in a task
         self._reconfigure()
 
         def unsubscribe() -> None:
@@ -128,105 +97,261 @@ class WorkspaceWatcher:
 
         return unsubscribe
 
+    # -- the set of watched folders ----------------------------------------------------------------------------
+
     def _reconfigure(self) -> None:
-        wanted = _union(root for subscriber in self._subscribers for root in subscriber.roots)
+        """Bring the watches in line with the subscribers: those no longer wanted now, new ones in one task at a time
+        (however many subscribers come at once)."""
+        self._by_root = None
+        self._drop_unwanted(set(self._wanted()))
+        self._stale = True
+        if self._sync is None or self._sync.done():
+            self._sync = asyncio.create_task(self._synchronise(), name="workspace-watch")
+
+    def _wanted(self) -> tuple[Path, ...]:
+        """The tops to watch (only those not watched yet are looked for on the disk: a watched one that goes away
+        says so itself)."""
+        return union((root for subscriber in self._subscribers for root in subscriber.roots), self._trees)
+
+    async def _synchronise(self) -> None:
+        while self._stale:
+            self._stale = False
+            try:
+                await self._apply(self._wanted())
+            except Exception:  # a bug here must not end watching for good
+                log.exception("watching the workspaces failed")
+                self._retry_later()
+
+    async def _apply(self, wanted: tuple[Path, ...]) -> None:
+        missing, tops = False, set(wanted)
         for subscriber in self._subscribers:
-            if not _covers(wanted, subscriber.roots):
+            if not covers(tops, subscriber.roots):
+                subscriber.covered = False
+                missing = True
                 subscriber.on_failure("its folder does not exist")
-        current = self._current
-        if current is not None and current.roots == wanted and not current.task.done():
-            for subscriber in self._subscribers:
-                if subscriber.covered or subscriber in current.subscribers:
-                    continue
-                if current.ready:
-                    subscriber.covered = True
-                    subscriber.on_ready()  # for what changed between its baseline and now
-                else:
-                    current.subscribers.append(subscriber)
+        if missing:
+            self._retry_later()  # looked for again, less and less often
+        self._drop_unwanted(tops)
+        if not wanted:
             return
-        if current is not None:
-            self._previous.append(current)  # stopped once the new watch is in place: no gap
-        self._current = _Watch(self, wanted, self._subscribers) if wanted else None
-        if self._current is None:
-            self._stop_previous()
-
-    def _stop_previous(self) -> None:
-        for watch in self._previous:
-            watch.stop_event.set()
-        self._previous.clear()
-
-    async def _run(self, watch: _Watch) -> None:
-        try:
-            async for batch in awatch(
-                *watch.roots,
-                watch_filter=_Filter(),
-                stop_event=watch.stop_event,
-                debounce=150,
-                step=30,
-                rust_timeout=int(READY_SECONDS * 1000),
-                yield_on_timeout=True,
-            ):
-                if not watch.ready:
-                    watch.ready = True
-                    self._in_place(watch)
-                if batch:
-                    self._route(Path(path) for change, path in batch if change != Change.added or os.path.isfile(path))
-        except Exception as error:
-            if watch.stop_event.is_set():
+        if self._inotify is None:
+            try:
+                self._inotify = Inotify()
+            except OSError as error:
+                self._failed(wanted, inotify.explain(error))
                 return
-            reason = _reason(error)
-            log.warning("watching %s failed: %s", [str(root) for root in watch.roots], reason)
-            if watch is self._current:
-                self.failure = reason
-                for subscriber in self._subscribers:
-                    subscriber.covered = False
-                    subscriber.on_failure(reason)
-                self._retry_later(watch)
+            asyncio.get_running_loop().add_reader(self._inotify.fd, self._read)
+        failed: list[Path] = []
+        instance = self._inotify
+        for top in wanted:
+            if top in self._trees:
+                continue
+            try:
+                folders = await self._watch_tree(top)
+            except OSError as error:
+                if self._inotify is not instance:
+                    return  # closed meanwhile (no one to watch for): the next round starts afresh
+                failed.append(top)
+                self._failed([top], inotify.explain(error))
+                continue
+            if self._inotify is not instance:
+                return
+            self._trees[top] = set(folders)
+        if not failed and not missing:
+            self.failure = None
+            self._retry_delay = RETRY_SECONDS
+        for subscriber in self._subscribers:
+            if not subscriber.covered and covers(self._trees, subscriber.roots):
+                subscriber.covered = True
+                subscriber.on_failure(None)  # watching (again)
+                subscriber.on_ready()  # for what changed between its baseline and now
 
-    def _retry_later(self, failed: _Watch) -> None:
-        """Try the failed watch again after a while (a new watch rescans what changed meanwhile)."""
+    def _drop_unwanted(self, wanted: set[Path]) -> None:
+        """Stop watching the folders under no top in ``wanted`` (and the instance, when nothing is wanted)."""
+        if not wanted:
+            self._close_instance()
+            return
+        for top in [top for top in self._trees if top not in wanted]:
+            for folder in self._trees.pop(top):
+                new_top = top_of(folder, wanted)
+                if new_top is None:
+                    self._unwatch(folder)
+                elif new_top in self._trees:
+                    self._trees[new_top].add(folder)
+
+    async def _watch_tree(self, top: Path) -> list[Path]:
+        """Watch ``top`` and every folder under it (found in a thread: a workspace may have thousands); the folders.
+
+        Raises:
+            OSError: ``top`` cannot be watched, or the limit of watches is reached.
+        """
+        instance = self._inotify
+        assert instance is not None
+        known = set(self._watches)  # watched for another top already: not undone if this one fails
+
+        def add() -> list[tuple[int, Path]]:
+            added: list[tuple[int, Path]] = []
+            for folder in folders(top):
+                try:
+                    added.append((instance.add_watch(folder), folder))
+                except OSError as error:
+                    if folder == top or error.errno == errno.ENOSPC:
+                        for watch, done in added:
+                            if done not in known:
+                                instance.rm_watch(watch)
+                        raise
+            return added
+
+        added = await asyncio.to_thread(add)
+        if self._inotify is not instance:
+            return []
+        for watch, folder in added:
+            self._folders[watch] = folder
+            self._watches[folder] = watch
+        return [folder for _, folder in added]
+
+    def _unwatch(self, folder: Path) -> None:
+        watch = self._watches.pop(folder, None)
+        if watch is not None:
+            self._folders.pop(watch, None)
+            if self._inotify is not None:
+                self._inotify.rm_watch(watch)
+
+    def _close_instance(self) -> None:
+        if self._inotify is not None:
+            asyncio.get_running_loop().remove_reader(self._inotify.fd)
+            self._inotify.close()
+            self._inotify = None
+        self._folders.clear()
+        self._watches.clear()
+        self._trees.clear()
+
+    def _failed(self, tops: Iterable[Path], reason: str) -> None:
+        tops = list(tops)
+        log.warning("watching %s failed: %s", [str(top) for top in tops], reason)
+        self.failure = reason
+        for subscriber in self._subscribers:
+            if any(root.is_relative_to(top) for root in subscriber.roots for top in tops):
+                subscriber.covered = False
+                subscriber.on_failure(reason)
+        self._retry_later()
+
+    def _retry_later(self) -> None:
+        """Try again after a while (a new watch has its subscribers rescan what changed meanwhile)."""
 
         def retry() -> None:
             self._retry = None
-            if self._current is failed:
-                self._current = None
-                self._reconfigure()
+            self._reconfigure()
 
         if self._retry is not None:
             self._retry.cancel()
         self._retry = asyncio.get_running_loop().call_later(self._retry_delay, retry)
         self._retry_delay = min(self._retry_delay * 2, RETRY_MAX_SECONDS)
 
-    def _in_place(self, watch: _Watch) -> None:
-        if watch is not self._current:
+    # -- events ------------------------------------------------------------------------------------------------
+
+    def _read(self) -> None:
+        if self._inotify is None:
             return
-        self._stop_previous()
-        self.failure = None
-        self._retry_delay = RETRY_SECONDS
+        try:
+            events = self._inotify.read()
+        except OSError as error:
+            log.warning("reading the workspace watch failed: %s", error)
+            return
+        for event in events:
+            if event.mask & inotify.IN_Q_OVERFLOW:  # events were lost: everyone looks at the disk
+                self._rescan(self._trees)
+                continue
+            folder = self._folders.get(event.watch)
+            if folder is None:
+                continue
+            if event.mask & inotify.IN_IGNORED:  # the folder went away (or was unwatched)
+                self._folders.pop(event.watch, None)
+                if self._watches.get(folder) == event.watch:
+                    del self._watches[folder]
+                if (top := top_of(folder, self._trees)) is not None and top != folder:
+                    self._trees[top].discard(folder)  # a build's folders come and go: none is kept once gone
+                elif folder in self._trees:  # a subscriber's folder itself: say so
+                    for inner in self._trees.pop(folder):
+                        self._unwatch(inner)
+                    self._reconfigure()
+                continue
+            if not event.name:
+                continue  # the folder itself deleted or moved: its parent's event, or IN_IGNORED, tells
+            name = os.fsdecode(event.name)
+            path = folder / name
+            if event.mask & inotify.IN_ISDIR:
+                if name in IGNORED_DIRS:
+                    continue
+                if event.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
+                    task = asyncio.create_task(self._new_folder(path), name="workspace-new-folder")
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+                elif event.mask & inotify.IN_MOVED_FROM:  # moved away: what it held is gone from here
+                    for inner in [f for f in self._watches if f.is_relative_to(path)]:  # rare: a scan is fine
+                        self._unwatch(inner)
+                    self._rescan([path])
+            elif not IGNORED_FILES.search(name):
+                self._changed.add(path)
+        if self._changed and self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._route)
+
+    async def _new_folder(self, folder: Path) -> None:
+        """A folder made or moved in: watch it, then report the files it already holds (made before its watch)."""
+        try:
+            added = await self._watch_tree(folder)
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR):
+                return  # gone already
+            self._failed([folder], inotify.explain(error))
+            return
+        top = top_of(folder, self._trees)
+        if top is None:  # its top stopped being watched meanwhile
+            for inner in added:
+                self._unwatch(inner)
+            return
+        self._trees[top].update(added)
+        self._changed.update(await asyncio.to_thread(files, folder))
+        if self._changed and self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._route)
+
+    def _rescan(self, places: Iterable[Path]) -> None:
+        """The subscribers with a root at or under one of ``places`` (or above it) look at the disk."""
+        places = list(places)
         for subscriber in self._subscribers:
-            if _covers(watch.roots, subscriber.roots):
-                subscriber.on_failure(None)  # watching (again)
-        for subscriber in watch.subscribers:
-            if subscriber in self._subscribers and not subscriber.covered:
-                subscriber.covered = True
+            if subscriber.covered and any(
+                root.is_relative_to(at) or at.is_relative_to(root) for root in subscriber.roots for at in places
+            ):
                 subscriber.on_ready()
 
-    def _route(self, paths: Iterable[Path]) -> None:
-        batch = list(paths)
-        for subscriber in list(self._subscribers):
-            mine = [path for path in batch if any(path.is_relative_to(root) for root in subscriber.roots)]
-            if mine:
-                subscriber.on_paths(mine)
+    def _route(self) -> None:
+        """Each changed path to the subscribers whose roots hold it (looked up by its parents: any number of them)."""
+        self._flush = None
+        batch, self._changed = self._changed, set()
+        if self._by_root is None:
+            self._by_root = {}
+            for subscriber in self._subscribers:
+                for root in set(subscriber.roots):
+                    self._by_root.setdefault(root, []).append(subscriber)
+        paths: dict[Subscriber, list[Path]] = {}
+        for path in sorted(batch):
+            for folder in (path, *path.parents):
+                for subscriber in self._by_root.get(folder, ()):
+                    mine = paths.setdefault(subscriber, [])
+                    if not mine or mine[-1] != path:  # two roots of one subscriber may both hold it
+                        mine.append(path)
+        for subscriber, mine in paths.items():
+            subscriber.on_paths(mine)
 
     async def close(self) -> None:
         """Stop watching (every subscriber is dropped)."""
         self._subscribers.clear()
-        if self._retry is not None:
-            self._retry.cancel()
-            self._retry = None
-        watches = [w for w in (self._current, *self._previous) if w is not None]
-        self._current = None
-        self._previous.clear()
-        for watch in watches:
-            watch.stop_event.set()
-        await asyncio.gather(*(watch.task for watch in watches), return_exceptions=True)
+        for handle in (self._retry, self._flush):
+            if handle is not None:
+                handle.cancel()
+        self._retry = self._flush = None
+        tasks = [task for task in (self._sync, *self._tasks) if task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._close_instance()
