@@ -68,6 +68,9 @@ class JournalWriter:
         self._recorded = 0  # operations taken (rows, session rows, state changes), written or not
         self._written = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._batches_taken = 0
+        self._batches_done = 0
+        self._batch_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._closing = False
@@ -159,6 +162,19 @@ class JournalWriter:
         self._wake.set()
         await waiter
 
+    async def flush_sessions(self) -> None:
+        """Return once the sessions' rows and states, the words and the audit rows taken before the call are written:
+        what the pages read. Each batch takes all of them, so this waits for one batch at most, not for a backlog of
+        journal rows (an agent's flood) to be written."""
+        target = self._batches_taken + (1 if self._new_sessions or self._states or self._words or self._audit else 0)
+        if self._batches_done >= target:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._batch_waiters.append((target, waiter))
+        self._hurry.set()
+        self._wake.set()
+        await waiter
+
     async def close(self) -> None:
         """Write what is pending, then stop."""
         self._closing = True
@@ -212,6 +228,8 @@ class JournalWriter:
         taken = self._rows[0][6] - 1 if self._rows else self._recorded
         batch = Batch(self._new_sessions, rows + self._dropped_notices(), self._words, self._audit, self._states)
         self._new_sessions, self._words, self._audit, self._states = [], [], [], {}
+        self._batches_taken += 1
+        number = self._batches_taken
         if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
             batch.rows = [row for row in batch.rows if row[0] not in self.deleted]
             batch.states = {key: value for key, value in batch.states.items() if key not in self.deleted}
@@ -229,7 +247,9 @@ class JournalWriter:
                 self._dropped[row[0]] = self._dropped.get(row[0], 0) + 1
         self._chars = max(0, self._chars - chars)  # the batch's rows count against the bound until written
         self._written = max(self._written, taken)
-        self._release_waiters()
+        self._batches_done = number
+        self._waiters = _released(self._waiters, self._written)
+        self._batch_waiters = _released(self._batch_waiters, number)
 
     def _note_live(self, batch: Batch) -> None:
         for values in batch.new_sessions:
@@ -264,12 +284,14 @@ class JournalWriter:
             notices.append((session_id, self.next_seq(session_id), time.time(), NOTICE, "store", body, self._recorded))
         return notices
 
-    def _release_waiters(self) -> None:
-        still: list[tuple[int, asyncio.Future[None]]] = []
-        for target, waiter in self._waiters:
-            if target <= self._written:
-                if not waiter.done():
-                    waiter.set_result(None)
-            else:
-                still.append((target, waiter))
-        self._waiters = still
+
+def _released(waiters: list[tuple[int, asyncio.Future[None]]], reached: int) -> list[tuple[int, asyncio.Future[None]]]:
+    """Tell the waiters whose target is ``reached``; the others, still waiting."""
+    still: list[tuple[int, asyncio.Future[None]]] = []
+    for target, waiter in waiters:
+        if target <= reached:
+            if not waiter.done():
+                waiter.set_result(None)
+        else:
+            still.append((target, waiter))
+    return still
