@@ -71,6 +71,8 @@ class JournalWriter:
         self._batches_taken = 0
         self._batches_done = 0
         self._batch_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._sessions_batch = 0
+        """The newest batch that held session rows, states, words or audit rows."""
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._closing = False
@@ -164,9 +166,10 @@ class JournalWriter:
 
     async def flush_sessions(self) -> None:
         """Return once the sessions' rows and states, the words and the audit rows taken before the call are written:
-        what the pages read. Each batch takes all of them, so this waits for one batch at most, not for a backlog of
-        journal rows (an agent's flood) to be written."""
-        target = self._batches_taken + (1 if self._new_sessions or self._states or self._words or self._audit else 0)
+        what the pages read. Each batch takes all of them, so this waits for one batch at most (none when the batch
+        being written holds journal rows only), not for a backlog of journal rows (an agent's flood) to be written."""
+        pending = self._new_sessions or self._states or self._words or self._audit
+        target = self._batches_taken + 1 if pending else self._sessions_batch
         if self._batches_done >= target:
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -230,6 +233,8 @@ class JournalWriter:
         self._new_sessions, self._words, self._audit, self._states = [], [], [], {}
         self._batches_taken += 1
         number = self._batches_taken
+        if batch.new_sessions or batch.states or batch.words or batch.audits:
+            self._sessions_batch = number
         if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
             batch.rows = [row for row in batch.rows if row[0] not in self.deleted]
             batch.states = {key: value for key, value in batch.states.items() if key not in self.deleted}
