@@ -145,6 +145,9 @@ class JournalWriter:
             return
         self._states.setdefault(session_id, {}).update(values)
         self._taken()
+        # A turn began or ended (a few times a turn): written at once, with what led to it, rather than `interval`
+        # later, so that a restart right after it finds it.
+        self._hurry.set()
 
     def _taken(self) -> None:
         self._recorded += 1
