@@ -3,6 +3,7 @@ every stream mode, the parallel tool calls of the seed page resolved in one re-s
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -128,3 +129,15 @@ async def test_an_api_key_is_sent_as_a_bearer_token() -> None:
         finally:
             await anonymous.close()
             await keyed.close()
+
+
+async def test_a_streamed_event_keeps_its_data_as_the_server_sent_it(client: AapClient) -> None:
+    # What the journal keeps: encoding the decoded data again cost as much as decoding it.
+    session_id = await client.create_session(AGENT, CLIENT_TOOLS)
+    events, _ = await run(client, session_id, {"stream": "delta", "messages": [{"role": "user", "content": "hello"}]})
+    streamed = [event for event in events if event.name == "text_delta"]
+    assert streamed
+    for event in streamed:
+        assert event.said is not None and json.loads(event.said) == event.data
+    made, _ = await run(client, session_id, {"stream": "none", "messages": [{"role": "user", "content": "hello"}]})
+    assert made and all(event.said is None for event in made)  # not streamed: the client made them

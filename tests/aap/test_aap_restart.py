@@ -65,7 +65,8 @@ def test_a_remote_session_is_rebuilt_and_its_open_call_answered_after_a_restart(
     session_id = asyncio.run(leave_asking(remote, first))
     before = thread_html(session_page(first, session_id))
     assert "Restart me" in before and 'data-state="pending"' in before
-    journalled(tmp_path / "data", '"asked"')  # the question asked is in the journal: the rest came before it
+    journalled(tmp_path / "data", '"asked"')  # the question asked is in the journal
+    journalled(tmp_path / "data", "Restart me")  # and the file read, whose result came after it
     stop(first, signal.SIGKILL)
 
     second = start_server(process=True, agent=remote, workspace=tmp_path / "project", **env)

@@ -372,7 +372,9 @@ class AapAgent:
     def show(self, event: TurnEvent) -> None:
         """An event on the thread, and in the journal (which shows it again after a restart); a call's card says
         what the call will do (`webclient.aap.cards`)."""
-        self.record("in", {"event": event.name, "data": event.data})
+        # The data as it came: encoding a streamed 4 KiB delta again cost as much as decoding it.
+        data = event.said if event.said is not None else json.dumps(event.data, ensure_ascii=False)
+        self.host.recorder.record(PROTOCOL, "in", f'{{"event": {json.dumps(event.name)}, "data": {data}}}')
         self.fold.take(event)
         if event.name == "tool_call" and (call := tool_call_of(event.data)) is not None:
             declared = SPECS.values() if call.name in self._client_tools() else self.remote.tools if self.remote else ()

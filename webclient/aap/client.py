@@ -151,7 +151,10 @@ class AapClient:
                             NOT_JSON, {"event": sse.name[:NOT_JSON_SHOWN], "data": sse.data[:NOT_JSON_SHOWN]}
                         )
                         continue
-                    yield TurnEvent(sse.name, data if isinstance(data, dict) else {"value": data})
+                    if isinstance(data, dict):
+                        yield TurnEvent(sse.name, data, sse.data or None)
+                    else:
+                        yield TurnEvent(sse.name, {"value": data})
         except httpx.ReadTimeout:
             raise AapError(self._quiet()) from None
         except httpx.HTTPError as error:

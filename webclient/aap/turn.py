@@ -20,6 +20,9 @@ class TurnEvent:
 
     name: str
     data: dict[str, Any]
+    said: str | None = field(default=None, compare=False)
+    """The data as the server sent it (a JSON object's text), which the journal keeps rather than encoding it again;
+    None for an event the client made."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import event, inspect, text
+from sqlalchemy import Engine, event, inspect, text
+from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -111,6 +112,14 @@ def create_engine(url: str) -> AsyncEngine:
     engine = create_async_engine(url, connect_args={"timeout": CONNECT_SECONDS} if postgresql else {})
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def create_journal_engine(url: str) -> Engine:
+    """A synchronous engine on the SQLite store at ``url``, with the standard library's driver: the journal writes
+    with it in a thread of its own (`webclient.store.journal_sink`)."""
+    engine = create_sync_engine(make_url(engine_url(url)).set(drivername="sqlite"))
+    event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
 

@@ -1,10 +1,12 @@
-"""The journal writer: records are appended in memory on the hot path and written in batches by a background task.
+"""The journal writer: records are appended in memory on the hot path and written in batches, off the event loop.
 
 ``record`` is a list append (it runs for every streamed chunk). A task wakes when something was recorded, waits
-``interval`` seconds (or less, when ``batch_rows`` are waiting or someone awaits `JournalWriter.flush`) and writes
-everything pending in one transaction: new session rows first, then the journal rows, the words of finished
-messages (for the search over transcripts), then each session's latest state and last activity. The database work
-runs in the driver (aiosqlite's thread, asyncpg's socket), so the event loop only builds the batch.
+``interval`` seconds (or less, when ``batch_rows`` are waiting or someone awaits `JournalWriter.flush`) and hands
+a batch to the sink (`webclient.store.journal_sink`), which writes it in one transaction in a thread of its own:
+new session rows first, then the journal rows, the words of finished messages (for the search over transcripts),
+then each session's latest state and last activity. A batch holds at most ``batch_rows`` journal rows and
+``batch_chars`` characters of them; what is left waits for the next, written at once. The event loop only takes
+the pending lists, so however far the database is behind, it never waits for a write.
 
 Memory is bounded: past ``max_rows`` pending rows or ``max_chars`` pending characters (a slow or unreachable
 database), records are dropped and counted per session; their numbers are skipped, so the journal shows a gap, and
@@ -16,44 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import itertools
 import logging
 import time
-from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.session.recorder import NOTICE
-from webclient.store.schema import audit, journal, sessions, transcript
+from webclient.store.journal_sink import MAX_WORDS, Batch, JournalSink, Row
 
 log = logging.getLogger(__name__)
-
-MAX_WORDS = 100_000
-"""Characters of one message the search keeps: PostgreSQL refuses a tsvector over 1 MB (which would fail the batch)."""
-Row = tuple[str, int, float, str, str, str]
-"""A journal row as the writer holds it: session id, seq, at, kind, direction, body."""
-
-
-def _when(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, UTC)
-
-
-def _storable(text: str) -> str:
-    """Text both databases take: a lone surrogate (an agent's broken UTF-8) becomes its escape ``\\udcXX``, which a
-    JSON string decodes back to the same character, and NUL (which PostgreSQL refuses) becomes ``\\u0000``."""
-    if text.isascii():
-        return text.replace("\0", "\\u0000") if "\0" in text else text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode()
-    return text.replace("\0", "\\u0000") if "\0" in text else text
-
-
-def _storable_values(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: _storable(value) if isinstance(value, str) else value for key, value in values.items()}
 
 
 class JournalWriter:
@@ -63,42 +38,48 @@ class JournalWriter:
         self,
         engine: AsyncEngine,
         *,
-        interval: float = 0.05,
+        interval: float = 0.25,
         batch_rows: int = 5_000,
+        batch_chars: int = 8 * 1024 * 1024,
         max_rows: int = 200_000,
         max_chars: int = 256 * 1024 * 1024,
     ) -> None:
-        self.engine = engine
-        # The journal's rows skip Core's work per row (parameter dicts, type processing: half the cost of a
-        # batch) and go to the driver's executemany as tuples, in the statement SQLAlchemy compiled for the dialect.
-        compiled = insert(journal).compile(dialect=engine.dialect)
-        assert compiled.positiontup == [column.name for column in journal.columns], compiled.positiontup
-        self._insert_journal = str(compiled)
+        self.sink = JournalSink(engine.url.render_as_string(hide_password=False))
+        # A transaction costs about 1 ms of CPU however few rows it holds: at 200 notifications/s, 20 a second
+        # (0.05 s apart) cost 2 % of a core, 4 a second a third of that. A reader that needs the newest rows
+        # (history, search, reopen) flushes, which writes at once.
         self.interval = interval
         self.batch_rows = batch_rows
+        self.batch_chars = batch_chars
         self.max_rows = max_rows
         self.max_chars = max_chars
         self.transactions = 0
         """Transactions written so far (the tests count them)."""
         self._new_sessions: list[dict[str, Any]] = []
-        self._rows: list[tuple[str, int, float, str, str, str]] = []
+        self._rows: list[Row] = []
         self._states: dict[str, dict[str, Any]] = {}
         self._words: list[dict[str, Any]] = []
         self._audit: list[dict[str, Any]] = []
         """Rows of the audit log (`webclient.store.audit`), written with the batch."""
         self._chars = 0
+        """Characters of the journal rows pending or being written."""
         self._dropped: dict[str, int] = {}
         self._seqs: dict[str, int] = {}
         self._recorded = 0  # operations taken (rows, session rows, state changes), written or not
         self._written = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._batches_taken = 0
+        self._batches_done = 0
+        self._batch_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._sessions_batch = 0
+        """The newest batch that held session rows, states, words or audit rows."""
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._closing = False
         self.sealed = False
+        """Set when the server stops: records are ignored from then on."""
         self.deleted: set[str] = set()
         """Sessions deleted while this server runs: anything they still record is dropped."""
-        """Set when the server stops: records are ignored from then on."""
         self._task: asyncio.Task[None] | None = None
         # Retention (`webclient.store.retention`): the sessions of this process not ended, and each journal's size.
         self.live: set[str] = set()
@@ -106,8 +87,6 @@ class JournalWriter:
         deletes them."""
         self.session_cap: int | None = None
         """Characters of journal text a session may keep; past it, one notice and nothing more (None: no cap)."""
-        self._sizes: dict[str, int] = {}
-        self._cut: set[str] = set()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="journal writer")
@@ -132,12 +111,11 @@ class JournalWriter:
         if len(rows) >= self.max_rows or self._chars >= self.max_chars:
             self._dropped[session_id] = self._dropped.get(session_id, 0) + 1
             return
-        rows.append((session_id, seq, time.time(), kind, direction, body))
-        self._chars += len(body)
         self._recorded += 1
-        # The writer takes every pending row at once, so each threshold is crossed once per batch: telling it once
-        # is enough (telling it on every row past the threshold, while a flood keeps the loop busy, cost 2 calls
-        # per row).
+        rows.append((session_id, seq, time.time(), kind, direction, body, self._recorded))
+        self._chars += len(body)
+        # Each threshold is crossed once per batch: telling the writer once is enough (telling it on every row past
+        # the threshold, while a flood keeps the loop busy, cost 2 calls per row).
         waiting = len(rows)
         if waiting == 1:
             self._wake.set()
@@ -167,6 +145,9 @@ class JournalWriter:
             return
         self._states.setdefault(session_id, {}).update(values)
         self._taken()
+        # A turn began or ended (a few times a turn): written at once, with what led to it, rather than `interval`
+        # later, so that a restart right after it finds it.
+        self._hurry.set()
 
     def _taken(self) -> None:
         self._recorded += 1
@@ -182,6 +163,20 @@ class JournalWriter:
             return
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append((target, waiter))
+        self._hurry.set()
+        self._wake.set()
+        await waiter
+
+    async def flush_sessions(self) -> None:
+        """Return once the sessions' rows and states, the words and the audit rows taken before the call are written:
+        what the pages read. Each batch takes all of them, so this waits for one batch at most (none when the batch
+        being written holds journal rows only), not for a backlog of journal rows (an agent's flood) to be written."""
+        pending = self._new_sessions or self._states or self._words or self._audit
+        target = self._batches_taken + 1 if pending else self._sessions_batch
+        if self._batches_done >= target:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._batch_waiters.append((target, waiter))
         self._hurry.set()
         self._wake.set()
         await waiter
@@ -203,101 +198,79 @@ class JournalWriter:
             self._wake.clear()
             self._hurry.clear()
             await self._write_pending()
-            if self._closing:
+            if self._rows:  # a backlog: the next batch at once
+                self._wake.set()
+                self._hurry.set()
+            elif self._closing:
                 if self._pending():  # the notices of what was dropped
                     await self._write_pending()
+                await self.sink.close()
                 return
 
     def _pending(self) -> bool:
         return bool(self._new_sessions or self._rows or self._words or self._states or self._dropped or self._audit)
 
+    def _take_rows(self) -> tuple[list[Row], int]:
+        """The oldest pending rows, at most ``batch_rows`` of them and ``batch_chars`` characters (at least one), and
+        their characters."""
+        pending = self._rows
+        if len(pending) <= self.batch_rows and self._chars <= self.batch_chars:
+            self._rows = []
+            return pending, self._chars
+        count, chars = 0, 0
+        for row in itertools.islice(pending, self.batch_rows):
+            more = chars + len(row[5])
+            if count and more > self.batch_chars:
+                break
+            chars = more
+            count += 1
+        taken = pending[:count]
+        del pending[:count]
+        return taken, chars
+
     async def _write_pending(self) -> None:
-        new_sessions, self._new_sessions = self._new_sessions, []
-        rows, self._rows = self._rows, []
-        rows += self._dropped_notices()
-        states, self._states = self._states, {}
-        words, self._words = self._words, []
-        audits, self._audit = self._audit, []
+        rows, chars = self._take_rows()
+        # Every operation taken before the oldest row still pending is in this batch.
+        taken = self._rows[0][6] - 1 if self._rows else self._recorded
+        batch = Batch(self._new_sessions, rows + self._dropped_notices(), self._words, self._audit, self._states)
+        self._new_sessions, self._words, self._audit, self._states = [], [], [], {}
+        self._batches_taken += 1
+        number = self._batches_taken
+        if batch.new_sessions or batch.states or batch.words or batch.audits:
+            self._sessions_batch = number
         if self.deleted:  # what a deleted session recorded since: its row is gone, so its records can't be written
-            rows = [row for row in rows if row[0] not in self.deleted]
-            states = {key: value for key, value in states.items() if key not in self.deleted}
-            words = [values for values in words if values["session_id"] not in self.deleted]
-        self._chars = 0
-        taken = self._recorded
-        last_activity: dict[str, float] = {}
-        for row in rows:
-            last_activity[row[0]] = row[2]
-        self._note_live(new_sessions, states, last_activity)
+            batch.rows = [row for row in batch.rows if row[0] not in self.deleted]
+            batch.states = {key: value for key, value in batch.states.items() if key not in self.deleted}
+            batch.words = [values for values in batch.words if values["session_id"] not in self.deleted]
+        for row in batch.rows:
+            batch.last_activity[row[0]] = row[2]
+        batch.cap = self.session_cap
+        self._note_live(batch)
         try:
-            async with self.engine.begin() as connection:
-                if new_sessions:
-                    await connection.execute(insert(sessions), [_storable_values(v) for v in new_sessions])
-                if self.session_cap is not None and rows:
-                    rows = await self._within_cap(connection, rows, self.session_cap)
-                if rows:
-                    await connection.exec_driver_sql(
-                        self._insert_journal, [(s, q, t, k, d, _storable(b)) for s, q, t, k, d, b in rows]
-                    )
-                if words:
-                    await connection.execute(insert(transcript), [_storable_values(w) for w in words])
-                if audits:
-                    await connection.execute(insert(audit), [_storable_values(a) for a in audits])
-                for session_id in states.keys() | last_activity.keys():
-                    values = _storable_values(states.get(session_id, {}))
-                    if session_id in last_activity:
-                        values["last_activity"] = _when(last_activity[session_id])
-                    await connection.execute(update(sessions).where(sessions.c.id == session_id).values(values))
+            await self.sink.write(batch)
             self.transactions += 1
         except Exception:
-            log.exception("the store could not write %d journal rows; they are lost", len(rows))
-            for row in rows:
+            log.exception("the store could not write %d journal rows; they are lost", len(batch.rows))
+            for row in batch.rows:
                 self._dropped[row[0]] = self._dropped.get(row[0], 0) + 1
-        self._written = taken
-        self._release_waiters()
+        self._chars = max(0, self._chars - chars)  # the batch's rows count against the bound until written
+        self._written = max(self._written, taken)
+        self._batches_done = number
+        self._waiters = _released(self._waiters, self._written)
+        self._batch_waiters = _released(self._batch_waiters, number)
 
-    def _note_live(
-        self, new_sessions: list[dict[str, Any]], states: dict[str, dict[str, Any]], active: dict[str, float]
-    ) -> None:
-        for values in new_sessions:
+    def _note_live(self, batch: Batch) -> None:
+        for values in batch.new_sessions:
             self.live.add(values["id"])
-            self._sizes[values["id"]] = 0
-        self.live.update(active)  # its journal grows: it runs here (a resumed session too)
-        for session_id, values in states.items():
+        self.live.update(batch.last_activity)  # its journal grows: it runs here (a resumed session too)
+        for session_id, values in batch.states.items():
             if values.get("state") in ("ended", "stopped"):  # its agent does not run
                 self.live.discard(session_id)
-
-    async def _within_cap(self, connection: AsyncConnection, rows: list[Row], cap: int) -> list[Row]:
-        """The rows of sessions whose journal stays within ``cap`` characters; the first row past it is replaced by a
-        notice that says so (with its number), and a cut session's later rows are not written."""
-        sizes, cut = self._sizes, self._cut
-        unknown = {row[0] for row in rows} - sizes.keys()
-        if unknown:  # journals begun before this process started (a resumed session): what they hold so far
-            sizes.update(dict.fromkeys(unknown, 0))
-            stored = select(journal.c.session_id, func.sum(func.length(journal.c.body))).group_by(journal.c.session_id)
-            for session_id, size in await connection.execute(stored.where(journal.c.session_id.in_(unknown))):
-                sizes[session_id] = int(size or 0)
-        kept = []
-        for row in rows:
-            session_id = row[0]
-            if session_id in cut:
-                continue
-            size = sizes[session_id] + len(row[5])
-            if size > cap:
-                cut.add(session_id)
-                mb = f"{cap / 1_000_000:g}"
-                log.warning(
-                    "the journal of session %s reached %s MB: not stored from record %d on", session_id, mb, row[1]
-                )
-                why = f"the journal of this session was cut at {mb} MB: what came after is not stored"
-                kept.append((session_id, row[1], row[2], NOTICE, "store", json.dumps({"cut": row[1], "why": why})))
-                continue
-            sizes[session_id] = size
-            kept.append(row)
-        return kept
 
     def drop(self, session_id: str) -> None:
         """The session is deleted: what it recorded and is not written yet is dropped, and nothing more is taken."""
         self._rows = [row for row in self._rows if row[0] != session_id]
+        self._chars = sum(len(row[5]) for row in self._rows)
         self._new_sessions = [values for values in self._new_sessions if values["id"] != session_id]
         self._states.pop(session_id, None)
         self._words = [words for words in self._words if words["session_id"] != session_id]
@@ -307,25 +280,26 @@ class JournalWriter:
     def forget(self, session_id: str) -> None:
         """Retention deleted the session: drop what the writer knows of it."""
         self.live.discard(session_id)
-        self._sizes.pop(session_id, None)
-        self._cut.discard(session_id)
+        self.sink.forget(session_id)
 
-    def _dropped_notices(self) -> list[tuple[str, int, float, str, str, str]]:
+    def _dropped_notices(self) -> list[Row]:
         """A notice for each journal that lost records since the last batch, numbered after what it lost."""
         dropped, self._dropped = self._dropped, {}
         notices = []
         for session_id, count in dropped.items():
             log.warning("the journal of session %s lost %d records (the store was slow or failed)", session_id, count)
             body = f'{{"dropped": {count}, "why": "the store was too slow or failed"}}'
-            notices.append((session_id, self.next_seq(session_id), time.time(), NOTICE, "store", body))
+            notices.append((session_id, self.next_seq(session_id), time.time(), NOTICE, "store", body, self._recorded))
         return notices
 
-    def _release_waiters(self) -> None:
-        still: list[tuple[int, asyncio.Future[None]]] = []
-        for target, waiter in self._waiters:
-            if target <= self._written:
-                if not waiter.done():
-                    waiter.set_result(None)
-            else:
-                still.append((target, waiter))
-        self._waiters = still
+
+def _released(waiters: list[tuple[int, asyncio.Future[None]]], reached: int) -> list[tuple[int, asyncio.Future[None]]]:
+    """Tell the waiters whose target is ``reached``; the others, still waiting."""
+    still: list[tuple[int, asyncio.Future[None]]] = []
+    for target, waiter in waiters:
+        if target <= reached:
+            if not waiter.done():
+                waiter.set_result(None)
+        else:
+            still.append((target, waiter))
+    return still

@@ -172,10 +172,11 @@ class Store:
     # -- the history (webclient.store.history) -------------------------------------------------------------
 
     async def _caught_up(self, within: float = 0.5) -> None:
-        """Let the writer write what is pending (a session just started, its latest state), for at most `within`
-        seconds: a page that reads the history does not wait for an agent's flood to be written."""
+        """Let the writer write the sessions' rows and states it holds (a session just started, its latest state),
+        for at most `within` seconds, but not the journal rows waiting behind them: a page that reads the history
+        does not wait for an agent's flood to be written."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.writer.flush()), within)
+            await asyncio.wait_for(asyncio.shield(self.writer.flush_sessions()), within)
 
     async def history(
         self, page: int = 1, archived: bool = False, size: int = PAGE_SIZE, viewer: Person | None = None
