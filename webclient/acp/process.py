@@ -24,7 +24,7 @@ import signal
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
@@ -159,7 +159,6 @@ class AgentProcess:
             raise AgentStartError(argv, "empty command")
         if not Path(cwd).is_dir():
             raise AgentStartError(argv, f"working directory {str(cwd)!r} does not exist or is not a directory")
-        loop = asyncio.get_running_loop()
         # The server's own settings (its sign-in token, the key people's secrets are kept with) are not the agent's.
         full_env = sandbox.environment(os.environ, env)
         if sandbox.confined and os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH")) is None:
@@ -179,10 +178,12 @@ class AgentProcess:
                 preexec_fn=setup,
             )
 
-        spawning = loop.run_in_executor(_SPAWNER, start)
+        spawning = _SPAWNER.submit(start)
         try:
-            popen = await asyncio.shield(spawning)  # a cancelled caller must not leave an agent nobody owns
+            popen = await asyncio.shield(asyncio.wrap_future(spawning))  # a cancelled caller must leave no agent
         except asyncio.CancelledError:
+            # Stopped from the spawner's thread, not the loop's: the loop may be closing (a server stopping while an
+            # agent starts), and a callback it never ran would leave the agent running and its pipes unclosed.
             spawning.add_done_callback(_stop_unwanted)
             raise
         except FileNotFoundError as exc:
@@ -285,8 +286,9 @@ class AgentProcess:
         self.stderr_log.append(decoder.decode(b"", final=True))
 
 
-def _stop_unwanted(spawning: asyncio.Future[subprocess.Popen[bytes]]) -> None:
-    """An agent started for a caller that is gone: kill it, and reap it in a thread."""
+def _stop_unwanted(spawning: Future[subprocess.Popen[bytes]]) -> None:
+    """An agent started for a caller that is gone: kill it, close our ends of its pipes and reap it (in the spawner's
+    thread, where this runs once the start is done)."""
     if spawning.cancelled() or spawning.exception() is not None:
         return
     popen = spawning.result()
@@ -295,7 +297,7 @@ def _stop_unwanted(spawning: asyncio.Future[subprocess.Popen[bytes]]) -> None:
     for pipe in (popen.stdin, popen.stdout, popen.stderr):
         if pipe is not None:
             pipe.close()
-    asyncio.get_running_loop().run_in_executor(None, popen.wait)
+    popen.wait()
 
 
 class _Pipe(asyncio.StreamReaderProtocol):
