@@ -36,6 +36,7 @@ from webclient.web.access.security_headers import SecurityHeaders
 from webclient.web.access.trusted_header import TrustedHeader
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.live.agent_auth_socket import agent_auth_socket
+from webclient.web.live.page_holds import PageStamps
 from webclient.web.live.session_docs import SessionDocs
 from webclient.web.live.session_socket import session_socket
 from webclient.web.pages import (
@@ -176,6 +177,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # In a worker thread: the server answers meanwhile (a template asked for first is compiled on demand).
         warming = asyncio.create_task(asyncio.to_thread(app.state.renderer.warm), name="compile templates")
         app.state.docs = SessionDocs()
+        app.state.page_stamps = PageStamps()  # what each page rendered holds, until its socket connects
         store = retention = None
         if settings.store:
             from webclient.store.retention import Retention  # here, as in check_store

@@ -36,6 +36,7 @@ from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
+from webclient.web.live.page_holds import PageHolds
 
 PAGE = "session.html"
 FRAGMENTS = "_live.html"
@@ -104,6 +105,18 @@ class LiveView:
         self._terminals_shown: dict[tuple[int, int], TerminalState] = {}
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
+        self._holds: PageHolds | None = None
+        """What the page held when rendered, whose watcher ``run`` stops once it watches the session itself."""
+
+    def adopt(self, holds: PageHolds) -> None:
+        """Start from what the page holds (`webclient.web.live.page_holds`): no resync, only what changed since its
+        render. The record's changes are this view's from now on (the same dict: changes until ``run`` watches the
+        session go on being noted there)."""
+        self._holds = holds
+        self._shown = holds.shown
+        self._newest, self._oldest = holds.newest, holds.oldest
+        self.dirty = holds.dirty
+        self.needs_resync = holds.overflowed
 
     def mark(self, change: Change) -> None:
         """Note a change (called by the session for every change: keep it trivial)."""
@@ -125,9 +138,15 @@ class LiveView:
         self.wake.set()
 
     async def run(self) -> None:
-        """Send until cancelled: a resync first (so a reconnect loses nothing), then changes."""
+        """Send until cancelled: a resync first (so a reconnect loses nothing), or only what changed since the
+        page's render when it was adopted; then changes."""
         loop = asyncio.get_running_loop()
         stop_watching = self.session.watch(self.mark)
+        if self._holds is not None:
+            self._holds.stop()
+            if self._holds.overflowed and not self.needs_resync:
+                self.needs_resync, self.dirty = True, {}
+            self._holds = None
         last_sent = -1.0
         try:
             while True:

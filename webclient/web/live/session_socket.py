@@ -27,6 +27,7 @@ from webclient.viewmodel.events import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live.live_view import LiveView
+from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Viewer, page_context, presence
 from webclient.web.live.session_docs import session_docs
 
@@ -53,6 +54,9 @@ async def session_socket(websocket: WebSocket) -> None:
         websocket.send_text,
         {**base_context(websocket), **page_context(websocket, session), "embedded": embedded},
     )
+    holds = page_stamps(websocket).claim(websocket.query_params.get("page"), session)
+    if holds is not None:  # the page rendered just before: only what changed since goes out
+        live.adopt(holds)
     shut_out = Viewer(by, link, role_in(websocket, session), lambda code, reason: websocket.close(code, reason))
     leave = presence(websocket).join(session, shut_out)
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")

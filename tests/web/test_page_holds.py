@@ -1,0 +1,101 @@
+"""A session page's socket starts from what the page holds (`webclient.web.live.page_holds`): its first frame is only
+what changed since the page was rendered; a page whose stamp is unknown gets the whole window (the resync).
+
+In process: the app through Starlette's TestClient, the page's socket through ``websocket_connect``."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support import live
+from tests.support.live import AppFactory, InProcess, LiveSocket
+from webclient.session.core import Session
+
+
+class PageSocket(LiveSocket):
+    """A page's socket whose first frame is not read on connect (a page with a stamp may get none)."""
+
+    def __init__(self, socket: live.TestSocket) -> None:
+        self.socket = socket
+        self.unread = []
+        self.nonce = ""
+
+
+def socket_path(page: str) -> str:
+    """The socket's path and query as the page names it (its ``ws-connect``)."""
+    found = re.search(r'ws-connect="ws://[^/"]+([^"]+)"', page)
+    assert found is not None, page[:500]
+    return html.unescape(found.group(1))
+
+
+def session_of(app: InProcess, path: str) -> Session:
+    session = app.client.app.state.sessions.get(path.rsplit("/", 1)[1])  # type: ignore[attr-defined]
+    assert session is not None
+    return session
+
+
+def add_notices(app: InProcess, session: Session, count: int, prefix: str = "notice") -> None:
+    """``count`` entries added to the thread on the app's own event loop (as the agent's adapter adds them)."""
+
+    def add() -> None:
+        for number in range(count):
+            session.thread.add_notice("info", f"{prefix} {number}")
+
+    app.client.portal.call(add)  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def app(start_app: AppFactory) -> Iterator[InProcess]:
+    yield start_app()
+
+
+def ready_session(app: InProcess) -> str:
+    """A new session whose agent is ready and whose thread has a turn."""
+    path = app.new_session()
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("hello")
+        page.until('data-turn-state="idle"')
+    return path
+
+
+def test_the_first_frame_after_a_page_load_carries_only_what_changed_since(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    page = app.client.get(path).text
+    assert 'id="entry-1"' in page and "page=" in socket_path(page)
+    add_notices(app, session, 2, prefix="since the render")
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        first = PageSocket(connected).frame()
+    assert "since the render 0" in first and "since the render 1" in first
+    assert 'id="entry-1"' not in first and 'id="thread"' not in first  # nothing the page holds, no resync
+    assert len(first) < 3000, len(first)
+
+
+def test_a_page_whose_stamp_is_unknown_or_used_gets_the_whole_window(app: InProcess) -> None:
+    path = ready_session(app)
+    page = app.client.get(path).text
+    with app.client.websocket_connect(socket_path(page)):
+        pass  # the stamp is taken by its first socket: a reconnect may have missed frames
+    for url in (socket_path(page), socket_path(page).replace("page=", "page=unknown")):
+        with app.client.websocket_connect(url) as connected:
+            resync = PageSocket(connected).frame()
+        assert 'id="thread"' in resync and 'id="entry-1"' in resync
+
+
+def test_a_message_growing_after_the_render_sends_what_it_gained(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    page = app.client.get(path).text
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        socket.prompt("stream 3")
+        frames = ""
+        while "w2" not in frames or 'data-turn-state="idle"' not in frames:
+            frames += socket.frame()
+    assert 'id="entry-1"' not in frames and 'id="thread"' not in frames
+    assert len(session.thread) > 2
