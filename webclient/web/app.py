@@ -165,6 +165,12 @@ async def people_secrets(settings: Settings, store: Store | None) -> Secrets | N
     return Secrets(store.engine, key)
 
 
+def released(app: Starlette, session_id: str) -> None:
+    """The registry let go of a session: so do its rendered Markdown and its pages' records."""
+    app.state.docs.release(session_id)
+    app.state.page_stamps.release(session_id)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
@@ -201,7 +207,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.sessions = SessionManager(
             settings,
             agent_driver,
-            on_release=app.state.docs.release,
+            on_release=lambda session_id: released(app, session_id),
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
             rules=app.state.rules,

@@ -56,8 +56,9 @@ class LiveView:
 
     MIN_INTERVAL = 0.05
     RESYNC_AT = 1000
-    WINDOW = 100
-    """Entries a (re)sync sends, and that one "Show earlier" adds."""
+    WINDOW = 30
+    """Entries a page opens on (about the last turns), a resync sends, and one "Show earlier" adds: a page opens at
+    its end in the same time whatever the thread's length, and loads earlier entries as it scrolls up."""
     RESYNC_PAUSE = 0.5
     """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
     newest window twice a second, not a window every frame."""

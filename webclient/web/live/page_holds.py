@@ -115,6 +115,11 @@ class PageStamps:
             return None
         return holds
 
+    def release(self, session_id: str) -> None:
+        """Let go of the records of a session the registry let go of (a record would keep it in memory)."""
+        for stamp in [stamp for stamp, holds in self._held.items() if holds.session.id == session_id]:
+            self._held.pop(stamp).stop()
+
     def _forget(self, now: float) -> None:
         """Let go of the records too old, and of the oldest past ``MAX`` (oldest first: the dict is in order made)."""
         while self._held:
