@@ -6,6 +6,7 @@ In process: the app through Starlette's TestClient, the page's socket through ``
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ import pytest
 from tests.support import live
 from tests.support.live import AppFactory, InProcess, LiveSocket
 from webclient.session.core import Session
+from webclient.viewmodel.content import TextBlock
 
 
 class PageSocket(LiveSocket):
@@ -99,3 +101,57 @@ def test_a_message_growing_after_the_render_sends_what_it_gained(app: InProcess)
             frames += socket.frame()
     assert 'id="entry-1"' not in frames and 'id="thread"' not in frames
     assert len(session.thread) > 2
+
+
+def add_long_message(app: InProcess, session: Session, paragraphs: int) -> int:
+    """A finished agent message of ``paragraphs`` numbered paragraphs (about 100 characters each); its seq."""
+
+    def add() -> int:
+        text = "\n\n".join(f"Paragraph {number:05d} " + "lorem ipsum " * 7 for number in range(paragraphs))
+        session.thread.append_message("agent-message", TextBlock(text))
+        session.thread.end_turn()
+        last = session.thread.last
+        assert last is not None
+        return last.seq
+
+    seq: int = app.client.portal.call(add)  # type: ignore[union-attr]
+    return seq
+
+
+def test_a_long_message_shows_its_end_and_its_earlier_part_on_request(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    seq = add_long_message(app, session, 2500)  # 250 kB
+    page = app.client.get(path).text
+    assert "Paragraph 02499" in page and "Paragraph 00000" not in page and "Paragraph 01000" not in page
+    assert len(page) < 200_000, len(page)
+    control = re.search(r'data-action="message-earlier" ws-send hx-vals="([^"]+)"', page)
+    assert control is not None and "Show the earlier part" in page
+    asked = json.loads(html.unescape(control.group(1)))
+    assert asked["action"] == "message_earlier" and asked["seq"] == seq
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        socket.send("message_earlier", seq=seq, before=asked["before"])
+        part = socket.until(f'id="entry-{seq}-md-cut-{asked["before"]}" hx-swap-oob="outerHTML"')
+        assert "Paragraph 01000" in part and "Paragraph 00000" not in part
+        before = re.search(r'"before": (\d+)', part)
+        assert before is not None and int(before.group(1)) < asked["before"]
+        socket.send("message_earlier", seq=seq, before=int(before.group(1)))
+        start = socket.until("Paragraph 0")
+    assert "Paragraph 00000" in start and "Show the earlier part" not in start
+
+
+def test_the_earlier_part_is_sent_only_of_a_long_message_the_page_holds(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    seq = add_long_message(app, session, 2500)
+    add_notices(app, session, 40)  # the message is out of the page's window
+    page = app.client.get(path).text
+    assert f'id="entry-{seq}"' not in page
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        socket.send("message_earlier", seq=seq, before=100_000)
+        socket.send("message_earlier", seq=1, before=3)  # the prompt: not a long message
+        socket.prompt("after")  # a frame that would carry an answer to either
+        frames = socket.until("after")
+    assert "Paragraph" not in frames and "cut-" not in frames

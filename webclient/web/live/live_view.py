@@ -1,4 +1,4 @@
-"""One browser connection to a session: it knows what the page holds and sends only what changed.
+"""One class, LiveView: one browser connection to a session; it knows what the page holds, sends what changed.
 
 Nothing is queued per connection. The session reports *which* parts changed; this object keeps them
 in an ordered set and, when it may send (the first change after a quiet spell at once, then at most
@@ -27,7 +27,7 @@ from typing import Any
 from markupsafe import Markup
 
 from webclient.render.dom import terminal_id
-from webclient.render.message_docs import MessageDocs, MessageView, Progress
+from webclient.render.message_docs import MessageDocs, MessageView, Progress, earlier_part
 from webclient.render.panels import file_panel
 from webclient.render.rendering import Renderer
 from webclient.render.text import scrub
@@ -68,6 +68,9 @@ class LiveView:
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
 
+    MAX_PARTS_ASKED = 8
+    """Requests for parts of long messages kept until the next frame (each is rendered once, in order)."""
+
     SESSION_REGIONS = (Region.PLAN, Region.QUEUE, Region.COMMANDS, Region.CONTROLS, Region.CHANGES)
     """Page parts besides the header and the thread that a reconnecting page must get again."""
 
@@ -93,6 +96,8 @@ class LiveView:
         """The newest seq the page has or skipped: a higher one is a new entry, to append."""
         self._earlier: int | None = None
         """The page asked for the window of entries before this seq."""
+        self._earlier_parts: dict[int, int] = {}
+        """The page asked for the part of a long message (by seq) before this character."""
         self._oldest = 0
         """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
         request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
@@ -133,6 +138,12 @@ class LiveView:
         self._earlier = before
         self.wake.set()
 
+    def message_earlier(self, seq: int, before: int) -> None:
+        """The page asked for the part of the long message ``seq`` before character ``before`` (`earlier_part`)."""
+        if len(self._earlier_parts) < self.MAX_PARTS_ASKED:
+            self._earlier_parts[seq] = before
+            self.wake.set()
+
     def resync(self) -> None:
         """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
         self.needs_resync = True
@@ -151,7 +162,7 @@ class LiveView:
         last_sent = -1.0
         try:
             while True:
-                if not (self.needs_resync or self.dirty or self._earlier is not None):
+                if not (self.needs_resync or self.dirty or self._earlier is not None or self._earlier_parts):
                     await self.wake.wait()
                 self.wake.clear()
                 delay = max(last_sent + self.MIN_INTERVAL, self._paused_until) - loop.time()
@@ -202,6 +213,7 @@ class LiveView:
         changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
+        parts += self._message_parts()
         appended: list[str] = []
 
         def flush_appended() -> None:
@@ -248,6 +260,17 @@ class LiveView:
         html = await self._render(entries, now)
         older = self._wrap("earlier", entries=Markup(html)) if html else ""
         return older + self._start(entries[0] if entries else None)
+
+    def _message_parts(self) -> list[str]:
+        """The parts of long messages the page asked for, of messages it holds shown by their end."""
+        asked, self._earlier_parts = self._earlier_parts, {}
+        parts = []
+        for seq, before in asked.items():
+            entry = self.session.thread.get(seq)
+            shown = self._shown.get(seq)
+            if isinstance(entry, MessageEntry) and shown is not None and shown.generation < 0 and 0 < before:
+                parts.append(earlier_part(entry, before))
+        return parts
 
     def _wrap(self, block: str, **context: Any) -> str:
         """One of the fragment wrappers of ``FRAGMENTS`` around what it is given (markup, or text to escape)."""

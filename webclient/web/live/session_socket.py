@@ -151,6 +151,12 @@ def _earlier(session: Session, live: LiveView, message: Message, by: Person) -> 
         live.earlier(before)
 
 
+def _message_earlier(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    seq, before = small_int(_text(message, "seq")), small_int(_text(message, "before"))
+    if seq and before:
+        live.message_earlier(seq, before)
+
+
 def _question(session: Session, live: LiveView, message: Message, by: Person) -> None:
     fields = {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")}
     session.answers.question(_text(message, "request_id"), _text(message, "answer"), fields, by)
@@ -198,10 +204,11 @@ ACTIONS: dict[str, Action] = {
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,
+    "message_earlier": _message_earlier,
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 
-VIEWING = frozenset({"follow", "diff_mode", "earlier"})
+VIEWING = frozenset({"follow", "diff_mode", "earlier", "message_earlier"})
 """The actions that change only what this page shows: a watcher may send them; every other one needs a driver."""
 
 
