@@ -155,3 +155,58 @@ def test_the_earlier_part_is_sent_only_of_a_long_message_the_page_holds(app: InP
         socket.prompt("after")  # a frame that would carry an answer to either
         frames = socket.until("after")
     assert "Paragraph" not in frames and "cut-" not in frames
+
+
+def test_a_page_holds_about_the_last_turns_and_loads_earlier_ones_as_asked(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    add_notices(app, session, 100)
+    last = session.thread.last
+    assert last is not None
+    page = app.client.get(path).text
+    assert page.count('data-role="notice"') == 30 and f'id="entry-{last.seq}"' in page
+    first = last.seq - 29
+    assert f'id="entry-{first - 1}"' not in page and f'"before": {first}' in page  # the "Show earlier" sentinel
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        socket.send("earlier", before=first)
+        earlier = socket.until("afterend:#thread-start")
+    assert earlier.count('data-role="notice"') == 30 and f'id="entry-{first - 30}"' in earlier
+    assert f'"before": {first - 30}' in earlier
+
+
+def test_a_link_to_an_old_entry_opens_the_page_around_it(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    add_notices(app, session, 100)
+    last = session.thread.last
+    assert last is not None
+    page = app.client.get(path, params={"at": 40}).text
+    assert 'id="entry-40"' in page and 'id="entry-30"' in page and f'id="entry-{last.seq}"' not in page
+    assert 'data-action="show-earlier"' in page and '"before": 30' in page
+    assert 'data-action="show-later"' in page and '"after": 59' in page
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        add_notices(app, session, 1, prefix="newest")  # not appended below entry 59: the page lacks those between
+        socket.send("later", after=59)
+        later = socket.until("beforebegin:#thread-end")
+        assert 'id="entry-60"' in later and 'id="entry-89"' in later and 'id="entry-90"' not in later
+        assert '"after": 89' in later and "newest 0" not in later
+        socket.send("later", after=89)
+        end = socket.until("beforebegin:#thread-end")
+        assert f'id="entry-{last.seq}"' in end and "newest 0" in end and 'data-action="show-later"' not in end
+        add_notices(app, session, 1, prefix="appended")  # the page holds the end again: new entries are appended
+        assert "beforeend:#thread" in socket.until("appended 0")
+
+
+def test_a_link_to_a_dropped_or_recent_entry_opens_the_page_at_its_nearest(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    add_notices(app, session, 50)
+    newest = app.client.get(path).text
+    assert app.client.get(path, params={"at": 50}).text.count('data-role="notice"') == 30  # in the newest window
+    assert 'data-action="show-later"' not in newest
+    oldest = app.client.get(path, params={"at": 0}).text  # not a seq: the newest window
+    assert 'data-action="show-later"' not in oldest
+    first = app.client.get(path, params={"at": 1}).text
+    assert 'id="entry-1"' in first and 'data-action="show-earlier"' not in first

@@ -26,7 +26,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from webclient.render.dom import terminal_id
+from webclient.render.dom import PAGE_IDS, terminal_id
 from webclient.render.message_docs import MessageDocs, MessageView, Progress, earlier_part
 from webclient.render.panels import file_panel
 from webclient.render.rendering import Renderer
@@ -99,6 +99,13 @@ class LiveView:
         self._earlier_parts: dict[int, int] = {}
         """The page asked for the part of a long message (by seq) before this character."""
         self._oldest = 0
+        self._latest = 0
+        """The seq of the newest entry the page holds, when it does not hold the thread's end (it opened on an older
+        entry): new entries are not appended then, and only a request for the entries after it is served."""
+        self._at_end = True
+        """The page holds the thread's end: new entries are appended to it."""
+        self._later: int | None = None
+        """The page asked for the window of entries after this seq."""
         """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
         request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
         self._paused_until = 0.0
@@ -120,7 +127,8 @@ class LiveView:
         session go on being noted there)."""
         self._holds = holds
         self._shown = holds.shown
-        self._newest, self._oldest = holds.newest, holds.oldest
+        self._newest, self._oldest, self._latest = holds.newest, holds.oldest, holds.latest
+        self._at_end = holds.latest >= holds.newest
         self.dirty = holds.dirty
         self.needs_resync = holds.overflowed
 
@@ -136,6 +144,11 @@ class LiveView:
     def earlier(self, before: int) -> None:
         """The page scrolled to its top: send it the window of entries before ``before`` (in order with frames)."""
         self._earlier = before
+        self.wake.set()
+
+    def later(self, after: int) -> None:
+        """The page, opened on an older entry, scrolled to its bottom: send it the window of entries after ``after``."""
+        self._later = after
         self.wake.set()
 
     def message_earlier(self, seq: int, before: int) -> None:
@@ -162,7 +175,8 @@ class LiveView:
         last_sent = -1.0
         try:
             while True:
-                if not (self.needs_resync or self.dirty or self._earlier is not None or self._earlier_parts):
+                asked = self._earlier is not None or self._later is not None or self._earlier_parts
+                if not (self.needs_resync or self.dirty or asked):
                     await self.wake.wait()
                 self.wake.clear()
                 delay = max(last_sent + self.MIN_INTERVAL, self._paused_until) - loop.time()
@@ -207,12 +221,13 @@ class LiveView:
         self._slice_started = time.perf_counter()
         if self.needs_resync:
             self.needs_resync = False
-            self._earlier = None
+            self._earlier = self._later = None
             self.dirty.clear()
             return await self._resync(now)
         changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
+        parts += [await self._later_window(now)] if self._later is not None else []
         parts += self._message_parts()
         appended: list[str] = []
 
@@ -235,6 +250,8 @@ class LiveView:
                 continue  # dropped, or outside what the page holds: "Show earlier" will render it as it is then
             if seq > self._newest:
                 self._newest = seq
+                if not self._at_end:
+                    continue  # the page shows older entries: "Show later" will render it as it is then
                 appended.append(self._entry(entry, now, oob=None))
                 continue
             flush_appended()
@@ -261,6 +278,25 @@ class LiveView:
         older = self._wrap("earlier", entries=Markup(html)) if html else ""
         return older + self._start(entries[0] if entries else None)
 
+    async def _later_window(self, now: float) -> str:
+        """The window after the page's newest entry, put at the thread's end, and the new end of the thread (no
+        "Show later" once the page holds the thread's end: new entries are appended from then on)."""
+        assert self._later is not None
+        after, self._later = self._later, None
+        if self._at_end or after != self._latest:
+            return ""
+        entries = self.session.thread.following(self.WINDOW, after)
+        if entries:
+            self._latest = entries[-1].seq
+        last = self.session.thread.last
+        if last is None or self._latest >= last.seq:
+            self._at_end = True
+            self._newest = max(self._newest, self._latest)
+        html = await self._render(entries, now)
+        later = None if self._at_end else self._latest
+        end = self.renderer.block(PAGE, "thread_end", session=self.session, later=later, oob="true", **self.context)
+        return (f'<div hx-swap-oob="beforebegin:#{PAGE_IDS.thread_end}">{html}</div>' if html else "") + end
+
     def _message_parts(self) -> list[str]:
         """The parts of long messages the page asked for, of messages it holds shown by their end."""
         asked, self._earlier_parts = self._earlier_parts, {}
@@ -282,8 +318,9 @@ class LiveView:
         thread = self.session.thread
         window = thread.latest(self.WINDOW)
         last = thread.last
-        self._newest = last.seq if last is not None else 0
+        self._newest = self._latest = last.seq if last is not None else 0
         self._oldest = window[0].seq if window else 0
+        self._at_end = True
         entries = Markup(await self._render(window, now))
         start = Markup(self._start(window[0] if window else None, oob=None))
         regions = "".join(self._region(region) for region in (Region.STATUS, *self.SESSION_REGIONS))

@@ -41,6 +41,9 @@ class PageHolds:
     """The newest seq of the thread when the page was rendered: a later one is a new entry."""
     oldest: int
     """The seq of the page's first entry (its "Show earlier" asks for the entries before it)."""
+    latest: int
+    """The seq of the page's last entry: below ``newest`` when the page opened on an older entry (a link to it),
+    its "Show later" asking for the entries after it."""
     made: float
     dirty: dict[Change, None] = field(default_factory=dict)
     """The parts of the session that changed since the render, in order."""
@@ -95,6 +98,7 @@ class PageStamps:
             shown={entry.seq: _held(shown.get(entry.seq)) for entry in entries},
             newest=last.seq if last is not None else 0,
             oldest=entries[0].seq if entries else 0,
+            latest=entries[-1].seq if entries else 0,
             made=now,
         )
         for entry in entries:

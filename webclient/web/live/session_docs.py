@@ -19,6 +19,7 @@ from starlette.requests import HTTPConnection
 
 from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
+from webclient.viewmodel.entries import Entry
 from webclient.viewmodel.events import Change, Region
 from webclient.web.live.live_view import LiveView
 
@@ -41,7 +42,9 @@ class SessionDocs:
         pages._first_paint = True
         return pages
 
-    def of(self, session: Session) -> MessageDocs:
+    def of(self, session: Session, window: list[Entry] | None = None) -> MessageDocs:
+        """The renderings of ``session``'s messages; for a first paint, as the page showing ``window`` (else its newest
+        entries) uses them."""
         kept = self._docs.get(session.id)
         if kept is None:
             docs = MessageDocs(on_pending=lambda: self._catch_up_soon(session.id, docs))
@@ -52,7 +55,7 @@ class SessionDocs:
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))
         if self._first_paint:  # the window the page shows (`pages.sessions.session_page`)
-            return kept[0].for_page(session.thread.latest(LiveView.WINDOW))
+            return kept[0].for_page(window if window is not None else session.thread.latest(LiveView.WINDOW))
         return kept[0]
 
     def release(self, session_id: str) -> None:

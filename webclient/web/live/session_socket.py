@@ -151,6 +151,12 @@ def _earlier(session: Session, live: LiveView, message: Message, by: Person) -> 
         live.earlier(before)
 
 
+def _later(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    after = small_int(_text(message, "after"))
+    if after:
+        live.later(after)
+
+
 def _message_earlier(session: Session, live: LiveView, message: Message, by: Person) -> None:
     seq, before = small_int(_text(message, "seq")), small_int(_text(message, "before"))
     if seq and before:
@@ -204,11 +210,12 @@ ACTIONS: dict[str, Action] = {
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,
+    "later": _later,
     "message_earlier": _message_earlier,
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 
-VIEWING = frozenset({"follow", "diff_mode", "earlier", "message_earlier"})
+VIEWING = frozenset({"follow", "diff_mode", "earlier", "later", "message_earlier"})
 """The actions that change only what this page shows: a watcher may send them; every other one needs a driver."""
 
 

@@ -21,7 +21,7 @@ from webclient.session.agent import AgentSession
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import Session
 from webclient.viewmodel.entries import Entry, MessageEntry
-from webclient.web.context import base_context, manager, person, render, renderer, session_of, urls
+from webclient.web.context import base_context, manager, person, render, renderer, session_of, small_int, urls
 from webclient.web.live.live_view import LiveView, composer_nonce
 from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Presence
@@ -73,6 +73,9 @@ class SessionPageContext(SignedInContext):
     """The newest entries, shown first (older ones load as the page scrolls up)."""
     earlier: int | None
     """The sequence number of the first entry shown, if there are older ones to load."""
+    later: int | None = None
+    """The sequence number of the last entry shown, if there are newer ones to load (a page opened on an older
+    entry: ``?at=SEQ``)."""
     ws_url: str
     """The page's socket."""
     role: Role | None
@@ -152,8 +155,9 @@ async def session_page(request: Request, **extra: Any) -> Response:
     The page gets a stamp in its socket's URL, and what it holds is kept under it (`webclient.web.live.page_holds`):
     its socket's first frame is then only what changed since this render."""
     session = await session_of(request)
-    docs = session_docs(request).of(session)
-    window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
+    window = page_window(session, small_int(request.query_params.get("at")))
+    docs = session_docs(request).of(session, window)
+    last = session.thread.last
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
     embedded = "1" if extra.get("embedded") else None  # its socket's pushes leave the chrome out too
     stamps = page_stamps(request)
@@ -177,6 +181,7 @@ async def session_page(request: Request, **extra: Any) -> Response:
         nonce=composer_nonce(),
         window=window,
         earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
+        later=window[-1].seq if window and last is not None and window[-1].seq < last.seq else None,
         ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
         **panel,
         **extra,
@@ -185,6 +190,17 @@ async def session_page(request: Request, **extra: Any) -> Response:
     stamps.keep(stamp, session, window, shown)  # no await since the render: the page holds exactly this
     shares.remember_link(request, response, session)
     return response
+
+
+def page_window(session: Session, at: int | None) -> list[Entry]:
+    """The entries a session's page opens on: the newest ``LiveView.WINDOW`` (older ones load as it scrolls up), or,
+    for a link to an older entry (``?at=SEQ``, a dropped one: the oldest kept), a window around it."""
+    thread = session.thread
+    window = thread.latest(LiveView.WINDOW)
+    if not at or not window or at >= window[0].seq:
+        return window
+    before = thread.latest(LiveView.WINDOW // 3, before=max(at, thread.first_seq))
+    return before + thread.following(LiveView.WINDOW - len(before), before[-1].seq if before else at - 1)
 
 
 async def end_session(request: Request) -> Response:
