@@ -210,3 +210,17 @@ def test_a_link_to_a_dropped_or_recent_entry_opens_the_page_at_its_nearest(app: 
     assert 'data-action="show-later"' not in oldest
     first = app.client.get(path, params={"at": 1}).text
     assert 'id="entry-1"' in first and 'data-action="show-earlier"' not in first
+
+
+def test_a_page_of_long_answers_holds_fewer_entries_and_stays_small(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    seqs = [add_long_message(app, session, 2500) for _ in range(5)]  # 250 kB each, shown by their last 100 kB
+    page = app.client.get(path).text
+    assert [f'id="entry-{seq}"' in page for seq in seqs] == [False, False, False, True, True]
+    assert f'"before": {seqs[3]}' in page and len(page) < 300_000, len(page)
+    with app.client.websocket_connect(socket_path(page)) as connected:
+        socket = PageSocket(connected)
+        socket.send("earlier", before=seqs[3])
+        earlier = socket.until("afterend:#thread-start")
+    assert f'id="entry-{seqs[2]}"' in earlier and f'id="entry-{seqs[0]}"' not in earlier and len(earlier) < 300_000

@@ -36,6 +36,7 @@ from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
+from webclient.viewmodel.thread import Thread
 from webclient.web.live.page_holds import PageHolds
 
 PAGE = "session.html"
@@ -59,6 +60,9 @@ class LiveView:
     WINDOW = 30
     """Entries a page opens on (about the last turns), a resync sends, and one "Show earlier" adds: a page opens at
     its end in the same time whatever the thread's length, and loads earlier entries as it scrolls up."""
+    WINDOW_CHARS = 200_000
+    """Characters of messages a window holds at most (a long message counting as the end a page shows of it): a
+    window of long answers holds fewer entries (at least one), so a page is bounded in bytes too."""
     RESYNC_PAUSE = 0.5
     """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
     newest window twice a second, not a window every frame."""
@@ -131,6 +135,17 @@ class LiveView:
         self._at_end = holds.latest >= holds.newest
         self.dirty = holds.dirty
         self.needs_resync = holds.overflowed
+
+    @classmethod
+    def window(cls, thread: Thread, before: int | None = None) -> list[Entry]:
+        """The newest entries (numbered below ``before``) a page opens on, or one "Show earlier" adds: ``WINDOW`` at
+        most, and within ``WINDOW_CHARS`` of messages."""
+        return _within(thread.latest(cls.WINDOW, before=before), cls.WINDOW_CHARS, newest_first=True)
+
+    @classmethod
+    def window_after(cls, thread: Thread, after: int) -> list[Entry]:
+        """The entries after ``after`` that one "Show later" adds: as a window, from the other end."""
+        return _within(thread.following(cls.WINDOW, after), cls.WINDOW_CHARS, newest_first=False)
 
     def mark(self, change: Change) -> None:
         """Note a change (called by the session for every change: keep it trivial)."""
@@ -271,7 +286,7 @@ class LiveView:
         before, self._earlier = self._earlier, None
         if before != self._oldest:
             return ""
-        entries = self.session.thread.latest(self.WINDOW, before=before)
+        entries = self.window(self.session.thread, before=before)
         if entries:
             self._oldest = entries[0].seq
         html = await self._render(entries, now)
@@ -285,7 +300,7 @@ class LiveView:
         after, self._later = self._later, None
         if self._at_end or after != self._latest:
             return ""
-        entries = self.session.thread.following(self.WINDOW, after)
+        entries = self.window_after(self.session.thread, after)
         if entries:
             self._latest = entries[-1].seq
         last = self.session.thread.last
@@ -316,7 +331,7 @@ class LiveView:
         self._shown.clear()
         self._terminals_shown.clear()
         thread = self.session.thread
-        window = thread.latest(self.WINDOW)
+        window = self.window(thread)
         last = thread.last
         self._newest = self._latest = last.seq if last is not None else 0
         self._oldest = window[0].seq if window else 0
@@ -448,3 +463,17 @@ class LiveView:
         if progress.chars > shown.chars:
             return self._wrap("raw_text", entry=entry, text=entry.text[shown.chars :])
         return ""
+
+
+def _within(entries: list[Entry], chars: int, newest_first: bool) -> list[Entry]:
+    """``entries`` (oldest first) cut to those within ``chars`` of messages, counted from the newest (or the oldest),
+    at least one."""
+    order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
+    held = 0
+    for count, index in enumerate(order):
+        entry = entries[index]
+        if isinstance(entry, MessageEntry):
+            held += min(entry.length, MessageDocs.LONG_MESSAGE)
+            if held > chars and count:
+                return entries[index + 1 :] if newest_first else entries[:index]
+    return entries

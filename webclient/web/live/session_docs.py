@@ -55,7 +55,7 @@ class SessionDocs:
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))
         if self._first_paint:  # the window the page shows (`pages.sessions.session_page`)
-            return kept[0].for_page(window if window is not None else session.thread.latest(LiveView.WINDOW))
+            return kept[0].for_page(window if window is not None else LiveView.window(session.thread))
         return kept[0]
 
     def release(self, session_id: str) -> None:

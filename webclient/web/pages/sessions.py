@@ -196,11 +196,12 @@ def page_window(session: Session, at: int | None) -> list[Entry]:
     """The entries a session's page opens on: the newest ``LiveView.WINDOW`` (older ones load as it scrolls up), or,
     for a link to an older entry (``?at=SEQ``, a dropped one: the oldest kept), a window around it."""
     thread = session.thread
-    window = thread.latest(LiveView.WINDOW)
+    window = LiveView.window(thread)
     if not at or not window or at >= window[0].seq:
         return window
-    before = thread.latest(LiveView.WINDOW // 3, before=max(at, thread.first_seq))
-    return before + thread.following(LiveView.WINDOW - len(before), before[-1].seq if before else at - 1)
+    before = LiveView.window(thread, before=max(at, thread.first_seq))[-(LiveView.WINDOW // 3) :]
+    after = LiveView.window_after(thread, before[-1].seq if before else at - 1)
+    return before + after[: LiveView.WINDOW - len(before)]
 
 
 async def end_session(request: Request) -> Response:
