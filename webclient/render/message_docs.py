@@ -8,7 +8,11 @@ A session rebuilt from its journal has every message to render from scratch, whi
 and Pygments take ~50 ms per 100 KB). So a page's first paint (``MessageDocs.for_page``) renders finished
 messages from scratch, newest first, only up to ``MessageDocs.FIRST_PAINT_CHARS``; the others show as their text, as a
 streaming message's tail does, and are rendered right after (``render_pending``, or the next view of them: the
-page's socket re-renders its window as soon as it connects), into the very HTML a slower first paint had shown.
+page's socket sends them rendered as soon as it connects), into the very HTML a slower first paint had shown.
+
+A finished message longer than ``MessageDocs.LONG_MESSAGE`` shows by its end (``MessageDocs.by_its_end``): its last
+100 kB or so, from a block's start, under a control that brings the part before it (``earlier_part``), 100 kB at a
+time, over the page's socket. The export has it whole.
 """
 
 from __future__ import annotations
@@ -153,7 +157,7 @@ class MessageDocs:
 
     def for_page(self, window: Sequence[Entry]) -> MessageDocs:
         """These renderings (shared) as the first paint of a page showing ``window`` uses them: a page whose socket,
-        once connected, re-renders every entry of its window through ``view``. It renders the finished messages not
+        once connected, sends each message it shows as text through ``view``. It renders the finished messages not
         rendered yet from the newest (at the bottom, where the page opens) while they fit in ``FIRST_PAINT_CHARS``
         in all; the others show as text and are pending."""
         page = copy.copy(self)  # the same dicts

@@ -103,6 +103,8 @@ class LiveView:
         self._earlier_parts: dict[int, int] = {}
         """The page asked for the part of a long message (by seq) before this character."""
         self._oldest = 0
+        """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
+        request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
         self._latest = 0
         """The seq of the newest entry the page holds, when it does not hold the thread's end (it opened on an older
         entry): new entries are not appended then, and only a request for the entries after it is served."""
@@ -110,8 +112,6 @@ class LiveView:
         """The page holds the thread's end: new entries are appended to it."""
         self._later: int | None = None
         """The page asked for the window of entries after this seq."""
-        """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
-        request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
         self._paused_until = 0.0
         self._behind = False
         """The page fell behind (too many changed parts): the resync it gets is followed by a pause."""

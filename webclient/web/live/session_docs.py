@@ -6,7 +6,8 @@ opened after that.
 
 A page's first paint may leave big finished messages as text (`MessageDocs.for_page`: a session rebuilt from its
 journal has all of them to render): they are rendered in the background right after, a message at a time between
-other work, and the page's socket, which re-renders its window when it connects, brings them in as Markdown.
+other work, and the page's socket, which counts them as changed since the page (`web.live.page_holds`), brings
+them in as Markdown when it connects.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class SessionDocs:
 
 
 def session_docs(conn: HTTPConnection) -> SessionDocs:
-    """The renderings for a socket, or for a page's first paint (an HTTP request: its socket re-renders its window
-    when it connects, so what its first paint leaves as text is shown as Markdown then)."""
+    """The renderings for a socket, or for a page's first paint (an HTTP request: its socket sends what its first
+    paint leaves as text as Markdown when it connects)."""
     docs: SessionDocs = conn.app.state.docs
     return docs.first_paint if conn.scope["type"] == "http" else docs
