@@ -155,6 +155,7 @@ async def session_page(request: Request, **extra: Any) -> Response:
     The page gets a stamp in its socket's URL, and what it holds is kept under it (`webclient.web.live.page_holds`):
     its socket's first frame is then only what changed since this render."""
     session = await session_of(request)
+    panel = await shares.panel_context(request, session)  # the last await: the page holds the window as read below
     window = page_window(session, small_int(request.query_params.get("at")))
     docs = session_docs(request).of(session, window)
     last = session.thread.last
@@ -164,7 +165,6 @@ async def session_page(request: Request, **extra: Any) -> Response:
     stamp = stamps.new_stamp()
     socket_path = urls(request).for_("socket", session_id=session.id, embedded=embedded, page=stamp)
     shown: dict[int, Progress | None] = {}
-    panel = await shares.panel_context(request, session)
     now = time.monotonic()
 
     def message_view(entry: Entry) -> MessageView | None:
