@@ -224,3 +224,19 @@ def test_a_page_of_long_answers_holds_fewer_entries_and_stays_small(app: InProce
         socket.send("earlier", before=seqs[3])
         earlier = socket.until("afterend:#thread-start")
     assert f'id="entry-{seqs[2]}"' in earlier and f'id="entry-{seqs[0]}"' not in earlier and len(earlier) < 300_000
+
+
+def test_a_page_too_far_behind_or_let_go_of_gets_the_resync(app: InProcess) -> None:
+    path = ready_session(app)
+    session = session_of(app, path)
+    behind = app.client.get(path).text
+    add_notices(app, session, 1001)  # more changes than a record notes: it keeps none
+    with app.client.websocket_connect(socket_path(behind)) as connected:
+        assert 'id="thread"' in PageSocket(connected).frame()
+    stamps = app.client.app.state.page_stamps  # type: ignore[attr-defined]
+    oldest = app.client.get(path).text
+    for _ in range(stamps.MAX):  # pages that never connect: the oldest record goes past the bound
+        app.client.get(path)
+    assert len(stamps) == stamps.MAX
+    with app.client.websocket_connect(socket_path(oldest)) as connected:
+        assert 'id="thread"' in PageSocket(connected).frame()
