@@ -1,12 +1,20 @@
 """A long session in the browser opens at its end, and a link to an older entry opens the page around it: in a real
-Chromium, the entry is in view, and scrolling down loads the later entries up to the newest."""
+Chromium, the entry is in view, and scrolling down loads the later entries up to the newest. A long answer shows its
+end, and its earlier parts on request."""
 
 from __future__ import annotations
+
+import asyncio
+import re
+from concurrent.futures import ThreadPoolExecutor
 
 from playwright.sync_api import Page, expect
 
 from tests.browser.test_flood_browser import CARDS, FLOOD_AGENT, flood
+from tests.support.browser import until_connected
+from tests.support.restarts import drive
 from tests.support.servers import ServerFactory
+from tests.support.urls import URLS
 
 
 def test_a_link_to_an_old_entry_shows_it_and_scrolling_down_reaches_the_newest(
@@ -35,3 +43,24 @@ def test_a_link_to_an_old_entry_shows_it_and_scrolling_down_reaches_the_newest(
     start = int(ids[0].removeprefix("flood-"))
     assert ids == [f"flood-{n}" for n in range(start, 301)]  # in order, none missing, none twice
     expect(page.locator('[data-action="show-later"]')).to_have_count(0)
+
+
+def test_a_long_answer_shows_its_end_and_its_earlier_parts_on_request(start_server: ServerFactory, page: Page) -> None:
+    server = start_server(agent=FLOOD_AGENT)
+    text = "\n\n".join(f"Paragraph {number:05d} " + "lorem ipsum " * 7 for number in range(2500))  # 250 kB
+    with ThreadPoolExecutor(1) as thread:  # Playwright's event loop runs in this one
+        session_id = thread.submit(asyncio.run, drive(server, [text])).result()
+    page.goto(server.sign_in_url(URLS.for_("session", session_id=session_id)))
+    answer = page.locator('[data-role="agent-message"]')
+    expect(answer).to_contain_text("Paragraph 02499")
+    assert "Paragraph 00000" not in answer.inner_text()
+    until_connected(page)
+    page.locator('[data-action="message-earlier"]').click()  # 100 kB a part: two parts before the end shown
+    expect(answer).to_contain_text("Paragraph 01000")
+    assert "Paragraph 00000" not in answer.inner_text()
+    page.locator('[data-action="message-earlier"]').click()
+    expect(answer).to_contain_text("Paragraph 00000")
+    expect(page.locator('[data-action="message-earlier"]')).to_have_count(0)
+    shown = answer.inner_text()
+    numbers = [int(number) for number in re.findall(r"Paragraph (\d{5})", shown)]
+    assert numbers == list(range(2500))  # in order, none missing, none twice
