@@ -270,9 +270,7 @@ async def drain(ws: ClientConnection, quiet: float) -> int:
 PARTS = {
     "tool-call cards": re.compile(rb'<article id="entry-\d+" class="entry tool-call.*?</article>', re.S),
     "whole messages": re.compile(rb'<article id="entry-\d+" class="entry (?:message|thought).*?</article>', re.S),
-    "text appends": re.compile(rb'<div hx-swap-oob="beforeend:#entry-\d+-tail">.*?</div>', re.S),
-    "Markdown blocks": re.compile(rb'<div hx-swap-oob="beforeend:#entry-\d+-md">.*?</div>', re.S),
-    "tail resets": re.compile(rb'<div id="entry-\d+-tail" hx-swap-oob="innerHTML">.*?</div>', re.S),
+    "message edits": re.compile(rb"\x1e[^\x1e]*"),
     "status": re.compile(rb'<header id="session-status".*?</header>', re.S),
 }
 
@@ -350,10 +348,12 @@ def create_session(port: int) -> str:
 async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     port = free_port()
     report = tmp / f"server-{run}.json"
+    workspace = tmp / "workspace"
+    workspace.mkdir(exist_ok=True)
     env = {
         **os.environ,
         "WEBCLIENT_AGENT": agent_command(args, report),
-        "WEBCLIENT_WORKSPACE": str(tmp),
+        "WEBCLIENT_WORKSPACE": str(workspace),  # apart from the data folder, as the server demands
         "WEBCLIENT_TOKEN": TOKEN,
         "WEBCLIENT_DATA_DIR": str(tmp / f"data-{run}"),  # a fresh SQLite store per run (its size is reported)
         "WEBCLIENT_STORE": "off" if args.no_store else "on",

@@ -132,11 +132,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     port, token = free_port(), secrets.token_urlsafe(16)
     tmp = Path(tempfile.mkdtemp(prefix="isolation-"))
     report = tmp / "flood.json"
+    workspace = tmp / "workspace"
+    workspace.mkdir()
     agent = f"{sys.executable} {AGENT}"
     env = {
         **os.environ,
         "WEBCLIENT_AGENT": agent,
-        "WEBCLIENT_WORKSPACE": str(tmp),
+        "WEBCLIENT_WORKSPACE": str(workspace),  # apart from the data folder, as the server demands
         "WEBCLIENT_DATA_DIR": str(tmp / "data"),
         "WEBCLIENT_TOKEN": token,
         "FLOOD_COUNT": str(args.count),

@@ -32,10 +32,10 @@ def test_a_big_message_shown_as_text_at_first_paint_becomes_its_markdown(
 
     second = start_server(agent=FLOOD_AGENT, **env)
     response = page.goto(second.sign_in_url(URLS.for_("session", session_id=session_id)))
-    assert response is not None and f'-tail">{escape("pong: " + text[:2000])}' in response.text()
+    assert response is not None and f'md-as-text">{escape("pong: " + text[:2000])}' in response.text()
     message = page.locator('[data-role="agent-message"]').first  # the oldest, left as text
     code_blocks = render_markdown(f"pong: {text}").count('<pre><code class="language-python">')
     expect(message.locator(".md:not(.md-live) pre")).to_have_count(code_blocks, timeout=30_000)
-    expect(message.locator(".md-tail")).to_have_text("")
+    expect(message.locator(".md-live")).to_have_text("")
     assert message.locator(".md:not(.md-live)").inner_text().startswith("pong: Paragraph 0 says why and how.")
     assert thread_html(session_page(second, session_id)) == before

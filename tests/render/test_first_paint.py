@@ -19,6 +19,7 @@ from tests.support.urls import socket_at
 from webclient.render.markdown import render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView, Progress
 from webclient.viewmodel.entries import MessageEntry
+from webclient.web.live.live_view import LiveView
 
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
 """Answers a prompt with one message: "pong: " and the prompt."""
@@ -51,7 +52,8 @@ def test_a_first_paint_renders_the_newest_messages_that_fit_and_shows_the_others
     # From the newest: 4 and 3 fit (4,600 characters left), 2 does not, 1 still does.
     assert [html(view) for view in views[2:]] == [render_markdown(entry.text) for entry in window[2:]]
     assert html(views[0]) == render_markdown(window[0].text)
-    assert views[1].blocks == [] and views[1].raw == window[1].text and views[1].before == views[1].after == ""
+    assert views[1].blocks == [] and views[1].raw == window[1].text
+    assert (views[1].before, views[1].after) == ('<p class="md-as-text">', "</p>")  # its lines kept
     assert views[1].progress == Progress(0, 0, 0, len(window[1].text), streaming=False, attachments=0)
     assert called == [None]  # when the first message was left as text
     # A page painted again before the text was rendered shows it as text again, and the others rendered.
@@ -116,14 +118,15 @@ def test_messages_the_thread_let_go_of_are_not_rendered_after_all() -> None:
 
 
 def big_markdowns() -> list[str]:
-    """Three messages of Markdown (paragraphs, lists and code blocks), each short enough to be shown whole (not by
-    its end: `MessageDocs.LONG_MESSAGE`), together more than a first paint renders from scratch: the oldest is left
-    as text."""
+    """Two messages of Markdown (paragraphs, lists and code blocks), each short enough to be shown whole (not by its
+    end: `MessageDocs.LONG_MESSAGE`), together more than a first paint renders from scratch (the older is left as
+    text), and with the second prompt less than a window holds (`LiveView.WINDOW_CHARS`): the page shows both."""
     block = "Paragraph {n} says *why* and `how`.\n\n- item {n}\n- next\n\n```python\nvalue = {n} * 2\n```\n\n"
-    each = MessageDocs.LONG_MESSAGE * 4 // 5 // 90
-    texts = ["".join(block.format(n=n) for n in range(m * each, (m + 1) * each)) for m in range(3)]
+    each = 60_000 // 88
+    texts = ["".join(block.format(n=n) for n in range(m * each, (m + 1) * each)) for m in range(2)]
     assert all(len(text) < MessageDocs.LONG_MESSAGE for text in texts)
-    assert sum(map(len, texts[1:])) < MessageDocs.FIRST_PAINT_CHARS < sum(map(len, texts))
+    assert len(texts[1]) < MessageDocs.FIRST_PAINT_CHARS < sum(map(len, texts))
+    assert 3 * max(map(len, texts)) < LiveView.WINDOW_CHARS
     return texts
 
 
@@ -140,7 +143,7 @@ def test_a_rebuilt_sessions_big_message_shows_as_text_then_exactly_as_before_the
     assert rendered in before
     stop(first, signal.SIGTERM)
 
-    as_text = f'-tail">{escape("pong: " + text[:2000])}'
+    as_text = f'md-as-text">{escape("pong: " + text[:2000])}'
     second = start_server(agent=FLOOD_AGENT, **env)
     painted = thread_html(session_page(second, session_id))
     assert as_text in painted and rendered not in painted

@@ -8,7 +8,6 @@ from webclient.render.dom import (
     dom_id,
     live_id,
     markdown_id,
-    tail_id,
     terminal_id,
     terminal_lines_id,
     terminal_screen_id,
@@ -120,7 +119,7 @@ def test_the_ids_python_targets_are_the_ids_templates_give() -> None:
     renderer = Renderer()
     entry = MessageEntry(seq=7, turn=1, parts=["Hello"])
     message = renderer.page("_message.html", entry=entry, message=MessageDocs().view(entry, 0.0), oob=None)
-    for element in (dom_id(entry), markdown_id(entry), live_id(entry), tail_id(entry)):
+    for element in (dom_id(entry), markdown_id(entry), live_id(entry)):
         assert message.count(f'id="{element}"') == 1, element
     tid = terminal_id(ToolCall(seq=3, turn=1), 2)
     terminal = renderer.page("_terminal.html", term=TerminalView("t", 2), tid=tid, oob=None)

@@ -1,7 +1,7 @@
 """The page's element ids, in one place: Python (out-of-band fragments) and templates (as globals) use these.
 
 An id names what the server updates later, so both sides must spell it the same: an entry is ``entry-<seq>``,
-and the parts inside it that a frame targets (the Markdown of a message, its live rest and raw tail, an embedded
+and the parts inside it that a frame targets (the Markdown of a message, its live rest, an embedded
 terminal and its lines and screen, a diff) are that id with a suffix. The page's fixed ids (``#session``,
 ``#thread``, ``#composer``, ...), which the scripts of ``static/js`` look up too, are :data:`PAGE_IDS`.
 """
@@ -24,13 +24,8 @@ def markdown_id(entry: Entry) -> str:
 
 
 def live_id(entry: Entry) -> str:
-    """A message's unfinished rest, rendered as of the last catch-up (replaced whole)."""
+    """A message's unfinished rest (frames edit it: `webclient.web.live.message_edits`)."""
     return f"{dom_id(entry)}-live"
-
-
-def tail_id(entry: Entry) -> str:
-    """The raw text of a message that arrived since the last catch-up (new text is appended to it)."""
-    return f"{dom_id(entry)}-tail"
 
 
 def terminal_id(entry: Entry, number: int) -> str:
@@ -112,7 +107,6 @@ GLOBALS = {
     "dom_id": dom_id,
     "markdown_id": markdown_id,
     "live_id": live_id,
-    "tail_id": tail_id,
     "terminal_id": terminal_id,
     "terminal_lines_id": terminal_lines_id,
     "terminal_screen_id": terminal_screen_id,

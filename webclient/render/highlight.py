@@ -27,7 +27,7 @@ from pygments.lexers import get_lexer_for_filename
 from pygments.token import STANDARD_TYPES, _TokenType
 from pygments.util import ClassNotFound
 
-__all__ = ["Lines", "Marks", "emphasis", "lexer_for", "paired"]
+__all__ = ["COLOURED", "Lines", "Marks", "coloured", "emphasis", "lexer_for", "paired"]
 
 Marks = Sequence[tuple[int, int]]  # character ranges of a line to emphasise
 
@@ -49,6 +49,38 @@ def _css_class(ttype: _TokenType) -> str:
         ttype = ttype.parent
     short = STANDARD_TYPES.get(ttype, "")
     return f"hl-{short}" if short and short != "w" else ""
+
+
+COLOURED = frozenset(
+    "hl-" + short
+    for short in (
+        "bp c c1 ch cm cp cpf cs dl fm gd ge gh gi gs gu il k kc kd kn kp kr kt m mb mf mh mi mo na nb nc nd ne nf no "
+        "nt nv ow s s1 s2 sa sb sc sd se sh si sr ss vc vg vi"
+    ).split()
+)
+"""The classes the style sheets colour (`static/*.css`): a token of any other class is plain text."""
+
+
+def coloured(code: str, lexer: Lexer) -> str:
+    """``code`` highlighted for a message: escaped text, with ``<span class="hl-…">`` only where a style sheet
+    colours it, one span for a run of tokens of one class. Names, punctuation and operators stay plain (they were
+    most of a highlighted block's bytes, sent to every page for nothing)."""
+    html: list[str] = []
+    run_class, run = "", list[str]()
+    for ttype, value in lexer.get_tokens(code):
+        css = _css_class(ttype)
+        if css not in COLOURED:
+            css = ""
+        if css != run_class and run:
+            text = "".join(run)
+            html.append(f'<span class="{run_class}">{escape(text)}</span>' if run_class else str(escape(text)))
+            run = []
+        run_class = css
+        run.append(value)
+    if run:
+        text = "".join(run)
+        html.append(f'<span class="{run_class}">{escape(text)}</span>' if run_class else str(escape(text)))
+    return "".join(html)
 
 
 @lru_cache(maxsize=256)

@@ -15,12 +15,11 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from webclient.render.highlight import coloured
 from webclient.render.text import scrub
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -32,8 +31,6 @@ server, that streams one paragraph forever) is shown from here on as text, in pi
 catch-up parses more than this (~25 ms) and the server never waits on one message."""
 
 _REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
-
-_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
 
 _ALLOWED_TAGS = {
     "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "img", "li",
@@ -66,7 +63,7 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     lexer = _lexer(lang) if lang else None
     if lexer is None:
         return html.escape(code)
-    return str(highlight(code, lexer, _FORMATTER))
+    return coloured(code, lexer)
 
 
 _MD = (

@@ -73,12 +73,26 @@ class MessageView:
     progress: Progress
 
     @property
+    def live_before(self) -> Markup:
+        """The live rest up to where text arrives: the rendered rest's start and the raw text, escaped."""
+        return self.before + self.raw
+
+    @property
+    def live_after(self) -> Markup:
+        """The live rest from where text arrives: the tail's cursor (while it streams) and the rest's closing tags."""
+        return TAIL + self.after if self.progress.streaming else self.after
+
+    @property
     def html(self) -> Markup:
         """The finished blocks as one piece, made only when asked: a streamed update sends only the new ones, and
         joining a long message on every frame would cost more than the rest of the frame."""
         return Markup("".join(self.blocks))
 
 
+TAIL = Markup('<span class="md-tail"></span>')
+"""Where a streaming message's text arrives (the page draws a cursor after it)."""
+AS_TEXT_BEFORE, AS_TEXT_AFTER = Markup('<p class="md-as-text">'), Markup("</p>")
+"""Around a message shown as its text until it is rendered."""
 _CLOSING_TAGS = re.compile(r"(?:</[a-z0-9]+>\s*)+$")
 
 
@@ -95,7 +109,7 @@ class MessageDoc:
     """The rendering of one message: its Markdown stream, when it last caught up and the rest rendered then (cut
     where the raw text goes once per catch-up, not once per frame)."""
 
-    __slots__ = ("after", "before", "caught_up", "revision", "stream", "updated")
+    __slots__ = ("after", "before", "caught_up", "revision", "seen", "stream", "updated")
 
     def __init__(self, revision: int = 0, generation: int = 0) -> None:
         self.revision = revision
@@ -103,21 +117,27 @@ class MessageDoc:
         self.stream = MarkdownStream()
         self.stream.generation = generation
         self.updated = 0.0
+        self.seen = -1
+        """The message's length at the last catch-up."""
         self.caught_up = 0
         self.before = ""
         self.after = ""
 
     def view(self, entry: MessageEntry, now: float, interval: float, tail_limit: int) -> MessageView:
-        """The message as of ``now``: Markdown catches up when it streams no more, ``interval`` seconds after the
-        last catch-up, or once the raw text is longer than ``tail_limit``."""
+        """The message as of ``now``: Markdown catches up when it streams no more, or when it grew and either
+        ``interval`` seconds passed since the last catch-up (less for a short rest: `MessageDocs.REST_RATE`) or the
+        raw text is longer than ``tail_limit``."""
         stream = self.stream
         length = entry.length  # a streaming message is read from its end only (`text_since`), never whole
         if not entry.streaming:
             stream.update(entry.text, final=True)
             self.caught_up, self.before, self.after = length, "", ""
-        elif now - self.updated >= interval or length - self.caught_up > tail_limit:
+        elif length != self.seen and (
+            now - self.updated >= min(interval, max(MessageDocs.CATCH_UP_GAP, len(stream.tail) / MessageDocs.REST_RATE))
+            or length - self.caught_up > tail_limit
+        ):
             stream.catch_up(entry.text_since(stream.committed))
-            self.updated = now
+            self.updated, self.seen = now, length
             # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
             rest = stream.tail.rstrip()
             self.caught_up = length - (len(stream.tail) - len(rest))
@@ -133,16 +153,22 @@ class MessageDocs:
     """The rendering of every message of one session, shared by all its viewers."""
 
     RENDER_INTERVAL = 0.3
-    """Seconds between Markdown catch-ups while a message streams (plain text shows in between)."""
+    """Seconds at most between Markdown catch-ups while a message streams (plain text shows in between)."""
+    REST_RATE = 40_000
+    """Characters of unfinished rest per second of interval: a short rest catches up at every frame (a paragraph
+    takes ~0.5 ms), a long one less often, so that catching up costs a few percent of a core per streaming message.
+    Text shown raw and then rendered differently is sent again from where it differs: the more often the rest
+    catches up, the less is sent twice."""
+    CATCH_UP_GAP = 0.025
+    """Seconds at least between two catch-ups: the pages of one session, each asking at its own frame, share one."""
     TAIL_LIMIT = 4096
-    """Characters of plain-text tail after which Markdown catches up at once: text sent as a tail is sent
-    again as HTML, so a fast stream must not build a long one."""
-    FIRST_PAINT_CHARS = 200_000
+    """Characters of plain-text tail after which Markdown catches up at once."""
+    FIRST_PAINT_CHARS = 100_000
+    """Characters of finished messages a page's first paint renders from scratch (~50 ms); the messages past them
+    show as text until rendered just after. Less than a window holds (`LiveView.WINDOW_CHARS`)."""
     LONG_MESSAGE = 100_000
     """Characters of a finished message past which it shows by its end (`by_its_end`: about 50 ms of Markdown), the
     earlier part on request: a 3.4 MB answer would make a 3.6 MB page and take seconds to render."""
-    """Characters of finished messages a page's first paint renders from scratch (~0.1 s); the messages past them
-    show as text until rendered just after."""
 
     def __init__(self, on_pending: Callable[[], None] | None = None) -> None:
         self._docs: dict[int, MessageDoc] = {}
@@ -238,9 +264,9 @@ class MessageDocs:
 
 
 def _as_text(entry: MessageEntry) -> MessageView:
-    """A finished message not rendered yet: all of it as the raw text after no Markdown."""
+    """A finished message not rendered yet: all of it as raw text (its lines kept) after no Markdown."""
     progress = Progress(0, 0, 0, len(entry.text), entry.streaming, len(entry.attachments))
-    return MessageView([], Markup(""), entry.text, Markup(""), progress)
+    return MessageView([], AS_TEXT_BEFORE, entry.text, AS_TEXT_AFTER, progress)
 
 
 def block_start(text: str, at: int) -> int:

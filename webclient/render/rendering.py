@@ -81,6 +81,10 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = _Environment(
         loader=FileSystemLoader(templates_dir),
         bytecode_cache=COMPILED,
+        # Never look at a template's file again once loaded: Jinja would stat it (and every template it includes)
+        # at each render, and the live view renders a fragment for nearly every change. `--reload` restarts the
+        # whole process when a template changes.
+        auto_reload=False,
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,

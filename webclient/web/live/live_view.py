@@ -1,10 +1,11 @@
-"""One class, LiveView: one browser connection to a session; it knows what the page holds, sends what changed.
+"""One class: LiveView, one browser connection to a session, which knows what the page holds and sends what changed.
 
 Nothing is queued per connection. The session reports *which* parts changed; this object keeps them
 in an ordered set and, when it may send (the first change after a quiet spell at once, then at most
 every ``MIN_INTERVAL``), renders those parts from the current state into one frame of out-of-band
-fragments. Streamed text is appended (only the characters the page lacks), Markdown blocks are added
-once they are final, and every other entry is re-rendered whole and swapped by id.
+fragments. A streaming message's rest is edited (`message_edits`: what it gained, in the page's compact records;
+finished Markdown blocks move, they are not sent again), and every other entry is re-rendered whole and swapped by
+id.
 
 A page holds a *window* of the thread: a (re)sync sends the newest ``WINDOW`` entries, and a "Show
 earlier" sentinel at the top asks for the ``WINDOW`` before them when it scrolls into view. Every
@@ -22,11 +23,12 @@ import asyncio
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from markupsafe import Markup
 
-from webclient.render.dom import PAGE_IDS, terminal_id
+from webclient.render.dom import PAGE_IDS, dom_id, terminal_id
 from webclient.render.message_docs import MessageDocs, MessageView, Progress, earlier_part
 from webclient.render.panels import file_panel
 from webclient.render.rendering import Renderer
@@ -37,6 +39,7 @@ from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
 from webclient.viewmodel.thread import Thread
+from webclient.web.live.message_edits import RECORD, Held, edit
 from webclient.web.live.page_holds import PageHolds
 
 PAGE = "session.html"
@@ -96,6 +99,11 @@ class LiveView:
         self.needs_resync = True
         self._shown: dict[int, Progress | None] = {}
         """The entries the page holds (and, for messages, how much of them)."""
+        self._held: dict[int, Held] = {}
+        """The live rest of each streaming message as the page holds it, once a frame edited it (`message_edits`)."""
+        self._unfilled: dict[int, tuple[MessageEntry, MessageView]] = {}
+        """Streaming messages this frame rendered whole with an empty rest, which an edit then fills (so that the
+        page, knowing the rest's HTML, can edit it: it could not read it back from what it parsed)."""
         self._newest = 0
         """The newest seq the page has or skipped: a higher one is a new entry, to append."""
         self._earlier: int | None = None
@@ -199,8 +207,8 @@ class LiveView:
                     await asyncio.sleep(delay)
                 frame = await self.frame(loop.time())
                 last_sent = loop.time()
-                if frame:
-                    await self.send(scrub(frame))
+                for message in _messages(frame):
+                    await self.send(scrub(message))
         finally:
             stop_watching()
 
@@ -222,8 +230,8 @@ class LiveView:
             html.append(self._entry(entry, now, oob=None))
         return "".join(html)
 
-    async def frame(self, now: float) -> str:
-        """Everything the page lacks, as one string of out-of-band fragments."""
+    async def frame(self, now: float) -> list[str]:
+        """Everything the page lacks, in order: out-of-band fragments and records of message edits."""
         if now - self._burst_started >= self.RESYNC_PAUSE:
             self._burst_started, self._burst = now, 0
         new = sum(1 for change in self.dirty if isinstance(change, EntryChanged) and change.seq > self._newest)
@@ -238,7 +246,7 @@ class LiveView:
             self.needs_resync = False
             self._earlier = self._later = None
             self.dirty.clear()
-            return await self._resync(now)
+            return [await self._resync(now), *self._fills()]
         changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
@@ -272,7 +280,7 @@ class LiveView:
             flush_appended()
             parts.append(self._update(entry, now))
         flush_appended()
-        return "".join(parts)
+        return [*parts, *self._fills()]
 
     def _start(self, first: Entry | None, oob: str | None = "true") -> str:
         """The top of the page's thread: "Show earlier" when older entries exist, a notice when they were dropped."""
@@ -329,6 +337,7 @@ class LiveView:
 
     async def _resync(self, now: float) -> str:
         self._shown.clear()
+        self._held.clear()
         self._terminals_shown.clear()
         thread = self.session.thread
         window = self.window(thread)
@@ -353,6 +362,7 @@ class LiveView:
                 first = self.session.thread.first_seq
                 for seq in [seq for seq in self._shown if seq < first]:
                     del self._shown[seq]
+                    self._held.pop(seq, None)
                 return ""
             case Region.STATUS if not len(self.session.thread):  # the empty thread's hint follows the agent's hello
                 return self._region(change) + self._start(None)
@@ -393,6 +403,10 @@ class LiveView:
         if isinstance(entry, MessageEntry):
             message = self.docs.view(entry, now)
             self._shown[entry.seq] = message.progress
+            self._held.pop(entry.seq, None)
+            if entry.streaming and entry.kind != "user-message":
+                self._unfilled[entry.seq] = (entry, message)
+                message = replace(message, before=Markup(""), raw="", after=Markup(""))
         else:
             self._shown[entry.seq] = None
         html = self.renderer.block(
@@ -454,15 +468,37 @@ class LiveView:
         if not progress.continues(shown, thought=entry.kind == "thought"):
             return self._entry(entry, now, oob="true")
         self._shown[entry.seq] = progress
-        if progress.blocks > shown.blocks or progress.caught_up != shown.caught_up:
-            # New nodes replace the rendered rest (and new blocks go after the old ones), so nothing that was
-            # on the page moves: the browser counts no layout shift.
-            new_blocks = "".join(view.blocks[shown.blocks :])
-            appended = self._wrap("markdown_blocks", entry=entry, blocks=Markup(new_blocks)) if new_blocks else ""
-            return appended + self.renderer.page("_message_live.html", entry=entry, view=view, oob="true")
-        if progress.chars > shown.chars:
-            return self._wrap("raw_text", entry=entry, text=entry.text[shown.chars :])
-        return ""
+        return self._edit(entry, view, "".join(view.blocks[shown.blocks : progress.blocks]))
+
+    def _fills(self) -> list[str]:
+        """The rests of the streaming messages rendered whole since the last call, as edits (after their HTML)."""
+        fills = [self._edit(entry, view, "") for entry, view in self._unfilled.values()]
+        self._unfilled.clear()
+        return fills
+
+    def _edit(self, entry: MessageEntry, view: MessageView, finished: str) -> str:
+        """The record that brings the page's rest of ``entry`` to ``view`` (moving ``finished`` blocks out of it)."""
+        record, held = edit(dom_id(entry), self._held.get(entry.seq), finished, view.live_before, view.live_after)
+        if entry.streaming:
+            self._held[entry.seq] = held
+        else:
+            self._held.pop(entry.seq, None)
+        return record
+
+
+def _messages(parts: list[str]) -> list[str]:
+    """A frame's parts as socket messages, in order: each run of fragments one message, each run of records one."""
+    messages: list[str] = []
+    records = False
+    for part in parts:
+        if not part:
+            continue
+        if messages and part.startswith(RECORD) == records:
+            messages[-1] += part
+        else:
+            records = part.startswith(RECORD)
+            messages.append(part)
+    return messages
 
 
 def _within(entries: list[Entry], chars: int, newest_first: bool) -> list[Entry]:
