@@ -1,5 +1,5 @@
-"""The page's scripts: every one a template loads exists, every behaviour file is loaded, and none builds a URL
-(URLs come from the templates' attributes: ``hx-*``, ``data-url``)."""
+"""The page's scripts: every one a template loads exists (or is a bundle of them), every behaviour file is loaded, and
+none builds a URL (URLs come from the templates' attributes: ``hx-*``, ``data-url``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from tests.support.servers import ROOT
+from webclient.web.delivery.bundles import BUNDLES
 
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
@@ -18,8 +19,9 @@ URL_PATH = re.compile(r"""["'`](?:https?:/)?/[A-Za-z{$]|\}/[A-Za-z]|/sessions\b"
 
 
 def loaded_scripts() -> set[str]:
-    """Every script path (under ``static/``) a template loads."""
-    return {path for template in TEMPLATES.glob("*.html") for path in SCRIPT.findall(template.read_text())}
+    """Every script path (under ``static/``) a template loads, and the modules of the bundles among them."""
+    named = {path for template in TEMPLATES.glob("*.html") for path in SCRIPT.findall(template.read_text())}
+    return named | {member for path in named for member in BUNDLES.get(path, ())}
 
 
 def behaviour_files() -> list[Path]:
@@ -28,8 +30,9 @@ def behaviour_files() -> list[Path]:
 
 def test_every_script_a_template_loads_exists() -> None:
     scripts = loaded_scripts()
-    assert {"vendor/htmx.min.js", "vendor/ws.min.js", "js/socket-status.js"} <= scripts
-    assert sorted(path for path in scripts if not (STATIC / path).is_file()) == []
+    assert {"vendor/htmx.min.js", "vendor/ws.min.js", "js/session-page.js", "js/socket-status.js"} <= scripts
+    assert sorted(path for path in scripts if not (STATIC / path).is_file() and path not in BUNDLES) == []
+    assert sorted(path for path in BUNDLES if (STATIC / path).exists()) == []  # a bundle is no file
 
 
 def test_every_behaviour_file_is_loaded_and_imports_only_files_that_exist() -> None:

@@ -10,6 +10,7 @@ ASGI ``root_path``, and every URL carries it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
 from webclient.render.text import scrub
@@ -63,14 +64,19 @@ OIDC_START_PATH = SIGN_IN_PATH + "/oidc"
 OIDC_CALLBACK_PATH = OIDC_START_PATH + "/callback"
 """Back from the provider, signed in: the redirect URI to register with it."""
 
+VERSION_PARAM = "v"
+"""The query parameter a static file's URL names its version in (``/static/app.css?v=HASH``)."""
+
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 
 
 class Urls:
-    """The app's URLs under ``root``, the path prefix it is served at (``""`` at the top of its host)."""
+    """The app's URLs under ``root``, the path prefix it is served at (``""`` at the top of its host), and the static
+    files' under their versions (``versions``: file → the hash of its content, `webclient.web.delivery.assets`)."""
 
-    def __init__(self, root: str = "") -> None:
+    def __init__(self, root: str = "", versions: Mapping[str, str] | None = None) -> None:
         self.root = root.rstrip("/")
+        self.versions: Mapping[str, str] = versions or {}
 
     def for_(self, name: str, /, **params: object) -> str:
         """The route ``name`` with its path parameters filled in; the other parameters (but None) make the query.
@@ -90,8 +96,11 @@ class Urls:
         return f"{path}?{urlencode({key: scrub(str(value)) for key, value in query.items()})}" if query else path
 
     def static(self, path: str) -> str:
-        """A file of ``static/``."""
-        return f"{self.root}{ROUTES['static']}/{path}"
+        """A file of ``static/``, by the hash of its content when it has one: every template's static URL comes from
+        here, so a page names the exact bytes it was made with, and the browser keeps them a year."""
+        version = self.versions.get(path)
+        url = f"{self.root}{ROUTES['static']}/{path}"
+        return f"{url}?{VERSION_PARAM}={version}" if version else url
 
     def sign_in(self) -> str:
         return self.root + SIGN_IN_PATH

@@ -14,7 +14,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
 
 from webclient.aap.agent import AapAgent
 from webclient.acp.agent import AcpAgent
@@ -34,6 +33,8 @@ from webclient.web.access.guard import AccessGuard
 from webclient.web.access.root_path import RootPath
 from webclient.web.access.security_headers import SecurityHeaders
 from webclient.web.access.trusted_header import TrustedHeader
+from webclient.web.delivery.assets import StaticAssets
+from webclient.web.delivery.compression import Compression
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.live.agent_auth_socket import agent_auth_socket
 from webclient.web.live.page_holds import PageStamps
@@ -110,8 +111,10 @@ def agent_driver(host: AgentHost) -> AgentDriver:
     return AapAgent(host) if host.spec.entry.url else AcpAgent(host)
 
 
-def routes() -> list[BaseRoute]:
-    """Every route of :data:`~webclient.render.urls.ROUTES`, named as there."""
+def routes(assets: StaticAssets | None = None) -> list[BaseRoute]:
+    """Every route of :data:`~webclient.render.urls.ROUTES`, named as there; ``static`` answers from ``assets`` (by
+    default the files of ``static/``, read now)."""
+    assets = assets or StaticAssets(STATIC_DIR)
     table: list[BaseRoute] = []
     for name, path in ROUTES.items():
         if name == "socket":
@@ -119,7 +122,7 @@ def routes() -> list[BaseRoute]:
         elif name == "sign_in_terminal":
             table.append(WebSocketRoute(path, agent_auth_socket, name=name))
         elif name == "static":
-            table.append(Mount(path, app=StaticFiles(directory=STATIC_DIR), name=name))
+            table.append(Mount(path, app=assets, name=name))
         else:
             endpoint, method = PAGES[name]
             table.append(Route(path, endpoint, methods=method.split(","), name=name))
@@ -236,14 +239,19 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if store is not None:
                 await store.close()  # writes what the sessions recorded to the end
 
-    table = routes()
+    assets = StaticAssets(STATIC_DIR)  # read and hashed once: every page names them by their hashed URLs
+    table = routes(assets)
     app = Starlette(routes=table, lifespan=lifespan)
     app.state.access = access
+    app.state.assets = assets
     # Outermost last: the headers go on the guard's own refusals too.
     app.add_middleware(AccessGuard, access=access)
     # Outside the guard: the body it reads for a form's csrf field is counted too.
     app.add_middleware(BodyLimits, routes=table, limits=body_limits(settings))
     app.add_middleware(SecurityHeaders, frame_ancestors=settings.frame_ancestors)
+    # Outside the guard and the routes: their answers, refusals and sign-in page included, go compressed (pages
+    # carry their token masked: BREACH, see webclient.web.delivery.compression); web sockets pass by.
+    app.add_middleware(Compression)
     # Outermost of all: the guard and the routes see the path prefix and the scheme the browser used.
     app.add_middleware(RootPath, root=settings.root_path, proxies=TrustedHeader.from_settings(settings))
     app.state.cookies = CookiePolicy(framed=frames_other_sites(settings.frame_ancestors))

@@ -16,6 +16,7 @@ from webclient.render.rendering import Renderer
 from webclient.render.urls import Urls
 from webclient.session.core import Session
 from webclient.web.access.access import is_loopback
+from webclient.web.access.page_token import masked
 from webclient.web.page_context import BaseContext
 
 
@@ -109,7 +110,7 @@ async def _may_rebuild(conn: HTTPConnection, session_id: str) -> bool:
 
 def urls(conn: HTTPConnection) -> Urls:
     """The app's URLs under the path prefix this connection came through (``root_path``, set by a reverse proxy)."""
-    return Urls(conn.scope.get("root_path", ""))
+    return Urls(conn.scope.get("root_path", ""), conn.app.state.assets.versions)
 
 
 def base_context(conn: HTTPConnection) -> dict[str, Any]:
@@ -117,7 +118,8 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     :class:`webclient.web.page_context.SignedInContext` that every page fills from it."""
     builder = urls(conn)
     diff_mode = diff_layout(conn.cookies.get("diff_mode"))
-    csrf: str = conn.app.state.access.csrf_for(conn.scope)  # every form our pages post carries it (web.access)
+    # Every form our pages post carries it (web.access), masked afresh on every page: pages are compressed (BREACH).
+    csrf = masked(conn.app.state.access.csrf_for(conn.scope))
     settings = getattr(conn.app.state, "settings", None)
     # The server listens on this machine only: a browser it opens (an agent's sign-in) is the user's own.
     server_local = settings is not None and is_loopback(settings.host)

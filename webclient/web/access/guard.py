@@ -44,6 +44,7 @@ from webclient.render.urls import ROUTES
 from webclient.web.access import signin_flow
 from webclient.web.access.access import Access, host_name, is_loopback
 from webclient.web.access.arrival import local_address
+from webclient.web.access.page_token import token_matches
 from webclient.web.access.request_body import buffer_body
 from webclient.web.access.signin_flow import SIGNIN_PATHS
 from webclient.web.access.trusted_header import PROVEN
@@ -218,7 +219,7 @@ class AccessGuard:
             body, receive = await buffer_body(receive)
             if body is not None:
                 token = dict(parse_qsl(body.decode("latin-1"), keep_blank_values=True)).get("csrf")
-        if token is not None and hmac.compare_digest(token.encode(), self.access.csrf_for(scope).encode()):
+        if token is not None and token_matches(token, self.access.csrf_for(scope)):  # masked on the page
             return receive, None
         return receive, "the browser said neither where this request comes from (Origin) nor sent the page's token"
 

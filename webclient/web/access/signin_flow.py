@@ -226,7 +226,7 @@ class SigninContext(BaseContext):
 async def signin_page(
     access: Access, scope: Scope, receive: Receive, send: Send, status: int, error: str | None, next_path: str
 ) -> None:
-    urls = Urls(_root(scope))
+    urls = Urls(_root(scope), scope["app"].state.assets.versions)  # the page's styles by their hashed URLs
     context = SigninContext(
         urls=urls,
         static=urls.static,
