@@ -75,8 +75,9 @@ class LiveView:
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
 
-    MAX_PARTS_ASKED = 8
-    """Requests for parts of long messages kept until the next frame (each is rendered once, in order)."""
+    MAX_PARTS_ASKED = 2
+    """Requests for parts of long messages kept until the next frame (each is rendered once, in order; about 50 ms
+    of Markdown each, so a page asking without end costs at most two a frame); more are dropped."""
 
     SESSION_REGIONS = (Region.PLAN, Region.QUEUE, Region.COMMANDS, Region.CONTROLS, Region.CHANGES)
     """Page parts besides the header and the thread that a reconnecting page must get again."""
