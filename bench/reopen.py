@@ -39,8 +39,8 @@ from flood import (  # bench/ is the script's folder, hence on sys.path
 )
 from websockets.asyncio.client import connect
 
-TURNS = re.compile(rb'data-turns="(\d+)"')
-"""The turns started, in the session's header."""
+STOP_REASON = re.compile(rb'data-stop-reason="([^"]*)"')
+"""Why the last turn ended, in the session's header (empty before the first one ends)."""
 
 
 def get(port: int, path: str) -> tuple[int, float, int]:
@@ -72,10 +72,10 @@ async def fill(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> str:
             while (state := AGENT_STATE.search(frame)) is None or state.group(1) != b"ready":
                 frame = await ws.recv(decode=False)
             await ws.send(f'{{"action": "prompt", "prompt": "flood", "nonce": "{nonce.group(1).decode()}"}}')
-            while True:  # until the header says the turn ended (a fast turn may never show "running" in a frame)
+            while True:  # until the header says why the turn ended (a fast turn may never show "running" in a frame)
                 frame = await ws.recv(decode=False)
                 if b'id="session-status"' in frame and (turn := TURN_STATE.search(frame)) is not None:
-                    if turn.group(1) == b"idle" and (started := TURNS.search(frame)) and started.group(1) != b"0":
+                    if turn.group(1) == b"idle" and (ended := STOP_REASON.search(frame)) and ended.group(1):
                         break
     finally:
         await server.stop()
