@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import http.client
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -37,6 +38,9 @@ from flood import (  # bench/ is the script's folder, hence on sys.path
     free_port,
 )
 from websockets.asyncio.client import connect
+
+STOP_REASON = re.compile(rb'data-stop-reason="([^"]*)"')
+"""Why the last turn ended, in the session's header (empty before the first one ends)."""
 
 
 def get(port: int, path: str) -> tuple[int, float, int]:
@@ -68,12 +72,10 @@ async def fill(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> str:
             while (state := AGENT_STATE.search(frame)) is None or state.group(1) != b"ready":
                 frame = await ws.recv(decode=False)
             await ws.send(f'{{"action": "prompt", "prompt": "flood", "nonce": "{nonce.group(1).decode()}"}}')
-            seen_running = False
-            while True:
+            while True:  # until the header says why the turn ended (a fast turn may never show "running" in a frame)
                 frame = await ws.recv(decode=False)
                 if b'id="session-status"' in frame and (turn := TURN_STATE.search(frame)) is not None:
-                    seen_running = seen_running or turn.group(1) == b"running"
-                    if seen_running and turn.group(1) == b"idle":
+                    if turn.group(1) == b"idle" and (ended := STOP_REASON.search(frame)) and ended.group(1):
                         break
     finally:
         await server.stop()

@@ -23,8 +23,8 @@ function updateJump() {
   }
 }
 
-if (root) {
-  scrollToBottom(); // a session opens at its newest entries; other pages (the index) open at their top
+if (root && !document.querySelector(":target")) {
+  scrollToBottom(); // a session opens at its newest entries (or at the entry its link names); other pages at their top
 }
 window.addEventListener("scroll", updateJump, { passive: true });
 

@@ -5,6 +5,17 @@
 const root = document.getElementById("session");
 let threadTop = null;
 
+// A link to an entry (#entry-N) the page does not hold opens the page on the window around it (?at=N): the page
+// holds only the newest entries.
+const linked = /^#entry-(\d+)$/.exec(window.location.hash);
+if (root && linked && !document.getElementById(linked[0].slice(1))) {
+  const url = new URL(window.location.href);
+  if (url.searchParams.get("at") !== linked[1]) {
+    url.searchParams.set("at", linked[1]);
+    window.location.replace(url.href);
+  }
+}
+
 if (root) {
   root.addEventListener("htmx:wsBeforeMessage", function (event) {
     const message = event.detail.message;

@@ -343,7 +343,8 @@ def load_whole_thread(page: Page) -> None:
         if not button.count():
             return
         held = page.locator("#thread > :not(#thread-start)").count()
-        button.click()
+        # Its own intersection may have asked already, and the sticky top bar may cover it: the click event itself.
+        button.dispatch_event("click")
         page.wait_for_function(f"document.querySelectorAll('#thread > :not(#thread-start)').length > {held}")
     raise AssertionError("the thread never ended")
 

@@ -19,6 +19,7 @@ from tests.support.urls import socket_at
 from webclient.render.markdown import render_markdown
 from webclient.render.message_docs import MessageDocs, MessageView, Progress
 from webclient.viewmodel.entries import MessageEntry
+from webclient.web.live.live_view import LiveView
 
 FLOOD_AGENT = f"{sys.executable} {AGENTS / 'flood_agent.py'}"
 """Answers a prompt with one message: "pong: " and the prompt."""
@@ -116,22 +117,28 @@ def test_messages_the_thread_let_go_of_are_not_rendered_after_all() -> None:
 # -- a real server, restarted on its store -------------------------------------------------------------------
 
 
-def big_markdown() -> str:
-    """More Markdown than a first paint renders from scratch, in paragraphs, lists and code blocks."""
+def big_markdowns() -> list[str]:
+    """Two messages of Markdown (paragraphs, lists and code blocks), each short enough to be shown whole (not by its
+    end: `MessageDocs.LONG_MESSAGE`), together more than a first paint renders from scratch (the older is left as
+    text), and with the second prompt less than a window holds (`LiveView.WINDOW_CHARS`): the page shows both."""
     block = "Paragraph {n} says *why* and `how`.\n\n- item {n}\n- next\n\n```python\nvalue = {n} * 2\n```\n\n"
-    text = "".join(block.format(n=n) for n in range(MessageDocs.FIRST_PAINT_CHARS // 60))
-    assert MessageDocs.FIRST_PAINT_CHARS < len(text) < 2 * MessageDocs.FIRST_PAINT_CHARS
-    return text
+    each = 60_000 // 88
+    texts = ["".join(block.format(n=n) for n in range(m * each, (m + 1) * each)) for m in range(2)]
+    assert all(len(text) < MessageDocs.LONG_MESSAGE for text in texts)
+    assert len(texts[1]) < MessageDocs.FIRST_PAINT_CHARS < sum(map(len, texts))
+    assert 3 * max(map(len, texts)) < LiveView.WINDOW_CHARS
+    return texts
 
 
 def test_a_rebuilt_sessions_big_message_shows_as_text_then_exactly_as_before_the_restart(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
     env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    text = big_markdown()
+    texts = big_markdowns()
+    text = texts[0]
     rendered = render_markdown(f"pong: {text}")  # the agent's answer
     first = start_server(agent=FLOOD_AGENT, **env)
-    session_id = asyncio.run(drive(first, [text]))
+    session_id = asyncio.run(drive(first, texts))
     before = thread_html(session_page(first, session_id))
     assert rendered in before
     stop(first, signal.SIGTERM)

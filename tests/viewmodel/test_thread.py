@@ -432,6 +432,18 @@ def test_latest_gives_windows_of_the_newest_entries_oldest_first() -> None:
     assert thread.get(250) is thread.entry(250) and thread.get(251) is None
 
 
+def test_following_gives_windows_after_an_entry_even_past_dropped_ones() -> None:
+    thread = Thread(max_entries=100)
+    for n in range(1, 251):
+        new_call(thread, f"c{n}", "completed")
+    first = thread.first_seq
+    assert first > 100
+    assert [e.seq for e in thread.following(3, after=200)] == [201, 202, 203]
+    assert [e.seq for e in thread.following(5, after=248)] == [249, 250]
+    assert [e.seq for e in thread.following(2, after=1)] == [first, first + 1]  # the dropped ones are skipped
+    assert thread.following(3, after=250) == []
+
+
 def test_beyond_the_cap_the_oldest_entries_are_dropped_and_seqs_stay() -> None:
     keys: list[Change] = []
     thread = Thread(listener=keys.append, max_entries=100)

@@ -125,7 +125,7 @@ def test_the_setting_puts_every_url_under_the_prefix_whether_the_proxy_keeps_it_
         assert stripped.status_code == 303 and stripped.headers["location"].startswith(PREFIX + "/sessions/")
         page = client.get(made.headers["location"], headers={**SCRIPT, **HTML})
         socket_url = next(e.attrs["ws-connect"] for e in parse(page.text).elements if "ws-connect" in e.attrs)
-        assert socket_url == "ws://localhost" + made.headers["location"] + "/ws"
+        assert socket_url.startswith("ws://localhost" + made.headers["location"] + "/ws?page=")  # and the page's stamp
         with client.websocket_connect(made.headers["location"] + "/ws", headers=SCRIPT) as socket:
             assert "session-status" in socket.receive_text()
         # The prefix is a whole segment: /agentsx is not under /agents; the bare prefix goes to its index.

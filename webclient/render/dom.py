@@ -80,6 +80,7 @@ class PageIds:
     # the thread (entries are appended to it, older ones put back after its start) and the plan,
     thread: str = "thread"
     thread_start: str = "thread-start"
+    thread_end: str = "thread-end"
     plan_dock: str = "plan-dock"
     plan_dock_details: str = "plan-dock-details"
     # the composer, its queue and its menus,

@@ -8,19 +8,25 @@ A session rebuilt from its journal has every message to render from scratch, whi
 and Pygments take ~50 ms per 100 KB). So a page's first paint (``MessageDocs.for_page``) renders finished
 messages from scratch, newest first, only up to ``MessageDocs.FIRST_PAINT_CHARS``; the others show as their text, as a
 streaming message's tail does, and are rendered right after (``render_pending``, or the next view of them: the
-page's socket re-renders its window as soon as it connects), into the very HTML a slower first paint had shown.
+page's socket sends them rendered as soon as it connects), into the very HTML a slower first paint had shown.
+
+A finished message longer than ``MessageDocs.LONG_MESSAGE`` shows by its end (``MessageDocs.by_its_end``): its last
+100 kB or so, from a block's start, under a control that brings the part before it (``earlier_part``), 100 kB at a
+time, over the page's socket. The export has it whole.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from webclient.render.markdown import MarkdownStream
+from webclient.render.dom import markdown_id
+from webclient.render.markdown import MarkdownStream, render_markdown
 from webclient.viewmodel.entries import Entry, MessageEntry
 
 
@@ -157,9 +163,12 @@ class MessageDocs:
     """Seconds at least between two catch-ups: the pages of one session, each asking at its own frame, share one."""
     TAIL_LIMIT = 4096
     """Characters of plain-text tail after which Markdown catches up at once."""
-    FIRST_PAINT_CHARS = 200_000
-    """Characters of finished messages a page's first paint renders from scratch (~0.1 s); the messages past them
-    show as text until rendered just after."""
+    FIRST_PAINT_CHARS = 100_000
+    """Characters of finished messages a page's first paint renders from scratch (~50 ms); the messages past them
+    show as text until rendered just after. Less than a window holds (`LiveView.WINDOW_CHARS`)."""
+    LONG_MESSAGE = 100_000
+    """Characters of a finished message past which it shows by its end (`by_its_end`: about 50 ms of Markdown), the
+    earlier part on request: a 3.4 MB answer would make a 3.6 MB page and take seconds to render."""
 
     def __init__(self, on_pending: Callable[[], None] | None = None) -> None:
         self._docs: dict[int, MessageDoc] = {}
@@ -169,10 +178,12 @@ class MessageDocs:
         """Called when a first paint leaves a message as text and none was pending: time to call ``render_pending``."""
         self._granted: set[int] | None = None
         """For a first paint, the messages it may render from scratch; None for every other view."""
+        self._ends: dict[int, tuple[int, int, MessageView]] = {}
+        """Long finished messages as shown by their end, by seq, with the revision and length rendered."""
 
     def for_page(self, window: Sequence[Entry]) -> MessageDocs:
         """These renderings (shared) as the first paint of a page showing ``window`` uses them: a page whose socket,
-        once connected, re-renders every entry of its window through ``view``. It renders the finished messages not
+        once connected, sends each message it shows as text through ``view``. It renders the finished messages not
         rendered yet from the newest (at the bottom, where the page opens) while they fit in ``FIRST_PAINT_CHARS``
         in all; the others show as text and are pending."""
         page = copy.copy(self)  # the same dicts
@@ -183,6 +194,7 @@ class MessageDocs:
                 and entry.kind != "user-message"  # plain text, never Markdown
                 and entry.seq not in self._docs
                 and entry.seq not in self._pending
+                and entry.seq not in self._ends
                 and len(entry.text) <= budget
             ):
                 budget -= len(entry.text)
@@ -195,8 +207,12 @@ class MessageDocs:
             del self._docs[seq]
         for seq in [seq for seq in self._pending if seq < first_seq]:
             del self._pending[seq]
+        for seq in [seq for seq in self._ends if seq < first_seq]:
+            del self._ends[seq]
 
     def view(self, entry: MessageEntry, now: float) -> MessageView:
+        if not entry.streaming and entry.kind != "user-message" and entry.length > self.LONG_MESSAGE:
+            return self.by_its_end(entry)
         doc = self._docs.get(entry.seq)
         if doc is not None and doc.revision != entry.revision:  # its content was replaced: render it anew, whole
             doc = self._docs[entry.seq] = MessageDoc(entry.revision, doc.stream.generation + 1)
@@ -206,6 +222,24 @@ class MessageDocs:
             self._pending.pop(entry.seq, None)
             doc = self._docs[entry.seq] = MessageDoc()
         return doc.view(entry, now, self.RENDER_INTERVAL, self.TAIL_LIMIT)
+
+    def by_its_end(self, entry: MessageEntry) -> MessageView:
+        """A long finished message as a page shows it: its last ``LONG_MESSAGE`` characters or so (from a block's
+        start), under a control that asks for the part before (`earlier_part`). Rendered once per revision; its
+        whole rendering, if it streamed here, is let go of."""
+        kept = self._ends.get(entry.seq)
+        if kept is not None and kept[:2] == (entry.revision, entry.length):
+            return kept[2]
+        self._docs.pop(entry.seq, None)
+        self._pending.pop(entry.seq, None)
+        text = entry.text
+        cut = block_start(text, len(text) - self.LONG_MESSAGE)
+        html = Markup(earlier_control(entry, cut)) + Markup(render_markdown(text[cut:]))
+        # A generation no rendering of the stream has: a page that holds any other rendering gets this one whole.
+        progress = Progress(-1, 1, len(text), len(text), False, len(entry.attachments))
+        view = MessageView([html], Markup(""), "", Markup(""), progress)
+        self._ends[entry.seq] = (entry.revision, entry.length, view)
+        return view
 
     def render_pending(self) -> bool:
         """Render the newest message a first paint left as text (the one nearest the bottom of the page, where a
@@ -233,3 +267,57 @@ def _as_text(entry: MessageEntry) -> MessageView:
     """A finished message not rendered yet: all of it as raw text (its lines kept) after no Markdown."""
     progress = Progress(0, 0, 0, len(entry.text), entry.streaming, len(entry.attachments))
     return MessageView([], AS_TEXT_BEFORE, entry.text, AS_TEXT_AFTER, progress)
+
+
+def block_start(text: str, at: int) -> int:
+    """Where a top-level Markdown block starts at or after ``at`` in ``text``: after a blank line outside a fenced
+    code block (a part of a message cut there renders alone as it does in the whole); else the next line's start.
+    0 when ``at`` is not past the start."""
+    if at <= 0:
+        return 0
+    inside = len(_FENCE.findall(text, 0, at)) % 2 == 1
+    cut = at
+    for _ in range(50):  # a blank line outside a fence is usually near; past that, a line's start will do
+        if inside:  # past the fence's end first
+            close = _FENCE.search(text, cut)
+            if close is None:
+                break
+            cut, inside = close.end(), False
+        blank = text.find("\n\n", cut)
+        if blank < 0:
+            break
+        inside = len(_FENCE.findall(text, cut, blank + 2)) % 2 == 1
+        cut = blank + 2
+        if not inside:
+            return cut
+    line = text.find("\n", at)
+    return line + 1 if line >= 0 else at
+
+
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def earlier_control(entry: MessageEntry, before: int) -> str:
+    """The button that asks (over the page's socket) for the part of ``entry`` before ``before``; "" at the start.
+    Its element is replaced by that part (`earlier_part`)."""
+    if before <= 0:
+        return ""
+    values = json.dumps({"action": "message_earlier", "seq": entry.seq, "before": before})
+    size = f"{before / 1e6:.1f} MB" if before >= 1e6 else f"{before / 1e3:.0f} kB"
+    return (
+        f'<div id="{markdown_id(entry)}-cut-{before}" class="message-cut" data-role="message-cut">'
+        f'<button type="button" class="link" data-action="message-earlier" ws-send hx-vals="{escape(values)}">'
+        f"Show the earlier part ({size} more)</button></div>"
+    )
+
+
+def earlier_part(entry: MessageEntry, before: int, size: int = MessageDocs.LONG_MESSAGE) -> str:
+    """The part of a long message before ``before`` (about ``size`` characters, from a block's start), as the
+    out-of-band fragment that replaces its control: a control for the part before it, then it rendered."""
+    text = entry.text
+    before = min(before, len(text))
+    cut = block_start(text, before - size)
+    if cut >= before:  # no block starts in the part: take it whole to a line's start
+        cut = max(0, text.rfind("\n", 0, max(0, before - size)) + 1)
+    html = earlier_control(entry, cut) + render_markdown(text[cut:before])
+    return f'<div id="{markdown_id(entry)}-cut-{before}" hx-swap-oob="outerHTML">{html}</div>'

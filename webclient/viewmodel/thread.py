@@ -106,6 +106,12 @@ class Thread:
             newest_first = (entry for entry in newest_first if entry.seq < before)
         return list(islice(newest_first, count))[::-1]
 
+    def following(self, count: int, after: int) -> list[Entry]:
+        """Up to ``count`` of the entries numbered above ``after``, oldest first (entries are numbered in order and
+        dropped only from the front, so this costs ``count`` lookups)."""
+        seq = max(after + 1, self.first_seq)
+        return [entry for entry in map(self._entries.get, range(seq, seq + count)) if entry is not None]
+
     @property
     def first_seq(self) -> int:
         """The seq of the oldest entry kept (one past the last when there is none)."""

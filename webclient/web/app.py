@@ -36,6 +36,7 @@ from webclient.web.delivery.assets import StaticAssets
 from webclient.web.delivery.compression import Compression
 from webclient.web.demo_remote import DemoRemote
 from webclient.web.live.agent_auth_socket import agent_auth_socket
+from webclient.web.live.page_holds import PageStamps
 from webclient.web.live.session_docs import SessionDocs
 from webclient.web.live.session_socket import session_socket
 from webclient.web.pages import (
@@ -172,6 +173,12 @@ async def people_secrets(settings: Settings, store: Store | None) -> Secrets | N
     return Secrets(store.engine, key)
 
 
+def released(app: Starlette, session_id: str) -> None:
+    """The registry let go of a session: so do its rendered Markdown and its pages' records."""
+    app.state.docs.release(session_id)
+    app.state.page_stamps.release(session_id)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
@@ -184,6 +191,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # In a worker thread: the server answers meanwhile (a template asked for first is compiled on demand).
         warming = asyncio.create_task(asyncio.to_thread(app.state.renderer.warm), name="compile templates")
         app.state.docs = SessionDocs()
+        app.state.page_stamps = PageStamps()  # what each page rendered holds, until its socket connects
         store = retention = None
         if settings.store:
             from webclient.store.retention import Retention  # here, as in check_store
@@ -207,7 +215,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.sessions = SessionManager(
             settings,
             agent_driver,
-            on_release=app.state.docs.release,
+            on_release=lambda session_id: released(app, session_id),
             records=store,
             demo_remote=demo_remote.url if demo_remote is not None else None,
             rules=app.state.rules,

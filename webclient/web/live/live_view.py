@@ -30,8 +30,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from webclient.render.dom import dom_id, terminal_id
-from webclient.render.message_docs import MessageDocs, MessageView, Progress
+from webclient.render.dom import PAGE_IDS, dom_id, terminal_id
+from webclient.render.message_docs import MessageDocs, MessageView, Progress, earlier_part
 from webclient.render.panels import file_panel
 from webclient.render.rendering import Renderer
 from webclient.render.text import scrub
@@ -40,8 +40,10 @@ from webclient.viewmodel.content import TerminalRef
 from webclient.viewmodel.entries import Entry, MessageEntry, ToolCall
 from webclient.viewmodel.events import Change, EntryChanged, Region, TerminalChanged
 from webclient.viewmodel.terminals import TerminalView
+from webclient.viewmodel.thread import Thread
 from webclient.web.live.card_updates import CardUpdates
 from webclient.web.live.message_edits import RECORD, Held, edit
+from webclient.web.live.page_holds import PageHolds
 
 PAGE = "session.html"
 FRAGMENTS = "_live.html"
@@ -61,8 +63,12 @@ class LiveView:
 
     MIN_INTERVAL = 0.05
     RESYNC_AT = 1000
-    WINDOW = 100
-    """Entries a (re)sync sends, and that one "Show earlier" adds."""
+    WINDOW = 30
+    """Entries a page opens on (about the last turns), a resync sends, and one "Show earlier" adds: a page opens at
+    its end in the same time whatever the thread's length, and loads earlier entries as it scrolls up."""
+    WINDOW_CHARS = 200_000
+    """Characters of messages a window holds at most (a long message counting as the end a page shows of it): a
+    window of long answers holds fewer entries (at least one), so a page is bounded in bytes too."""
     RESYNC_PAUSE = 0.5
     """Seconds the next frame waits after a resync the page's lag forced: a page that cannot keep up gets the
     newest window twice a second, not a window every frame."""
@@ -71,6 +77,10 @@ class LiveView:
     TERMINAL_REDRAW_AFTER = 1000
     """Lines a terminal may drop from its front before a page re-renders it whole (until then the page keeps
     them: re-sending thousands of lines for every dropped one would cost far more)."""
+
+    MAX_PARTS_ASKED = 2
+    """Requests for parts of long messages kept until the next frame (each is rendered once, in order; about 50 ms
+    of Markdown each, so a page asking without end costs at most two a frame); more are dropped."""
 
     SESSION_REGIONS = (Region.PLAN, Region.QUEUE, Region.COMMANDS, Region.CONTROLS, Region.CHANGES)
     """Page parts besides the header and the thread that a reconnecting page must get again."""
@@ -102,9 +112,18 @@ class LiveView:
         """The newest seq the page has or skipped: a higher one is a new entry, to append."""
         self._earlier: int | None = None
         """The page asked for the window of entries before this seq."""
+        self._earlier_parts: dict[int, int] = {}
+        """The page asked for the part of a long message (by seq) before this character."""
         self._oldest = 0
         """The seq of the oldest entry the page holds: only a request for the entries before it is served (a
         request made twice, or by a sentinel a resync replaced, would add entries the page has)."""
+        self._latest = 0
+        """The seq of the newest entry the page holds, when it does not hold the thread's end (it opened on an older
+        entry): new entries are not appended then, and only a request for the entries after it is served."""
+        self._at_end = True
+        """The page holds the thread's end: new entries are appended to it."""
+        self._later: int | None = None
+        """The page asked for the window of entries after this seq."""
         self._paused_until = 0.0
         self._behind = False
         """The page fell behind (too many changed parts): the resync it gets is followed by a pause."""
@@ -117,6 +136,30 @@ class LiveView:
         """What the page holds of each tool-call card: an update sends what changed in it."""
         self.follow = False
         """Whether this page's side panel follows the agent's latest location."""
+        self._holds: PageHolds | None = None
+        """What the page held when rendered, whose watcher ``run`` stops once it watches the session itself."""
+
+    def adopt(self, holds: PageHolds) -> None:
+        """Start from what the page holds (`webclient.web.live.page_holds`): no resync, only what changed since its
+        render. The record's changes are this view's from now on (the same dict: changes until ``run`` watches the
+        session go on being noted there)."""
+        self._holds = holds
+        self._shown = holds.shown
+        self._newest, self._oldest, self._latest = holds.newest, holds.oldest, holds.latest
+        self._at_end = holds.latest >= holds.newest
+        self.dirty = holds.dirty
+        self.needs_resync = holds.overflowed
+
+    @classmethod
+    def window(cls, thread: Thread, before: int | None = None) -> list[Entry]:
+        """The newest entries (numbered below ``before``) a page opens on, or one "Show earlier" adds: ``WINDOW`` at
+        most, and within ``WINDOW_CHARS`` of messages."""
+        return _within(thread.latest(cls.WINDOW, before=before), cls.WINDOW_CHARS, newest_first=True)
+
+    @classmethod
+    def window_after(cls, thread: Thread, after: int) -> list[Entry]:
+        """The entries after ``after`` that one "Show later" adds: as a window, from the other end."""
+        return _within(thread.following(cls.WINDOW, after), cls.WINDOW_CHARS, newest_first=False)
 
     def mark(self, change: Change) -> None:
         """Note a change (called by the session for every change: keep it trivial)."""
@@ -132,19 +175,37 @@ class LiveView:
         self._earlier = before
         self.wake.set()
 
+    def later(self, after: int) -> None:
+        """The page, opened on an older entry, scrolled to its bottom: send it the window of entries after ``after``."""
+        self._later = after
+        self.wake.set()
+
+    def message_earlier(self, seq: int, before: int) -> None:
+        """The page asked for the part of the long message ``seq`` before character ``before`` (`earlier_part`)."""
+        if len(self._earlier_parts) < self.MAX_PARTS_ASKED:
+            self._earlier_parts[seq] = before
+            self.wake.set()
+
     def resync(self) -> None:
         """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
         self.needs_resync = True
         self.wake.set()
 
     async def run(self) -> None:
-        """Send until cancelled: a resync first (so a reconnect loses nothing), then changes."""
+        """Send until cancelled: a resync first (so a reconnect loses nothing), or only what changed since the
+        page's render when it was adopted; then changes."""
         loop = asyncio.get_running_loop()
         stop_watching = self.session.watch(self.mark)
+        if self._holds is not None:
+            self._holds.stop()
+            if self._holds.overflowed and not self.needs_resync:
+                self.needs_resync, self.dirty = True, {}
+            self._holds = None
         last_sent = -1.0
         try:
             while True:
-                if not (self.needs_resync or self.dirty or self._earlier is not None):
+                asked = self._earlier is not None or self._later is not None or self._earlier_parts
+                if not (self.needs_resync or self.dirty or asked):
                     await self.wake.wait()
                 self.wake.clear()
                 delay = max(last_sent + self.MIN_INTERVAL, self._paused_until) - loop.time()
@@ -189,12 +250,14 @@ class LiveView:
         self._slice_started = time.perf_counter()
         if self.needs_resync:
             self.needs_resync = False
-            self._earlier = None
+            self._earlier = self._later = None
             self.dirty.clear()
             return [await self._resync(now), *self._fills()]
         changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
+        parts += [await self._later_window(now)] if self._later is not None else []
+        parts += self._message_parts()
         appended: list[str] = []
 
         def flush_appended() -> None:
@@ -216,6 +279,8 @@ class LiveView:
                 continue  # dropped, or outside what the page holds: "Show earlier" will render it as it is then
             if seq > self._newest:
                 self._newest = seq
+                if not self._at_end:
+                    continue  # the page shows older entries: "Show later" will render it as it is then
                 appended.append(self._entry(entry, now, oob=None))
                 continue
             flush_appended()
@@ -235,12 +300,42 @@ class LiveView:
         before, self._earlier = self._earlier, None
         if before != self._oldest:
             return ""
-        entries = self.session.thread.latest(self.WINDOW, before=before)
+        entries = self.window(self.session.thread, before=before)
         if entries:
             self._oldest = entries[0].seq
         html = await self._render(entries, now)
         older = self._wrap("earlier", entries=Markup(html)) if html else ""
         return older + self._start(entries[0] if entries else None)
+
+    async def _later_window(self, now: float) -> str:
+        """The window after the page's newest entry, put at the thread's end, and the new end of the thread (no
+        "Show later" once the page holds the thread's end: new entries are appended from then on)."""
+        assert self._later is not None
+        after, self._later = self._later, None
+        if self._at_end or after != self._latest:
+            return ""
+        entries = self.window_after(self.session.thread, after)
+        if entries:
+            self._latest = entries[-1].seq
+        last = self.session.thread.last
+        if last is None or self._latest >= last.seq:
+            self._at_end = True
+            self._newest = max(self._newest, self._latest)
+        html = await self._render(entries, now)
+        later = None if self._at_end else self._latest
+        end = self.renderer.block(PAGE, "thread_end", session=self.session, later=later, oob="true", **self.context)
+        return (f'<div hx-swap-oob="beforebegin:#{PAGE_IDS.thread_end}">{html}</div>' if html else "") + end
+
+    def _message_parts(self) -> list[str]:
+        """The parts of long messages the page asked for, of messages it holds shown by their end."""
+        asked, self._earlier_parts = self._earlier_parts, {}
+        parts = []
+        for seq, before in asked.items():
+            entry = self.session.thread.get(seq)
+            shown = self._shown.get(seq)
+            if isinstance(entry, MessageEntry) and shown is not None and shown.generation < 0 and 0 < before:
+                parts.append(earlier_part(entry, before))
+        return parts
 
     def _wrap(self, block: str, **context: Any) -> str:
         """One of the fragment wrappers of ``FRAGMENTS`` around what it is given (markup, or text to escape)."""
@@ -251,10 +346,11 @@ class LiveView:
         self._held.clear()
         self._terminals_shown.clear()
         thread = self.session.thread
-        window = thread.latest(self.WINDOW)
+        window = self.window(thread)
         last = thread.last
-        self._newest = last.seq if last is not None else 0
+        self._newest = self._latest = last.seq if last is not None else 0
         self._oldest = window[0].seq if window else 0
+        self._at_end = True
         entries = Markup(await self._render(window, now))
         start = Markup(self._start(window[0] if window else None, oob=None))
         regions = "".join(self._region(region) for region in (Region.STATUS, *self.SESSION_REGIONS))
@@ -420,3 +516,17 @@ def _messages(parts: list[str]) -> list[str]:
             records = part.startswith(RECORD)
             messages.append(part)
     return messages
+
+
+def _within(entries: list[Entry], chars: int, newest_first: bool) -> list[Entry]:
+    """``entries`` (oldest first) cut to those within ``chars`` of messages, counted from the newest (or the oldest),
+    at least one."""
+    order = range(len(entries) - 1, -1, -1) if newest_first else range(len(entries))
+    held = 0
+    for count, index in enumerate(order):
+        entry = entries[index]
+        if isinstance(entry, MessageEntry):
+            held += min(entry.length, MessageDocs.LONG_MESSAGE)
+            if held > chars and count:
+                return entries[index + 1 :] if newest_first else entries[:index]
+    return entries

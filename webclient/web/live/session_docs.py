@@ -6,7 +6,8 @@ opened after that.
 
 A page's first paint may leave big finished messages as text (`MessageDocs.for_page`: a session rebuilt from its
 journal has all of them to render): they are rendered in the background right after, a message at a time between
-other work, and the page's socket, which re-renders its window when it connects, brings them in as Markdown.
+other work, and the page's socket, which counts them as changed since the page (`web.live.page_holds`), brings
+them in as Markdown when it connects.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.requests import HTTPConnection
 
 from webclient.render.message_docs import MessageDocs
 from webclient.session.core import Session
+from webclient.viewmodel.entries import Entry
 from webclient.viewmodel.events import Change, Region
 from webclient.web.live.live_view import LiveView
 
@@ -41,7 +43,9 @@ class SessionDocs:
         pages._first_paint = True
         return pages
 
-    def of(self, session: Session) -> MessageDocs:
+    def of(self, session: Session, window: list[Entry] | None = None) -> MessageDocs:
+        """The renderings of ``session``'s messages; for a first paint, as the page showing ``window`` (else its newest
+        entries) uses them."""
         kept = self._docs.get(session.id)
         if kept is None:
             docs = MessageDocs(on_pending=lambda: self._catch_up_soon(session.id, docs))
@@ -52,7 +56,7 @@ class SessionDocs:
 
             kept = self._docs[session.id] = (docs, session.watch(dropped))
         if self._first_paint:  # the window the page shows (`pages.sessions.session_page`)
-            return kept[0].for_page(session.thread.latest(LiveView.WINDOW))
+            return kept[0].for_page(window if window is not None else LiveView.window(session.thread))
         return kept[0]
 
     def release(self, session_id: str) -> None:
@@ -86,7 +90,7 @@ class SessionDocs:
 
 
 def session_docs(conn: HTTPConnection) -> SessionDocs:
-    """The renderings for a socket, or for a page's first paint (an HTTP request: its socket re-renders its window
-    when it connects, so what its first paint leaves as text is shown as Markdown then)."""
+    """The renderings for a socket, or for a page's first paint (an HTTP request: its socket sends what its first
+    paint leaves as text as Markdown when it connects)."""
     docs: SessionDocs = conn.app.state.docs
     return docs.first_paint if conn.scope["type"] == "http" else docs

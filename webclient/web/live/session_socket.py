@@ -27,6 +27,7 @@ from webclient.viewmodel.events import Region
 from webclient.web.context import base_context, link_token, person, role_in, session_of, small_int
 from webclient.web.context import renderer as web_renderer
 from webclient.web.live.live_view import LiveView
+from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Viewer, page_context, presence
 from webclient.web.live.session_docs import session_docs
 
@@ -53,6 +54,9 @@ async def session_socket(websocket: WebSocket) -> None:
         websocket.send_text,
         {**base_context(websocket), **page_context(websocket, session), "embedded": embedded},
     )
+    holds = page_stamps(websocket).claim(websocket.query_params.get("page"), session)
+    if holds is not None:  # the page rendered just before: only what changed since goes out
+        live.adopt(holds)
     shut_out = Viewer(by, link, role_in(websocket, session), lambda code, reason: websocket.close(code, reason))
     leave = presence(websocket).join(session, shut_out)
     sender = asyncio.create_task(live.run(), name=f"ws-sender-{session.id}")
@@ -147,6 +151,18 @@ def _earlier(session: Session, live: LiveView, message: Message, by: Person) -> 
         live.earlier(before)
 
 
+def _later(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    after = small_int(_text(message, "after"))
+    if after:
+        live.later(after)
+
+
+def _message_earlier(session: Session, live: LiveView, message: Message, by: Person) -> None:
+    seq, before = small_int(_text(message, "seq")), small_int(_text(message, "before"))
+    if seq and before:
+        live.message_earlier(seq, before)
+
+
 def _question(session: Session, live: LiveView, message: Message, by: Person) -> None:
     fields = {key[6:]: str(value) for key, value in message.items() if key.startswith("field:")}
     session.answers.question(_text(message, "request_id"), _text(message, "answer"), fields, by)
@@ -194,10 +210,12 @@ ACTIONS: dict[str, Action] = {
     "follow": _follow,
     "diff_mode": _diff_mode,
     "earlier": _earlier,
+    "later": _later,
+    "message_earlier": _message_earlier,
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 
-VIEWING = frozenset({"follow", "diff_mode", "earlier"})
+VIEWING = frozenset({"follow", "diff_mode", "earlier", "later", "message_earlier"})
 """The actions that change only what this page shows: a watcher may send them; every other one needs a driver."""
 
 

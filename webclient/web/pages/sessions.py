@@ -16,13 +16,14 @@ from webclient.agents.limits import LimitReached
 from webclient.people.roles import Role
 from webclient.render.dom import PAGE_IDS
 from webclient.render.export import export_filename, session_markdown
-from webclient.render.message_docs import MessageView
+from webclient.render.message_docs import MessageView, Progress
 from webclient.session.agent import AgentSession
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import Session
 from webclient.viewmodel.entries import Entry, MessageEntry
-from webclient.web.context import base_context, manager, person, render, renderer, session_of, urls
+from webclient.web.context import base_context, manager, person, render, renderer, session_of, small_int, urls
 from webclient.web.live.live_view import LiveView, composer_nonce
+from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Presence
 from webclient.web.live.session_docs import session_docs
 from webclient.web.page_context import SignedInContext
@@ -72,6 +73,9 @@ class SessionPageContext(SignedInContext):
     """The newest entries, shown first (older ones load as the page scrolls up)."""
     earlier: int | None
     """The sequence number of the first entry shown, if there are older ones to load."""
+    later: int | None = None
+    """The sequence number of the last entry shown, if there are newer ones to load (a page opened on an older
+    entry: ``?at=SEQ``)."""
     ws_url: str
     """The page's socket."""
     role: Role | None
@@ -146,28 +150,58 @@ async def create_session(request: Request) -> Response:
 
 
 async def session_page(request: Request, **extra: Any) -> Response:
-    """A session's page; ``extra`` adds to its template's context (the embedded page's, `webclient.web.pages.embed`)."""
+    """A session's page; ``extra`` adds to its template's context (the embedded page's, `webclient.web.pages.embed`).
+
+    The page gets a stamp in its socket's URL, and what it holds is kept under it (`webclient.web.live.page_holds`):
+    its socket's first frame is then only what changed since this render."""
     session = await session_of(request)
-    docs = session_docs(request).of(session)
-    now = time.monotonic()
-    window = session.thread.latest(LiveView.WINDOW)  # older entries load as the page scrolls up
+    panel = await shares.panel_context(request, session)  # the last await: the page holds the window as read below
+    window = page_window(session, small_int(request.query_params.get("at")))
+    docs = session_docs(request).of(session, window)
+    last = session.thread.last
     ws_scheme = "wss" if request.url.scheme == "https" else "ws"
     embedded = "1" if extra.get("embedded") else None  # its socket's pushes leave the chrome out too
-    socket_path = urls(request).for_("socket", session_id=session.id, embedded=embedded)
+    stamps = page_stamps(request)
+    stamp = stamps.new_stamp()
+    socket_path = urls(request).for_("socket", session_id=session.id, embedded=embedded, page=stamp)
+    shown: dict[int, Progress | None] = {}
+    now = time.monotonic()
+
+    def message_view(entry: Entry) -> MessageView | None:
+        if not isinstance(entry, MessageEntry):
+            return None
+        view = docs.view(entry, now)
+        shown[entry.seq] = view.progress  # what the page holds of it, for its socket
+        return view
+
     context = SessionPageContext(
         **base_context(request),
         session=session,
-        message_view=lambda entry: docs.view(entry, now) if isinstance(entry, MessageEntry) else None,
+        message_view=message_view,
         nonce=composer_nonce(),
         window=window,
         earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
+        later=window[-1].seq if window and last is not None and window[-1].seq < last.seq else None,
         ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
-        **await shares.panel_context(request, session),
+        **panel,
         **extra,
     )
     response = render(request, context)
+    stamps.keep(stamp, session, window, shown)  # no await since the render: the page holds exactly this
     shares.remember_link(request, response, session)
     return response
+
+
+def page_window(session: Session, at: int | None) -> list[Entry]:
+    """The entries a session's page opens on: the newest ``LiveView.WINDOW`` (older ones load as it scrolls up), or,
+    for a link to an older entry (``?at=SEQ``, a dropped one: the oldest kept), a window around it."""
+    thread = session.thread
+    window = LiveView.window(thread)
+    if not at or not window or at >= window[0].seq:
+        return window
+    before = LiveView.window(thread, before=max(at, thread.first_seq))[-(LiveView.WINDOW // 3) :]
+    after = LiveView.window_after(thread, before[-1].seq if before else at - 1)
+    return before + after[: LiveView.WINDOW - len(before)]
 
 
 async def end_session(request: Request) -> Response:
