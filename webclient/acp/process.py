@@ -163,7 +163,11 @@ class AgentProcess:
         full_env = sandbox.environment(os.environ, env)
         if sandbox.confined and os.sep not in argv[0] and shutil.which(argv[0], path=full_env.get("PATH")) is None:
             raise AgentStartError(argv, f"executable {argv[0]!r} not found on PATH")  # else bwrap would say it
-        command, setup = sandbox.command(argv, cwd), process_group.child_setup(parent=os.getpid())
+        try:
+            command = sandbox.command(argv, cwd)
+        except OSError as exc:  # no way to give the sandbox what it asks for (its network): never without it
+            raise AgentStartError(argv, f"{exc.strerror or exc}") from exc
+        setup = process_group.child_setup(parent=os.getpid())
 
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
