@@ -3,12 +3,13 @@ lines that match, archive, rename, and delete with everything a session had."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import func, select, text
+from sqlalchemy import Engine, event, func, select, text
 
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
@@ -221,3 +222,24 @@ async def test_the_history_waits_for_a_new_sessions_row_but_not_for_a_backlog_of
     assert await count(store, "journal", "flood") < 20_000  # still on their way
     await flooding.flush()
     assert await count(store, "journal", "flood") == 20_000
+
+
+@pytest.mark.asyncio
+async def test_a_page_of_the_history_and_of_a_search_is_read_off_the_event_loop(store: Store) -> None:
+    # Through the async engine, each statement was run from the event loop's thread (and its driver's round trips
+    # each waited for a pass of a busy loop): the reader runs them all in a thread of its own.
+    session(store, "s1", 0, ("user", "find the parser"))
+    await store.flush()
+    threads: list[threading.Thread] = []
+
+    def executed(*_: object) -> None:
+        threads.append(threading.current_thread())
+
+    event.listen(Engine, "before_cursor_execute", executed)
+    try:
+        assert [s.id for s in (await store.history()).sessions] == ["s1"]
+        assert [s.id for s in (await store.search("parser")).sessions] == ["s1"]
+    finally:
+        event.remove(Engine, "before_cursor_execute", executed)
+    assert len(threads) >= 4  # a count and a page, then the matches, their rows and their lines
+    assert threading.main_thread() not in threads

@@ -117,7 +117,8 @@ def create_engine(url: str) -> AsyncEngine:
 
 def create_journal_engine(url: str) -> Engine:
     """A synchronous engine on the SQLite store at ``url``, with the standard library's driver: the journal writes
-    with it in a thread of its own (`webclient.store.journal_sink`)."""
+    with it, and the history reads, each in a thread of its own (`webclient.store.journal_sink`,
+    `webclient.store.history.HistoryReader`)."""
     engine = create_sync_engine(make_url(engine_url(url)).set(drivername="sqlite"))
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine

@@ -6,19 +6,27 @@ matches when its transcript (the ``transcript`` table: the prompts and the agent
 as the start of a word ("test" finds "tests"), not necessarily in one message. SQLite answers through its FTS5
 index, PostgreSQL through its text search (a GIN index over a generated tsvector): see migration 0002. With each
 session come a few of the lines that hold the words, those with the most of them first.
+
+A page of the history is read in one hop off the event loop (`HistoryReader`): through the async engine, the
+connection, each statement and each fetch were a hop of their own to aiosqlite's thread and back, about 9 for the
+index page, and while agents flood the event loop each hop waited for a pass of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, and_, exists, func, intersect, literal_column, or_, select, table, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.person import Person
+from webclient.store.database import create_engine, create_journal_engine
 from webclient.store.matching import matching_lines, query_words
 from webclient.store.schema import sessions, shares, transcript
 
@@ -27,6 +35,8 @@ MESSAGES_READ = 8
 """Matching messages read per session to find the lines shown."""
 
 _fts = table("transcript_fts", literal_column("rowid"))
+
+Read = TypeVar("Read")
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,59 @@ class HistoryPage:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.size))
+
+
+class HistoryReader:
+    """Runs the history's reads (`list_sessions`, `search`) in a thread of its own with a connection of its own to the
+    store at ``url``: SQLite through the standard library's driver, PostgreSQL through asyncpg on the thread's own
+    event loop with SQLAlchemy's sync API over it (as `webclient.store.journal_sink` writes). One thread: pages read
+    one after another, each in a few milliseconds."""
+
+    def __init__(self, url: str) -> None:
+        self.sqlite = make_url(url).get_backend_name() == "sqlite"
+        self._url = url
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="history")
+        self._engine: Engine | None = None
+        self._async_engine: AsyncEngine | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def read(self, reading: Callable[[Connection], Read]) -> Read:
+        """What ``reading`` returns, run on the reader's connection in its thread.
+
+        Raises:
+            Exception: whatever the database or its driver raised.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._read, reading)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._dispose)
+        self._thread.shutdown()
+
+    # -- in the reader's thread -----------------------------------------------------------------------
+
+    def _read(self, reading: Callable[[Connection], Read]) -> Read:
+        if self.sqlite:
+            if self._engine is None:
+                self._engine = create_journal_engine(self._url)
+            with self._engine.connect() as connection:
+                return reading(connection)
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._async_engine = create_engine(self._url)
+        return self._loop.run_until_complete(self._read_async(reading))
+
+    async def _read_async(self, reading: Callable[[Connection], Read]) -> Read:
+        assert self._async_engine is not None
+        async with self._async_engine.connect() as connection:
+            return await connection.run_sync(reading)
+
+    def _dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+        if self._loop is not None:
+            assert self._async_engine is not None
+            self._loop.run_until_complete(self._async_engine.dispose())
+            self._loop.close()
 
 
 def _as_utc(when: datetime) -> datetime:
@@ -120,8 +183,8 @@ def _page(page: int) -> int:
     return max(1, page)
 
 
-async def list_sessions(
-    engine: AsyncEngine,
+def list_sessions(
+    connection: Connection,
     *,
     page: int = 1,
     archived: bool = False,
@@ -132,16 +195,15 @@ async def list_sessions(
     those `viewer` may see (`_visible`)."""
     page = _page(page)
     where = _listed(archived, viewer)
-    async with engine.connect() as connection:
-        total = (await connection.execute(select(func.count()).select_from(sessions).where(*where))).scalar_one()
-        rows = await connection.execute(
-            select(sessions)
-            .where(*where)
-            .order_by(sessions.c.last_activity.desc(), sessions.c.id)
-            .limit(size)
-            .offset((page - 1) * size)
-        )
-        return HistoryPage([_stored(row) for row in rows], total, page, size)
+    total = connection.execute(select(func.count()).select_from(sessions).where(*where)).scalar_one()
+    rows = connection.execute(
+        select(sessions)
+        .where(*where)
+        .order_by(sessions.c.last_activity.desc(), sessions.c.id)
+        .limit(size)
+        .offset((page - 1) * size)
+    )
+    return HistoryPage([_stored(row) for row in rows], total, page, size)
 
 
 def _matches(dialect: str, words: Sequence[str], every: bool) -> ColumnElement[bool]:
@@ -175,8 +237,8 @@ def _holding_every(dialect: str, words: Sequence[str]) -> list[ColumnElement[boo
     return [sessions.c.id.in_(holding)]
 
 
-async def search(
-    engine: AsyncEngine,
+def search(
+    connection: Connection,
     query: str,
     *,
     page: int = 1,
@@ -190,21 +252,20 @@ async def search(
     words = query_words(query)
     if not words:
         return HistoryPage([], 0, page, size)
-    dialect = engine.dialect.name
+    dialect = connection.dialect.name
     where = [*_holding_every(dialect, words), *_listed(archived, viewer)]
-    async with engine.connect() as connection:
-        # Every match's id, newest first, in one pass over the index (a count and a page would make two).
-        ordered = select(sessions.c.id).where(*where).order_by(sessions.c.last_activity.desc(), sessions.c.id)
-        found = list((await connection.execute(ordered)).scalars())
-        shown = found[(page - 1) * size : page * size]
-        rows = {row.id: row for row in await connection.execute(select(sessions).where(sessions.c.id.in_(shown)))}
-        texts = await _matching_texts(connection, dialect, shown, words)
+    # Every match's id, newest first, in one pass over the index (a count and a page would make two).
+    ordered = select(sessions.c.id).where(*where).order_by(sessions.c.last_activity.desc(), sessions.c.id)
+    found = list(connection.execute(ordered).scalars())
+    shown = found[(page - 1) * size : page * size]
+    rows = {row.id: row for row in connection.execute(select(sessions).where(sessions.c.id.in_(shown)))}
+    texts = _matching_texts(connection, dialect, shown, words)
     results = [_stored(rows[key], matching_lines(texts.get(key, []), words)) for key in shown if key in rows]
     return HistoryPage(results, len(found), page, size)
 
 
-async def _matching_texts(
-    connection: AsyncConnection, dialect: str, session_ids: list[str], words: Sequence[str]
+def _matching_texts(
+    connection: Connection, dialect: str, session_ids: list[str], words: Sequence[str]
 ) -> dict[str, list[str]]:
     """The first `MESSAGES_READ` messages of each session that hold any of `words`, in order."""
     if not session_ids:
@@ -215,7 +276,7 @@ async def _matching_texts(
         .where(transcript.c.session_id.in_(session_ids), _matches(dialect, words, False))
         .subquery()
     )
-    rows = await connection.execute(
+    rows = connection.execute(
         select(found.c.session_id, found.c.text)
         .where(found.c.n <= MESSAGES_READ)
         .order_by(found.c.session_id, found.c.n)

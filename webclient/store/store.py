@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import shlex
 from collections.abc import AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import ACTION, JournalRow, StoredSession
 from webclient.store import audit, folders, history, shares
 from webclient.store.database import create_engine, database_url, migrate
-from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
+from webclient.store.history import PAGE_SIZE, HistoryPage, HistoryReader, SessionRow
 from webclient.store.journal import JournalWriter
 from webclient.store.retention import delete_sessions
 from webclient.store.schema import journal, sessions
@@ -56,6 +57,7 @@ class Store:
     def __init__(self, engine: AsyncEngine, writer: JournalWriter) -> None:
         self.engine = engine
         self.writer = writer
+        self.reader = HistoryReader(engine.url.render_as_string(hide_password=False))
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:
@@ -167,6 +169,7 @@ class Store:
 
     async def close(self) -> None:
         await self.writer.close()
+        await self.reader.close()
         await self.engine.dispose()
 
     # -- the history (webclient.store.history) -------------------------------------------------------------
@@ -184,7 +187,9 @@ class Store:
         """A page of the sessions `viewer` may see (None: all), newest activity first (archived ones too if
         `archived`)."""
         await self._caught_up()
-        return await history.list_sessions(self.engine, page=page, archived=archived, size=size, viewer=viewer)
+        return await self.reader.read(
+            functools.partial(history.list_sessions, page=page, archived=archived, size=size, viewer=viewer)
+        )
 
     async def search(
         self, query: str, page: int = 1, archived: bool = False, size: int = PAGE_SIZE, viewer: Person | None = None
@@ -192,7 +197,9 @@ class Store:
         """A page of the sessions `viewer` may see (None: all) whose transcripts hold every word of `query`, with
         their matching lines."""
         await self._caught_up()
-        return await history.search(self.engine, query, page=page, archived=archived, size=size, viewer=viewer)
+        return await self.reader.read(
+            functools.partial(history.search, query=query, page=page, archived=archived, size=size, viewer=viewer)
+        )
 
     async def visible(self, session_id: str, viewer: Person, link: str | None = None) -> bool:
         """Whether `viewer` may see the stored session `session_id` (its owner, an admin, or one a share names)."""
