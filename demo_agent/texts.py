@@ -18,7 +18,7 @@ Here is one long answer with everything the client renders. Text can be **bold**
 ### Lists
 
 - Streaming arrives in small chunks, a few words at a time.
-- Code blocks are highlighted once the closing fence arrives.
+- Code blocks are highlighted as they stream.
 - Lists nest:
   - like this one,
   - and this one, with `code` inside.
