@@ -145,10 +145,15 @@ def probe(sandbox: Sandbox) -> None:
     true = shutil.which("true", path="/usr/bin:/bin") or "/usr/bin/true"
     for network in (False, True) if sandbox.user_network else (False,):
         command = dataclasses.replace(sandbox, network=network).command([true], Path("/"))
-        try:
-            ran = subprocess.run(command, capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise SandboxUnavailable(f"WEBCLIENT_SANDBOX=bwrap, but {sandbox.bwrap} cannot run: {error}") from None
+        # With the network on, once more before refusing to start: on a machine busy starting other sandboxes the
+        # user-mode network was seen, rarely, not to come up once (the kernel's refusal repeats; this did not).
+        for attempt in (1, 2) if network else (2,):
+            try:
+                ran = subprocess.run(command, capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
+            except (OSError, subprocess.TimeoutExpired) as error:
+                raise SandboxUnavailable(f"WEBCLIENT_SANDBOX=bwrap, but {sandbox.bwrap} cannot run: {error}") from None
+            if ran.returncode == 0 or attempt == 2:
+                break
         if ran.returncode != 0:
             said = ran.stderr.decode(errors="replace").strip() or f"exit status {ran.returncode}"
             raise SandboxUnavailable(
