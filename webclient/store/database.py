@@ -12,11 +12,14 @@ of ``migrations/versions`` (``<revision>_<what>.py``; a test checks them against
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 from sqlalchemy import Engine, event, inspect, text
@@ -27,6 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from webclient.config import Settings
 from webclient.store.schema import metadata
+
+Done = TypeVar("Done")
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 VERSIONS = MIGRATIONS / "versions"
@@ -115,13 +120,69 @@ def create_engine(url: str) -> AsyncEngine:
     return engine
 
 
-def create_journal_engine(url: str) -> Engine:
-    """A synchronous engine on the SQLite store at ``url``, with the standard library's driver: the journal writes
-    with it, and the history reads, each in a thread of its own (`webclient.store.journal_sink`,
-    `webclient.store.history.HistoryReader`)."""
+def _sqlite_engine(url: str) -> Engine:
+    """A synchronous engine on the SQLite store at ``url``, with the standard library's driver."""
     engine = create_sync_engine(make_url(engine_url(url)).set(drivername="sqlite"))
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
+
+
+class ThreadConnection:
+    """A thread of its own with a connection of its own to the store at ``url``, for work that must not wait on the
+    event loop nor hold it: the journal's writes (`webclient.store.journal_sink`) and the history's reads
+    (`webclient.store.store.Store.history`). SQLite goes through the standard library's driver; PostgreSQL through
+    asyncpg on the thread's own event loop, with SQLAlchemy's sync API over it. One thread: work runs one at a time."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url = url
+        self.sqlite = make_url(url).get_backend_name() == "sqlite"
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix=name)
+        self._engine: Engine | None = None
+        self._async_engine: AsyncEngine | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def run(self, work: Callable[[Connection], Done], *, transaction: bool) -> Done:
+        """What ``work`` returns, run in the thread on the connection (in one transaction, committed, when asked).
+
+        Raises:
+            Exception: whatever the database or its driver raised (a transaction is then rolled back).
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._run, work, transaction)
+
+    def call_soon(self, work: Callable[[], None]) -> None:
+        """Run ``work`` in the thread, after what is queued, without waiting (nothing once closed)."""
+        with contextlib.suppress(RuntimeError):  # closed
+            self._thread.submit(work)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._dispose)
+        self._thread.shutdown()
+
+    # -- in the thread ------------------------------------------------------------------------------
+
+    def _run(self, work: Callable[[Connection], Done], transaction: bool) -> Done:
+        if self.sqlite:
+            if self._engine is None:
+                self._engine = _sqlite_engine(self.url)
+            with self._engine.begin() if transaction else self._engine.connect() as connection:
+                return work(connection)
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._async_engine = create_engine(self.url)
+        return self._loop.run_until_complete(self._run_async(work, transaction))
+
+    async def _run_async(self, work: Callable[[Connection], Done], transaction: bool) -> Done:
+        assert self._async_engine is not None
+        async with self._async_engine.begin() if transaction else self._async_engine.connect() as connection:
+            return await connection.run_sync(work)
+
+    def _dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+        if self._loop is not None:
+            assert self._async_engine is not None
+            self._loop.run_until_complete(self._async_engine.dispose())
+            self._loop.close()
 
 
 def known_revisions() -> list[str]:

@@ -7,26 +7,24 @@ as the start of a word ("test" finds "tests"), not necessarily in one message. S
 index, PostgreSQL through its text search (a GIN index over a generated tsvector): see migration 0002. With each
 session come a few of the lines that hold the words, those with the most of them first.
 
-A page of the history is read in one hop off the event loop (`HistoryReader`): through the async engine, the
-connection, each statement and each fetch were a hop of their own to aiosqlite's thread and back, about 9 for the
-index page, and while agents flood the event loop each hop waited for a pass of it.
+A page of the history is read in one hop off the event loop (`Store.history` runs it on a
+`webclient.store.database.ThreadConnection`): through the async engine, the connection, each statement and each fetch
+were a hop of their own to aiosqlite's thread and back, about 9 for the index page, and while agents flood the event
+loop each hop waited for a pass of it.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, and_, exists, func, intersect, literal_column, or_, select, table, update
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.person import Person
-from webclient.store.database import create_engine, create_journal_engine
 from webclient.store.matching import matching_lines, query_words
 from webclient.store.schema import sessions, shares, transcript
 
@@ -76,59 +74,6 @@ class HistoryPage:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.size))
-
-
-class HistoryReader:
-    """Runs the history's reads (`list_sessions`, `search`) in a thread of its own with a connection of its own to the
-    store at ``url``: SQLite through the standard library's driver, PostgreSQL through asyncpg on the thread's own
-    event loop with SQLAlchemy's sync API over it (as `webclient.store.journal_sink` writes). One thread: pages read
-    one after another, each in a few milliseconds."""
-
-    def __init__(self, url: str) -> None:
-        self.sqlite = make_url(url).get_backend_name() == "sqlite"
-        self._url = url
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="history")
-        self._engine: Engine | None = None
-        self._async_engine: AsyncEngine | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def read(self, reading: Callable[[Connection], Read]) -> Read:
-        """What ``reading`` returns, run on the reader's connection in its thread.
-
-        Raises:
-            Exception: whatever the database or its driver raised.
-        """
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._read, reading)
-
-    async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._dispose)
-        self._thread.shutdown()
-
-    # -- in the reader's thread -----------------------------------------------------------------------
-
-    def _read(self, reading: Callable[[Connection], Read]) -> Read:
-        if self.sqlite:
-            if self._engine is None:
-                self._engine = create_journal_engine(self._url)
-            with self._engine.connect() as connection:
-                return reading(connection)
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._async_engine = create_engine(self._url)
-        return self._loop.run_until_complete(self._read_async(reading))
-
-    async def _read_async(self, reading: Callable[[Connection], Read]) -> Read:
-        assert self._async_engine is not None
-        async with self._async_engine.connect() as connection:
-            return await connection.run_sync(reading)
-
-    def _dispose(self) -> None:
-        if self._engine is not None:
-            self._engine.dispose()
-        if self._loop is not None:
-            assert self._async_engine is not None
-            self._loop.run_until_complete(self._async_engine.dispose())
-            self._loop.close()
 
 
 def _as_utc(when: datetime) -> datetime:

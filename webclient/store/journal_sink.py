@@ -14,21 +14,18 @@ in statements of `ROWS_PER_STATEMENT` rows each instead.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, update
-from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Connection
 
 from webclient.session.recorder import NOTICE
-from webclient.store.database import create_engine, create_journal_engine
+from webclient.store.database import ThreadConnection
 from webclient.store.schema import audit, journal, sessions, transcript
 
 log = logging.getLogger(__name__)
@@ -82,12 +79,8 @@ class JournalSink:
     """Writes batches, one at a time, in a thread of its own with a connection of its own to the store at ``url``."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
-        self.sqlite = make_url(url).get_backend_name() == "sqlite"
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="journal")
-        self._engine: Engine | None = None
-        self._async_engine: AsyncEngine | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connection = ThreadConnection(url, "journal")
+        self.sqlite = self._connection.sqlite
         self._statement: str | None = None
         self.sizes: dict[str, int] = {}
         """Characters of each journal so far (the cap's count), kept by the sink's thread."""
@@ -100,38 +93,12 @@ class JournalSink:
         Raises:
             Exception: whatever the database or its driver raised; nothing of the batch is written.
         """
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._write, batch)
+        await self._connection.run(functools.partial(self._write_batch, batch=batch), transaction=True)
 
     async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._dispose)
-        self._thread.shutdown()
+        await self._connection.close()
 
     # -- in the sink's thread -------------------------------------------------------------------------
-
-    def _write(self, batch: Batch) -> None:
-        if self.sqlite:
-            if self._engine is None:
-                self._engine = create_journal_engine(self.url)
-            with self._engine.begin() as connection:
-                self._write_batch(connection, batch)
-            return
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._async_engine = create_engine(self.url)
-        self._loop.run_until_complete(self._write_async(batch))
-
-    async def _write_async(self, batch: Batch) -> None:
-        assert self._async_engine is not None
-        async with self._async_engine.begin() as connection:
-            await connection.run_sync(self._write_batch, batch)
-
-    def _dispose(self) -> None:
-        if self._engine is not None:
-            self._engine.dispose()
-        if self._loop is not None:
-            assert self._async_engine is not None
-            self._loop.run_until_complete(self._async_engine.dispose())
-            self._loop.close()
 
     def _write_batch(self, connection: Connection, batch: Batch) -> None:
         """New session rows first, then the journal rows, the words of finished messages, the audit log, then each
@@ -200,8 +167,7 @@ class JournalSink:
 
     def forget(self, session_id: str) -> None:
         """Retention deleted the session: drop what the sink knows of it."""
-        with contextlib.suppress(RuntimeError):  # the sink is closed
-            self._thread.submit(self._forget, session_id)
+        self._connection.call_soon(functools.partial(self._forget, session_id))
 
     def _forget(self, session_id: str) -> None:
         self.sizes.pop(session_id, None)

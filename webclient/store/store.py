@@ -19,8 +19,8 @@ from webclient.people.person import Person
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import ACTION, JournalRow, StoredSession
 from webclient.store import audit, folders, history, shares
-from webclient.store.database import create_engine, database_url, migrate
-from webclient.store.history import PAGE_SIZE, HistoryPage, HistoryReader, SessionRow
+from webclient.store.database import ThreadConnection, create_engine, database_url, migrate
+from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
 from webclient.store.retention import delete_sessions
 from webclient.store.schema import journal, sessions
@@ -57,7 +57,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, writer: JournalWriter) -> None:
         self.engine = engine
         self.writer = writer
-        self.reader = HistoryReader(engine.url.render_as_string(hide_password=False))
+        self.reader = ThreadConnection(engine.url.render_as_string(hide_password=False), "history")
+        """Reads the history (a page of the index, a search) in one hop off the event loop."""
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:
@@ -187,8 +188,9 @@ class Store:
         """A page of the sessions `viewer` may see (None: all), newest activity first (archived ones too if
         `archived`)."""
         await self._caught_up()
-        return await self.reader.read(
-            functools.partial(history.list_sessions, page=page, archived=archived, size=size, viewer=viewer)
+        return await self.reader.run(
+            functools.partial(history.list_sessions, page=page, archived=archived, size=size, viewer=viewer),
+            transaction=False,
         )
 
     async def search(
@@ -197,8 +199,9 @@ class Store:
         """A page of the sessions `viewer` may see (None: all) whose transcripts hold every word of `query`, with
         their matching lines."""
         await self._caught_up()
-        return await self.reader.read(
-            functools.partial(history.search, query=query, page=page, archived=archived, size=size, viewer=viewer)
+        return await self.reader.run(
+            functools.partial(history.search, query=query, page=page, archived=archived, size=size, viewer=viewer),
+            transaction=False,
         )
 
     async def visible(self, session_id: str, viewer: Person, link: str | None = None) -> bool:
