@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.servers import ROOT
+
+pytestmark = pytest.mark.process  # each test starts a fresh interpreter: what it imports is the subject
 
 # The app started (its lifespan, which opens the store) and asked for GET / over plain ASGI, as uvicorn would:
 # a test client would itself import httpx.
