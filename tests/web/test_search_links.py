@@ -77,9 +77,10 @@ def test_a_hit_in_a_live_session_links_to_its_entry_and_the_link_opens_the_page_
     assert last is not None and opened.select_one(f"#entry-{last.seq}") is None  # the window around it, not the end
     assert opened.select_one('[data-action="show-later"]') is not None
 
-    # The prompt of the turn is an entry of its own, and its hit links to it.
-    (prompt_hits,) = hit_links(app, "stream").values()
-    assert prompt_hits == [(f"{path}?at={answer.seq - 1}#entry-{answer.seq - 1}", "stream 5")]
+    # The prompt of the turn is an entry of its own, and its hit links to it; hits show in the order they were said.
+    (both,) = hit_links(app, "stream w4").values()
+    prompt = f"{path}?at={answer.seq - 1}#entry-{answer.seq - 1}"
+    assert both == [(prompt, "stream 5"), (f"{path}?at={answer.seq}#entry-{answer.seq}", "w0 w1 w2 w3 w4")]
 
 
 SPEC = AgentSpec(AgentEntry("stored", ["stored-agent"]), Path("/srv/project"))
