@@ -141,6 +141,21 @@ def test_matching_lines_rank_by_words_held_then_keep_the_transcripts_order() -> 
     assert query_words("Fix the FIX, don't-panic 2x_y") == ["fix", "the", "don", "t", "panic", "2x", "y"]
 
 
+def test_matching_lines_are_ranked_by_the_words_they_show_not_those_written() -> None:
+    texts = ["see [the docs](https://x.example/parser) on the cache", "the cache and the parser"]
+    # The first line as written holds both words, as shown only one: it comes after the second.
+    assert lines(matching_lines(texts, ["cache", "parser"], limit=1)) == ("the cache and the parser",)
+    assert lines(matching_lines(texts, ["cache", "parser"], limit=2)) == (
+        "see the docs on the cache",
+        "the cache and the parser",
+    )
+    many = [f"line {n} says parser" for n in range(5_000)] + ["the parser and the cache"]
+    assert lines(matching_lines(many, ["parser", "cache"], limit=2)) == (
+        "line 0 says parser",
+        "the parser and the cache",
+    )
+
+
 def test_matching_lines_are_the_markdown_as_the_page_reads_it() -> None:
     said = [
         "## The **parser** plan\n> - see [the `parser` docs](https://x.example/parser) and ![parser](p.png)\n"
