@@ -56,8 +56,9 @@ def matching_lines(
 
     A line is counted as the person reads it (`plain_line`), but reading Markdown is what costs: the 8 messages read of
     the 110,040-notification bench session (`bench/search_links.py`) have 1,116 matching lines, 55 ms of Markdown. A
-    line as written holds at least the words it shows (a link's target is gone from what it shows, never added), so
-    lines are read best bound first, and the reading stops once `limit` lines hold more than any line left could."""
+    line as written holds the words it shows and more (its marks go, a link's target too), so its words as written
+    bound it: lines are read best bound first, and the reading stops once `limit` lines hold more than any line left
+    could."""
     pattern = word_pattern(words)
     candidates: list[tuple[int, int, str, int | None]] = []  # (-distinct words as written, position, line, entry)
     for number, text in enumerate(texts):

@@ -38,8 +38,9 @@ Marked = list[tuple[str, bool]]
 
 
 @dataclass(frozen=True)
-class FoundLine:
-    """A line of a session's transcript that holds the search's words, as the index shows it, and links to it."""
+class MarkedHit:
+    """A search's hit (`webclient.store.matching.Hit`) as the index shows it: its line cut into the words looked for
+    and the rest, and a link to its entry."""
 
     parts: Marked
     entry_seq: int | None
@@ -68,7 +69,7 @@ class HistoryRow:
     turns: int
     archived: bool
     live: bool
-    lines: list[FoundLine] = field(default_factory=list)
+    lines: list[MarkedHit] = field(default_factory=list)
     mine: bool = True
     """Whether the person may archive and delete it (theirs, or they are an admin): else it was shared with them."""
     owner: str | None = None
@@ -141,7 +142,7 @@ def _agent_name(session: Session) -> str | None:
 def _stored_row(
     stored: SessionRow, live: Session | None, pattern: re.Pattern[str] | None, viewer: Person
 ) -> HistoryRow:
-    lines = [FoundLine(marked(hit.line, pattern), hit.entry_seq) for hit in stored.lines] if pattern is not None else []
+    lines = [MarkedHit(marked(hit.line, pattern), hit.entry_seq) for hit in stored.lines] if pattern is not None else []
     if live is None:
         state = "ended" if stored.state == "ended" else "stopped"
         title, agent_name, turns = stored.title, stored.agent_name, stored.turns
