@@ -643,7 +643,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("server", "relay"), help="measure one of the two")
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--no-store", action="store_true", help="run the real server without its session store")
-    parser.add_argument("--no-probe", action="store_true", help="do not time `GET /` during the turn (its CPU is counted)")
+    parser.add_argument(
+        "--no-probe", action="store_true", help="do not time `GET /` during the turn (its CPU is counted)"
+    )
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
     parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
     parser.add_argument(
@@ -652,7 +654,9 @@ def main() -> None:
         metavar="DIR",
         help="run the real server from this checkout (e.g. `git archive REV | tar -x -C DIR`)",
     )
-    parser.add_argument("--profile", metavar="FILE", help="profile the real server's event loop during the turn (cProfile), into FILE.<run>")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="profile the server's event loop in the turn, into FILE.<run>"
+    )
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()
     started = time.monotonic()
