@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from webclient.render.highlight import COLOURED
 from webclient.render.markdown import MAX_BLOCK_CHARS, MarkdownStream, _sanitize, render_markdown
@@ -449,7 +451,54 @@ def test_two_pages_asking_within_the_gap_share_one_catch_up() -> None:
     docs = MessageDocs()
     entry = message("One paragraph")
     docs.view(entry, now=100.0)
-    entry.parts.append(" grows")
+    entry.parts.append(" grows *fast*")
     other_page = docs.view(entry, now=100.0 + MessageDocs.CATCH_UP_GAP / 2)
-    assert other_page.raw == " grows"  # shown as text until the next catch-up
+    assert other_page.raw == " grows *fast*"  # shown as text until the next catch-up
     assert docs.view(entry, now=100.0 + MessageDocs.CATCH_UP_GAP).raw == ""
+
+
+def shown(view: MessageView) -> str:
+    """What a page shows of a message: its finished blocks, the rest and the raw text in it (the space that ends a
+    paragraph, which the page draws as nothing, left out)."""
+    return view.html + view.before + escape(view.raw.rstrip()) + view.after
+
+
+def test_words_that_continue_a_paragraph_are_not_parsed_again_and_show_as_a_catch_up_would() -> None:
+    """Parsing the rest again at every frame was most of a streaming message's cost: words and plain punctuation
+    continuing the paragraph being written stay raw text, which renders as itself."""
+    docs = MessageDocs()
+    entry = message("# Title\n\nA paragraph")
+    docs.view(entry, now=100.0)
+    entry.parts.append(" goes on, 50% or 3/4 of it: yes!")
+    later = docs.view(entry, now=101.0)
+    assert later.raw == " goes on, 50% or 3/4 of it: yes!"
+    assert shown(later) == render_markdown(entry.text)
+    for markup in (" and *more", " and `code`", " a_b", " [x]", " &amp;", " <b>", ' "quoted"', "\n- a list"):
+        docs = MessageDocs()
+        entry = message("A paragraph")
+        docs.view(entry, now=100.0)
+        entry.parts.append(markup)
+        assert docs.view(entry, now=101.0).raw in ("", "\n"), markup  # caught up: it may render otherwise
+    for rest in ("1", "A line ending in _", "- item", "> quoted"):  # what follows could change what it is
+        docs = MessageDocs()
+        entry = message(rest)
+        docs.view(entry, now=100.0)
+        entry.parts.append(". more")
+        assert docs.view(entry, now=101.0).raw == "", rest
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_message_streamed_in_random_pieces_shows_at_every_view_what_a_catch_up_would(seed: int) -> None:
+    """Whatever is left as raw text at a view past the catch-up interval renders as itself."""
+    rng = random.Random(seed)
+    words = ["plain", "Words", "50%", "a/b", "x=1+2", "end.", "why?", "é", "*em*", "`c`", "_u_", "&", "<t>", "1."]
+    separators = [" ", " ", " ", "\n", "\n\n", "\n\n- ", "\n\n# ", "\n\n1. ", "  \n", "\\"]
+    text = "".join(rng.choice(words) + rng.choice(separators) for _ in range(200))
+    docs, entry, now, at = MessageDocs(), message(""), 100.0, 0
+    while at < len(text):
+        step = rng.randrange(1, 12)
+        entry.parts.append(text[at : at + step])
+        at += step
+        now += MessageDocs.RENDER_INTERVAL
+        view = docs.view(entry, now)
+        assert shown(view) == render_markdown(entry.text), (seed, entry.text[-80:], view.raw)

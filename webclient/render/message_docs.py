@@ -105,11 +105,21 @@ def _split_for_tail(html: str) -> tuple[str, str]:
     return html[: end.start()], html[end.start() :]
 
 
+_PLAIN_TEXT = re.compile(r"(?:[^\W_]|[ .,:?!/%=+-])*")
+"""Text that Markdown renders as itself inside a paragraph (``fullmatch``): letters, digits, spaces and punctuation
+that neither starts nor ends anything (emphasis, code, links, entities, HTML, escapes) and that the page's escaping
+leaves as it is (no quotes). No line break: a new line may start a list, a heading or a table."""
+_CONTINUES_AS_TEXT = re.compile(r"(?:\A|\n) {0,3}[^\W\d_][^\n]*(?:[^\W_]|[.,:?!])\Z")
+"""A rendered rest that plain text can continue: its last line began with a letter (so that line cannot become a
+block of another kind: a list, a heading, a rule) and ends with a letter, a digit or a full stop and the like (not a
+``*``, ``_`` or ``\\`` that the next character could turn into markup)."""
+
+
 class MessageDoc:
     """The rendering of one message: its Markdown stream, when it last caught up and the rest rendered then (cut
     where the raw text goes once per catch-up, not once per frame)."""
 
-    __slots__ = ("after", "before", "caught_up", "revision", "seen", "stream", "updated")
+    __slots__ = ("after", "before", "caught_up", "continues_as_text", "revision", "seen", "stream", "updated")
 
     def __init__(self, revision: int = 0, generation: int = 0) -> None:
         self.revision = revision
@@ -122,6 +132,9 @@ class MessageDoc:
         self.caught_up = 0
         self.before = ""
         self.after = ""
+        self.continues_as_text = False
+        """Plain text (`_PLAIN_TEXT`) after the rest rendered at the last catch-up renders as itself: the rest ends
+        inside a paragraph (`_CONTINUES_AS_TEXT`)."""
 
     def view(self, entry: MessageEntry, now: float, interval: float, tail_limit: int) -> MessageView:
         """The message as of ``now``: Markdown catches up when it streams no more, or when it grew and either
@@ -132,21 +145,32 @@ class MessageDoc:
         if not entry.streaming:
             stream.update(entry.text, final=True)
             self.caught_up, self.before, self.after = length, "", ""
-        elif length != self.seen and (
-            now - self.updated >= min(interval, max(MessageDocs.CATCH_UP_GAP, len(stream.tail) / MessageDocs.REST_RATE))
-            or length - self.caught_up > tail_limit
-        ):
+        elif length != self.seen and self._due(entry, now, interval, tail_limit):
             stream.catch_up(entry.text_since(stream.committed))
             self.updated, self.seen = now, length
             # Markdown drops a paragraph's trailing space or newline: keep it in the raw text that follows.
             rest = stream.tail.rstrip()
             self.caught_up = length - (len(stream.tail) - len(rest))
             self.before, self.after = _split_for_tail(stream.render_tail(rest)) if rest else ("", "")
+            self.continues_as_text = self.after == "</p>\n" and _CONTINUES_AS_TEXT.search(rest) is not None
         progress = Progress(
             stream.generation, len(stream.blocks), self.caught_up, length, entry.streaming, len(entry.attachments)
         )
         raw = entry.text_since(self.caught_up)
         return MessageView(stream.blocks, Markup(self.before), raw, Markup(self.after), progress)
+
+    def _due(self, entry: MessageEntry, now: float, interval: float, tail_limit: int) -> bool:
+        """Whether Markdown catches up with a message that grew: when ``interval`` seconds passed since the last
+        catch-up (less for a short rest: `MessageDocs.REST_RATE`), unless what came since renders as itself (words
+        continuing the paragraph being written: the page shows them right as text, and parsing the rest again for
+        them was most of a streaming message's cost); and whenever the raw text is longer than ``tail_limit``."""
+        waiting = entry.length - self.caught_up
+        if waiting > tail_limit:
+            return True
+        gap = min(interval, max(MessageDocs.CATCH_UP_GAP, len(self.stream.tail) / MessageDocs.REST_RATE))
+        if now - self.updated < gap:
+            return False
+        return not (self.continues_as_text and _PLAIN_TEXT.fullmatch(entry.text_since(self.caught_up)) is not None)
 
 
 class MessageDocs:
