@@ -38,7 +38,7 @@ from webclient.session.agent_spec import AgentSpec
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web.pages.history import History, human_time, live_row, marked
+from webclient.web.pages.history import History, MarkedHit, human_time, live_row, marked
 
 AGENT_PATH = AGENTS / "xss_agent.py"
 
@@ -428,7 +428,8 @@ def test_the_index_page_lists_a_hostile_session_as_text(
     session, _ = hostile_session
     title = str(session.title)
     # As a search's result too: the lines that matched, their words marked, come from the agent.
-    row = replace(live_row(session, LOCAL), lines=[marked(title, word_pattern(query_words(title)[:3] or ["x"]))])
+    hit = marked(title, word_pattern(query_words(title)[:3] or ["x"]))
+    row = replace(live_row(session, LOCAL), lines=[MarkedHit(hit, 7)])
     page = Renderer().page(
         "index.html",
         history=History([row], 1, 1, 1, title, False, stored=True),
