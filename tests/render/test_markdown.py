@@ -479,21 +479,21 @@ def test_words_that_continue_a_paragraph_are_not_parsed_again_and_show_as_a_catc
         docs.view(entry, now=100.0)
         entry.parts.append(markup)
         assert docs.view(entry, now=101.0).raw in ("", "\n"), markup  # caught up: it may render otherwise
-    for rest in ("1", "A line ending in _", "- item", "> quoted"):  # what follows could change what it is
+    for rest in ("12", "Some text\n1", "A line ending in _", "- item", "> quoted"):  # what follows could change it
         docs = MessageDocs()
         entry = message(rest)
         docs.view(entry, now=100.0)
-        entry.parts.append(". more")
+        entry.parts.append(". more" if rest != "Some text\n1" else ") more")
         assert docs.view(entry, now=101.0).raw == "", rest
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", range(12))
 def test_a_message_streamed_in_random_pieces_shows_at_every_view_what_a_catch_up_would(seed: int) -> None:
     """Whatever is left as raw text at a view past the catch-up interval renders as itself."""
     rng = random.Random(seed)
     words = ["plain", "Words", "50%", "a/b", "x=1+2", "end.", "why?", "é", "*em*", "`c`", "_u_", "&", "<t>", "1."]
     separators = [" ", " ", " ", "\n", "\n\n", "\n\n- ", "\n\n# ", "\n\n1. ", "  \n", "\\"]
-    text = "".join(rng.choice(words) + rng.choice(separators) for _ in range(200))
+    text = "".join(rng.choice(words) + rng.choice(separators) for _ in range(120))
     docs, entry, now, at = MessageDocs(), message(""), 100.0, 0
     while at < len(text):
         step = rng.randrange(1, 12)
