@@ -1,6 +1,7 @@
 """An idle server imports what its configuration uses: the default one (a SQLite store, the demo agent, token sign-in)
 started and asked for its first page leaves the remote agent's client, the OIDC client, the secrets' cipher and the
-encoding detector unimported (`bench/idle_memory.py` measures what that saves)."""
+encoding detector unimported, and on SQLite SQLAlchemy's async engine and ORM (`bench/idle_memory.py` measures what
+that saves)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,10 @@ NOT_CONFIGURED = {
     "joserfc": "the OIDC client's JWT library",
     "cryptography": "the secrets' cipher: at the first secret kept or opened",
     "charset_normalizer": "the encoding detector: at the first file that is not UTF-8",
+    "sqlalchemy.ext.asyncio": "SQLAlchemy's async engine: for a PostgreSQL store only",
+    "sqlalchemy.orm": "SQLAlchemy's ORM, which the async engine imports and the store does not use",
+    "greenlet": "what SQLAlchemy's async engine runs the sync API in",
+    "aiosqlite": "an async SQLite driver: the SQLite store uses the standard library's, in threads",
 }
 
 
