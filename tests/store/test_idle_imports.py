@@ -70,6 +70,7 @@ NOT_CONFIGURED = {
     "sqlalchemy.orm": "SQLAlchemy's ORM, which the async engine imports and the store does not use",
     "greenlet": "what SQLAlchemy's async engine runs the sync API in",
     "aiosqlite": "an async SQLite driver: the SQLite store uses the standard library's, in threads",
+    "nh3": "the HTML sanitiser of rendered Markdown: at the first message shown",
 }
 
 

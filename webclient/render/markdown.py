@@ -12,7 +12,6 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pygments.lexer import Lexer
@@ -116,6 +115,8 @@ def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _sanitize(markup: str) -> str:
+    import nh3  # here: its library is 1.4 MiB of an idle server, which shows no Markdown until a session does
+
     return nh3.clean(
         markup,
         tags=_ALLOWED_TAGS,
