@@ -71,6 +71,8 @@ NOT_CONFIGURED = {
     "greenlet": "what SQLAlchemy's async engine runs the sync API in",
     "aiosqlite": "an async SQLite driver: the SQLite store uses the standard library's, in threads",
     "nh3": "the HTML sanitiser of rendered Markdown: at the first message shown",
+    "pyte": "the terminal emulator: at the first terminal",
+    "wcwidth": "pyte's character widths",
 }
 
 
