@@ -125,7 +125,7 @@ def import_offenders(root: Path, data: Path, top: int) -> tuple[list[tuple[int, 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("asyncio, ssl, hashlib and the rest of the standard library the loop needs", ("asyncio", "ssl", "hashlib")),
     (
-        "uvicorn with uvloop, httptools, websockets (click, watchfiles)",
+        "uvicorn, uvloop, httptools, websockets (click, watchfiles: uvicorn imports them)",
         ("uvicorn", "uvloop", "httptools", "websockets"),
     ),
     ("Starlette, Jinja", ("starlette", "jinja2", "jinja2_fragments", "markupsafe", "anyio")),
