@@ -8,9 +8,9 @@ index, PostgreSQL through its text search (a GIN index over a generated tsvector
 session come a few of the lines that hold the words, those with the most of them first.
 
 A page of the history is read in one hop off the event loop (`Store.history` runs it on a
-`webclient.store.database.ThreadConnection`): through the async engine, the connection, each statement and each fetch
-were a hop of their own to aiosqlite's thread and back, about 9 for the index page, and while agents flood the event
-loop each hop waited for a pass of it.
+`webclient.store.database.ThreadConnection`): through the store's engine, the connection, each statement and each
+fetch were a hop of their own to the driver's thread (aiosqlite's then) and back, about 9 for the index page, and while
+agents flood the event loop each hop waited for a pass of it.
 """
 
 from __future__ import annotations
