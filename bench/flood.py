@@ -291,11 +291,12 @@ def breakdown(frames: list[bytes]) -> dict[str, int]:
 class Probe:
     """``GET /`` on a fresh connection every 0.1 s while the turn runs: how long the server keeps others waiting."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, every: float | None = 0.1) -> None:
         self.port = port
+        self.every = every
         self.latencies: list[float] = []
         self.stopping = asyncio.Event()
-        self.task = asyncio.create_task(self._run())
+        self.task = asyncio.create_task(self._run() if every is not None else self.stopping.wait())
 
     async def _run(self) -> None:
         request = (
@@ -310,7 +311,7 @@ class Probe:
             writer.close()
             self.latencies.append(time.perf_counter() - started)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), 0.1)
+                await asyncio.wait_for(self.stopping.wait(), self.every)
 
     async def stop(self) -> float:
         """The worst latency seen; a request under way is waited for (it may be the one the turn's end held up)."""
@@ -361,11 +362,10 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
     env.pop("WEBCLIENT_RELOAD", None)
     if args.server_root:  # another checkout's webclient/ (and templates/, static/) ahead of the installed one
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(args.server_root), env.get("PYTHONPATH")]))
-    profile = ["-m", "cProfile", "-o", f"{args.profile}.{run}"] if args.profile else []
-    argv = [sys.executable, *profile, "-m", "webclient", "--host", "127.0.0.1", "--port", str(port)]
-    server = Server(
-        argv, env, tmp / f"server-{run}.log", signal.SIGINT if profile else signal.SIGTERM, cwd=args.server_root or ROOT
-    )
+    # Profiled: the turn alone (`profiled_server.py` starts cProfile at SIGUSR1 and writes it at SIGUSR2).
+    webclient = [str(HERE / "profiled_server.py"), f"{args.profile}.{run}"] if args.profile else ["-m", "webclient"]
+    argv = [sys.executable, *webclient, "--host", "127.0.0.1", "--port", str(port)]
+    server = Server(argv, env, tmp / f"server-{run}.log", cwd=args.server_root or ROOT)
     result = Result("server")
     try:
         await server.wait_listening(port)
@@ -389,11 +389,13 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
             server.note_agents()
             result.rss_before_kib = proc_status(server.pid).get("VmRSS", 0)
             cpu_before = cpu_seconds(server.pid)
+            if args.profile:
+                server.process.send_signal(signal.SIGUSR1)
             wire_before = ws.wire_bytes
             prompt = {"action": "prompt", "prompt": "Flood me.", "nonce": nonce.decode()}
             saved: list[bytes] = []
             times: list[float] = []
-            probe = Probe(port)
+            probe = Probe(port, None if args.no_probe else 0.1)
             started = last = time.perf_counter()
             await ws.send(json.dumps(prompt))
             seen_running = False
@@ -415,6 +417,8 @@ async def bench_server(args: argparse.Namespace, tmp: Path, run: int) -> Result:
                         raise RuntimeError(f"the session ended during the turn:\n{server.tail()}")
             result.seconds = time.perf_counter() - started
             result.cpu_seconds = cpu_seconds(server.pid) - cpu_before
+            if args.profile:
+                server.process.send_signal(signal.SIGUSR2)
             result.probe_max = await probe.stop()
             result.wire_bytes = ws.wire_bytes - wire_before
             result.trailing_bytes = await drain(ws, args.quiet)
@@ -472,7 +476,7 @@ async def bench_relay(args: argparse.Namespace, tmp: Path, run: int) -> Result:
             cpu_before = cpu_seconds(server.pid)
             wire_before = ws.wire_bytes
             prompt = {"sessionId": acp_session, "prompt": [{"type": "text", "text": "Flood me."}]}
-            probe = Probe(port)
+            probe = Probe(port, None if args.no_probe else 0.1)
             started = last = time.perf_counter()
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}))
             while True:
@@ -639,6 +643,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("server", "relay"), help="measure one of the two")
     parser.add_argument("--no-deflate", action="store_true", help="do not offer permessage-deflate")
     parser.add_argument("--no-store", action="store_true", help="run the real server without its session store")
+    parser.add_argument(
+        "--no-probe", action="store_true", help="do not time `GET /` during the turn (its CPU is counted)"
+    )
     parser.add_argument("--quiet", type=float, default=0.5, help="seconds of silence that end a run's drain")
     parser.add_argument("--save-frames", metavar="FILE", help="write the real server's frames to FILE.<run>")
     parser.add_argument(
@@ -647,7 +654,9 @@ def main() -> None:
         metavar="DIR",
         help="run the real server from this checkout (e.g. `git archive REV | tar -x -C DIR`)",
     )
-    parser.add_argument("--profile", metavar="FILE", help="run the real server under cProfile, into FILE.<run>")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="profile the server's event loop in the turn, into FILE.<run>"
+    )
     parser.add_argument("--timeout", type=float, default=600, help="limit on the whole bench, seconds")
     args = parser.parse_args()
     started = time.monotonic()

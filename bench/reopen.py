@@ -56,11 +56,11 @@ def get(port: int, path: str) -> tuple[int, float, int]:
     return response.status, time.perf_counter() - started, len(body)
 
 
-async def fill(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> str:
-    """One session through one flooded turn, on a server stopped afterwards; returns its id."""
+async def fill(args: argparse.Namespace, env: dict[str, str], tmp: Path, root: Path = ROOT) -> str:
+    """One session through one flooded turn, on a server (of the checkout ``root``) stopped afterwards; its id."""
     port = free_port()
     env = {**env, "WEBCLIENT_AGENT": agent_command(args, tmp / "report.json")}
-    server = Server([sys.executable, "-m", "webclient", "--port", str(port)], env, tmp / "fill.log")
+    server = Server([sys.executable, "-m", "webclient", "--port", str(port)], env, tmp / "fill.log", cwd=root)
     try:
         await server.wait_listening(port)
         session_id = create_session(port)

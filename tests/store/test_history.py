@@ -4,7 +4,7 @@ lines that match, archive, rename, and delete with everything a session had."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from sqlalchemy import Engine, event, func, select, text
 
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
-from webclient.store.matching import matching_lines, query_words
+from webclient.store.matching import Hit, matching_lines, query_words
 from webclient.store.schema import journal, sessions, transcript
 from webclient.store.store import SessionJournal, Store
 
@@ -107,20 +107,53 @@ async def test_a_result_brings_the_lines_that_hold_the_words_most_words_first(st
     session(store, "s1", 0, ("user", "why does memory grow on reload?"), ("agent", answer))
     (found,) = (await store.search("cache reload")).sessions
     # The line with both words, then those said first fill up to three, shown in the order they were said.
-    assert found.lines == (
+    assert lines(found.lines) == (
         "why does memory grow on reload?",
         "The cache is never cleared.",
         "So the cache grows: I clear the cache on every reload now.",
     )
-    assert all("cache" in line.lower() or "reload" in line.lower() for line in found.lines)
+    assert all("cache" in line.lower() or "reload" in line.lower() for line in lines(found.lines))
+
+
+def lines(hits: Sequence[Hit]) -> tuple[str, ...]:
+    return tuple(hit.line for hit in hits)
+
+
+@pytest.mark.asyncio
+async def test_each_line_found_names_the_entry_it_was_said_in(store: Store) -> None:
+    recorder = store.open_journal("s1", "mine", SPEC, T0)
+    recorder.words("user", "Where is the parser?", 1)
+    recorder.words("agent", "The parser is in lexer.py\nand its tests beside it", 7)
+    recorder.words("agent", "A parser said before entries were noted")  # a row of a store before migration 0006
+    (found,) = (await store.search("parser")).sessions
+    assert found.lines == (
+        Hit("Where is the parser?", 1),
+        Hit("The parser is in lexer.py", 7),
+        Hit("A parser said before entries were noted", None),
+    )
 
 
 def test_matching_lines_rank_by_words_held_then_keep_the_transcripts_order() -> None:
     texts = ["alpha only\nnothing\nbeta and alpha\n", "beta only\ngamma"]
-    assert matching_lines(texts, ["alpha", "beta"], limit=2) == ("alpha only", "beta and alpha")
-    assert matching_lines(texts, ["gam"]) == ("gamma",)
-    assert matching_lines(["x" * 1000 + " needle " + "y" * 1000], ["needle"])[0].startswith("…")
+    assert lines(matching_lines(texts, ["alpha", "beta"], limit=2)) == ("alpha only", "beta and alpha")
+    assert matching_lines(texts, ["gam"], entries=[4, 9]) == (Hit("gamma", 9),)
+    assert matching_lines(["x" * 1000 + " needle " + "y" * 1000], ["needle"])[0].line.startswith("…")
     assert query_words("Fix the FIX, don't-panic 2x_y") == ["fix", "the", "don", "t", "panic", "2x", "y"]
+
+
+def test_matching_lines_are_ranked_by_the_words_they_show_not_those_written() -> None:
+    texts = ["see [the docs](https://x.example/parser) on the cache", "the cache and the parser"]
+    # The first line as written holds both words, as shown only one: it comes after the second.
+    assert lines(matching_lines(texts, ["cache", "parser"], limit=1)) == ("the cache and the parser",)
+    assert lines(matching_lines(texts, ["cache", "parser"], limit=2)) == (
+        "see the docs on the cache",
+        "the cache and the parser",
+    )
+    many = [f"line {n} says parser" for n in range(5_000)] + ["the parser and the cache"]
+    assert lines(matching_lines(many, ["parser", "cache"], limit=2)) == (
+        "line 0 says parser",
+        "the parser and the cache",
+    )
 
 
 def test_matching_lines_are_the_markdown_as_the_page_reads_it() -> None:
@@ -128,7 +161,7 @@ def test_matching_lines_are_the_markdown_as_the_page_reads_it() -> None:
         "## The **parser** plan\n> - see [the `parser` docs](https://x.example/parser) and ![parser](p.png)\n"
         "| `parser` | slow |\n|---|---|\n1. a <b>parser</b> \\*here\\*"
     ]
-    assert matching_lines(said, ["parser"], limit=9) == (
+    assert lines(matching_lines(said, ["parser"], limit=9)) == (
         "The parser plan",
         "see the parser docs and parser",
         "parser · slow",

@@ -36,7 +36,7 @@ async def test_migrations_make_the_tables_on_an_empty_database_and_run_again_as_
             tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
             version = (await connection.execute(text("select version_num from alembic_version"))).scalar_one()
         assert {"sessions", "journal", "folders", "alembic_version"} <= tables
-        assert version == "0005"
+        assert version == "0006"
     finally:
         await store.close()
     again = await Store.open_url(database_url)  # the next start finds the tables up to date

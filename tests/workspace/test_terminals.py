@@ -378,3 +378,32 @@ async def test_create_after_close_is_refused() -> None:
             on_output=lambda tid, data: None,
             on_exit=lambda tid, status: None,
         )
+
+
+def processes_with(argument: str) -> list[int]:
+    """Live processes with ``argument`` on their command line."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argument.encode() in command and state not in ("Z", "X"):
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("command", [PYTHON, "no-such-command-anywhere"])
+async def test_a_start_cancelled_midway_leaves_no_command_and_no_pty_behind(tmp_path: Path, command: str) -> None:
+    """A command starts from the spawner's thread (a fork on the event loop stopped every session for 20-40 ms): a
+    caller cancelled meanwhile leaves nothing running, and no pty open, whether the command started or not."""
+    fds = open_fds()
+    marker = str(tmp_path / "cancelled-start")
+    starting = asyncio.create_task(start(command, "-c", "import time; time.sleep(30)", marker))
+    await asyncio.sleep(0)  # the start is under way in its thread
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    await wait_until(lambda: processes_with(marker) == [] and open_fds() == fds)

@@ -3,9 +3,8 @@
 The agent runs in its own session (``start_new_session=True``), so it and everything it starts form one
 process group that `AgentProcess.shutdown` stops as a whole (with `webclient.workspace.process_group`). The group is
 owned from its start until it has ended, so the watchdog (`webclient.workspace.reaper`) stops it if the server dies.
-It is started from one thread of its own (`_SPAWNER`), not the event loop, and its pipes and exit are then watched
-by the loop (`_Child`): a fork (which ``preexec_fn`` forces, and which uvloop's libuv always does) of a server of
-100 MiB took 20-40 ms, during which every session waited, for each agent started.
+It is started off the event loop (`webclient.workspace.spawning`), and its pipes and exit are then watched by the
+loop (`_Child`).
 With a sandbox (`webclient.workspace.sandbox`) the process started is bwrap, which runs the agent inside; its
 environment is then the sandbox's allow-list, never the server's.
 """
@@ -24,11 +23,10 @@ import signal
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
-from webclient.workspace import process_group
+from webclient.workspace import process_group, spawning
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 __all__ = ["AgentProcess", "AgentStartError", "StderrLog"]
@@ -37,9 +35,6 @@ logger = logging.getLogger(__name__)
 
 _STREAM_LIMIT = 1 << 20  # StreamReader buffer before the pipe is paused; generous so big lines flow
 _STDERR_CHUNK = 1 << 16
-_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-spawner")
-"""The one thread agents are started from, which lives as long as the server: ``PR_SET_PDEATHSIG`` fires when the
-thread that forked the child ends (`webclient.workspace.process_group.child_setup`)."""
 
 
 class AgentStartError(Exception):
@@ -182,14 +177,8 @@ class AgentProcess:
                 preexec_fn=setup,
             )
 
-        spawning = _SPAWNER.submit(start)
         try:
-            popen = await asyncio.shield(asyncio.wrap_future(spawning))  # a cancelled caller must leave no agent
-        except asyncio.CancelledError:
-            # Stopped from the spawner's thread, not the loop's: the loop may be closing (a server stopping while an
-            # agent starts), and a callback it never ran would leave the agent running and its pipes unclosed.
-            spawning.add_done_callback(_stop_unwanted)
-            raise
+            popen = await spawning.start(start, _stop_unwanted)  # a cancelled caller leaves no agent
         except FileNotFoundError as exc:
             where = "" if os.sep in argv[0] else " on PATH"
             raise AgentStartError(argv, f"executable {argv[0]!r} not found{where}") from exc
@@ -290,12 +279,11 @@ class AgentProcess:
         self.stderr_log.append(decoder.decode(b"", final=True))
 
 
-def _stop_unwanted(spawning: Future[subprocess.Popen[bytes]]) -> None:
+def _stop_unwanted(popen: subprocess.Popen[bytes] | None) -> None:
     """An agent started for a caller that is gone: kill it, close our ends of its pipes and reap it (in the spawner's
     thread, where this runs once the start is done)."""
-    if spawning.cancelled() or spawning.exception() is not None:
+    if popen is None:  # it did not start
         return
-    popen = spawning.result()
     with contextlib.suppress(ProcessLookupError):
         os.killpg(popen.pid, signal.SIGKILL)
     for pipe in (popen.stdin, popen.stdout, popen.stderr):
@@ -322,14 +310,12 @@ class _Pipe(asyncio.StreamReaderProtocol):
 
 
 class _Child:
-    """A process started off the loop (`_SPAWNER`), its pipes attached to the loop, its end read from a pidfd (the
-    loop's own child watching knows only the processes it started)."""
+    """A process started off the loop (`webclient.workspace.spawning`), its pipes attached to the loop, its end read
+    from a pidfd (`spawning.ExitWatch`)."""
 
     def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
         self.pid = popen.pid
-        self._popen = popen
-        self._loop = loop
-        self._exited: asyncio.Future[int] = loop.create_future()
+        self._exit = spawning.ExitWatch(popen)
         self._transports: list[asyncio.BaseTransport] = []
         self._pipes: list[_Pipe] = []
         self.stdin: asyncio.StreamWriter
@@ -350,41 +336,22 @@ class _Child:
         )
         child._transports.append(writing)
         child.stdin = asyncio.StreamWriter(writing, protocol, None, loop)
-        try:
-            pidfd = os.pidfd_open(popen.pid)
-        except OSError:  # no pidfd (Linux before 5.3): a thread waits
-            waiting = loop.run_in_executor(None, popen.wait)
-            waiting.add_done_callback(lambda done: child._ended(done.result()))
-        else:
-            loop.add_reader(pidfd, child._reap, pidfd)
         return child
-
-    def _reap(self, pidfd: int) -> None:
-        code = self._popen.poll()  # the pidfd is readable once the process has exited: this reaps it
-        if code is None:
-            return
-        self._loop.remove_reader(pidfd)
-        os.close(pidfd)
-        self._ended(code)
-
-    def _ended(self, code: int) -> None:
-        if not self._exited.done():
-            self._exited.set_result(code)
 
     @property
     def returncode(self) -> int | None:
         """The exit status once the process has ended and was reaped (negative: killed by that signal)."""
-        return self._exited.result() if self._exited.done() else None
+        return self._exit.returncode
 
     async def wait(self) -> int:
         """The exit status, once the process has exited and its stdout and stderr are closed (or `close`d)."""
-        code = await asyncio.shield(self._exited)
+        code = await asyncio.shield(self._exit.exited)
         await asyncio.gather(*(pipe.closed for pipe in self._pipes))
         return code
 
     def close(self) -> None:
         """Close our ends of the pipes (and kill the process if it still runs, as asyncio's transport does)."""
-        if not self._exited.done():
+        if not self._exit.exited.done():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)  # not reaped yet (that is ours to do): still this process
         for transport in self._transports:

@@ -16,7 +16,12 @@ from webclient.viewmodel.entries import Entry
 
 def dom_id(entry: Entry) -> str:
     """The element of an entry (its card): every fragment about it targets this id or one made from it."""
-    return f"{entry.scope}entry-{entry.seq}"
+    return f"{entry.scope}{thread_entry_id(entry.seq)}"
+
+
+def thread_entry_id(seq: int) -> str:
+    """The element of the session's own thread's entry numbered ``seq``: what a link to it names (``#entry-N``)."""
+    return f"entry-{seq}"
 
 
 def markdown_id(entry: Entry) -> str:

@@ -42,8 +42,9 @@ class Recorder(Protocol):
         """The session's state (its turn state, or ``ended``), title, what the agent calls itself and how many turns
         it had, as they are now."""
 
-    def words(self, role: str, text: str) -> None:
-        """The text of one finished message (``role``: ``user`` or ``agent``), for the search over transcripts."""
+    def words(self, role: str, text: str, entry_seq: int | None = None) -> None:
+        """The text of one finished message (``role``: ``user`` or ``agent``), for the search over transcripts;
+        ``entry_seq`` is its entry's number in the thread, which a search's hit links to."""
 
     async def flush(self) -> None:
         """Return once everything recorded before the call is written."""
@@ -104,7 +105,7 @@ class NoRecorder:
     def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
         pass
 
-    def words(self, role: str, text: str) -> None:
+    def words(self, role: str, text: str, entry_seq: int | None = None) -> None:
         pass
 
     async def flush(self) -> None:

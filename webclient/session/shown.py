@@ -65,11 +65,12 @@ class Shown:
 
     def turn_ended(self, stopped: bool) -> None:
         """The turn is over (``stopped``: by the user, or the agent said ``cancelled``). Its messages' words go to the
-        recorder for the search over transcripts."""
+        recorder for the search over transcripts, each with its entry's number (a rebuild from the journal numbers
+        the entries the same, so a search's hit links to its entry before and after a restart)."""
         self._show({"event": "turn-end", "stopped": stopped})
-        for entry in self.thread.current_turn():
+        for entry in reversed(self.thread.current_turn()):  # in the order they were said, as a search shows them
             if isinstance(entry, MessageEntry) and entry.kind in ("user-message", "agent-message") and entry.text:
-                self.recorder.words("user" if entry.kind == "user-message" else "agent", entry.text)
+                self.recorder.words("user" if entry.kind == "user-message" else "agent", entry.text, entry.seq)
 
     def queued(self, items: Sequence[tuple[str, str, Sequence[PromptBlock], dict[str, Any] | None]]) -> None:
         """The prompts waiting for their turn, as they are now (id, text, blocks, who sent it): the rebuilt page

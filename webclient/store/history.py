@@ -5,7 +5,9 @@ A search takes the words of letters and digits of what a person typed (`webclien
 matches when its transcript (the ``transcript`` table: the prompts and the agent's messages) holds every word, each
 as the start of a word ("test" finds "tests"), not necessarily in one message. SQLite answers through its FTS5
 index, PostgreSQL through its text search (a GIN index over a generated tsvector): see migration 0002. With each
-session come a few of the lines that hold the words, those with the most of them first.
+session come a few of the lines that hold the words, those with the most of them first, each with the number of the
+thread's entry it was said in (``transcript.entry_seq``, noted when the turn ended): its link opens the session's page
+on that entry, however long the session, with no rebuild to find it.
 
 A page of the history is read in one hop off the event loop (`Store.history` runs it on a
 `webclient.store.database.ThreadConnection`): through the store's engine, the connection, each statement and each
@@ -25,7 +27,7 @@ from sqlalchemy.engine import Connection
 
 from webclient.people.person import Person
 from webclient.store.database import Database
-from webclient.store.matching import matching_lines, query_words
+from webclient.store.matching import Hit, matching_lines, query_words
 from webclient.store.schema import sessions, shares, transcript
 
 PAGE_SIZE = 25
@@ -54,10 +56,10 @@ class SessionRow:
     """The turn state it last had (``ended`` once it was ended)."""
     turns: int
     archived: bool
-    lines: tuple[str, ...] = ()
+    lines: tuple[Hit, ...] = ()
+    """Of a search's result: lines of its transcript that hold the query's words, each with its entry."""
     owner: str | None = None
     """The id of the person who owns it (None: from before people)."""
-    """Of a search's result: lines of its transcript that hold the query's words."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def _as_utc(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # SQLite gives them back naive
 
 
-def _stored(row: Any, lines: tuple[str, ...] = ()) -> SessionRow:
+def _stored(row: Any, lines: tuple[Hit, ...] = ()) -> SessionRow:
     return SessionRow(
         id=row.id,
         agent=row.agent,
@@ -204,32 +206,36 @@ def search(
     found = list(connection.execute(ordered).scalars())
     shown = found[(page - 1) * size : page * size]
     rows = {row.id: row for row in connection.execute(select(sessions).where(sessions.c.id.in_(shown)))}
-    texts = _matching_texts(connection, dialect, shown, words)
-    results = [_stored(rows[key], matching_lines(texts.get(key, []), words)) for key in shown if key in rows]
+    said = _matching_texts(connection, dialect, shown, words)
+    results = [_stored(rows[key], _hits(said.get(key, []), words)) for key in shown if key in rows]
     return HistoryPage(results, len(found), page, size)
+
+
+def _hits(said: list[tuple[str, int | None]], words: Sequence[str]) -> tuple[Hit, ...]:
+    return matching_lines([text for text, _ in said], words, entries=[entry_seq for _, entry_seq in said])
 
 
 def _matching_texts(
     connection: Connection, dialect: str, session_ids: list[str], words: Sequence[str]
-) -> dict[str, list[str]]:
-    """The first `MESSAGES_READ` messages of each session that hold any of `words`, in order."""
+) -> dict[str, list[tuple[str, int | None]]]:
+    """The first `MESSAGES_READ` messages of each session that hold any of `words`, in order, each with its entry."""
     if not session_ids:
         return {}
     number = func.row_number().over(partition_by=transcript.c.session_id, order_by=transcript.c.id).label("n")
     found = (
-        select(transcript.c.session_id, transcript.c.text, number)
+        select(transcript.c.session_id, transcript.c.text, transcript.c.entry_seq, number)
         .where(transcript.c.session_id.in_(session_ids), _matches(dialect, words, False))
         .subquery()
     )
     rows = connection.execute(
-        select(found.c.session_id, found.c.text)
+        select(found.c.session_id, found.c.text, found.c.entry_seq)
         .where(found.c.n <= MESSAGES_READ)
         .order_by(found.c.session_id, found.c.n)
     )
-    texts: dict[str, list[str]] = {}
-    for session_id, text in rows:
-        texts.setdefault(session_id, []).append(text)
-    return texts
+    said: dict[str, list[tuple[str, int | None]]] = {}
+    for session_id, text, entry_seq in rows:
+        said.setdefault(session_id, []).append((text, entry_seq))
+    return said
 
 
 async def get(engine: Database, session_id: str) -> SessionRow | None:

@@ -125,12 +125,14 @@ class JournalWriter:
         self._new_sessions.append(values)
         self._taken()
 
-    def add_words(self, session_id: str, role: str, text: str) -> None:
-        """The text of a finished message, for the search; numbered with the journal's last record so far."""
+    def add_words(self, session_id: str, role: str, text: str, entry_seq: int | None = None) -> None:
+        """The text of a finished message, for the search; numbered with the journal's last record so far, and with
+        its entry's number in the thread (``entry_seq``), which a search's hit links to."""
         if self.sealed or self._chars >= self.max_chars or session_id in self.deleted:
             return  # the database is too slow: the journal loses records too, and says so
         seq = self._seqs.get(session_id, 0)
-        self._words.append({"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS]})
+        values = {"session_id": session_id, "seq": seq, "role": role, "text": text[:MAX_WORDS], "entry_seq": entry_seq}
+        self._words.append(values)
         self._taken()
 
     def add_audit(self, values: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # imported at the first search: an idle server makes none
     from markdown_it import MarkdownIt
@@ -33,6 +33,14 @@ def _inline() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("strikethrough")  # as the page reads it: tags are text
 
 
+class Hit(NamedTuple):
+    """A line of a transcript that holds a search's words, as plain text, and the thread's entry it is from."""
+
+    line: str
+    entry_seq: int | None
+    """The number of the entry whose text it is in (None: not known, a message stored before entries were noted)."""
+
+
 def query_words(query: str) -> list[str]:
     """The words a search looks for: runs of letters and digits, lower-cased, each once, at most `MAX_WORDS`."""
     words: list[str] = []
@@ -48,20 +56,41 @@ def word_pattern(words: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
 
 
-def matching_lines(texts: Sequence[str], words: Sequence[str], limit: int = LINES) -> tuple[str, ...]:
-    """Up to `limit` lines of `texts` that hold any of `words`: those holding the most of them, in their order."""
+def matching_lines(
+    texts: Sequence[str], words: Sequence[str], limit: int = LINES, entries: Sequence[int | None] = ()
+) -> tuple[Hit, ...]:
+    """Up to `limit` lines of `texts` that hold any of `words`: those holding the most of them, in their order; each
+    with the entry its text is of (`entries`, one per text; none given: not known).
+
+    A line is counted as the person reads it (`plain_line`), but reading Markdown is what costs: the 8 messages read of
+    the 110,040-notification bench session (`bench/search_links.py`) have 1,116 matching lines, 55 ms of Markdown. A
+    line as written holds the words it shows and more (its marks go, a link's target too), so its words as written
+    bound it: lines are read best bound first, and the reading stops once `limit` lines hold more than any line left
+    could."""
     pattern = word_pattern(words)
-    found: list[tuple[int, int, str]] = []  # (-distinct words, position, line)
-    for raw in (line.strip() for text in texts for line in text.splitlines()):
-        if pattern.search(raw) is None:  # most lines: not read as Markdown at all
-            continue
+    candidates: list[tuple[int, int, str, int | None]] = []  # (-distinct words as written, position, line, entry)
+    for number, text in enumerate(texts):
+        entry_seq = entries[number] if number < len(entries) else None
+        for raw in (line.strip() for line in text.splitlines()):
+            if pattern.search(raw) is not None:  # most lines: not read as Markdown at all
+                candidates.append((-_distinct(raw, pattern, words), len(candidates), raw, entry_seq))
+    candidates.sort(key=lambda candidate: candidate[:2])
+    best: list[tuple[int, int, Hit]] = []  # (-distinct words, position, hit), the `limit` best so far
+    for bound, position, raw, entry_seq in candidates:
+        if len(best) == limit and best[-1][:2] < (bound, position):
+            break  # no line left can hold more words than these (nor as many, said earlier)
         line = plain_line(raw)
-        hits = {match.group(0).lower() for match in pattern.finditer(line)}
-        if hits:
-            distinct = sum(any(hit.startswith(word) for hit in hits) for word in words)
-            found.append((-distinct, len(found), _cut(line, pattern)))
-    chosen = sorted(found)[:limit]
-    return tuple(line for _, _, line in sorted(chosen, key=lambda item: item[1]))
+        distinct = _distinct(line, pattern, words)
+        if distinct:
+            best.append((-distinct, position, Hit(_cut(line, pattern), entry_seq)))
+            best = sorted(best, key=lambda item: item[:2])[:limit]
+    return tuple(hit for _, _, hit in sorted(best, key=lambda item: item[1]))
+
+
+def _distinct(line: str, pattern: re.Pattern[str], words: Sequence[str]) -> int:
+    """How many of `words` `line` holds (each as the start of one of its words)."""
+    hits = {match.group(0).lower() for match in pattern.finditer(line)}
+    return sum(any(hit.startswith(word) for hit in hits) for word in words)
 
 
 def _cut(line: str, pattern: re.Pattern[str]) -> str:

@@ -64,6 +64,9 @@ transcript = Table(
     Column("seq", BigInteger, nullable=False),  # the journal's number when the message ended (its last record)
     Column("role", String(8), nullable=False),  # user or agent
     Column("text", Text, nullable=False),
+    # The number of the thread's entry this is the text of (`webclient.viewmodel.thread.Thread.entry`), which a
+    # rebuild from the journal numbers the same: a search's hit links to it. None: written before migration 0006.
+    Column("entry_seq", BigInteger, nullable=True),
 )
 Index("transcript_by_session", transcript.c.session_id, transcript.c.id)
 

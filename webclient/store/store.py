@@ -42,9 +42,9 @@ class SessionJournal:
     def state(self, state: str, title: str | None, agent: str | None, turns: int) -> None:
         self.writer.set_state(self.session_id, {"state": state, "title": title, "agent_name": agent, "turns": turns})
 
-    def words(self, role: str, text: str) -> None:
+    def words(self, role: str, text: str, entry_seq: int | None = None) -> None:
         if text.strip():
-            self.writer.add_words(self.session_id, role, text)
+            self.writer.add_words(self.session_id, role, text, entry_seq)
 
     async def flush(self) -> None:
         await self.writer.flush()

@@ -71,8 +71,8 @@ def child_setup(*, parent: int, cwd_fd: int | None = None) -> Callable[[], None]
     """A ``preexec_fn`` for the subprocesses we own: SIGKILL when the server dies, and enter `cwd_fd`.
 
     ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child ends; we spawn from threads that live as
-    long as the server: the event loop's (terminals) and one of agents' own (`webclient.acp.process`). If the
-    server died before the call, the child stops at once.
+    long as the server: the spawner's (`webclient.workspace.spawning`: agents and their terminals) and the event
+    loop's (a terminal sign-in). If the server died before the call, the child stops at once.
     ``fchdir`` enters the directory the caller opened (and checked), never a path that could have changed since.
     Runs in the child between fork and exec: no imports, no allocation worth the name, nothing that takes a lock.
     """

@@ -14,8 +14,10 @@ bwrap is what starts there, and enters the folder by its path inside, where only
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import fcntl
+import functools
 import logging
 import os
 import pty
@@ -29,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from webclient.workspace import process_group
+from webclient.workspace import process_group, spawning
 from webclient.workspace.no_follow import open_directory
 from webclient.workspace.output_buffer import OutputBuffer
 from webclient.workspace.path_errors import PathRefused
@@ -63,33 +65,23 @@ class ExitStatus:
             return cls(None, f"SIG{-returncode}")
 
 
-class _ExitProtocol(asyncio.SubprocessProtocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.exited: asyncio.Future[None] = loop.create_future()
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
 class TerminalProcess:
     """One command on its own pty; create it with `TerminalProcess.start`."""
 
     def __init__(
         self,
         command_line: str,
-        transport: asyncio.SubprocessTransport,
-        protocol: _ExitProtocol,
+        pid: int,
+        exit_watch: spawning.ExitWatch,
         master: int,
         buffer: OutputBuffer,
         on_output: Callable[[bytes], None],
         on_exit: Callable[[ExitStatus], None],
     ) -> None:
         self.command_line = command_line
-        self.pid: int = transport.get_pid()
+        self.pid = pid
         self.exit_status: ExitStatus | None = None
-        self._transport = transport
-        self._protocol = protocol
+        self._exit = exit_watch
         self._master: int | None = master
         self._buffer = buffer
         self._on_output = on_output
@@ -150,7 +142,6 @@ class TerminalProcess:
         full_env = {**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
         full_env.setdefault("PAGER", "cat")
         full_env.setdefault("GIT_PAGER", "cat")
-        loop = asyncio.get_running_loop()
         try:
             master, slave = pty.openpty()
         except OSError:
@@ -159,16 +150,34 @@ class TerminalProcess:
         try:
             _configure_pty(slave)
             os.set_blocking(master, False)
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _ExitProtocol(loop),
-                *sandbox.command(argv, cwd),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=slave,
-                stderr=slave,
-                env=full_env,
-                start_new_session=True,
-                preexec_fn=process_group.child_setup(parent=os.getpid(), cwd_fd=cwd_fd),
-            )
+            full_command = sandbox.command(argv, cwd)
+        except BaseException as exc:
+            for fd in (master, slave, cwd_fd):
+                os.close(fd)
+            if isinstance(exc, OSError):
+                raise _start_error(exc, command, cwd, full_env) from exc
+            raise
+        setup = process_group.child_setup(parent=os.getpid(), cwd_fd=cwd_fd)
+
+        def start() -> subprocess.Popen[bytes]:  # in the spawner's thread
+            try:
+                return subprocess.Popen(
+                    full_command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=slave,
+                    stderr=slave,
+                    env=full_env,
+                    start_new_session=True,
+                    preexec_fn=setup,
+                )
+            finally:
+                os.close(slave)  # the child has its copies; ours would keep the pty from ever reaching EOF
+                os.close(cwd_fd)
+
+        try:
+            popen = await spawning.start(start, functools.partial(_stop_unwanted, master=master))
+        except asyncio.CancelledError:
+            raise  # the pty is closed and the command stopped (`_stop_unwanted`) once the start is done
         except OSError as exc:
             os.close(master)
             raise _start_error(exc, command, cwd, full_env) from exc
@@ -176,13 +185,10 @@ class TerminalProcess:
             os.close(master)
             reason = f"cannot enter working directory {str(cwd)!r}: {os.strerror(errno.EACCES)}"
             raise PermissionError(errno.EACCES, reason, str(cwd)) from None
-        finally:
-            os.close(slave)  # the child has its copies; ours would keep the pty from ever reaching EOF
-            os.close(cwd_fd)
-        process_group.own(transport.get_pid())
-        pid = transport.get_pid()
-        logger.info("terminal pid %d started in %s (sandbox %s): %s", pid, cwd, sandbox.name, command_line)
-        return cls(command_line, transport, protocol, master, OutputBuffer(output_byte_limit), on_output, on_exit)
+        process_group.own(popen.pid)
+        logger.info("terminal pid %d started in %s (sandbox %s): %s", popen.pid, cwd, sandbox.name, command_line)
+        exit_watch = spawning.ExitWatch(popen)
+        return cls(command_line, popen.pid, exit_watch, master, OutputBuffer(output_byte_limit), on_output, on_exit)
 
     def output(self) -> tuple[str, bool, ExitStatus | None]:
         """The kept output as text, whether some was dropped, and the exit status once exited."""
@@ -205,7 +211,7 @@ class TerminalProcess:
         await process_group.terminate(
             self.pid,
             running=self._running,
-            leader_running=lambda: not self._protocol.exited.done(),
+            leader_running=lambda: not self._exit.exited.done(),
             grace=_KILL_GRACE,
             label=f"terminal pid {self.pid}",
         )
@@ -220,11 +226,11 @@ class TerminalProcess:
         if not self._watcher.done():
             logger.warning("terminal pid %d did not exit after SIGKILL; no longer watched", self.pid)
             self._watcher.cancel()
-            self._transport.close()
+            self._exit.close()
         self._close_pty()
 
     def _running(self) -> bool:
-        if not self._protocol.exited.done():
+        if not self._exit.exited.done():
             return True
         if self._group_gone:
             return False
@@ -256,14 +262,11 @@ class TerminalProcess:
         self._eof.set()
 
     async def _watch(self) -> None:
-        await self._protocol.exited
+        returncode = await self._exit.exited
         try:
             await asyncio.wait_for(self._eof.wait(), _DRAIN_GRACE)
         except TimeoutError:
             logger.info("terminal pid %d exited, but something else still holds its pty open", self.pid)
-        returncode = self._transport.get_returncode()
-        assert returncode is not None
-        self._transport.close()  # the process is reaped; this only marks the transport closed
         self._buffer.finish()
         self._running()  # notes whether the group is gone already, before its id can be reused
         self.exit_status = ExitStatus.from_returncode(returncode)
@@ -272,6 +275,16 @@ class TerminalProcess:
             self._on_exit(self.exit_status)
         except Exception:
             logger.exception("terminal exit listener failed")
+
+
+def _stop_unwanted(popen: subprocess.Popen[bytes] | None, master: int) -> None:
+    """A command started (or not) for a caller that is gone: kill its group, close the pty and reap it (in the
+    spawner's thread, where this runs once the start is done)."""
+    os.close(master)
+    if popen is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGKILL)
+        popen.wait()
 
 
 def _configure_pty(slave: int) -> None:

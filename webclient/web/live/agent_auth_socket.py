@@ -99,7 +99,9 @@ async def agent_auth_socket(websocket: WebSocket) -> None:
         pty.listeners.discard(outbox.put)
         pty.exited.remove_done_callback(outbox.end)
         sender.cancel()
-        await asyncio.gather(sender, return_exceptions=True)
+        # Not gather: a gather cancelled meanwhile raises the sender's CancelledError, not the one that cancelled this
+        # handler, and the server's cancel scope (anyio's) would not know it for its own.
+        await asyncio.wait([sender])
 
 
 def _still_drives(websocket: WebSocket, session: Session) -> bool:

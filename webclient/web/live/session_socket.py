@@ -70,7 +70,9 @@ async def session_socket(websocket: WebSocket) -> None:
     finally:
         leave()
         sender.cancel()
-        await asyncio.gather(sender, return_exceptions=True)
+        # Not gather: a gather cancelled meanwhile raises the sender's CancelledError, not the one that cancelled this
+        # handler, and the server's cancel scope (anyio's) would not know it for its own.
+        await asyncio.wait([sender])
 
 
 def _sender_done(task: asyncio.Task[None], websocket: WebSocket) -> None:

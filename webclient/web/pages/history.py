@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from webclient.people.person import Person
 from webclient.people.roles import role_of
+from webclient.render.dom import thread_entry_id
 from webclient.session.core import Session
 from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import allowed, base_context, manager, owned, person, render, role_in, small_int, urls
@@ -37,6 +38,22 @@ Marked = list[tuple[str, bool]]
 
 
 @dataclass(frozen=True)
+class MarkedHit:
+    """A search's hit (`webclient.store.matching.Hit`) as the index shows it: its line cut into the words looked for
+    and the rest, and a link to its entry."""
+
+    parts: Marked
+    entry_seq: int | None
+    """The thread's entry it was said in: its link opens the session's page on it (``?at=N#entry-N``). None: not
+    known (said before entries were noted), the link opens the session."""
+
+    @property
+    def fragment(self) -> str:
+        """The link's ``#entry-N`` ("" without an entry)."""
+        return f"#{thread_entry_id(self.entry_seq)}" if self.entry_seq else ""
+
+
+@dataclass(frozen=True)
 class HistoryRow:
     """One session as the index lists it."""
 
@@ -52,7 +69,7 @@ class HistoryRow:
     turns: int
     archived: bool
     live: bool
-    lines: list[Marked] = field(default_factory=list)
+    lines: list[MarkedHit] = field(default_factory=list)
     mine: bool = True
     """Whether the person may archive and delete it (theirs, or they are an admin): else it was shared with them."""
     owner: str | None = None
@@ -125,7 +142,7 @@ def _agent_name(session: Session) -> str | None:
 def _stored_row(
     stored: SessionRow, live: Session | None, pattern: re.Pattern[str] | None, viewer: Person
 ) -> HistoryRow:
-    lines = [marked(line, pattern) for line in stored.lines] if pattern is not None else []
+    lines = [MarkedHit(marked(hit.line, pattern), hit.entry_seq) for hit in stored.lines] if pattern is not None else []
     if live is None:
         state = "ended" if stored.state == "ended" else "stopped"
         title, agent_name, turns = stored.title, stored.agent_name, stored.turns
