@@ -5,7 +5,10 @@ with its default configuration (a fresh SQLite store in a temporary data folder,
 free loopback port, waits for ``GET /`` to answer (one page served, so what the first page needs is counted), waits a
 second more and reads ``VmRSS`` and ``VmHWM`` from ``/proc``. Then it starts the server once more under
 ``python -X importtime`` and prints the modules with the largest cumulative import time (top-level packages only, so
-that a package's own submodules do not crowd the list) and the count of modules imported.
+that a package's own submodules do not crowd the list) and the count of modules imported. Last, what the memory is:
+one fresh interpreter imports the modules that server imported, a group at a time (`GROUPS`, in that order, each
+with what it imports itself), and prints ``VmRSS`` after each; what the idle server holds beyond all of them is
+what start-up and the first page made (threads, compiled templates, the store's connections, the static files).
 """
 
 from __future__ import annotations
@@ -95,9 +98,9 @@ def idle_once(root: Path, data: Path) -> tuple[int, int]:
 LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
-def import_offenders(root: Path, data: Path, top: int) -> tuple[list[tuple[int, int, str]], int]:
+def import_offenders(root: Path, data: Path, top: int) -> tuple[list[tuple[int, int, str]], list[str]]:
     """The packages whose modules took the most import time in all (their own time, µs), with how many modules each
-    brought, and the number of modules imported."""
+    brought, and the modules imported, in the order their imports ended."""
     with tempfile.TemporaryFile() as log:
         process = start(root, data, "-X", "importtime", stderr=log)
         try:
@@ -107,16 +110,68 @@ def import_offenders(root: Path, data: Path, top: int) -> tuple[list[tuple[int, 
         log.seek(0)
         err = log.read().decode(errors="replace")
     by_package: dict[str, tuple[int, int]] = {}
-    count = 0
+    imported = []
     for match in LINE.finditer(err):
-        count += 1
         name = match.group(4)
+        imported.append(name)
         parts = name.split(".")
         package = ".".join(parts[:2]) if parts[0] == "webclient" else parts[0]
         micros, modules = by_package.get(package, (0, 0))
         by_package[package] = (micros + int(match.group(1)), modules + 1)
     ranked = sorted(((micros, modules, name) for name, (micros, modules) in by_package.items()), reverse=True)
-    return ranked[:top], count
+    return ranked[:top], imported
+
+
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("asyncio, ssl, hashlib and the rest of the standard library the loop needs", ("asyncio", "ssl", "hashlib")),
+    (
+        "uvicorn, uvloop, httptools, websockets (click, watchfiles: uvicorn imports them)",
+        ("uvicorn", "uvloop", "httptools", "websockets"),
+    ),
+    ("Starlette, Jinja", ("starlette", "jinja2", "jinja2_fragments", "markupsafe", "anyio")),
+    ("SQLAlchemy Core, sqlite3 and SQLite's dialect", ("sqlalchemy", "sqlite3", "_sqlite3")),
+    ("Markdown (markdown-it), Pygments, pyte (wcwidth)", ("markdown_it", "mdurl", "pygments", "pyte", "wcwidth")),
+    ("webclient, and the rest of what it imports", ("",)),
+)
+"""What the idle server imports, in groups, imported in this order by `memory_by_import` (a group's modules bring
+what they import themselves: SQLAlchemy is counted where it is first imported)."""
+
+BY_IMPORT = """
+import importlib, sys
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+print(rss(), flush=True)
+modules = sys.stdin.read().split()
+for prefixes in sys.argv[1:]:
+    for name in modules:
+        if name.split(".")[0] in prefixes.split(",") or prefixes == "*":
+            try:
+                importlib.import_module(name)
+            except Exception:  # a module that only imports in its own context (a __main__, a platform's)
+                pass
+    print(rss(), flush=True)
+"""
+
+
+def memory_by_import(root: Path, modules: list[str]) -> list[tuple[str, int]]:
+    """``VmRSS`` (KiB) of one fresh interpreter: bare, then after importing each of `GROUPS` of ``modules``."""
+    groups = [",".join(prefixes) if prefixes != ("",) else "*" for _, prefixes in GROUPS]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for name in ("WEBCLIENT_AGENT", "WEBCLIENT_CONFIG", "WEBCLIENT_DATABASE_URL", "WEBCLIENT_STORE"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", BY_IMPORT, *groups],
+        input="\n".join(name for name in modules if name != "__main__" and not name.startswith("webclient.__main__")),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    figures = [int(line) for line in done.stdout.split()]
+    return list(zip(["the interpreter", *(label for label, _ in GROUPS)], figures, strict=True))
 
 
 def main() -> None:
@@ -138,10 +193,19 @@ def main() -> None:
                 f"idle server, {case:16}: VmRSS median {statistics.median(rss) / 1024:5.1f} MiB "
                 f"(min {min(rss) / 1024:.1f}), VmHWM median {statistics.median(hwm) / 1024:5.1f} MiB, {len(runs)} runs"
             )
-        offenders, count = import_offenders(args.server_root, tmp / "data-0", args.top)
-        print(f"{count} modules imported (store up to date); the packages that took the most import time:")
+        offenders, imported = import_offenders(args.server_root, tmp / "data-0", args.top)
+        print(f"{len(imported)} modules imported (store up to date); the packages that took the most import time:")
         for micros, modules, package in offenders:
             print(f"  {micros / 1000:7.1f} ms  {modules:4} modules  {package}")
+        print("VmRSS of one interpreter importing what the idle server imported, a group at a time:")
+        before = 0
+        for label, kib in memory_by_import(args.server_root, imported):
+            print(f"  {kib / 1024:5.1f} MiB  {(kib - before) / 1024:+5.1f}  {label}")
+            before = kib
+        idle = statistics.median(now for now, _ in figures["store up to date"])
+        print(
+            f"  {idle / 1024:5.1f} MiB  {(idle - before) / 1024:+5.1f}  start-up and the first page (the idle server)"
+        )
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.store.conftest import Cluster, running_cluster
 from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from webclient import cli
-from webclient.store.database import MIGRATIONS, engine_url, known_revisions
+from webclient.store.database import MIGRATIONS, create_engine, known_revisions
 from webclient.store.schema import metadata
 from webclient.store.store import Store
 
@@ -136,7 +135,7 @@ def test_a_postgresql_server_that_refuses_the_password(password_cluster: Cluster
 
 
 async def execute(url: str, *statements: str) -> None:
-    engine = create_async_engine(engine_url(url))
+    engine = create_engine(url)
     try:
         async with engine.begin() as connection:
             for statement in statements:
@@ -176,7 +175,7 @@ def test_a_database_a_newer_server_wrote_is_refused(store_url: str) -> None:
 
 def test_tables_made_without_migrations_are_refused(store_url: str) -> None:
     async def create() -> None:
-        engine = create_async_engine(engine_url(store_url))
+        engine = create_engine(store_url)
         async with engine.begin() as connection:
             await connection.run_sync(metadata.create_all)
         await engine.dispose()

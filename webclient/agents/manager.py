@@ -50,7 +50,7 @@ KeepSecret = Callable[[str, str, str], Awaitable[None]]
 """Keep a value as a person's secret: their id, its name, the value (`webclient.store.secrets.Secrets.put`)."""
 
 
-def _malloc_trim() -> None:
+def malloc_trim() -> None:
     """Hand freed heap pages back to the OS (glibc keeps them otherwise: RSS would not drop after a big session)."""
     name = ctypes.util.find_library("c")
     if name is None:
@@ -358,7 +358,7 @@ class SessionManager:
         if self._forget_ended() and self._reclaiming is None:
             self._reclaiming = asyncio.create_task(self._reclaim())
         else:
-            await asyncio.to_thread(_malloc_trim)
+            await asyncio.to_thread(malloc_trim)
 
     async def _reclaim(self) -> None:
         """Free forgotten sessions now: a session and its watchers form cycles, which only the collector frees, and
@@ -366,7 +366,7 @@ class SessionManager:
         try:
             await asyncio.sleep(1)
             gc.collect()
-            await asyncio.to_thread(_malloc_trim)
+            await asyncio.to_thread(malloc_trim)
         finally:
             self._reclaiming = None
 

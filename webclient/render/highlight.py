@@ -20,12 +20,13 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_for_filename
-from pygments.token import STANDARD_TYPES, _TokenType
-from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:  # Pygments is imported at the first text highlighted: an idle server shows none
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
 
 __all__ = ["COLOURED", "Lines", "Marks", "coloured", "emphasis", "lexer_for", "paired"]
 
@@ -45,6 +46,8 @@ _WORDS = re.compile(r"\w+|\s+|[^\w\s]")
 @lru_cache(maxsize=1024)
 def _css_class(ttype: _TokenType) -> str:
     """The ``hl-`` class of the nearest standard token type; none for plain text and whitespace."""
+    from pygments.token import STANDARD_TYPES  # once a token type: it is cached
+
     while ttype not in STANDARD_TYPES and ttype.parent is not None:
         ttype = ttype.parent
     short = STANDARD_TYPES.get(ttype, "")
@@ -86,6 +89,9 @@ def coloured(code: str, lexer: Lexer) -> str:
 @lru_cache(maxsize=256)
 def _lexer(name: str) -> Lexer | None:
     """The lexer for a file name (cached: Pygments scans all its lexers), None for plain text."""
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
     try:
         lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=True)
     except ClassNotFound:

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache
-from typing import Any
-
-import nh3
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
 from webclient.render.highlight import coloured
 from webclient.render.text import scrub
+
+if TYPE_CHECKING:  # imported at the first Markdown rendered: an idle server shows none
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.lexer import Lexer
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """Lines with their endings, split as CommonMark splits them (\\n, \\r\\n or a lone \\r)."""
@@ -53,6 +51,9 @@ _ALIGN_CLASSES = frozenset({"md-align-left", "md-align-center", "md-align-right"
 def _lexer(lang: str) -> Lexer | None:
     """The lexer of a fence's language, made once: Pygments looks a name up through all its lexers, which costs
     more than highlighting a short block (a message of a hundred code blocks asks for the same few)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(lang)
     except ClassNotFound:
@@ -64,13 +65,6 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     if lexer is None:
         return html.escape(code)
     return coloured(code, lexer)
-
-
-_MD = (
-    MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
-    .enable("table")
-    .enable("strikethrough")
-)
 
 
 _INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z")
@@ -87,9 +81,6 @@ def _image(_renderer: Any, tokens: Any, index: int, _options: Any, _env: Any) ->
     return f'<a href="{html.escape(src)}">🖼 {alt}</a>'
 
 
-_MD.add_render_rule("image", _image)
-
-
 def _align_classes(state: Any) -> None:
     """Table cells that markdown-it aligns with ``style="text-align:…"`` get an ``md-align-…`` class instead."""
     for token in state.tokens:
@@ -99,7 +90,19 @@ def _align_classes(state: Any) -> None:
                 token.attrSet("class", f"md-align-{align}")
 
 
-_MD.core.ruler.push("align_classes", _align_classes)
+@cache
+def _markdown() -> MarkdownIt:
+    """The parser and renderer, made at the first Markdown rendered (markdown-it and Pygments with it)."""
+    from markdown_it import MarkdownIt
+
+    parser = (
+        MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
+        .enable("table")
+        .enable("strikethrough")
+    )
+    parser.add_render_rule("image", _image)
+    parser.core.ruler.push("align_classes", _align_classes)
+    return parser
 
 
 def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
@@ -116,6 +119,8 @@ def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _sanitize(markup: str) -> str:
+    import nh3  # here: its library is 1.4 MiB of an idle server, which shows no Markdown until a session does
+
     return nh3.clean(
         markup,
         tags=_ALLOWED_TAGS,
@@ -128,7 +133,7 @@ def _sanitize(markup: str) -> str:
 
 def render_markdown(text: str) -> str:
     """Safe HTML for ``text``."""
-    return _sanitize(_MD.render(scrub(text)))
+    return _sanitize(_markdown().render(scrub(text)))
 
 
 class MarkdownStream:
@@ -240,7 +245,8 @@ class _Parse:
         self.env = env
 
     def render(self, start: int, stop: int | None) -> str:
-        return _sanitize(_MD.renderer.render(self.tokens[start:stop], _MD.options, self.env))
+        markdown = _markdown()
+        return _sanitize(markdown.renderer.render(self.tokens[start:stop], markdown.options, self.env))
 
 
 def _parse_blocks(text: str) -> _Parse | None:
@@ -250,7 +256,7 @@ def _parse_blocks(text: str) -> _Parse | None:
     if _REFERENCE_DEFINITION.search(text) or scrub(text) is not text:
         return None
     env: dict[str, Any] = {}
-    return _Parse(_MD.parse(text, env), env)
+    return _Parse(_markdown().parse(text, env), env)
 
 
 def _stable_cut(text: str, parse: _Parse | None) -> tuple[int, int]:
@@ -265,7 +271,7 @@ def _stable_cut(text: str, parse: _Parse | None) -> tuple[int, int]:
     lines = _LINES.findall(text)
     if len(lines) < 3:
         return 0, 0
-    tokens = parse.tokens if parse is not None else _MD.parse(text)
+    tokens = parse.tokens if parse is not None else _markdown().parse(text)
     starts = [(t.map[0], i) for i, t in enumerate(tokens) if t.level == 0 and t.map is not None and t.nesting in (0, 1)]
     if starts and starts[-1][0] < len(lines) and not lines[starts[-1][0]].endswith(("\n", "\r")):
         starts.pop()

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from pygments.lexers import get_lexer_for_mimetype
-from pygments.util import ClassNotFound
 
 from webclient.render.highlight import lexer_for
 
-_MD = MarkdownIt("commonmark")  # raw HTML on, as in most places an exported file is read
+if TYPE_CHECKING:  # imported at the first export: an idle server makes none
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")  # raw HTML on, as in most places an exported file is read
+
+
 _SEAL = "export-seal-9d2c41"
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>&~|])")
 _WHITESPACE = re.compile(r"\s+")
@@ -80,7 +86,9 @@ def seal(text: str) -> str:
 
 def _open_block(text: str) -> Token | None:
     """The top-level block that would run on past the end of ``text`` (a blank token if none is found)."""
-    tokens = _MD.parse(f"{text}\n\n{_SEAL}\n")
+    from markdown_it.token import Token
+
+    tokens = _markdown().parse(f"{text}\n\n{_SEAL}\n")
     if len(tokens) >= 3 and tokens[-3].type == "paragraph_open" and tokens[-3].level == 0:
         if tokens[-2].content == _SEAL:
             return None
@@ -117,6 +125,9 @@ def fence_language(path: str | None, mime_type: str | None) -> str:
 
 @lru_cache(maxsize=64)
 def _mime_lexer(mime_type: str) -> Any:
+    from pygments.lexers import get_lexer_for_mimetype
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_for_mimetype(mime_type)
     except ClassNotFound:

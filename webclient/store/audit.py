@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from webclient.store.database import Database
 from webclient.store.schema import audit
 
 PAGE = 500
@@ -83,7 +83,7 @@ def row(
     }
 
 
-async def read(engine: AsyncEngine, session_id: str | None = None, limit: int | None = PAGE) -> list[AuditRow]:
+async def read(engine: Database, session_id: str | None = None, limit: int | None = PAGE) -> list[AuditRow]:
     """The log (of one session, or of the whole server), newest first; ``limit`` None: every row."""
     query = select(audit).order_by(audit.c.id.desc())
     if session_id is not None:

@@ -1,4 +1,4 @@
-"""Which database the store uses, the async engine on it, and the check and migrations that bring it up to date.
+"""Which database the store uses, the engine on it, and the check and migrations that bring it up to date.
 
 A store that cannot be used stops the start with one `StoreError` line: which store (the URL with its password
 hidden, or the SQLite file), what went wrong, and what to do. Before anything is written, `migrate` compares the
@@ -14,24 +14,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import platformdirs
 from sqlalchemy import Engine, event, inspect, text
 from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from webclient.config import Settings
 from webclient.store.schema import metadata
+from webclient.store.sqlite_engine import SQLiteConnection, SQLiteEngine
+
+if TYPE_CHECKING:  # imported with asyncpg, for PostgreSQL only: it brings SQLAlchemy's ORM (6 MiB) and greenlet
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 Done = TypeVar("Done")
+
+Database: TypeAlias = "AsyncEngine | SQLiteEngine"
+"""The store's engine: SQLAlchemy's async engine on PostgreSQL (asyncpg), a `SQLiteEngine` on SQLite."""
+DatabaseConnection: TypeAlias = "AsyncConnection | SQLiteConnection"
+"""A connection of a `Database`."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 VERSIONS = MIGRATIONS / "versions"
@@ -50,7 +56,9 @@ class StoreError(ValueError):
 
 
 def engine_url(url: str) -> str:
-    """A database URL as a user writes it (``postgresql://user@host/db``), with the async driver named.
+    """A database URL as a user writes it (``postgresql://user@host/db``), with the driver named: asyncpg for
+    PostgreSQL, the standard library's for SQLite (``sqlite+aiosqlite://``, which the store once used, is read as
+    ``sqlite://``).
 
     Raises:
         StoreError: the URL cannot be read, or names a database the store does not run on.
@@ -63,9 +71,9 @@ def engine_url(url: str) -> str:
         ) from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif parsed.drivername == "sqlite":
-        parsed = parsed.set(drivername="sqlite+aiosqlite")
-    elif parsed.drivername not in ("postgresql+asyncpg", "sqlite+aiosqlite"):
+    elif parsed.drivername in ("sqlite+aiosqlite", "sqlite+pysqlite"):
+        parsed = parsed.set(drivername="sqlite")
+    elif parsed.drivername not in ("postgresql+asyncpg", "sqlite"):
         raise StoreError(
             f"{describe(url)}: the store runs on PostgreSQL (postgresql://) or SQLite (sqlite:///FILE), "
             f"not {parsed.drivername}; {ADVICE}"
@@ -98,7 +106,7 @@ def database_url(settings: Settings) -> str:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the journal holds all that was said: the user's only
     except OSError as error:
         raise StoreError(f"the data folder {folder} cannot be made ({error.strerror or error}); {ADVICE}") from None
-    return f"sqlite+aiosqlite:///{folder / 'webclient.sqlite3'}"
+    return f"sqlite:///{folder / 'webclient.sqlite3'}"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -111,18 +119,23 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str) -> Database:
+    """The engine on the store at ``url``: a `SQLiteEngine` on SQLite, the async engine on PostgreSQL."""
     url = engine_url(url)
-    postgresql = make_url(url).get_backend_name() == "postgresql"
-    engine = create_async_engine(url, connect_args={"timeout": CONNECT_SECONDS} if postgresql else {})
-    if engine.dialect.name == "sqlite":
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-    return engine
+    if make_url(url).get_backend_name() == "sqlite":
+        return SQLiteEngine(_sqlite_engine(url))
+    return _postgresql_engine(url)
+
+
+def _postgresql_engine(url: str) -> AsyncEngine:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    return create_async_engine(engine_url(url), connect_args={"timeout": CONNECT_SECONDS})
 
 
 def _sqlite_engine(url: str) -> Engine:
     """A synchronous engine on the SQLite store at ``url``, with the standard library's driver."""
-    engine = create_sync_engine(make_url(engine_url(url)).set(drivername="sqlite"))
+    engine = create_sync_engine(engine_url(url))
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
@@ -168,7 +181,7 @@ class ThreadConnection:
                 return work(connection)
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-            self._async_engine = create_engine(self.url)
+            self._async_engine = _postgresql_engine(self.url)
         return self._loop.run_until_complete(self._run_async(work, transaction))
 
     async def _run_async(self, work: Callable[[Connection], Done], transaction: bool) -> Done:
@@ -273,7 +286,7 @@ def _reason(error: BaseException) -> str:
     return said.removeprefix("[Errno 111] ")
 
 
-async def migrate(engine: AsyncEngine) -> None:
+async def migrate(engine: Database) -> None:
     """Check the database and bring its tables up to the newest migration (an empty database gets them all).
 
     Raises:
@@ -301,15 +314,3 @@ async def check(url: str) -> None:
         await migrate(engine)
     finally:
         await engine.dispose()
-        await _sqlite_threads_ended()
-
-
-async def _sqlite_threads_ended(within: float = 2.0) -> None:
-    """Wait (at most ``within`` seconds) for aiosqlite's threads to end. A failed open leaves its thread a last step
-    whose answer nobody awaits; if this event loop has closed by then, the thread prints a traceback under the one
-    line that says why the server does not start."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and any(
-        thread.name.endswith("(_connection_worker_thread)") and thread.is_alive() for thread in threading.enumerate()
-    ):
-        await asyncio.sleep(0.01)

@@ -10,18 +10,18 @@ from datetime import UTC, datetime
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from webclient.store.database import Database
 from webclient.store.schema import folders, sessions, shares
 
 
-async def owners(engine: AsyncEngine) -> dict[str, str]:
+async def owners(engine: Database) -> dict[str, str]:
     """Every owned folder's path, with its owner's id."""
     async with engine.connect() as connection:
         return {row.path: row.owner for row in await connection.execute(select(folders.c.path, folders.c.owner))}
 
 
-async def claim(engine: AsyncEngine, path: str, owner: str) -> str:
+async def claim(engine: Database, path: str, owner: str) -> str:
     """Make ``owner`` the owner of ``path`` unless someone is already; returns who owns it now (the first wins, also
     between two servers on one database)."""
     try:
@@ -34,7 +34,7 @@ async def claim(engine: AsyncEngine, path: str, owner: str) -> str:
         return str(found) if found is not None else owner
 
 
-async def driven_workspaces(engine: AsyncEngine, person_id: str, groups: Collection[str]) -> list[str]:
+async def driven_workspaces(engine: Database, person_id: str, groups: Collection[str]) -> list[str]:
     """The folders of the sessions shared with ``person_id`` (or one of their ``groups``) to drive."""
     grantee = (shares.c.kind == "person") & (shares.c.grantee == person_id)
     if groups:

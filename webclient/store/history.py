@@ -10,9 +10,9 @@ thread's entry it was said in (``transcript.entry_seq``, noted when the turn end
 on that entry, however long the session, with no rebuild to find it.
 
 A page of the history is read in one hop off the event loop (`Store.history` runs it on a
-`webclient.store.database.ThreadConnection`): through the async engine, the connection, each statement and each fetch
-were a hop of their own to aiosqlite's thread and back, about 9 for the index page, and while agents flood the event
-loop each hop waited for a pass of it.
+`webclient.store.database.ThreadConnection`): through the store's engine, the connection, each statement and each
+fetch were a hop of their own to the driver's thread (aiosqlite's then) and back, about 9 for the index page, and while
+agents flood the event loop each hop waited for a pass of it.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, and_, exists, func, intersect, literal_column, or_, select, table, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.person import Person
+from webclient.store.database import Database
 from webclient.store.matching import Hit, matching_lines, query_words
 from webclient.store.schema import sessions, shares, transcript
 
@@ -114,7 +114,7 @@ def _visible(viewer: Person | None, link: str | None = None) -> list[ColumnEleme
     return [or_(sessions.c.owner == viewer.id, exists().where(shares.c.session_id == sessions.c.id, or_(*names)))]
 
 
-async def visible(engine: AsyncEngine, session_id: str, viewer: Person, link: str | None = None) -> bool:
+async def visible(engine: Database, session_id: str, viewer: Person, link: str | None = None) -> bool:
     """Whether the stored session `session_id` is one `viewer` may see (with the link token `link`)."""
     query = select(sessions.c.id).where(sessions.c.id == session_id, *_visible(viewer, link))
     async with engine.connect() as connection:
@@ -238,24 +238,24 @@ def _matching_texts(
     return said
 
 
-async def get(engine: AsyncEngine, session_id: str) -> SessionRow | None:
+async def get(engine: Database, session_id: str) -> SessionRow | None:
     """One session's row, or None."""
     async with engine.connect() as connection:
         row = (await connection.execute(select(sessions).where(sessions.c.id == session_id))).one_or_none()
     return None if row is None else _stored(row)
 
 
-async def _change(engine: AsyncEngine, session_id: str, **values: Any) -> bool:
+async def _change(engine: Database, session_id: str, **values: Any) -> bool:
     async with engine.begin() as connection:
         result = await connection.execute(update(sessions).where(sessions.c.id == session_id).values(**values))
     return bool(result.rowcount)
 
 
-async def set_archived(engine: AsyncEngine, session_id: str, archived: bool) -> bool:
+async def set_archived(engine: Database, session_id: str, archived: bool) -> bool:
     """Archive (hide from the history) or bring back a session; False if there is no such session."""
     return await _change(engine, session_id, archived=archived)
 
 
-async def rename(engine: AsyncEngine, session_id: str, title: str | None) -> bool:
+async def rename(engine: Database, session_id: str, title: str | None) -> bool:
     """Give a session a title (None or blank: none); False if there is no such session."""
     return await _change(engine, session_id, title=title.strip() or None if title else None)

@@ -23,9 +23,8 @@ import logging
 import time
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
 from webclient.session.recorder import NOTICE
+from webclient.store.database import Database
 from webclient.store.journal_sink import MAX_WORDS, Batch, JournalSink, Row
 
 log = logging.getLogger(__name__)
@@ -36,7 +35,7 @@ class JournalWriter:
 
     def __init__(
         self,
-        engine: AsyncEngine,
+        engine: Database,
         *,
         interval: float = 0.25,
         batch_rows: int = 5_000,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:  # imported at the first search: an idle server makes none
+    from markdown_it import MarkdownIt
 
 MAX_WORDS = 8
 """Words of a query that count (the rest are ignored): each one is a lookup in the index."""
@@ -19,10 +21,16 @@ LINES = 3
 LINE_CHARS = 240
 """A longer matching line is cut around its first match."""
 
-_INLINE = MarkdownIt("commonmark", {"html": False}).enable("strikethrough")  # as the page reads it: tags are text
 _BLOCK_MARKS = re.compile(r"^(?:(?:#{1,6}|>|[-*+]|\d{1,9}[.)])(?:\s+|$))+")
 """What starts a line of a heading, a quote, a list's item (a line at a time: of the block, only its start shows)."""
 _TABLE_RULE = re.compile(r"^[\s|:-]*$")
+
+
+@cache
+def _inline() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("strikethrough")  # as the page reads it: tags are text
 
 
 class Hit(NamedTuple):
@@ -103,7 +111,7 @@ def plain_line(line: str) -> str:
         line = " · ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
     line = _BLOCK_MARKS.sub("", line)
     parts: list[str] = []
-    for token in _INLINE.parseInline(line)[0].children or []:
+    for token in _inline().parseInline(line)[0].children or []:
         if token.type in ("text", "code_inline", "image"):
             parts.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row, delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.people.person import LOCAL, Person
+from webclient.store.database import Database, DatabaseConnection
 from webclient.store.schema import people, signins
 
 TOKEN_MARK = "token-mark"
@@ -61,7 +61,7 @@ def _person(row: Row[Any]) -> Person:
     return Person(id=row.id, name=row.name, email=row.email, groups=_groups(row.groups), admin=bool(row.admin))
 
 
-async def _upsert(connection: AsyncConnection, person: Person, now: datetime) -> None:
+async def _upsert(connection: DatabaseConnection, person: Person, now: datetime) -> None:
     values = {
         "name": person.name,
         "email": person.email,
@@ -74,14 +74,14 @@ async def _upsert(connection: AsyncConnection, person: Person, now: datetime) ->
         await connection.execute(insert(people).values(id=person.id, first_seen=now, **values))
 
 
-async def seen(engine: AsyncEngine, person: Person, now: datetime) -> None:
+async def seen(engine: Database, person: Person, now: datetime) -> None:
     """Keep ``person``'s row as they are now (made at their first sign-in)."""
     async with engine.begin() as connection:
         await _upsert(connection, person, now)
 
 
 async def sign_in(
-    engine: AsyncEngine, signin_id: str, person: Person, method: str, now: datetime, expires: datetime, agent: str
+    engine: Database, signin_id: str, person: Person, method: str, now: datetime, expires: datetime, agent: str
 ) -> None:
     """Record a new signed-in session for ``person`` (their row kept up to date in the same transaction), and forget
     the signed-in sessions that have expired."""
@@ -101,7 +101,7 @@ async def sign_in(
         )
 
 
-async def signed_in(engine: AsyncEngine, signin_id: str, now: datetime) -> tuple[Person, datetime] | None:
+async def signed_in(engine: Database, signin_id: str, now: datetime) -> tuple[Person, datetime] | None:
     """The person of a signed-in session that has not expired, and when it expires; else None."""
     query = (
         select(people, signins.c.expires)
@@ -113,7 +113,7 @@ async def signed_in(engine: AsyncEngine, signin_id: str, now: datetime) -> tuple
     return (_person(row), _aware(row.expires)) if row is not None else None
 
 
-async def used(engine: AsyncEngine, signin_id: str, person_id: str, now: datetime, expires: datetime) -> None:
+async def used(engine: Database, signin_id: str, person_id: str, now: datetime, expires: datetime) -> None:
     """A signed-in session was used: it lasts from now, and its person was last seen now."""
     async with engine.begin() as connection:
         await connection.execute(
@@ -122,14 +122,14 @@ async def used(engine: AsyncEngine, signin_id: str, person_id: str, now: datetim
         await connection.execute(update(people).where(people.c.id == person_id).values(last_seen=now))
 
 
-async def end(engine: AsyncEngine, signin_id: str) -> bool:
+async def end(engine: Database, signin_id: str) -> bool:
     """Delete a signed-in session (sign-out, Revoke); False if there was none."""
     async with engine.begin() as connection:
         result = await connection.execute(delete(signins).where(signins.c.id == signin_id))
     return bool(result.rowcount)
 
 
-async def everyone(engine: AsyncEngine, now: datetime) -> list[PersonRow]:
+async def everyone(engine: Database, now: datetime) -> list[PersonRow]:
     """Every person the server has seen (most recently seen first), each with their live signed-in sessions."""
     async with engine.connect() as connection:
         persons = (await connection.execute(select(people).order_by(people.c.last_seen.desc(), people.c.id))).all()
@@ -159,7 +159,7 @@ async def everyone(engine: AsyncEngine, now: datetime) -> list[PersonRow]:
     ]
 
 
-async def keep_token_signins(engine: AsyncEngine, mark: str) -> None:
+async def keep_token_signins(engine: Database, mark: str) -> None:
     """Token mode, at start: unless the store's token mark is ``mark`` (the same token as last time), delete every
     token sign-in and set the mark. The mark is a row of ``signins`` for token mode's person, never looked up as a
     sign-in."""

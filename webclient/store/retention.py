@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Column, delete, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from webclient.config import Settings
+from webclient.store.database import Database, DatabaseConnection
 from webclient.store.journal import JournalWriter
 from webclient.store.schema import journal, metadata, sessions
 
@@ -78,7 +78,7 @@ def _referring() -> list[Column[Any]]:
     ]
 
 
-async def delete_sessions(connection: AsyncConnection, session_ids: Sequence[str]) -> None:
+async def delete_sessions(connection: DatabaseConnection, session_ids: Sequence[str]) -> None:
     """Delete sessions and everything that refers to them, in the transaction of ``connection``."""
     # What refers to the sessions (their journal, ...) would go with them (ON DELETE CASCADE); deleted first,
     # explicitly, it goes whatever its foreign key says.
@@ -90,7 +90,7 @@ async def delete_sessions(connection: AsyncConnection, session_ids: Sequence[str
 class Retention:
     """Applies the limits to one store: `apply` once, or `start` a task that applies them now and periodically."""
 
-    def __init__(self, engine: AsyncEngine, writer: JournalWriter, limits: Limits, interval: float = 3600.0) -> None:
+    def __init__(self, engine: Database, writer: JournalWriter, limits: Limits, interval: float = 3600.0) -> None:
         self.engine = engine
         self.writer = writer
         self.limits = limits
@@ -99,7 +99,7 @@ class Retention:
         writer.session_cap = limits.max_session_chars or None
 
     @classmethod
-    def start(cls, engine: AsyncEngine, writer: JournalWriter, settings: Settings) -> Retention:
+    def start(cls, engine: Database, writer: JournalWriter, settings: Settings) -> Retention:
         retention = cls(engine, writer, Limits.from_settings(settings), settings.retention_seconds)
         if retention.limits.keep_days or retention.limits.max_store_chars:
             retention._task = asyncio.create_task(retention._run(), name="store retention")

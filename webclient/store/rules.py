@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import delete, insert, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.rules import Decision, Rule
+from webclient.store.database import Database
 from webclient.store.schema import rules
 
 _FIELDS = ("tool_kind", "path_pattern", "command_pattern", "session_id", "workspace", "agent")
@@ -24,14 +24,14 @@ def _rule(row: Any) -> Rule:
     )
 
 
-async def load_all(engine: AsyncEngine) -> list[Rule]:
+async def load_all(engine: Database) -> list[Rule]:
     """Every rule, oldest first (a server holds them all in memory: there are few, and a question cannot wait)."""
     async with engine.connect() as connection:
         result = await connection.execute(select(rules).order_by(rules.c.id))
         return [_rule(row) for row in result]
 
 
-async def add(engine: AsyncEngine, rule: Rule, created_by: str) -> Rule:
+async def add(engine: Database, rule: Rule, created_by: str) -> Rule:
     """Keep ``rule`` (its ``id`` is ignored) as ``created_by`` set it; returns it with the id the store gave it."""
     values = {name: getattr(rule, name) for name in _FIELDS}
     async with engine.begin() as connection:
@@ -45,7 +45,7 @@ async def add(engine: AsyncEngine, rule: Rule, created_by: str) -> Rule:
     return Rule(id=new_id, owner=rule.owner, decision=rule.decision, **values)
 
 
-async def delete_rule(engine: AsyncEngine, rule_id: int) -> bool:
+async def delete_rule(engine: Database, rule_id: int) -> bool:
     """Forget rule ``rule_id``; False if there was none (who may delete it is the caller's to check)."""
     async with engine.begin() as connection:
         result = await connection.execute(delete(rules).where(rules.c.id == rule_id))

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from webclient.store.database import Database
 from webclient.store.schema import secrets
 
 if TYPE_CHECKING:  # cryptography (7 MiB) is imported at the first secret sealed or opened, not at every start
@@ -106,7 +106,7 @@ def server_key(configured: str | None, data: Path) -> bytes:
 class Secrets:
     """The secrets of every person, in the store's ``secrets`` table, encrypted with ``key`` (a Fernet key)."""
 
-    def __init__(self, engine: AsyncEngine, key: bytes) -> None:
+    def __init__(self, engine: Database, key: bytes) -> None:
         self.engine = engine
         self.key = _checked(key)
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import delete, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.people.roles import Share
+from webclient.store.database import Database
 from webclient.store.schema import people, shares
 
 
@@ -24,7 +24,7 @@ class StoredShare:
     created_by: str
 
 
-async def of_session(engine: AsyncEngine, session_id: str) -> list[StoredShare]:
+async def of_session(engine: Database, session_id: str) -> list[StoredShare]:
     """The session's shares, oldest first."""
     query = select(shares).where(shares.c.session_id == session_id).order_by(shares.c.id)
     async with engine.connect() as connection:
@@ -32,7 +32,7 @@ async def of_session(engine: AsyncEngine, session_id: str) -> list[StoredShare]:
     return [StoredShare(r.id, Share(r.kind, r.grantee, r.role), r.created, r.created_by) for r in rows]
 
 
-async def add(engine: AsyncEngine, session_id: str, share: Share, by: str) -> int:
+async def add(engine: Database, session_id: str, share: Share, by: str) -> int:
     """Store ``share`` (one per grantee: sharing again changes the role); returns its id."""
     async with engine.begin() as connection:
         same = (shares.c.session_id == session_id) & (shares.c.kind == share.kind) & (shares.c.grantee == share.grantee)
@@ -51,7 +51,7 @@ async def add(engine: AsyncEngine, session_id: str, share: Share, by: str) -> in
         return int(key[0])
 
 
-async def revoke(engine: AsyncEngine, session_id: str, share_id: int) -> Share | None:
+async def revoke(engine: Database, session_id: str, share_id: int) -> Share | None:
     """Delete the share ``share_id`` of the session; returns what it was (None: there was none)."""
     async with engine.begin() as connection:
         query = select(shares).where((shares.c.session_id == session_id) & (shares.c.id == share_id))
@@ -62,14 +62,14 @@ async def revoke(engine: AsyncEngine, session_id: str, share_id: int) -> Share |
     return Share(found.kind, found.grantee, found.role)
 
 
-async def known_people(engine: AsyncEngine, limit: int = 500) -> list[tuple[str, str]]:
+async def known_people(engine: Database, limit: int = 500) -> list[tuple[str, str]]:
     """(id, name) of the people who signed in, most recent first: whom the Share panel offers."""
     query = select(people.c.id, people.c.name).order_by(people.c.last_seen.desc()).limit(limit)
     async with engine.connect() as connection:
         return [(row.id, row.name) for row in await connection.execute(query)]
 
 
-async def person_named(engine: AsyncEngine, typed: str) -> str:
+async def person_named(engine: Database, typed: str) -> str:
     """The id of the person ``typed`` names: their id, else the one person with that name, or that e-mail address if
     ``typed`` is one (any case; only addresses their provider verified are kept: `webclient.web.access.signin_flow`);
     else ``typed`` itself (someone who has not signed in yet, named by the id they will have)."""

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.recorder import ACTION, JournalRow, StoredSession
 from webclient.store import audit, folders, history, shares
-from webclient.store.database import ThreadConnection, create_engine, database_url, migrate
+from webclient.store.database import Database, ThreadConnection, create_engine, database_url, migrate
 from webclient.store.history import PAGE_SIZE, HistoryPage, SessionRow
 from webclient.store.journal import JournalWriter
 from webclient.store.retention import delete_sessions
@@ -54,7 +53,7 @@ class SessionJournal:
 class Store:
     """Sessions and their journals in one database (a `webclient.session.recorder.SessionRecords`)."""
 
-    def __init__(self, engine: AsyncEngine, writer: JournalWriter) -> None:
+    def __init__(self, engine: Database, writer: JournalWriter) -> None:
         self.engine = engine
         self.writer = writer
         self.reader = ThreadConnection(engine.url.render_as_string(hide_password=False), "history")

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from webclient.viewmodel.events import TerminalChanged
-from webclient.viewmodel.terminal_screen import TerminalScreen
+
+if TYPE_CHECKING:  # imported at the first terminal: pyte and wcwidth are 1.5 MiB of an idle server
+    from webclient.viewmodel.terminal_screen import TerminalScreen
 
 TerminalStatus = Literal["running", "exited", "released"]
 
 KEPT_BYTES = 256 * 1024
 """Output bytes an agent-owned terminal keeps (its newest) to lay them out again when the agent gives it a new
 size."""
+
+
+def _screen(*size: int) -> TerminalScreen:
+    """A new `TerminalScreen` (``columns, rows``; none: the default size)."""
+    from webclient.viewmodel.terminal_screen import TerminalScreen
+
+    return TerminalScreen(*size)
 
 
 @dataclass(eq=False)
@@ -30,7 +39,7 @@ class TerminalView:
     number: int
     change: TerminalChanged = field(init=False, repr=False)
     """What the thread's listener is told when this terminal changes (one event, not one per output chunk)."""
-    screen: TerminalScreen = field(default_factory=TerminalScreen)
+    screen: TerminalScreen = field(default_factory=_screen)
     command: str | None = None
     cwd: str | None = None
     exit_code: int | None = None
@@ -155,7 +164,7 @@ class TerminalSet:
     @staticmethod
     def _redraw(view: TerminalView) -> None:
         columns, rows = view.size or (view.screen.columns, view.screen.rows)
-        view.screen = TerminalScreen(columns, rows) if view.size else TerminalScreen()
+        view.screen = _screen(columns, rows) if view.size else _screen()
         view.resets += 1
 
     def exited(self, terminal_id: str, exit_code: int | None, signal: str | None) -> None:

@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from webclient.acp.agent import AcpAgent
 from webclient.agents.catalogue import Catalogue
 from webclient.agents.homes import data_folder
-from webclient.agents.manager import SessionManager
+from webclient.agents.manager import SessionManager, malloc_trim
 from webclient.agents.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
 from webclient.agents.start_checks import check_commands, start_warnings
 from webclient.config import Settings
@@ -173,6 +173,13 @@ async def people_secrets(settings: Settings, store: Store | None) -> Secrets | N
     return Secrets(store.engine, key)
 
 
+async def trimmed_after(warming: asyncio.Task[None]) -> None:
+    """Once the templates are compiled, hand what start-up freed back to the OS: glibc keeps it otherwise, most of it
+    in the arena of the thread that compiled them (3.7 MiB of an idle server, bench/idle_memory.py)."""
+    await asyncio.gather(warming, return_exceptions=True)
+    await asyncio.to_thread(malloc_trim)
+
+
 def released(app: Starlette, session_id: str) -> None:
     """The registry let go of a session: so do its rendered Markdown and its pages' records."""
     app.state.docs.release(session_id)
@@ -232,10 +239,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         gc.freeze()
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, 100)
+        trimmed = asyncio.create_task(trimmed_after(warming), name="give back what start-up freed")
         try:
             yield
         finally:
-            await asyncio.gather(warming, return_exceptions=True)
+            await asyncio.gather(warming, trimmed, return_exceptions=True)
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
             if demo_remote is not None:
                 await demo_remote.close()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from webclient.people.person import Person
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncEngine
+    from webclient.store.database import Database
 
 RECHECK_SECONDS = 10.0
 """A sign-in kept in memory is read from the store again after this long (another server may have ended it)."""
@@ -55,7 +55,7 @@ class SignIns:
     """The signed-in sessions of one server: made at sign-in, looked up per request, ended by sign-out or Revoke."""
 
     def __init__(
-        self, engine: AsyncEngine, days: float, key: bytes | None = None, recheck: float = RECHECK_SECONDS
+        self, engine: Database, days: float, key: bytes | None = None, recheck: float = RECHECK_SECONDS
     ) -> None:
         """``key``: token mode's, derived from the token (see :meth:`for_token`); None for OpenID sign-ins."""
         self.engine = engine
