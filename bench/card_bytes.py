@@ -9,6 +9,9 @@ out-of-band fragments, and each fragment about a tool-call card is counted as on
 * **parts**: a part of a card swapped or appended by id (``entry-N-head``, ``-title``, ``-item-K``, ``-locations``,
   ``-raw``; new items or locations), by part;
 
+* **records**: the card records of a socket message of records (``webclient/web/live/card_updates.py``: a title, a
+  status, an edit of an item's inner HTML), by kind (each with its separator);
+
 and the collapsed raw JSON inside cards (``<div class="raw">``) is counted apart, with its ``&#34;`` escapes.
 """
 
@@ -26,8 +29,12 @@ CARD = re.compile(r'<article id="entry-\d+" class="entry tool-call.*?</article>'
 RAW = re.compile(r'<div class="raw"[^>]*>.*?</div>', re.S)
 PART = re.compile(r'^<\w+(?: class="[^"]*")? id="entry-\d+-(head|title|item|locations|raw)\b')
 RECORD = "\x1e"
-"""What a socket message of message edits starts with."""
+"""What a socket message of records (message edits, card records) starts with."""
+CARD_RECORD = re.compile(r"([tsi])[0-9]+\x1f")
+RECORD_KINDS = {"t": "record: title", "s": "record: status", "i": "record: item edit"}
 APPEND = re.compile(r'^<div hx-swap-oob="beforeend:#entry-\d+-(content|locations)">')
+CONTENT = re.compile(r'^<div hx-swap-oob="(?:beforebegin:#entry-\d+-raw|beforeend:#entry-\d+)">')
+"""A card's content when it first has some."""
 
 
 def fragments(frame: str) -> list[str]:
@@ -54,8 +61,11 @@ def classify(frames: list[str]) -> Counter[str]:
     sizes: Counter[str] = Counter()
     for frame in frames:
         sizes["all frames"] += len(frame.encode())
-        if frame.startswith(RECORD):
-            continue  # the edits of a streaming message's rest (webclient/web/live/message_edits.py), not markup
+        if frame.startswith(RECORD):  # the edits of a streaming message's rest (message_edits.py), card records
+            for record in frame.split(RECORD)[1:]:
+                if (found := CARD_RECORD.match(record)) is not None:
+                    sizes[RECORD_KINDS[found.group(1)]] += len(record.encode()) + 1
+            continue
         for part in fragments(frame):
             size = len(part.encode())
             if part.startswith('<article id="entry-') and 'class="entry tool-call' in part[:120]:
@@ -63,6 +73,9 @@ def classify(frames: list[str]) -> Counter[str]:
                 kind = "whole"
             elif (found := PART.match(part)) is not None:
                 sizes[f"part: {found.group(1)}"] += size
+                kind = "part"
+            elif CONTENT.match(part) is not None:
+                sizes["part: content (first)"] += size
                 kind = "part"
             elif (found := APPEND.match(part)) is not None:
                 sizes[f"part: new {found.group(1)}"] += size
@@ -76,7 +89,9 @@ def classify(frames: list[str]) -> Counter[str]:
                     sizes["raw JSON in cards"] += len(raw.encode())
                     sizes["&#34; escapes in cards"] += raw.count("&#34;")
     sizes["tool-call cards, all"] = sum(
-        size for name, size in sizes.items() if name in ("whole cards", "new cards") or name.startswith("part:")
+        size
+        for name, size in sizes.items()
+        if name in ("whole cards", "new cards") or name.startswith(("part:", "record:"))
     )
     return sizes
 

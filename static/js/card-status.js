@@ -1,8 +1,81 @@
-// A tool-call card's head comes alone when its status changes (webclient/web/live/card_updates.py sends it, not the
-// whole card): the card takes the status the head carries (its data-status and status class), so the styles and
-// the scripts and tests that read the card see it. No state kept.
+// A tool-call card updated in parts (webclient/web/live/card_updates.py sends what changed, not the whole card).
+// - A head that comes alone (its status changed with something else of it) gives the card its status (data-status
+//   and status class), so the styles and the scripts and tests that read the card see it.
+// - Records (a socket message that starts with RECORD; live-text.js takes the message from htmx and applies the
+//   records that name a message, which these never do): "tN" a title, set as text; "sN" a known status and its
+//   label, set on the card, its head and its chip; "iN" an edit of the inner HTML of the card's k-th content item,
+//   HTML our templates rendered and escaped: "r" and the whole, or splices (at, cut, added) applied in turn to the
+//   string the page holds.
+// State kept here: the inner HTML of the items edited so far (dropped when the item is gone).
 
+const RECORD = "\x1e";
+const FIELD = "\x1f";
+const CARD_RECORD = /^([tsi])([0-9]+)$/;
 const root = document.getElementById("session");
+const heldItems = new Map();
+
+function takeStatus(card, status, statusClass) {
+  card.dataset.status = status;
+  for (const name of Array.from(card.classList)) {
+    if (name.startsWith("status-")) {
+      card.classList.remove(name);
+    }
+  }
+  card.classList.add(statusClass);
+}
+
+function setStatus(id, status, label) {
+  const card = document.getElementById(id);
+  const head = document.getElementById(id + "-head");
+  const chip = head && head.querySelector('[data-role="status"]');
+  if (!card || !chip) {
+    return;
+  }
+  takeStatus(card, status, "status-" + status);
+  head.dataset.status = status;
+  head.dataset.statusClass = "status-" + status;
+  chip.className = "status-chip status-" + status;
+  chip.textContent = label;
+}
+
+function editItem(id, fields) {
+  const item = document.getElementById(id);
+  if (!item) {
+    heldItems.delete(id);
+    return;
+  }
+  let html;
+  if (fields[0] === "r") {
+    html = fields[1];
+  } else {
+    html = heldItems.get(id) || "";
+    for (let k = 0; k + 2 < fields.length; k += 3) {
+      const at = Number(fields[k]);
+      html = html.slice(0, at) + fields[k + 2] + html.slice(at + Number(fields[k + 1] || 0));
+    }
+  }
+  heldItems.set(id, html);
+  item.innerHTML = html;
+}
+
+function applyRecord(record) {
+  const fields = record.split(FIELD);
+  const found = CARD_RECORD.exec(fields[0]);
+  if (!found) {
+    return; // a message's edit (live-text.js)
+  }
+  const id = "entry-" + found[2];
+  if (found[1] === "t") {
+    const title = document.getElementById(id + "-title");
+    if (title) {
+      title.textContent = fields[1];
+    }
+  } else if (found[1] === "s") {
+    setStatus(id, fields[1], fields[2]);
+  } else {
+    editItem(id + "-item-" + fields[1], fields.slice(2));
+  }
+}
 
 if (root) {
   root.addEventListener("htmx:oobAfterSwap", function (event) {
@@ -10,13 +83,34 @@ if (root) {
     if (!(head instanceof HTMLElement) || !head.matches(".tool-call > .tool-head[data-status]")) {
       return;
     }
-    const card = head.parentElement;
-    card.dataset.status = head.dataset.status;
-    for (const name of Array.from(card.classList)) {
-      if (name.startsWith("status-")) {
-        card.classList.remove(name);
+    takeStatus(head.parentElement, head.dataset.status, head.dataset.statusClass);
+  });
+
+  root.addEventListener("htmx:wsBeforeMessage", function (event) {
+    const message = event.detail.message;
+    if (typeof message === "string" && message.startsWith(RECORD)) {
+      for (const record of message.split(RECORD).slice(1)) {
+        applyRecord(record);
       }
     }
-    card.classList.add(head.dataset.statusClass);
   });
+}
+
+// A card's raw JSON (its input, output, everything the agent sent) is fetched when its <details> opens, from the
+// URL its .raw div names (webclient/web/pages/raw_parts.py answers escaped text): one attribute for the card, not a
+// request's four for each part. "toggle" does not bubble: caught on the way down.
+if (root) {
+  root.addEventListener("toggle", function (event) {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.open) {
+      return;
+    }
+    const raw = details.parentElement;
+    const part = (details.dataset.role || "").replace(/^raw-/, "");
+    const pre = details.querySelector(":scope > pre");
+    if (!raw || !raw.matches(".raw[data-url]") || !part || !pre) {
+      return;
+    }
+    htmx.ajax("GET", raw.dataset.url + "?part=" + encodeURIComponent(part), { target: pre, swap: "innerHTML" });
+  }, true);
 }

@@ -4,8 +4,9 @@ rendered whole; raw JSON comes only from its route, to those who may see the ses
 
 In process: the real app, a real agent subprocess (``tests/agents/card_agent.py``, one step of updates per prompt)
 and the page's socket, read frame by frame. The page is modelled by applying each frame's out-of-band fragments as
-htmx does (by id: ``outerHTML``, ``innerHTML``, ``beforeend:#id``, ``afterend:#id``), and a card's head that came
-alone gives the card its status, as ``static/js/card-status.js`` does.
+htmx does (by id: ``outerHTML``, ``innerHTML``, ``beforeend:#id``, ``afterend:#id``, ``beforebegin:#id``), a card's
+head that came alone gives the card its status, and the card records (a title, a status, an edit of an item's inner
+HTML) are applied, as ``static/js/card-status.js`` does.
 """
 
 from __future__ import annotations
@@ -44,8 +45,14 @@ def done(name: str) -> dict[str, Any]:
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"step {name} sent"}}
 
 
-def tool_update(**fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **fields}
+def tool_update(call: str = "c1", **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
+
+
+def window(first: int) -> dict[str, Any]:
+    """The last 8 lines of a running command's output, from line ``first`` (as the flood agent shows them)."""
+    lines = "\n".join(f"[{n:04d}] output line {n} of the run & <more>" for n in range(first, first + 8))
+    return text(f"```\n{lines}\n```")
 
 
 STEPS: dict[str, list[dict[str, Any]]] = {
@@ -69,6 +76,20 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "finish": [tool_update(status="completed", rawOutput={"exit": 0, "log": "SECRET-OUTPUT"})],
     "reshape": [tool_update(content=[{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "b\n"}])],
     "rediff": [tool_update(content=[{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "c\n"}])],
+    "create2": [
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c2",
+            "title": "Build",
+            "kind": "execute",
+            "status": "pending",
+            "rawInput": {"command": "make"},
+        }
+    ],
+    "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
+    "slide": [tool_update("c2", content=[window(3)])],
+    "slide again": [tool_update("c2", content=[window(6)], title="Build <b>all</b> & more")],
+    "hidden title": [tool_update("c2", title="Build \u202eevil", status="weird")],
 }
 
 
@@ -140,8 +161,67 @@ def fragment(markup: str) -> Node:
     return builder.root
 
 
+RECORD, FIELD = "\x1e", "\x1f"
+HELD: dict[int, dict[str, str]] = {}
+"""The inner HTML of the items each page model holds as strings (by the model's id), as card-status.js keeps it."""
+
+
+def apply_records(page: Node, message: str) -> None:
+    """The card records of a socket message, applied as ``static/js/card-status.js`` does (message edits aside)."""
+    held = HELD.setdefault(id(page), {})
+    for record in message.split(RECORD)[1:]:
+        fields = record.split(FIELD)
+        found = re.fullmatch(r"([tsi])([0-9]+)", fields[0])
+        if found is None:
+            continue
+        card_id = f"entry-{found.group(2)}"
+        if found.group(1) == "t" and (title := page.find(f"{card_id}-title")) is not None:
+            title.children = [fields[1]]
+        elif found.group(1) == "s" and (card := page.find(card_id)) is not None:
+            status, label = fields[1], fields[2]
+            head = card.find(f"{card_id}-head")
+            assert head is not None
+            chip = next(node for node in walk(head) if node.attrs.get("data-role") == "status")
+            kept = [name for name in card.attrs["class"].split() if not name.startswith("status-")]
+            card.attrs.update({"data-status": status, "class": " ".join([*kept, f"status-{status}"])})
+            head.attrs.update({"data-status": status, "data-status-class": f"status-{status}"})
+            chip.attrs["class"], chip.children = f"status-chip status-{status}", [label]
+        elif found.group(1) == "i" and (item := page.find(f"{card_id}-item-{fields[1]}")) is not None:
+            edits = fields[2:]
+            if edits[0] == "r":
+                markup_now = edits[1]
+            else:
+                markup_now = held.get(item.attrs["id"], "")
+                for at, cut, added in zip(edits[::3], edits[1::3], edits[2::3], strict=True):
+                    markup_now = markup_now[: int(at)] + added + markup_now[int(at) + int(cut or 0) :]
+            held[item.attrs["id"]] = markup_now
+            item.children = item.adopt(fragment(markup_now).children)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        if isinstance(child, Node):
+            yield from walk(child)
+
+
+def records(frames: list[str], card: str) -> list[list[str]]:
+    """The records of ``frames`` about the card whose id is ``card`` (``entry-N``), as their fields."""
+    number = card.removeprefix("entry-")
+    found = []
+    for frame in frames:
+        for record in frame.split(RECORD)[1:] if frame.startswith(RECORD) else []:
+            fields = record.split(FIELD)
+            if re.fullmatch(rf"[tsi]{number}", fields[0]):
+                found.append(fields)
+    return found
+
+
 def apply(page: Node, frame: str) -> None:
     """A frame's out-of-band fragments, swapped into ``page`` as htmx's web socket extension does."""
+    if frame.startswith(RECORD):
+        apply_records(page, frame)
+        return
     for node in [child for child in fragment(frame).children if isinstance(child, Node)]:
         how = node.attrs.pop("hx-swap-oob", "true")
         how, _, selector = how.partition(":")
@@ -162,9 +242,9 @@ def apply(page: Node, frame: str) -> None:
             target.children = target.adopt(node.children)
         elif how == "beforeend":
             target.children += target.adopt(node.children)
-        elif how == "afterend":
+        elif how in ("afterend", "beforebegin"):
             assert target.parent is not None
-            at = target.parent.children.index(target) + 1
+            at = target.parent.children.index(target) + (how == "afterend")
             target.parent.children[at:at] = target.parent.adopt(node.children)
         else:
             raise AssertionError(f"a swap this model does not know: {how}")
@@ -189,12 +269,15 @@ class RawSocket(LiveSocket):
         return str(message["text"])
 
     def step(self, name: str) -> list[str]:
-        """Prompt step ``name`` and read the frames of its turn, to its end."""
+        """Prompt step ``name`` and read the frames of its turn, to its end: its last message, and the turn's end
+        (which may come first, in a socket message of the same frame: a frame's fragments and records go apart)."""
         self.prompt(name)
-        frames, sent = [], False
-        while not (sent and IDLE.search(frames[-1])):
+        frames: list[str] = []
+        sent = ended = False
+        while not (sent and ended):
             frames.append(self.frame())
             sent = sent or f"step {name} sent" in frames[-1]
+            ended = ended or IDLE.search(frames[-1]) is not None
         return frames
 
 
@@ -218,7 +301,7 @@ def about(frames: list[str], card: str) -> str:
     """The fragments of ``frames`` that target the card whose id is ``card`` or a part of it, as markup."""
     nodes = []
     for frame in frames:
-        for node in fragment(frame).children:
+        for node in [] if frame.startswith(RECORD) else fragment(frame).children:
             if isinstance(node, Node):
                 target = node.attrs.get("hx-swap-oob", "true").partition(":")[2].removeprefix("#")
                 target = target or node.attrs.get("id", "")
@@ -249,54 +332,61 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
     model.children = model.adopt([thread := Node("section", {"id": "thread"})])
     sent: list[str] = []
 
-    def step(name: str) -> str:
+    def step(name: str) -> list[str]:
         frames = live.step(name)
         sent.extend(frames)
         for frame in frames:
             apply(model, frame)
-        return "".join(frames)
+        return frames
 
-    created = step("create")
+    def same_as_whole(card_id: str) -> bool:
+        return model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+
+    created = "".join(step("create"))
     card = re.search(r'<article id="(entry-\d+)"[^>]*data-tool-call-id="c1"', created)
     assert card is not None, created
     card_id = card.group(1)
+    number = card_id.removeprefix("entry-")
     assert thread.find(card_id) is not None
+    new_card = created[card.start() : created.index("</article>", card.start())]
+    assert new_card.count("/raw") == 1 and "hx-get" not in new_card.split('class="raw"')[1]  # one URL for its parts
 
-    status = about([step("status")], card_id)
-    assert f'id="{card_id}-head"' in status and 'data-status="in_progress"' in status
-    assert f'<article id="{card_id}"' not in status and "line one" not in status and "/tmp/a.py" not in status
+    frames = step("status")  # a known status alone: a record of it
+    assert records(frames, card_id) == [[f"s{number}", "in_progress", "Running"]] and not about(frames, card_id)
 
-    grown = about([step("grow")], card_id)
+    grown = about([*step("grow")], card_id)
     assert f'hx-swap-oob="beforeend:#{card_id}-content"' in grown and "line two" in grown
     assert "line one" not in grown and f'<article id="{card_id}"' not in grown and "Run the tests" not in grown
 
-    rewritten = about([step("rewrite")], card_id)
-    assert f'id="{card_id}-item-2" hx-swap-oob="true"' in rewritten and "line two, rewritten" in rewritten
-    assert "line one" not in rewritten and f'<article id="{card_id}"' not in rewritten
+    frames = step("rewrite")  # an item that changed: its inner HTML, whole the first time
+    (edit,) = records(frames, card_id)
+    assert edit[:3] == [f"i{number}", "2", "r"] and "line two, rewritten" in edit[3] and "line one" not in edit[3]
+    assert not about(frames, card_id)
 
-    titled = about([step("title")], card_id)
-    assert f'id="{card_id}-title" hx-swap-oob="true"' in titled and "Run the tests again" in titled
-    assert "data-status" not in titled and "line" not in titled
+    frames = step("title")
+    assert records(frames, card_id) == [[f"t{number}", "Run the tests again"]] and not about(frames, card_id)
 
-    located = about([step("locate")], card_id)
+    located = about(step("locate"), card_id)
     assert f'hx-swap-oob="beforeend:#{card_id}-locations"' in located and 'data-path="/tmp/b.py"' in located
     assert 'data-path="/tmp/a.py"' not in located and f'<article id="{card_id}"' not in located
 
-    assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+    assert same_as_whole(card_id)
 
-    reshaped = about([step("reshape")], card_id)  # fewer items, of another kind: the card comes whole
+    reshaped = about(step("reshape"), card_id)  # fewer items, of another kind: the card comes whole
     assert f'<article id="{card_id}"' in reshaped and "line two" not in reshaped
-    assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+    assert same_as_whole(card_id)
 
-    rediffed = about([step("rediff")], card_id)  # a diff that changed: that item alone
-    assert f'id="{card_id}-item-1" hx-swap-oob="true"' in rediffed and f'id="{card_id}-diff-1"' in rediffed
-    assert f'<article id="{card_id}"' not in rediffed and "Run the tests" not in rediffed
-    assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+    frames = step("rediff")  # a diff that changed: that item alone
+    (edit,) = records(frames, card_id)
+    assert edit[:2] == [f"i{number}", "1"] and f'id="{card_id}-diff-1"' in "".join(edit)
+    assert not about(frames, card_id)
+    assert same_as_whole(card_id)
 
-    finished = about([step("finish")], card_id)
-    assert 'data-status="completed"' in finished and 'data-role="raw-output"' in finished
+    frames = step("finish")
+    finished = about(frames, card_id)
+    assert records(frames, card_id) == [[f"s{number}", "completed", "Done"]] and 'data-role="raw-output"' in finished
     assert f'<article id="{card_id}"' not in finished and "a.py" not in finished
-    assert model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+    assert same_as_whole(card_id)
 
     page_html = app.client.get(session).text
     for secret in ("SECRET-INPUT", "SECRET-OUTPUT"):
@@ -310,6 +400,54 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
     assert app.client.get(raw, params={"part": "secrets"}).status_code == 400
     message = raw.replace(f"/{card_id.rsplit('-', 1)[1]}/", "/1/")  # the prompt: no tool call
     assert app.client.get(message, params={"part": "input"}).status_code == 404
+
+
+def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_the_content_alone(
+    page: tuple[InProcess, str, RawSocket],
+) -> None:
+    app, session, live = page
+    model = Node("#root", {})
+    model.children = model.adopt([Node("section", {"id": "thread"})])
+
+    def step(name: str) -> list[str]:
+        frames = live.step(name)
+        for frame in frames:
+            apply(model, frame)
+        return frames
+
+    def same_as_whole() -> bool:
+        return model.find(card_id).shape() == whole_card(app, session, card_id).shape()  # type: ignore[union-attr]
+
+    created = "".join(step("create2"))
+    card = re.search(r'<article id="(entry-\d+)"[^>]*data-tool-call-id="c2"', created)
+    assert card is not None, created
+    card_id, number = card.group(1), card.group(1).removeprefix("entry-")
+
+    frames = step("appear")  # its first content: the content part before the raw JSON, the status a record
+    appeared = about(frames, card_id)
+    assert f'hx-swap-oob="beforebegin:#{card_id}-raw"' in appeared and f'<article id="{card_id}"' not in appeared
+    assert "[0000] output line 0" in appeared and records(frames, card_id) == [[f"s{number}", "in_progress", "Running"]]
+    assert same_as_whole()
+
+    frames = step("slide")  # the page does not hold the item as a string yet: its inner HTML whole
+    assert [fields[:3] for fields in records(frames, card_id)] == [[f"i{number}", "1", "r"]]
+    assert same_as_whole()
+
+    frames = step("slide again")  # lines 6-13 where 3-10 were: three lines cut at the top, three added at the end
+    title, edit = records(frames, card_id)
+    assert title == [f"t{number}", "Build <b>all</b> & more"]  # text, which the page sets as text
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and edit[4] == "" and not about(frames, card_id)
+    added = html.unescape(edit[7])
+    assert "[0011]" in added and "[0013]" in added and "[0010]" not in added and "[0006]" not in "".join(edit)
+    assert "&amp; &lt;more&gt;" in edit[7]  # escaped by the template, as in the card rendered whole
+    assert same_as_whole()
+    assert model.find(f"{card_id}-title").children == ["Build <b>all</b> & more"]  # type: ignore[union-attr]
+
+    frames = step("hidden title")  # a title shown with a marker, a status of no known name: the head, as HTML
+    assert not records(frames, card_id)
+    head = about(frames, card_id)
+    assert f'id="{card_id}-head"' in head and 'class="invisible-char"' in head
+    assert same_as_whole()
 
 
 def test_the_raw_json_of_a_card_is_refused_to_someone_the_session_is_not_shared_with(tmp_path: Path) -> None:
@@ -366,5 +504,4 @@ def test_a_terminal_in_a_card_still_gets_its_lines_appended_and_the_card_its_sta
     # the terminal's screen as it runs, swapped into the card the page holds
     assert f'id="{card_id}-term-1-screen" hx-swap-oob="innerHTML">' in after and "line 1" in after
     assert f'<article id="{card_id}"' not in after  # the card came once; then its terminal's output, then its head
-    completed = about(frames, card_id)
-    assert f'id="{card_id}-head"' in completed and 'data-status="completed"' in completed
+    assert [f"s{card_id.removeprefix('entry-')}", "completed", "Done"] in records(frames, card_id)

@@ -7,25 +7,45 @@ part appeared or went, an item became something of another kind, a question was 
 nested in it) or the page does not hold it. Nothing is rendered to find out what changed: a card's record is what
 was sent (its status, title, locations and content items, the items being the view model's immutable objects),
 compared with the card as it is now.
+
+The smallest changes travel as records of the page's compact form (``message_edits``: a socket message of records
+starts with ``RECORD``, fields are split by ``FIELD``), which ``static/js/card-status.js`` applies; the first field
+is a letter and the card's number (``entry-N``), so that no message's id reads so:
+
+* ``tN FIELD text``: the title, as text (a title the page would show with markers for invisible characters, or one
+  that holds a separator, goes as its HTML part);
+* ``sN FIELD status FIELD label``: a status of the known ones when nothing else of the head changed (the page sets
+  the card's, the head's and the chip's status and the chip's text);
+* ``iN FIELD k FIELD edits``: an edit of the inner HTML of the card's k-th content item (our template's, escaped):
+  ``r FIELD html`` replaces it (the page does not hold it as a string yet), else one or two splices ``at FIELD cut
+  FIELD added`` applied in turn (counts in UTF-16 code units, as the page counts): a window of output that slid
+  (lines gone at the top, lines added at the bottom) costs its new lines, not the window.
 """
 
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from webclient.render.formats import KNOWN_STATUSES
 from webclient.render.rendering import Renderer
+from webclient.render.text import reveal, scrub
 from webclient.session.core import Session
 from webclient.viewmodel.content import Location, TerminalRef, ToolContent
 from webclient.viewmodel.entries import ToolCall
+from webclient.web.live.message_edits import FIELD, RECORD, common_prefix, storable, units
 
 CARD = "_tool_call.html"
 """The card's template: its blocks are the parts sent alone."""
 WRAPPERS = "_live.html"
-"""The wrappers that append new items to a part (blocks ``card_items`` and ``card_locations``)."""
+"""The wrappers that add new parts to a card (blocks ``card_items``, ``card_locations`` and ``card_content``)."""
+REPLACE = "r"
+"""The first field of an item's edit that replaces its whole inner HTML."""
+SLIDE_TRIES = 16
+"""At most so many places are tried where the output the page holds may go on in the new (a window that slid)."""
 
 
 @dataclass(slots=True)
@@ -41,6 +61,8 @@ class CardShown:
     content: tuple[ToolContent, ...]
     raw: tuple[bool, bool]
     """Whether the raw input and output are there to open."""
+    items: dict[int, str] = field(default_factory=dict)
+    """The inner HTML of content items (by index from 0) as the page holds it as a string (once an edit gave it)."""
 
     @classmethod
     def of(cls, call: ToolCall) -> CardShown:
@@ -73,51 +95,67 @@ class CardUpdates:
         """The page was sent the card whole, as it is now."""
         self._cards[call.seq] = CardShown.of(call)
 
-    def update(self, call: ToolCall, held: Container[int]) -> str | None:
-        """The fragments that turn the card the page holds into ``call`` as it is now ("" when nothing it shows
-        changed), or None when only the whole card will do. ``held``: the seqs of the entries the page holds (the
-        records of the others are let go of now and then)."""
+    def update(self, call: ToolCall, held: Container[int]) -> list[str] | None:
+        """The fragments and records that turn the card the page holds into ``call`` as it is now (none when nothing
+        it shows changed), or None when only the whole card will do. ``held``: the seqs of the entries the page holds
+        (the records of the others are let go of now and then)."""
         if len(self._cards) > 2 * self.PRUNE_AT:
             self._cards = {seq: card for seq, card in self._cards.items() if seq in held}
         shown = self._cards.get(call.seq)
-        if shown is None or self.session.subagents.nested_in(call):
-            return None  # unknown to this page, or showing subagents whose every change comes as the card's
+        if shown is None or call.scope or self.session.subagents.nested_in(call):
+            return None  # unknown to this page, a subagent's (inside a card), or showing subagents whose every change
+            # comes as the card's
         now = CardShown.of(call)
         if now.frame != shown.frame:
             return None
-        content = _changes(shown.content, now.content)
+        appears = not shown.content and bool(now.content)
+        content = ([], 0) if appears else _changes(shown.content, now.content)
         locations = _changes(shown.locations, now.locations)
         if content is None or locations is None:
             return None
         if any(isinstance(item, TerminalRef) for item in now.content[content[1] :]):
             return None  # the live view follows an embedded terminal from when it renders the card
+        if appears and call.permission is not None:
+            return None  # the content goes before the question, which has no id to put it by
         parts: list[str] = []
+        target = str(call.seq)  # a record names the card by its number (entry-N)
         if now.head != shown.head:
-            parts.append(self._part(call, "tool_head", "head"))
-        elif now.title != shown.title:
-            parts.append(self._part(call, "tool_title", "title"))
+            status = _status_record(target, shown.head, now.head)
+            parts.append(status or self._part(call, "tool_head", "head"))
+        if now.title != shown.title and (now.head == shown.head or parts[-1].startswith(RECORD)):
+            parts.append(_title_record(target, now.title) or self._part(call, "tool_title", "title"))
         changed, first_new = locations
         if changed:
             parts.append(self._part(call, "tool_locations", "locations"))
         elif first_new < len(now.locations):
             items = self._part(call, "tool_location_items", None, locations=now.locations[first_new:])
             parts.append(self.renderer.block(WRAPPERS, "card_locations", entry=call, items=Markup(items)))
-        changed, first_new = content
-        for index in changed:
-            parts.append(self._part(call, "tool_items", "item", items=now.content[index : index + 1], first=index))
-        if first_new < len(now.content):
-            items = self._part(call, "tool_items", None, items=now.content[first_new:], first=first_new)
-            parts.append(self.renderer.block(WRAPPERS, "card_items", entry=call, items=Markup(items)))
+        if appears:
+            block = self._part(call, "tool_content", None)
+            wrapped = self.renderer.block(
+                WRAPPERS, "card_content", entry=call, before=bool(now.frame[2]), content=Markup(block)
+            )
+            parts.append(wrapped)
+        else:
+            changed, first_new = content
+            for index in changed:
+                inner = self._part(call, "tool_item", None, item=now.content[index], item_index=index + 1, call=call)
+                inner = storable(inner)
+                parts.append(_item_record(target, index, shown.items.get(index), inner))
+                now.items[index] = inner
+            now.items.update((index, html) for index, html in shown.items.items() if index not in now.items)
+            if first_new < len(now.content):
+                items = self._part(call, "tool_items", None, items=now.content[first_new:], first=first_new)
+                parts.append(self.renderer.block(WRAPPERS, "card_items", entry=call, items=Markup(items)))
         if now.raw != shown.raw:
             parts.append(self._part(call, "tool_raw", "raw"))
         self._cards[call.seq] = now
-        return "".join(parts)
+        return parts
 
-    def _part(self, call: ToolCall, block: str, oob_part: str | None, **context: Any) -> str:
+    def _part(self, entry: ToolCall, block: str, oob_part: str | None, **context: Any) -> str:
         """A block of the card (``oob_part``: the element that swaps itself in by id; None: the caller wraps it)."""
-        return self.renderer.block(
-            CARD, block, entry=call, session=self.session, oob_part=oob_part, **context, **self.context
-        )
+        context = {"entry": entry, "session": self.session, "oob_part": oob_part, **self.context, **context}
+        return self.renderer.block(CARD, block, **context)
 
 
 def _changes(before: Sequence[object], now: Sequence[object]) -> tuple[list[int], int] | None:
@@ -133,3 +171,61 @@ def _changes(before: Sequence[object], now: Sequence[object]) -> tuple[list[int]
             return None
         changed.append(index)
     return changed, len(before)
+
+
+def _record(*fields: str) -> str:
+    return RECORD + FIELD.join(fields)
+
+
+def _title_record(target: str, title: str | None) -> str:
+    """The record of a new title, or "" when the page shows it as more than text (markers of invisible characters)
+    or a record cannot carry it as it is."""
+    text = scrub(title or "Tool call")
+    if str(reveal(text)) != str(escape(text)) or storable(text) != text:
+        return ""
+    return _record(f"t{target}", text)
+
+
+def _status_record(target: str, before: tuple[object, ...], now: tuple[object, ...]) -> str:
+    """The record of a new status when nothing else of the head changed and it is one of the known (its label and
+    class fixed), else ""."""
+    status = now[0]
+    if before[1:] != now[1:] or not isinstance(status, str) or status not in KNOWN_STATUSES:
+        return ""
+    return _record(f"s{target}", status, KNOWN_STATUSES[status])
+
+
+def _item_record(target: str, index: int, held: str | None, html: str) -> str:
+    """The record that turns an item's inner HTML from ``held`` (None: the page does not hold it as a string) into
+    ``html`` (storable): one or two splices, or the whole when that is no longer."""
+    whole = _record(f"i{target}", str(index + 1), REPLACE, html)
+    if held is None:
+        return whole
+    splices = _splices(held, html)
+    fields = [f"i{target}", str(index + 1)]
+    for at, cut, added in splices:
+        fields += [str(at), str(cut) if cut else "", added]
+    edit = _record(*fields)
+    return edit if len(edit) < len(whole) else whole
+
+
+def _splices(before: str, after: str) -> list[tuple[int, int, str]]:
+    """Splices (at, cut, added; in UTF-16 code units, each applied to the string the last one left) that turn
+    ``before`` into ``after``: what differs between their common start and end, as one splice, or as two when the
+    end of ``before``'s middle is where ``after``'s middle starts (a window of lines that slid: a cut at the top,
+    lines added at the bottom)."""
+    start = common_prefix(before, after)
+    end = common_prefix(before[start:][::-1], after[start:][::-1])
+    old, new = before[start : len(before) - end], after[start : len(after) - end]
+    at = units(before[:start])
+    if old and new:
+        anchor = new[: min(len(new), 24)]
+        found = old.find(anchor, 1)
+        for _ in range(SLIDE_TRIES):
+            if found < 0:
+                break
+            kept = old[found:]
+            if new.startswith(kept):
+                return [(at, units(old[:found]), ""), (at + units(kept), 0, new[len(kept) :])]
+            found = old.find(anchor, found + 1)
+    return [(at, units(old), new)]

@@ -284,7 +284,7 @@ class LiveView:
                 appended.append(self._entry(entry, now, oob=None))
                 continue
             flush_appended()
-            parts.append(self._update(entry, now))
+            parts += self._tool_call_update(entry, now) if isinstance(entry, ToolCall) else [self._update(entry, now)]
         flush_appended()
         return [*parts, *self._fills()]
 
@@ -467,8 +467,6 @@ class LiveView:
         return "".join(parts)
 
     def _update(self, entry: Entry, now: float) -> str:
-        if isinstance(entry, ToolCall):
-            return self._tool_call_update(entry, now)
         shown = self._shown.get(entry.seq)
         if not isinstance(entry, MessageEntry) or shown is None or entry.kind == "user-message":
             return self._entry(entry, now, oob="true")  # a user message is plain text: shown whole
@@ -496,11 +494,11 @@ class LiveView:
 
     # -- tool-call cards ----------------------------------------------------------------------------
 
-    def _tool_call_update(self, call: ToolCall, now: float) -> str:
-        """What changed in a card the page holds (its status, title, new output, ...), or the card whole when its
-        structure changed (`card_updates.CardUpdates`)."""
+    def _tool_call_update(self, call: ToolCall, now: float) -> list[str]:
+        """What changed in a card the page holds (its status, title, new output, ...: fragments and records), or the
+        card whole when its structure changed (`card_updates.CardUpdates`)."""
         fragments = self._cards.update(call, self._shown)
-        return self._entry(call, now, oob="true") if fragments is None else fragments
+        return [self._entry(call, now, oob="true")] if fragments is None else fragments
 
 
 def _messages(parts: list[str]) -> list[str]:
