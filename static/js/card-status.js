@@ -2,7 +2,8 @@
 // - A head that comes alone (its status changed with something else of it) gives the card its status (data-status
 //   and status class), so the styles and the scripts and tests that read the card see it.
 // - Records (a socket message that starts with RECORD; live-text.js takes the message from htmx and applies the
-//   records that name a message, which these never do): "tN" a title, set as text; "sN" a known status and its
+//   records that name a message, which these never do): "tN" a title, set as text (or so many characters cut from
+//   its end and these added); "sN" a known status and its
 //   label, set on the card, its head and its chip; "iN" an edit of the inner HTML of the card's k-th content item,
 //   HTML our templates rendered and escaped: "r" and the whole, or splices (at, cut, added) applied in turn to the
 //   string the page holds.
@@ -67,7 +68,10 @@ function applyRecord(record) {
   const id = "entry-" + found[2];
   if (found[1] === "t") {
     const title = document.getElementById(id + "-title");
-    if (title) {
+    if (title && fields.length > 2) {
+      const kept = title.textContent;
+      title.textContent = kept.slice(0, kept.length - Number(fields[1] || 0)) + fields[2];
+    } else if (title) {
       title.textContent = fields[1];
     }
   } else if (found[1] === "s") {
@@ -111,6 +115,8 @@ if (root) {
     if (!raw || !raw.matches(".raw[data-url]") || !part || !pre) {
       return;
     }
-    htmx.ajax("GET", raw.dataset.url + "?part=" + encodeURIComponent(part), { target: pre, swap: "innerHTML" });
+    // Its own source: requests from one element (the body, by default) wait for each other, and many may open at once.
+    const url = raw.dataset.url + "?part=" + encodeURIComponent(part);
+    htmx.ajax("GET", url, { source: details, target: pre, swap: "innerHTML" });
   }, true);
 }

@@ -1,6 +1,7 @@
-"""A tool-call card updated in parts (its head, title, an output item, a location: `web/live/card_updates.py`) reads,
-in a real Chromium with htmx and ``static/js/card-status.js``, as the same card rendered whole on a reload; its raw
-input comes when opened, as text."""
+"""A tool-call card updated in parts (its head, title, an output item, a location: `web/live/card_updates.py`; the
+records of a title, a status and an output item's edits) reads, in a real Chromium with htmx and
+``static/js/card-status.js``, as the same card rendered whole on a reload; its raw input comes when opened, as
+text."""
 
 from __future__ import annotations
 
@@ -22,8 +23,14 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": value}}
 
 
-def tool_update(**fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **fields}
+def tool_update(call: str = "c1", **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
+
+
+def window(first: int) -> dict[str, Any]:
+    """The last 8 lines of a running command's output, from line ``first``: each step slides it by three."""
+    lines = "\n".join(f"[{n:04d}] line {n} \U0001f680 & <i>{n}</i>" for n in range(first, first + 8))
+    return text(f"```\n{lines}\n```")
 
 
 STEPS: dict[str, list[dict[str, Any]]] = {
@@ -45,6 +52,10 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "title": [tool_update(title="Run the tests again")],
     "locate": [tool_update(locations=[{"path": "/tmp/a.py", "line": 1}, {"path": "/tmp/b.py", "line": 2}])],
     "finish": [tool_update(status="failed", rawOutput={"exit": 1})],
+    "create2": [{"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "Build", "rawInput": {"command": "make"}}],
+    "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
+    "slide": [tool_update("c2", content=[window(3)], title="Build \U0001f680 one")],
+    "slide again": [tool_update("c2", content=[window(6)], title="Build \U0001f681 <b>two</b>")],
 }
 
 
@@ -82,6 +93,12 @@ def test_a_card_updated_in_parts_reads_as_the_card_rendered_whole(
             expect(card.locator('[data-role="status"]')).to_have_text("Running")
     expect(card).to_have_attribute("data-status", "failed")
     expect(card).to_have_class("entry tool-call kind-execute status-failed")
+    built = page.locator('[data-role="tool-call"][data-tool-call-id="c2"]')  # its output edited as lines that slid
+    expect(built.locator(".tool-title")).to_have_text("Build \U0001f681 <b>two</b>")
+    expect(built.locator(".tool-item")).to_contain_text("[0013] line 13 \U0001f680 & <i>13</i>")
+    expect(built.locator(".tool-item")).not_to_contain_text("[0005]")
+    expect(built.locator(".tool-item i, .tool-title b")).to_have_count(0)
+    output = seen(built)
     expect(card.locator(".tool-content strong")).to_have_count(0)  # item 2 was replaced, not left as it first was
     live = seen(card)
     assert (
@@ -97,6 +114,7 @@ def test_a_card_updated_in_parts_reads_as_the_card_rendered_whole(
     until_connected(page)  # and the socket's first frame drawn: the thread as a new page has it
     expect(card).to_have_attribute("data-status", "failed")
     assert seen(card) == live  # before it was opened: the fetched output is in the live page's card now
+    assert seen(built) == output
 
     card.locator('[data-role="raw-input"] summary').click()
     shown = card.locator('[data-role="raw-input"] pre')

@@ -89,6 +89,8 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
     "slide": [tool_update("c2", content=[window(3)])],
     "slide again": [tool_update("c2", content=[window(6)], title="Build <b>all</b> & more")],
+    "rocket": [tool_update("c2", title="Build \U0001f680 all")],
+    "helicopter": [tool_update("c2", title="Build \U0001f681 all")],
     "hidden title": [tool_update("c2", title="Build \u202eevil", status="weird")],
 }
 
@@ -176,7 +178,9 @@ def apply_records(page: Node, message: str) -> None:
             continue
         card_id = f"entry-{found.group(2)}"
         if found.group(1) == "t" and (title := page.find(f"{card_id}-title")) is not None:
-            title.children = [fields[1]]
+            kept = "".join(child for child in title.children if isinstance(child, str)).encode("utf-16-le")
+            cut = 2 * int(fields[1] or 0) if len(fields) > 2 else len(kept)  # counted in UTF-16 code units
+            title.children = [kept[: len(kept) - cut].decode("utf-16-le") + fields[-1]]
         elif found.group(1) == "s" and (card := page.find(card_id)) is not None:
             status, label = fields[1], fields[2]
             head = card.find(f"{card_id}-head")
@@ -364,7 +368,7 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
     assert not about(frames, card_id)
 
     frames = step("title")
-    assert records(frames, card_id) == [[f"t{number}", "Run the tests again"]] and not about(frames, card_id)
+    assert records(frames, card_id) == [[f"t{number}", "", " again"]] and not about(frames, card_id)  # what it gained
 
     located = about(step("locate"), card_id)
     assert f'hx-swap-oob="beforeend:#{card_id}-locations"' in located and 'data-path="/tmp/b.py"' in located
@@ -435,13 +439,17 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
 
     frames = step("slide again")  # lines 6-13 where 3-10 were: three lines cut at the top, three added at the end
     title, edit = records(frames, card_id)
-    assert title == [f"t{number}", "Build <b>all</b> & more"]  # text, which the page sets as text
+    assert title == [f"t{number}", "", " <b>all</b> & more"]  # text, which the page sets as text
     assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and edit[4] == "" and not about(frames, card_id)
     added = html.unescape(edit[7])
     assert "[0011]" in added and "[0013]" in added and "[0010]" not in added and "[0006]" not in "".join(edit)
     assert "&amp; &lt;more&gt;" in edit[7]  # escaped by the template, as in the card rendered whole
     assert same_as_whole()
     assert model.find(f"{card_id}-title").children == ["Build <b>all</b> & more"]  # type: ignore[union-attr]
+
+    assert records(step("rocket"), card_id) == [[f"t{number}", "17", "\U0001f680 all"]]
+    assert records(step("helicopter"), card_id) == [[f"t{number}", "6", "\U0001f681 all"]]  # 🚀 is 2 code units
+    assert same_as_whole()
 
     frames = step("hidden title")  # a title shown with a marker, a status of no known name: the head, as HTML
     assert not records(frames, card_id)

@@ -12,8 +12,9 @@ The smallest changes travel as records of the page's compact form (``message_edi
 starts with ``RECORD``, fields are split by ``FIELD``), which ``static/js/card-status.js`` applies; the first field
 is a letter and the card's number (``entry-N``), so that no message's id reads so:
 
-* ``tN FIELD text``: the title, as text (a title the page would show with markers for invisible characters, or one
-  that holds a separator, goes as its HTML part);
+* ``tN FIELD text``: the title, as text, or ``tN FIELD cut FIELD added``: cut so many characters from its end and
+  add these (a title the page would show with markers for invisible characters, or one that holds a separator, goes
+  as its HTML part);
 * ``sN FIELD status FIELD label``: a status of the known ones when nothing else of the head changed (the page sets
   the card's, the head's and the chip's status and the chip's text);
 * ``iN FIELD k FIELD edits``: an edit of the inner HTML of the card's k-th content item (our template's, escaped):
@@ -123,7 +124,7 @@ class CardUpdates:
             status = _status_record(target, shown.head, now.head)
             parts.append(status or self._part(call, "tool_head", "head"))
         if now.title != shown.title and (now.head == shown.head or parts[-1].startswith(RECORD)):
-            parts.append(_title_record(target, now.title) or self._part(call, "tool_title", "title"))
+            parts.append(_title_record(target, shown.title, now.title) or self._part(call, "tool_title", "title"))
         changed, first_new = locations
         if changed:
             parts.append(self._part(call, "tool_locations", "locations"))
@@ -177,12 +178,22 @@ def _record(*fields: str) -> str:
     return RECORD + FIELD.join(fields)
 
 
-def _title_record(target: str, title: str | None) -> str:
-    """The record of a new title, or "" when the page shows it as more than text (markers of invisible characters)
-    or a record cannot carry it as it is."""
+def _title_text(title: str | None) -> str | None:
+    """The title as the page shows it, when that is text alone and a record can carry it as it is (None: the page
+    shows markers of invisible characters in it, or it holds a separator)."""
     text = scrub(title or "Tool call")
-    if str(reveal(text)) != str(escape(text)) or storable(text) != text:
+    return text if str(reveal(text)) == str(escape(text)) and storable(text) == text else None
+
+
+def _title_record(target: str, before: str | None, title: str | None) -> str:
+    """The record of a new title (what it kept of the one before, as text: the numbers of "working (7)" that went
+    and came), or "" when it must go as its HTML part."""
+    text, held = _title_text(title), _title_text(before)
+    if text is None:
         return ""
+    if held is not None and (kept := common_prefix(held, text)):
+        cut = held[kept:]
+        return _record(f"t{target}", str(units(cut)) if cut else "", text[kept:])
     return _record(f"t{target}", text)
 
 
