@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import random
 import re
 import sys
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from tests.support.urls import URLS
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
 from webclient.web.app import create_app
+from webclient.web.live.card_updates import splices
 
 CARD_AGENT = f"{sys.executable} {AGENTS / 'card_agent.py'}"
 VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
@@ -513,3 +515,27 @@ def test_a_terminal_in_a_card_still_gets_its_lines_appended_and_the_card_its_sta
     assert f'id="{card_id}-term-1-screen" hx-swap-oob="innerHTML">' in after and "line 1" in after
     assert f'<article id="{card_id}"' not in after  # the card came once; then its terminal's output, then its head
     assert [f"s{card_id.removeprefix('entry-')}", "completed", "Done"] in records(frames, card_id)
+
+
+def spliced(before: str, splices: list[tuple[int, int, str]]) -> str:
+    """``before`` with the splices applied in turn, counting UTF-16 code units as the page does."""
+    units = before.encode("utf-16-le")
+    for at, cut, added in splices:
+        units = units[: 2 * at] + added.encode("utf-16-le") + units[2 * (at + cut) :]
+    return units.decode("utf-16-le")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_splices_of_an_items_edit_turn_what_the_page_holds_into_the_new_html(seed: int) -> None:
+    rng = random.Random(seed)
+    words = ["a", "bb", "&amp;", "\U0001f680", "é", "<i>", "x" * 30]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(30)]
+    first, width, step = rng.randint(0, 10), rng.randint(1, 10), rng.randint(0, 12)
+    before = "<pre><code>" + "\n".join(lines[first : first + width]) + "\n</code></pre>"
+    after = "<pre><code>" + "\n".join(lines[first + step : first + step + width]) + "\n</code></pre>"
+    if seed % 5 == 0:
+        after = after.replace("a", "b", 1)  # not a slide: one splice
+    edit = splices(before, after)
+    assert spliced(before, edit) == after and 1 <= len(edit) <= 2
+    if 0 < step < width and seed % 5:  # a window that slid: its new lines, not the window
+        assert sum(len(added) for _, _, added in edit) < len(after) - len("<pre><code></code></pre>")

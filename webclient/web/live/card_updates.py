@@ -212,15 +212,14 @@ def _item_record(target: str, index: int, held: str | None, html: str) -> str:
     whole = _record(f"i{target}", str(index + 1), REPLACE, html)
     if held is None:
         return whole
-    splices = _splices(held, html)
     fields = [f"i{target}", str(index + 1)]
-    for at, cut, added in splices:
+    for at, cut, added in splices(held, html):
         fields += [str(at), str(cut) if cut else "", added]
     edit = _record(*fields)
     return edit if len(edit) < len(whole) else whole
 
 
-def _splices(before: str, after: str) -> list[tuple[int, int, str]]:
+def splices(before: str, after: str) -> list[tuple[int, int, str]]:
     """Splices (at, cut, added; in UTF-16 code units, each applied to the string the last one left) that turn
     ``before`` into ``after``: what differs between their common start and end, as one splice, or as two when the
     end of ``before``'s middle is where ``after``'s middle starts (a window of lines that slid: a cut at the top,
