@@ -91,6 +91,7 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
     "slide": [tool_update("c2", content=[window(3)])],
     "slide again": [tool_update("c2", content=[window(6)], title="Build <b>all</b> & more")],
+    "slide after resync": [tool_update("c2", content=[window(9)])],
     "rocket": [tool_update("c2", title="Build \U0001f680 all")],
     "helicopter": [tool_update("c2", title="Build \U0001f681 all")],
     "hidden title": [tool_update("c2", title="Build \u202eevil", status="weird")],
@@ -448,6 +449,16 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
     assert "&amp; &lt;more&gt;" in edit[7]  # escaped by the template, as in the card rendered whole
     assert same_as_whole()
     assert model.find(f"{card_id}-title").children == ["Build <b>all</b> & more"]  # type: ignore[union-attr]
+
+    live.send("diff_mode", mode="split")  # the page's window drawn again: it holds no item as a string now
+    resync = live.frame()
+    while 'id="thread"' not in resync:
+        resync = live.frame()
+    apply(model, resync)
+    assert same_as_whole()
+    frames = step("slide after resync")
+    assert [fields[:3] for fields in records(frames, card_id)] == [[f"i{number}", "1", "r"]]
+    assert same_as_whole()
 
     assert records(step("rocket"), card_id) == [[f"t{number}", "17", "\U0001f680 all"]]
     assert records(step("helicopter"), card_id) == [[f"t{number}", "6", "\U0001f681 all"]]  # 🚀 is 2 code units
