@@ -57,6 +57,7 @@ function editItem(id, fields) {
   }
   heldItems.set(id, html);
   item.innerHTML = html;
+  htmx.process(item); // its links and buttons (a diff's Split, a resource's Open) ask the server as htmx's do
 }
 
 function applyRecord(record) {

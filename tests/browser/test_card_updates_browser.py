@@ -52,6 +52,16 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "title": [tool_update(title="Run the tests again")],
     "locate": [tool_update(locations=[{"path": "/tmp/a.py", "line": 1}, {"path": "/tmp/b.py", "line": 2}])],
     "finish": [tool_update(status="failed", rawOutput={"exit": 1})],
+    "create3": [
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c3",
+            "title": "Edit",
+            "kind": "edit",
+            "content": [{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "b\n"}],
+        }
+    ],
+    "rediff": [tool_update("c3", content=[{"type": "diff", "path": "/tmp/a.py", "oldText": "a\n", "newText": "c\n"}])],
     "create2": [{"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "Build", "rawInput": {"command": "make"}}],
     "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
     "slide": [tool_update("c2", content=[window(3)], title="Build \U0001f680 one")],
@@ -109,6 +119,11 @@ def test_a_card_updated_in_parts_reads_as_the_card_rendered_whole(
 
     card.locator('[data-role="raw-output"] summary').click()  # its block came alone, with the status: it still asks
     expect(card.locator('[data-role="raw-output"] pre')).to_contain_text('"exit": 1')
+
+    edited = page.locator('[data-tool-call-id="c3"] details.diff')  # its item came as a record: its Split still asks
+    expect(edited).to_have_attribute("data-mode", "unified")
+    edited.locator(".d-mode").click()
+    expect(edited).to_have_attribute("data-mode", "split")
 
     page.reload()
     until_connected(page)  # and the socket's first frame drawn: the thread as a new page has it
