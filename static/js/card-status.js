@@ -3,10 +3,10 @@
 //   and status class), so the styles and the scripts and tests that read the card see it.
 // - Records (a socket message that starts with RECORD; live-text.js takes the message from htmx and applies the
 //   records that name a message, which these never do): "tN" a title, set as text (or so many characters cut from
-//   its end and these added); "sN" a known status and its
-//   label, set on the card, its head and its chip; "iN" an edit of the inner HTML of the card's k-th content item,
-//   HTML our templates rendered and escaped: "r" and the whole, or splices (at, cut, added) applied in turn to the
-//   string the page holds.
+//   its end and these added); "sN" a known status and its label, set on the card, its head and its chip; "iN" an
+//   edit of the inner HTML of the card's k-th content item, HTML our templates rendered and escaped: "r" and the
+//   whole, or splices (at, cut, added) applied in turn to the string the page holds.
+// - A card's raw JSON is fetched when one of its <details> opens.
 // State kept here: the inner HTML of the items edited so far (dropped when the item is gone).
 
 const RECORD = "\x1e";
@@ -14,6 +14,7 @@ const FIELD = "\x1f";
 const CARD_RECORD = /^([tsi])([0-9]+)$/;
 const root = document.getElementById("session");
 const heldItems = new Map();
+const SWEEP_AT = 200; // held items past this many: those the page let go of (scrolled away, a resync) are dropped
 
 function takeStatus(card, status, statusClass) {
   card.dataset.status = status;
@@ -56,6 +57,13 @@ function editItem(id, fields) {
     }
   }
   heldItems.set(id, html);
+  if (heldItems.size > SWEEP_AT) {
+    for (const key of Array.from(heldItems.keys())) {
+      if (!document.getElementById(key)) {
+        heldItems.delete(key);
+      }
+    }
+  }
   item.innerHTML = html;
   htmx.process(item); // its links and buttons (a diff's Split, a resource's Open) ask the server as htmx's do
 }
