@@ -66,6 +66,7 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "appear": [tool_update("c2", status="in_progress", content=[window(0)])],
     "slide": [tool_update("c2", content=[window(3)], title="Build \U0001f680 one")],
     "slide again": [tool_update("c2", content=[window(6)], title="Build \U0001f681 <b>two</b>")],
+    "locate2": [tool_update("c2", locations=[{"path": "/tmp/c.py", "line": 3}])],
 }
 
 
@@ -108,6 +109,7 @@ def test_a_card_updated_in_parts_reads_as_the_card_rendered_whole(
     expect(built.locator(".tool-item")).to_contain_text("[0013] line 13 \U0001f680 & <i>13</i>")
     expect(built.locator(".tool-item")).not_to_contain_text("[0005]")
     expect(built.locator(".tool-item i, .tool-title b")).to_have_count(0)
+    expect(built.locator(".tool-head + .locations")).to_contain_text("/tmp/c.py:3")
     output = seen(built)
     expect(card.locator(".tool-content strong")).to_have_count(0)  # item 2 was replaced, not left as it first was
     live = seen(card)

@@ -92,6 +92,7 @@ STEPS: dict[str, list[dict[str, Any]]] = {
     "slide": [tool_update("c2", content=[window(3)])],
     "slide again": [tool_update("c2", content=[window(6)], title="Build <b>all</b> & more")],
     "slide after resync": [tool_update("c2", content=[window(9)])],
+    "locate2": [tool_update("c2", locations=[{"path": "/tmp/c.py", "line": 3}], status="paused")],
     "rocket": [tool_update("c2", title="Build \U0001f680 all")],
     "helicopter": [tool_update("c2", title="Build \U0001f681 all")],
     "hidden title": [tool_update("c2", title="Build \u202eevil", status="weird")],
@@ -460,7 +461,15 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
     assert [fields[:3] for fields in records(frames, card_id)] == [[f"i{number}", "1", "r"]]
     assert same_as_whole()
 
-    assert records(step("rocket"), card_id) == [[f"t{number}", "17", "\U0001f680 all"]]
+    frames = step("locate2")  # its first locations: that part alone, after its head
+    located = about(frames, card_id)
+    assert f'hx-swap-oob="afterend:#{card_id}-head"' in located and 'data-path="/tmp/c.py"' in located
+    assert f'<article id="{card_id}"' not in located
+    assert records(frames, card_id) == [[f"s{number}", "paused", "Paused"]]
+    assert same_as_whole()
+
+    frames = step("rocket")
+    assert records(frames, card_id) == [[f"t{number}", "17", "\U0001f680 all"]]
     assert records(step("helicopter"), card_id) == [[f"t{number}", "6", "\U0001f681 all"]]  # 🚀 is 2 code units
     assert same_as_whole()
 

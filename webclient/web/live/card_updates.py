@@ -2,11 +2,11 @@
 
 An update of a tool call is most often one small thing: its status, its title, a new line of output (a content item
 that grew, or a new one), a new location. The page gets that part alone, swapped by id into the card it holds
-(``templates/_tool_call.html`` has a block and an id for each); the whole card only when its structure changed (a
-part appeared or went, an item became something of another kind, a question was asked or answered, a subagent is
-nested in it) or the page does not hold it. Nothing is rendered to find out what changed: a card's record is what
-was sent (its status, title, locations and content items, the items being the view model's immutable objects),
-compared with the card as it is now.
+(``templates/_tool_call.html`` has a block and an id for each; its first locations and its first content come as
+those parts alone); the whole card only when its structure changed (a part went, an item became something of another
+kind, a question was asked or answered, a subagent is nested in it) or the page does not hold it. Nothing is rendered
+to find out what changed: a card's record is what was sent (its status, title, locations and content items, the
+items being the view model's immutable objects), compared with the card as it is now.
 
 The smallest changes travel as records of the page's compact form (``message_edits``: a socket message of records
 starts with ``RECORD``, fields are split by ``FIELD``), which ``static/js/card-status.js`` applies; the first field
@@ -42,7 +42,8 @@ from webclient.web.live.message_edits import FIELD, RECORD, common_prefix, stora
 CARD = "_tool_call.html"
 """The card's template: its blocks are the parts sent alone."""
 WRAPPERS = "_live.html"
-"""The wrappers that add new parts to a card (blocks ``card_items``, ``card_locations`` and ``card_content``)."""
+"""The wrappers that add new parts to a card (blocks ``card_items``, ``card_locations``, ``card_content`` and
+``card_located``)."""
 REPLACE = "r"
 """The first field of an item's edit that replaces its whole inner HTML."""
 SLIDE_TRIES = 16
@@ -111,7 +112,8 @@ class CardUpdates:
             return None
         appears = not shown.content and bool(now.content)
         content = ([], 0) if appears else _changes(shown.content, now.content)
-        locations = _changes(shown.locations, now.locations)
+        located = not shown.locations and bool(now.locations)
+        locations = ([], 0) if located else _changes(shown.locations, now.locations)
         if content is None or locations is None:
             return None
         if any(isinstance(item, TerminalRef) for item in now.content[content[1] :]):
@@ -126,7 +128,10 @@ class CardUpdates:
         if now.title != shown.title and (now.head == shown.head or parts[-1].startswith(RECORD)):
             parts.append(_title_record(target, shown.title, now.title) or self._part(call, "tool_title", "title"))
         changed, first_new = locations
-        if changed:
+        if located:
+            block = self._part(call, "tool_locations", None)
+            parts.append(self.renderer.block(WRAPPERS, "card_located", entry=call, locations=Markup(block)))
+        elif changed:
             parts.append(self._part(call, "tool_locations", "locations"))
         elif first_new < len(now.locations):
             items = self._part(call, "tool_location_items", None, locations=now.locations[first_new:])
