@@ -7,14 +7,16 @@
 //   edit of the inner HTML of the card's k-th content item, HTML our templates rendered and escaped: "r" and the
 //   whole, or splices (at, cut, added) applied in turn to the string the page holds.
 // - A card's raw JSON is fetched when one of its <details> opens.
-// State kept here: the inner HTML of the items edited so far (dropped when the item is gone).
+// State kept here: the inner HTML of the content items the socket brought or edited (dropped once the page let go).
 
 const RECORD = "\x1e";
 const FIELD = "\x1f";
 const CARD_RECORD = /^([tsi])([0-9]+)$/;
+// A content item in HTML the socket brought: its inner HTML up to the empty comment our template ends it with.
+const ITEM_HTML = /<div class="tool-item" id="(entry-[0-9]+-item-[0-9]+)">([\s\S]*?)<!----><\/div>/g;
 const root = document.getElementById("session");
 const heldItems = new Map();
-const SWEEP_AT = 200; // held items past this many: those the page let go of (scrolled away, a resync) are dropped
+let sweepAt = 200; // held items past this many: those the page let go of (scrolled away, a resync) are dropped
 
 function takeStatus(card, status, statusClass) {
   card.dataset.status = status;
@@ -57,15 +59,20 @@ function editItem(id, fields) {
     }
   }
   heldItems.set(id, html);
-  if (heldItems.size > SWEEP_AT) {
-    for (const key of Array.from(heldItems.keys())) {
-      if (!document.getElementById(key)) {
-        heldItems.delete(key);
-      }
-    }
-  }
   item.innerHTML = html;
   htmx.process(item); // its links and buttons (a diff's Split, a resource's Open) ask the server as htmx's do
+}
+
+function sweep() {
+  if (heldItems.size <= sweepAt) {
+    return;
+  }
+  for (const key of Array.from(heldItems.keys())) {
+    if (!document.getElementById(key)) {
+      heldItems.delete(key);
+    }
+  }
+  sweepAt = Math.max(200, 2 * heldItems.size); // the next sweep once as many again came
 }
 
 function applyRecord(record) {
@@ -101,12 +108,25 @@ if (root) {
 
   root.addEventListener("htmx:wsBeforeMessage", function (event) {
     const message = event.detail.message;
-    if (typeof message === "string" && message.startsWith(RECORD)) {
+    if (typeof message !== "string") {
+      return;
+    }
+    if (message.startsWith(RECORD)) {
       for (const record of message.split(RECORD).slice(1)) {
         applyRecord(record);
       }
+    } else if (message.includes('class="tool-item"')) {
+      // (Before htmx puts the message in the page: the sweep waits for the message's end, below.)
+      // The items as strings, exactly as they came: an edit of one is spliced into what the server knows it sent.
+      for (const found of message.matchAll(ITEM_HTML)) {
+        heldItems.set(found[1], found[2]);
+      }
     }
   });
+}
+
+if (root) {
+  root.addEventListener("htmx:wsAfterMessage", sweep);
 }
 
 // A card's raw JSON (its input, output, everything the agent sent) is fetched when its <details> opens, from the

@@ -168,6 +168,7 @@ def fragment(markup: str) -> Node:
 
 
 RECORD, FIELD = "\x1e", "\x1f"
+ITEM_HTML = re.compile(r'<div class="tool-item" id="(entry-[0-9]+-item-[0-9]+)">(.*?)<!----></div>', re.S)
 HELD: dict[int, dict[str, str]] = {}
 """The inner HTML of the items each page model holds as strings (by the model's id), as card-status.js keeps it."""
 
@@ -230,6 +231,8 @@ def apply(page: Node, frame: str) -> None:
     if frame.startswith(RECORD):
         apply_records(page, frame)
         return
+    for item_id, inner in ITEM_HTML.findall(frame):  # the items as strings, as they came (card-status.js)
+        HELD.setdefault(id(page), {})[item_id] = inner
     for node in [child for child in fragment(frame).children if isinstance(child, Node)]:
         how = node.attrs.pop("hx-swap-oob", "true")
         how, _, selector = how.partition(":")
@@ -366,10 +369,10 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
     assert f'hx-swap-oob="beforeend:#{card_id}-content"' in grown and "line two" in grown
     assert "line one" not in grown and f'<article id="{card_id}"' not in grown and "Run the tests" not in grown
 
-    frames = step("rewrite")  # an item that changed: its inner HTML, whole the first time
+    frames = step("rewrite")  # an item that changed: an edit of its inner HTML as it came in the frame before
     (edit,) = records(frames, card_id)
-    assert edit[:3] == [f"i{number}", "2", "r"] and "line two, rewritten" in edit[3] and "line one" not in edit[3]
-    assert not about(frames, card_id)
+    assert edit[:2] == [f"i{number}", "2"] and edit[2] != "r" and ", rewritten" in edit[-1]
+    assert "line one" not in "".join(edit) and not about(frames, card_id)
 
     frames = step("title")
     assert records(frames, card_id) == [[f"t{number}", "", " again"]] and not about(frames, card_id)  # what it gained
@@ -386,7 +389,7 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
 
     frames = step("rediff")  # a diff that changed: that item alone
     (edit,) = records(frames, card_id)
-    assert edit[:2] == [f"i{number}", "1"] and f'id="{card_id}-diff-1"' in "".join(edit)
+    assert edit[:2] == [f"i{number}", "1"] and edit[3:] == ["1", "c"]  # b -> c in the diff as the page holds it
     assert not about(frames, card_id)
     assert same_as_whole(card_id)
 
@@ -437,8 +440,9 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
     assert "[0000] output line 0" in appeared and records(frames, card_id) == [[f"s{number}", "in_progress", "Running"]]
     assert same_as_whole()
 
-    frames = step("slide")  # the page does not hold the item as a string yet: its inner HTML whole
-    assert [fields[:3] for fields in records(frames, card_id)] == [[f"i{number}", "1", "r"]]
+    frames = step("slide")  # the window as it came with the content, slid: 3 lines cut at the top, 3 added
+    (edit,) = records(frames, card_id)
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and "[0010]" in edit[7] and "[0007]" not in edit[7]
     assert same_as_whole()
 
     frames = step("slide again")  # lines 6-13 where 3-10 were: three lines cut at the top, three added at the end
@@ -451,14 +455,15 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
     assert same_as_whole()
     assert model.find(f"{card_id}-title").children == ["Build <b>all</b> & more"]  # type: ignore[union-attr]
 
-    live.send("diff_mode", mode="split")  # the page's window drawn again: it holds no item as a string now
+    live.send("diff_mode", mode="split")  # the page's window drawn again: it holds its items as they came in it
     resync = live.frame()
     while 'id="thread"' not in resync:
         resync = live.frame()
     apply(model, resync)
     assert same_as_whole()
-    frames = step("slide after resync")
-    assert [fields[:3] for fields in records(frames, card_id)] == [[f"i{number}", "1", "r"]]
+    frames = step("slide after resync")  # spliced into the item as the resync brought it
+    (edit,) = records(frames, card_id)
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and "[0016]" in edit[7]
     assert same_as_whole()
 
     frames = step("locate2")  # its first locations: that part alone, after its head

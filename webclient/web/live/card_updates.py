@@ -18,13 +18,14 @@ is a letter and the card's number (``entry-N``), so that no message's id reads s
 * ``sN FIELD status FIELD label``: a status of the known ones when nothing else of the head changed (the page sets
   the card's, the head's and the chip's status and the chip's text);
 * ``iN FIELD k FIELD edits``: an edit of the inner HTML of the card's k-th content item (our template's, escaped):
-  ``r FIELD html`` replaces it (the page does not hold it as a string yet), else one or two splices ``at FIELD cut
-  FIELD added`` applied in turn (counts in UTF-16 code units, as the page counts): a window of output that slid
+  ``r FIELD html`` replaces it (the page does not hold it as a string), else one or two splices ``at FIELD cut FIELD
+  added`` applied in turn (counts in UTF-16 code units, as the page counts): a window of output that slid
   (lines gone at the top, lines added at the bottom) costs its new lines, not the window.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +65,8 @@ class CardShown:
     raw: tuple[bool, bool]
     """Whether the raw input and output are there to open."""
     items: dict[int, str] = field(default_factory=dict)
-    """The inner HTML of content items (by index from 0) as the page holds it as a string (once an edit gave it)."""
+    """The inner HTML of content items (by index from 0) as the page holds it as a string (from the HTML that brought
+    them, or the edit since)."""
 
     @classmethod
     def of(cls, call: ToolCall) -> CardShown:
@@ -93,9 +95,11 @@ class CardUpdates:
         self.context = context
         self._cards: dict[int, CardShown] = {}
 
-    def shown(self, call: ToolCall) -> None:
-        """The page was sent the card whole, as it is now."""
-        self._cards[call.seq] = CardShown.of(call)
+    def shown(self, call: ToolCall, html: str) -> None:
+        """The page was sent the card whole, as it is now, in ``html`` (its items' inner HTML the page holds from
+        there as strings, as ``card-status.js`` reads them from the socket's message)."""
+        card = self._cards[call.seq] = CardShown.of(call)
+        card.items.update(held_items(call, html))
 
     def update(self, call: ToolCall, held: Container[int]) -> list[str] | None:
         """The fragments and records that turn the card the page holds into ``call`` as it is now (none when nothing
@@ -138,6 +142,7 @@ class CardUpdates:
             parts.append(self.renderer.block(WRAPPERS, "card_locations", entry=call, items=Markup(items)))
         if appears:
             block = self._part(call, "tool_content", None)
+            now.items.update(held_items(call, block))
             wrapped = self.renderer.block(
                 WRAPPERS, "card_content", entry=call, before=bool(now.frame[2]), content=Markup(block)
             )
@@ -152,6 +157,7 @@ class CardUpdates:
             now.items.update((index, html) for index, html in shown.items.items() if index not in now.items)
             if first_new < len(now.content):
                 items = self._part(call, "tool_items", None, items=now.content[first_new:], first=first_new)
+                now.items.update(held_items(call, items))
                 parts.append(self.renderer.block(WRAPPERS, "card_items", entry=call, items=Markup(items)))
         if now.raw != shown.raw:
             parts.append(self._part(call, "tool_raw", "raw"))
@@ -177,6 +183,19 @@ def _changes(before: Sequence[object], now: Sequence[object]) -> tuple[list[int]
             return None
         changed.append(index)
     return changed, len(before)
+
+
+ITEM_HTML = re.compile(r'<div class="tool-item" id="entry-([0-9]+)-item-([0-9]+)">(.*?)<!----></div>', re.S)
+"""A content item of a card of the thread in HTML sent to the page: its inner HTML up to the empty comment our
+template ends it with (``card-status.js`` reads the same from the socket's messages)."""
+
+
+def held_items(call: ToolCall, html: str) -> dict[int, str]:
+    """The inner HTML of ``call``'s content items (by index from 0) in ``html``, as the page will hold them."""
+    if call.scope or 'class="tool-item"' not in html:
+        return {}
+    seq = str(call.seq)
+    return {int(k) - 1: inner for number, k, inner in ITEM_HTML.findall(html) if number == seq}
 
 
 def _record(*fields: str) -> str:

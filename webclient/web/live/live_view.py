@@ -419,7 +419,7 @@ class LiveView:
             PAGE, "entry", entry=entry, message=message, session=self.session, oob=oob, **self.context
         )
         if isinstance(entry, ToolCall):
-            self._cards.shown(entry)
+            self._cards.shown(entry, html)
             for item in entry.content:
                 term = self.session.thread.terminals.get(item.terminal_id) if isinstance(item, TerminalRef) else None
                 if term is not None:
