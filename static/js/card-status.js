@@ -5,7 +5,7 @@
 //   records that name a message, which these never do): "tN" a title, set as text (or so many characters cut from
 //   its end and these added); "sN" a known status and its label, set on the card, its head and its chip; "iN" an
 //   edit of the inner HTML of the card's k-th content item, HTML our templates rendered and escaped: "r" and the
-//   whole, or splices (at, cut, added) applied in turn to the string the page holds.
+//   whole, or "=length" of the string the page holds and splices (at, cut, added) applied to it in turn.
 // - A card's raw JSON is fetched when one of its <details> opens.
 // State kept here: the inner HTML of the content items the socket brought or edited (dropped once the page let go).
 
@@ -52,8 +52,12 @@ function editItem(id, fields) {
   if (fields[0] === "r") {
     html = fields[1];
   } else {
-    html = heldItems.get(id) || "";
-    for (let k = 0; k + 2 < fields.length; k += 3) {
+    html = heldItems.get(id);
+    if (html === undefined || html.length !== Number(fields[0].slice(1))) {
+      heldItems.delete(id); // not the string the server edits (it should never be): the item stays as it is
+      return;
+    }
+    for (let k = 1; k + 2 < fields.length; k += 3) {
       const at = Number(fields[k]);
       html = html.slice(0, at) + fields[k + 2] + html.slice(at + Number(fields[k + 1] || 0));
     }

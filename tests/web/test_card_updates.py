@@ -200,7 +200,9 @@ def apply_records(page: Node, message: str) -> None:
             if edits[0] == "r":
                 markup_now = edits[1]
             else:
-                markup_now = held.get(item.attrs["id"], "")
+                markup_now = held[item.attrs["id"]]
+                assert edits[0] == f"={len(markup_now.encode('utf-16-le')) // 2}"  # the string the server edits
+                edits = edits[1:]
                 for at, cut, added in zip(edits[::3], edits[1::3], edits[2::3], strict=True):
                     markup_now = markup_now[: int(at)] + added + markup_now[int(at) + int(cut or 0) :]
             held[item.attrs["id"]] = markup_now
@@ -387,9 +389,9 @@ def test_a_tool_call_update_sends_what_changed_and_the_page_assembles_the_whole_
     assert f'<article id="{card_id}"' in reshaped and "line two" not in reshaped
     assert same_as_whole(card_id)
 
-    frames = step("rediff")  # a diff that changed: that item alone
+    frames = step("rediff")  # a diff that changed: that item alone, b -> c in the diff as the page holds it
     (edit,) = records(frames, card_id)
-    assert edit[:2] == [f"i{number}", "1"] and edit[3:] == ["1", "c"]  # b -> c in the diff as the page holds it
+    assert edit[:2] == [f"i{number}", "1"] and edit[2][0] == "=" and edit[4:] == ["1", "c"]
     assert not about(frames, card_id)
     assert same_as_whole(card_id)
 
@@ -442,16 +444,16 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
 
     frames = step("slide")  # the window as it came with the content, slid: 3 lines cut at the top, 3 added
     (edit,) = records(frames, card_id)
-    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and "[0010]" in edit[7] and "[0007]" not in edit[7]
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 9 and "[0010]" in edit[8] and "[0007]" not in edit[8]
     assert same_as_whole()
 
     frames = step("slide again")  # lines 6-13 where 3-10 were: three lines cut at the top, three added at the end
     title, edit = records(frames, card_id)
     assert title == [f"t{number}", "", " <b>all</b> & more"]  # text, which the page sets as text
-    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and edit[4] == "" and not about(frames, card_id)
-    added = html.unescape(edit[7])
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 9 and edit[5] == "" and not about(frames, card_id)
+    added = html.unescape(edit[8])
     assert "[0011]" in added and "[0013]" in added and "[0010]" not in added and "[0006]" not in "".join(edit)
-    assert "&amp; &lt;more&gt;" in edit[7]  # escaped by the template, as in the card rendered whole
+    assert "&amp; &lt;more&gt;" in edit[8]  # escaped by the template, as in the card rendered whole
     assert same_as_whole()
     assert model.find(f"{card_id}-title").children == ["Build <b>all</b> & more"]  # type: ignore[union-attr]
 
@@ -463,7 +465,7 @@ def test_output_that_slides_goes_as_its_new_lines_and_content_that_appears_as_th
     assert same_as_whole()
     frames = step("slide after resync")  # spliced into the item as the resync brought it
     (edit,) = records(frames, card_id)
-    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 8 and "[0016]" in edit[7]
+    assert edit[:2] == [f"i{number}", "1"] and len(edit) == 9 and "[0016]" in edit[8]
     assert same_as_whole()
 
     frames = step("locate2")  # its first locations: that part alone, after its head

@@ -18,9 +18,10 @@ is a letter and the card's number (``entry-N``), so that no message's id reads s
 * ``sN FIELD status FIELD label``: a status of the known ones when nothing else of the head changed (the page sets
   the card's, the head's and the chip's status and the chip's text);
 * ``iN FIELD k FIELD edits``: an edit of the inner HTML of the card's k-th content item (our template's, escaped):
-  ``r FIELD html`` replaces it (the page does not hold it as a string), else one or two splices ``at FIELD cut FIELD
-  added`` applied in turn (counts in UTF-16 code units, as the page counts): a window of output that slid
-  (lines gone at the top, lines added at the bottom) costs its new lines, not the window.
+  ``r FIELD html`` replaces it (the page does not hold it as a string), else ``=length`` (of the string the page
+  holds) and one or two splices ``at FIELD cut FIELD added`` applied in turn (counts in UTF-16 code units, as the page
+  counts): a window of output that slid (lines gone at the top, lines added at the bottom) costs its new lines, not
+  the window.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ WRAPPERS = "_live.html"
 ``card_located``)."""
 REPLACE = "r"
 """The first field of an item's edit that replaces its whole inner HTML."""
+HOLDS = "="
+"""Starts the first field of an item's splices: the length of the string they apply to (a page that holds another
+leaves the item as it is rather than splice HTML it does not know)."""
 SLIDE_TRIES = 16
 """At most so many places are tried where the output the page holds may go on in the new (a window that slid)."""
 
@@ -236,7 +240,7 @@ def _item_record(target: str, index: int, held: str | None, html: str) -> str:
     whole = _record(f"i{target}", str(index + 1), REPLACE, html)
     if held is None:
         return whole
-    fields = [f"i{target}", str(index + 1)]
+    fields = [f"i{target}", str(index + 1), f"{HOLDS}{units(held)}"]
     for at, cut, added in splices(held, html):
         fields += [str(at), str(cut) if cut else "", added]
     edit = _record(*fields)
