@@ -270,7 +270,8 @@ async def drain(ws: ClientConnection, quiet: float) -> int:
 PARTS = {
     "tool-call cards": re.compile(rb'<article id="entry-\d+" class="entry tool-call.*?</article>', re.S),
     "whole messages": re.compile(rb'<article id="entry-\d+" class="entry (?:message|thought).*?</article>', re.S),
-    "message edits": re.compile(rb"\x1e[^\x1e]*"),
+    "message edits": re.compile(rb"\x1e\d+\x1f[^\x1e]*"),
+    "card records": re.compile(rb"\x1e[tsi]\d+\x1f[^\x1e]*"),
     "status": re.compile(rb'<header id="session-status".*?</header>', re.S),
 }
 
