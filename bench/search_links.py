@@ -25,11 +25,11 @@ import html
 import os
 import re
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-from flood import ROOT, TOKEN, Server, free_port  # bench/ is the script's folder, hence on sys.path
+from flood import ROOT, TOKEN  # bench/ is the script's folder, hence on sys.path
+from long_open import serve
 from reopen import fill, get
 
 HIT = re.compile(r'<a href="([^"]+)" data-role="match">|<li><a href="(/sessions/[^"]+)">')
@@ -51,13 +51,6 @@ def first_hit(port: int, query: str) -> str:
     found = HIT.search(page)
     assert found is not None, "no hit"
     return html.unescape(found.group(1) or found.group(2)).split("#", 1)[0]
-
-
-async def serve(root: Path, env: dict[str, str], log: Path) -> tuple[Server, int]:
-    port = free_port()
-    server = Server([sys.executable, "-m", "webclient", "--port", str(port)], env, log, cwd=root)
-    await server.wait_listening(port)
-    return server, port
 
 
 def main() -> None:

@@ -164,8 +164,7 @@ class MessageDoc:
         catch-up (less for a short rest: `MessageDocs.REST_RATE`), unless what came since renders as itself (words
         continuing the paragraph being written: the page shows them right as text, and parsing the rest again for
         them was most of a streaming message's cost); and whenever the raw text is longer than ``tail_limit``."""
-        waiting = entry.length - self.caught_up
-        if waiting > tail_limit:
+        if entry.length - self.caught_up > tail_limit:
             return True
         gap = min(interval, max(MessageDocs.CATCH_UP_GAP, len(self.stream.tail) / MessageDocs.REST_RATE))
         if now - self.updated < gap:
