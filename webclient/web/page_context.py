@@ -58,3 +58,5 @@ class SignedInContext(BaseContext):
     """The id of the signed-in session the request came with (it can sign out); None for a script's token."""
     signin_store: bool
     """Whether the store keeps signed-in sessions (the people page)."""
+    restarting: bool = False
+    """The server is draining before it stops (`webclient.web.readiness`): every page says so."""
