@@ -62,6 +62,7 @@ def test_sigterm_lets_the_running_turn_finish_and_starts_no_session(
             assert server.process is not None
             server.process.send_signal(signal.SIGTERM)
             await asyncio.to_thread(draining, server)
+            await until(socket, "The server is restarting")  # the open page says so at once
             async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
                 refused = await http.post(URLS.for_("new_session"))
                 assert refused.status_code == 503 and "The server is restarting" in html.unescape(refused.text)

@@ -9,9 +9,9 @@ probes ask at the same time, within `STORE_SECONDS`.
 
 Draining (`drain`): from its first moment no new session starts here (`SessionManager.refusing`: New session, an
 embed's start and Resume say the server is restarting, 503) and ``/readyz`` fails, so a load balancer sends new
-people elsewhere; pages and sockets keep working and show that the server is restarting, and the turns under way
-run to their end, up to the deadline. Then the server stops as it always did (agents stopped, journal written,
-sessions kept as stopped for the next start to take up).
+people elsewhere; pages and sockets keep working and say the server is restarting (each session whose agent runs
+says so in its thread), and the turns under way run to their end, up to the deadline. Then the server stops as it
+always did (agents stopped, journal written, sessions kept as stopped for the next start to take up).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Literal
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
+
+from webclient.agents.limits import RUNNING
 
 if TYPE_CHECKING:
     from webclient.agents.manager import SessionManager
@@ -108,6 +110,12 @@ async def drain(app: Starlette, seconds: float) -> None:
     app.state.readiness.state = "draining"
     sessions: SessionManager = app.state.sessions
     sessions.refusing = RESTARTING
+    detail = (
+        f"A turn under way may finish, for up to {seconds:g} s; then the agent stops: Resume it once this page is back."
+    )
+    for session in list(sessions.sessions.values()):
+        if session.lifecycle.agent_state in RUNNING:  # its pages may be open: they say so, as its thread will
+            session.shown.notice("warning", "The server is restarting", detail)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     log.warning("draining: no new sessions; %d turns under way, %g s to finish", turns_under_way(sessions), seconds)
