@@ -91,3 +91,18 @@ def test_a_draining_server_starts_no_session_and_says_it_is_restarting(client: T
     page = client.get(URLS.for_("session", session_id=session_id), headers=SIGNED_IN)
     assert page.status_code == 200 and 'data-role="restarting"' in page.text
     assert 'data-role="restarting"' in client.get("/", headers=SIGNED_IN).text
+
+
+def test_readyz_fails_while_the_store_does_not_answer(tmp_path: Path) -> None:
+    from webclient.store.database import create_engine
+    from webclient.store.journal import JournalWriter
+    from webclient.store.store import Store
+
+    settings = Settings(workspace=tmp_path, token=TOKEN, store=False, demo_remote=False)
+    with TestClient(create_app(settings), base_url="http://localhost") as http:
+        assert http.get("/readyz").text == "ok"
+        engine = create_engine("postgresql://nobody@127.0.0.1:1/gone")  # a database nothing answers for
+        http.app.state.store = Store(engine, JournalWriter(engine))  # type: ignore[attr-defined]
+        answer = http.get("/readyz")
+        assert (answer.status_code, answer.text) == (503, "store")
+        assert http.get("/healthz").text == "ok"  # alive all the same: a probe of liveness asks no store
