@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ from types import FrameType
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import ChangeReload
 
@@ -216,18 +218,19 @@ class AnnouncingServer(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         app = app_of(self.config.loaded_app) if self.config.loaded else None
-        may_drain = self.drain_seconds > 0 and self.started and app is not None and self.loop is not None
-        if sig == signal.SIGTERM and may_drain and not (self.drain_begun or self.should_exit):
+        first = self.started and not (self.drain_begun or self.should_exit)  # before: stopped at once
+        if sig == signal.SIGTERM and first and self.drain_seconds > 0 and app is not None and self.loop is not None:
             self.drain_begun = True  # a second SIGTERM stops at once
             # A signal handler runs between two steps of the loop: the drain starts on the loop's next turn.
-            assert self.loop is not None
             self.loop.call_soon_threadsafe(self._drain, app)
             return
         super().handle_exit(sig, frame)
 
-    def _drain(self, app: Any) -> None:
-        def stop(_: object) -> None:
+    def _drain(self, app: Starlette) -> None:
+        def stop(drained: asyncio.Task[None]) -> None:
             self.should_exit = True  # uvicorn's own stop from here: connections closed, then the lifespan's end
+            if not drained.cancelled() and drained.exception() is not None:  # said, and stopped all the same
+                logging.getLogger(__name__).error("the drain failed", exc_info=drained.exception())
 
         self.draining = asyncio.ensure_future(drain(app, self.drain_seconds))
         self.draining.add_done_callback(stop)
