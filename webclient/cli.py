@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import ChangeReload
 
@@ -22,6 +27,7 @@ from webclient.web.access.body_limits import prompt_body_bytes
 from webclient.web.access.kept_token import kept_token, token_folder
 from webclient.web.access.trusted_header import TrustedHeader
 from webclient.web.app import check_catalogue, check_sandbox, check_store
+from webclient.web.readiness import app_of, drain
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
 # uvicorn's logging, with its start-up lines ("Started server process", "Uvicorn running on …") left out.
@@ -192,16 +198,42 @@ def announce(
 
 
 class AnnouncingServer(uvicorn.Server):
-    """A uvicorn server that says where to open the client once it accepts connections, not before it binds."""
+    """A uvicorn server that says where to open the client once it accepts connections, not before it binds, and
+    that drains on ``SIGTERM`` for ``drain_seconds`` before it stops (`webclient.web.readiness`); a second ``SIGTERM``,
+    or ``SIGINT`` (Ctrl-C), stops it at once, as does ``SIGTERM`` with ``drain_seconds`` 0."""
 
-    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None], drain_seconds: float = 0) -> None:
         super().__init__(config)
         self.announce = announce
+        self.drain_seconds = drain_seconds
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.drain_begun = False
+        self.draining: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started and not self.should_exit:
             self.announce()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        app = app_of(self.config.loaded_app) if self.config.loaded else None
+        first = self.started and not (self.drain_begun or self.should_exit)  # before: stopped at once
+        if sig == signal.SIGTERM and first and self.drain_seconds > 0 and app is not None and self.loop is not None:
+            self.drain_begun = True  # a second SIGTERM stops at once
+            # A signal handler runs between two steps of the loop: the drain starts on the loop's next turn.
+            self.loop.call_soon_threadsafe(self._drain, app)
+            return
+        super().handle_exit(sig, frame)
+
+    def _drain(self, app: Starlette) -> None:
+        def stop(drained: asyncio.Task[None]) -> None:
+            self.should_exit = True  # uvicorn's own stop from here: connections closed, then the lifespan's end
+            if not drained.cancelled() and drained.exception() is not None:  # said, and stopped all the same
+                logging.getLogger(__name__).error("the drain failed", exc_info=drained.exception())
+
+        self.draining = asyncio.ensure_future(drain(app, self.drain_seconds))
+        self.draining.add_done_callback(stop)
 
 
 def serve(
@@ -236,7 +268,7 @@ def serve(
         ChangeReload(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
         return
     config.load_app()
-    server = AnnouncingServer(config, announce)
+    server = AnnouncingServer(config, announce, settings.drain_seconds)
     with contextlib.suppress(KeyboardInterrupt):
         server.run()
     if not server.started:

@@ -230,6 +230,13 @@ class Settings:
             "help": "WEBCLIENT_MAX_ENTRIES: thread entries a session keeps in memory; beyond it the oldest are dropped"
         },
     )
+    drain_seconds: float = field(
+        default=60.0,
+        metadata={
+            "help": "WEBCLIENT_DRAIN_SECONDS: on SIGTERM, how long running turns may finish while no new session "
+            "starts (0: stop at once)"
+        },
+    )
     max_ended_sessions: int = field(
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
@@ -373,6 +380,7 @@ class Settings:
             extra_roots=tuple(Path(r).expanduser().resolve() for r in roots.split(os.pathsep) if r.strip()),
             max_entries=max(1, int(env.get("WEBCLIENT_MAX_ENTRIES", "10000"))),
             max_ended_sessions=max(0, int(env.get("WEBCLIENT_MAX_ENDED_SESSIONS", "20"))),
+            drain_seconds=_not_negative(env, "WEBCLIENT_DRAIN_SECONDS", "60"),
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),

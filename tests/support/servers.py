@@ -209,6 +209,7 @@ def launch_server(
         "WEBCLIENT_TOKEN": token,
         "WEBCLIENT_DATA_DIR": data,
         "WEBCLIENT_DEMO_REMOTE": "off",  # its server only where a test asks for it
+        "WEBCLIENT_DRAIN_SECONDS": "0",  # stopped at once, as a test expects (tests/web/test_drain.py drains)
         **env,
     }
     full_env.pop("WEBCLIENT_AGENT", None)

@@ -14,7 +14,15 @@ RUNNING = ("starting", "ready", "auth-required", "signing-in")
 
 
 class LimitReached(Exception):
-    """A person is at a limit: ``args[0]`` says which, for the page."""
+    """A person is at a limit: ``args[0]`` says which, for the page, answered with ``status``."""
+
+    status = 429
+
+
+class Draining(LimitReached):
+    """The server is draining before it stops (`SessionManager.refusing`): no new session starts, whoever asks."""
+
+    status = 503
 
 
 def _live(session: Session) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import ctypes
 import ctypes.util
 import dataclasses
+import functools
 import gc
 import json
 import logging
@@ -22,7 +23,7 @@ from webclient.agents.agent_sessions import LISTERS_FILE, Listings
 from webclient.agents.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
 from webclient.agents.folders import Chosen, FolderRecords, Folders
 from webclient.agents.homes import data_folder, home_env, with_env
-from webclient.agents.limits import LimitReached, refusal
+from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
 from webclient.config import Settings
@@ -133,6 +134,8 @@ class SessionManager:
         session is given its owner's by whoever creates it (`create`'s ``env``)."""
         self.keep_secret: KeepSecret | None = None
         """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
+        self.refusing: str | None = None
+        """Why no session starts here now, whoever asks (the server drains before it stops), or None."""
 
     async def start(
         self,
@@ -147,8 +150,10 @@ class SessionManager:
         Raises:
             UnknownAgent: no such agent in the catalogue.
             WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
-            LimitReached: see `create`.
+            LimitReached: see `create`; `Draining` while the server drains.
         """
+        if self.refusing is not None:
+            raise Draining(self.refusing)
         owner_id = owner.id if owner is not None else None
         refused = refusal(self.settings, self.sessions.values(), owner_id, listing=self.listings.running(owner_id))
         if refused is not None:  # before a folder is claimed for a session that would not start (`create`'s check)
@@ -233,10 +238,9 @@ class SessionManager:
         return session
 
     def _limit_resumes(self, session: Session) -> None:
-        """A Resume of ``session`` is refused while its owner is at a limit (`webclient.agents.limits`)."""
-        session.lifecycle.may_start = lambda: refusal(
-            self.settings, self.sessions.values(), session.owner, session, self.listings.running(session.owner)
-        )
+        """A Resume of ``session`` is refused while the server drains or its owner is at a limit (`agents.limits`)."""
+        limited = functools.partial(refusal, self.settings, self.sessions.values(), session.owner, session)
+        session.lifecycle.may_start = lambda: self.refusing or limited(self.listings.running(session.owner))
 
     def _keep_keys(self, session: Session) -> None:
         """A key given on ``session``'s page is kept as its owner's secret (their agents start with it)."""

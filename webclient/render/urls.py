@@ -55,6 +55,8 @@ ROUTES: dict[str, str] = {
     "embed_session": "/embed/sessions/{session_id}",
     "embed_end": "/embed/sessions/{session_id}/end",
     "static": "/static",
+    "healthz": "/healthz",
+    "readyz": "/readyz",
 }
 """Route name → path pattern, in Starlette's syntax (``{name}``, or ``{name:int}`` for a number)."""
 

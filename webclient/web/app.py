@@ -25,6 +25,7 @@ from webclient.config import Settings
 from webclient.render.rendering import Renderer
 from webclient.render.urls import ROUTES
 from webclient.session.agent import AgentDriver, AgentHost
+from webclient.web import readiness
 from webclient.web.access.access import Access
 from webclient.web.access.body_limits import BodyLimits, body_limits
 from webclient.web.access.cookies import CookiePolicy, frames_other_sites
@@ -103,6 +104,8 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "embed": (embed.embed, "GET,POST"),
     "embed_session": (embed.embed_session, "GET"),
     "embed_end": (embed.embed_end, "POST"),
+    "healthz": (readiness.healthz, "GET"),
+    "readyz": (readiness.readyz, "GET"),
 }
 """The HTTP routes by name (their paths are in :data:`~webclient.render.urls.ROUTES`): what answers, to which method."""
 
@@ -240,6 +243,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, 100)
         trimmed = asyncio.create_task(trimmed_after(warming), name="give back what start-up freed")
+        app.state.readiness.state = "ready"
         try:
             yield
         finally:
@@ -257,6 +261,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(routes=table, lifespan=lifespan)
     app.state.access = access
     app.state.assets = assets
+    app.state.readiness = readiness.Readiness()  # starting, until the lifespan has started
     # Outermost last: the headers go on the guard's own refusals too.
     app.add_middleware(AccessGuard, access=access)
     # Outside the guard: the body it reads for a form's csrf field is counted too.

@@ -126,6 +126,8 @@ def base_context(conn: HTTPConnection) -> dict[str, Any]:
     local = {"server_local": server_local, "person": conn.scope.get("person")}
     # Signed in by a signed-in session of ours (it can sign out), and whether the store keeps them (the people page).
     local |= {"signin": conn.scope.get("signin"), "signin_store": getattr(conn.app.state, "signins", None) is not None}
+    readiness = getattr(conn.app.state, "readiness", None)
+    local["restarting"] = readiness is not None and readiness.draining
     return {"urls": builder, "static": builder.static, "diff_mode": diff_mode, "csrf": csrf, **local}
 
 

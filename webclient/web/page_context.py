@@ -38,6 +38,8 @@ class BaseContext:
     """An embedded page's accent colour (``#RRGGBB``), from its host."""
     message_origins: list[str] = field(default_factory=list)
     """The origins an embedded page talks to (``static/js/embed.js``)."""
+    restarting: bool = False
+    """The server is draining before it stops (`webclient.web.readiness`): every page says so."""
 
     def as_dict(self) -> dict[str, Any]:
         """The template's names: the fields, shallow (a field's value is passed as it is)."""

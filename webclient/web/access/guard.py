@@ -13,7 +13,8 @@ routing, so a route added later gets every check without doing anything:
    signed-in session kept on the server (`webclient.web.access.signins`; ended by sign-out or an admin's Revoke, its
    web sockets too). ``trusted-header``: the proxy in front names the person (`webclient.web.access.trusted_header`).
    Without any: a sign-in page for a browser, 401 otherwise. Static files stay public: they are the same for
-   everyone and hold nothing secret. Whoever passes is ``scope["person"]``.
+   everyone and hold nothing secret; so do the health probes ``/healthz`` and ``/readyz`` (ok or not, one word
+   why). Whoever passes is ``scope["person"]``.
 3. **Cross-site.** A request the browser makes on its own (signed in by the cookie, or every request when
    sign-in is off) that changes something (any method but GET, HEAD, OPTIONS, and every web socket) must
    come from one of our origins: ``Origin`` equal to an allowed origin, else ``Sec-Fetch-Site:
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
+PROBES = frozenset({ROUTES["healthz"], ROUTES["readyz"]})
+"""The health probes (`webclient.web.readiness`): a load balancer's or Kubernetes' requests, signed in by no one; they
+say ok or not, and one word why."""
 
 
 def until_ended(receive: Receive, send: Send, ended: asyncio.Event) -> Receive:
@@ -102,6 +106,9 @@ class AccessGuard:
         if not self.access.host_allowed(scope, name):
             reason = f"This server does not answer to the name {name!r}; add it to WEBCLIENT_ALLOWED_HOSTS."
             await self._refuse(scope, receive, send, 400, reason)
+            return
+        if path in PROBES and method in ("GET", "HEAD"):  # before sign-in and the proxy's header: a probe has neither
+            await self.app(scope, receive, send)
             return
         if self.access.trusted is not None:
             await self._through_proxy(scope, receive, send, headers, method, path)

@@ -128,7 +128,7 @@ async def embed(request: Request) -> Response:
     except (UnknownAgent, WorkspaceRefused) as refused:
         return _start_page(request, asked, str(refused.args[0]), 400)
     except LimitReached as limit:
-        return _start_page(request, asked, str(limit.args[0]), 429)
+        return _start_page(request, asked, str(limit.args[0]), limit.status)
     if asked.prompt.strip():
         with contextlib.suppress(PromptRefused):  # too long: the session's page says so
             session.submit_prompt(asked.prompt, secrets.token_urlsafe(16), by=owner)

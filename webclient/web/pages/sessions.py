@@ -144,8 +144,8 @@ async def create_session(request: Request) -> Response:
         session = await manager(request).start(agent, workspace, own, owner=owner, env=env)
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
-    except LimitReached as limit:  # too many: 429, the page saying which limit
-        return await _index(request, str(limit.args[0]), workspace, status=429)
+    except LimitReached as limit:  # too many: 429, the page saying which limit (503: the server drains)
+        return await _index(request, str(limit.args[0]), workspace, status=limit.status)
     return RedirectResponse(urls(request).for_("session", session_id=session.id), status_code=303)
 
 
