@@ -19,9 +19,11 @@ import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
 
+from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from tests.support.urls import URLS
 from webclient.config import Settings
+from webclient.proxy_proof import ProxyProof
 from webclient.web.app import create_app
 
 with warnings.catch_warnings():
@@ -184,3 +186,18 @@ def test_what_to_set_at_start_is_logged_for_a_server_on_the_network(caplog: pyte
         Access.from_settings(Settings(token=TOKEN, host="0.0.0.0", trusted_proxies=("10.0.0.1",)))
         Access.from_settings(Settings(token=TOKEN, host="127.0.0.1"))
         assert "WEBCLIENT_TRUSTED_PROXIES" not in caplog.text
+
+
+def test_people_the_proxy_names_post_and_open_sockets_from_its_origin_on_every_instance(tmp_path: Path) -> None:
+    """trusted-header mode: no cookie of ours, and the proxy's origin is ours on every instance, from the proxy only."""
+    proof = ProxyProof(secret_file=SECRET_FILE)  # an address on this machine proves nothing alone
+    with instances(tmp_path, auth="trusted-header", proxy_proof=proof) as clients:
+        alice = {**THROUGH_PROXY, **as_person("alice"), "Origin": PROXIED}
+        for client in clients:
+            made = client.post(URLS.for_("new_session"), headers=alice)
+            assert made.status_code == 303, made.text
+            socket_url = "ws://127.0.0.1:8001" + made.headers["location"] + "/ws"
+            with client.websocket_connect(socket_url, headers=alice) as socket:
+                assert "session-status" in socket.receive_text()
+            forged = {**alice, "X-Forwarded-Host": "evil.example:8080", "Origin": "http://evil.example:8080"}
+            assert client.post(URLS.for_("new_session"), headers=forged).status_code == 403
