@@ -57,10 +57,10 @@ def behind_proxy(
     port: int, tls: bool = False, auth: str = "trusted-header", uds: Path | None = None, secret_file: Path | None = None
 ) -> dict[str, str]:
     """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers from
-    the proxy only, and takes the proxy's origin for its own. The proxy proves itself by connecting on ``uds`` (the
-    server listens there) or, over TCP from :data:`PROXY_ADDRESS`, by the secret in ``secret_file``. ``auth="token"``:
-    nginx signs nobody in, and the server asks for its token."""
-    env = {"WEBCLIENT_AUTH": auth, "WEBCLIENT_ALLOWED_ORIGINS": f"{'https' if tls else 'http'}://127.0.0.1:{port}"}
+    the proxy only, and so takes the origin the proxy forwards for its own (no ``WEBCLIENT_ALLOWED_ORIGINS``). The
+    proxy proves itself by connecting on ``uds`` (the server listens there) or, over TCP from :data:`PROXY_ADDRESS`,
+    by the secret in ``secret_file``. ``auth="token"``: nginx signs nobody in, and the server asks for its token."""
+    env = {"WEBCLIENT_AUTH": auth}
     if uds is not None:
         env["WEBCLIENT_UDS"] = str(uds)
     else:
