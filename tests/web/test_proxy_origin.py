@@ -16,6 +16,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import Headers
 from starlette.exceptions import StarletteDeprecationWarning
 from starlette.websockets import WebSocketDisconnect
 
@@ -24,6 +25,7 @@ from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from tests.support.urls import URLS
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
+from webclient.web.access.browser_origin import forwarded_pairs, parse_host
 from webclient.web.app import create_app
 
 with warnings.catch_warnings():
@@ -201,3 +203,36 @@ def test_people_the_proxy_names_post_and_open_sockets_from_its_origin_on_every_i
                 assert "session-status" in socket.receive_text()
             forged = {**alice, "X-Forwarded-Host": "evil.example:8080", "Origin": "http://evil.example:8080"}
             assert client.post(URLS.for_("new_session"), headers=forged).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("host", "scheme", "origin"),
+    [
+        ("127.0.0.1:8080", "http", "http://127.0.0.1:8080"),
+        ("Tools.Example.com", "https", "https://tools.example.com"),
+        ("tools.example.com:443", "https", "https://tools.example.com"),
+        ("tools.example.com:443", "http", "http://tools.example.com:443"),
+        ("[::1]:8000", "http", "http://[::1]:8000"),
+        ("tools.example.com:0", "http", None),
+        ("tools.example.com:99999", "http", None),
+        ("tools.example.com/x", "http", None),
+        ("a b", "http", None),
+        ("", "http", None),
+    ],
+)
+def test_a_host_is_one_plain_name_or_address_and_a_port(host: str, scheme: str, origin: str | None) -> None:
+    found = parse_host(host, scheme)
+    assert (str(found) if found is not None else None) == origin
+
+
+@pytest.mark.parametrize(
+    ("forwarded", "pairs"),
+    [
+        ('for=1.2.3.4;host="tools.example.com";proto=https', {"for": "1.2.3.4", "host": "tools.example.com"}),
+        ("Host=tools.example.com", {"host": "tools.example.com"}),
+        ("host=a.example, host=b.example", {}),  # two proxies' elements: which is the browser's is not known
+    ],
+)
+def test_a_forwarded_header_of_one_proxy_is_read(forwarded: str, pairs: dict[str, str]) -> None:
+    read = forwarded_pairs(Headers({"forwarded": forwarded}))
+    assert {name: read[name] for name in pairs} == pairs and (read != {} or pairs == {})
