@@ -49,16 +49,18 @@ PROXY_ADDRESS = "127.0.0.2"
 
 
 SECRET_HEADER = "X-Webclient-Proxy-Secret"
+POOL = "http://webclient"
+"""The upstream of several instances (``balanced=``)."""
 
 
 def behind_proxy(
     port: int, tls: bool = False, auth: str = "trusted-header", uds: Path | None = None, secret_file: Path | None = None
 ) -> dict[str, str]:
     """The environment of a server behind the proxy that will listen on ``port``: it believes the proxy's headers from
-    the proxy only, and takes the proxy's origin for its own. The proxy proves itself by connecting on ``uds`` (the
-    server listens there) or, over TCP from :data:`PROXY_ADDRESS`, by the secret in ``secret_file``. ``auth="token"``:
-    nginx signs nobody in, and the server asks for its token."""
-    env = {"WEBCLIENT_AUTH": auth, "WEBCLIENT_ALLOWED_ORIGINS": f"{'https' if tls else 'http'}://127.0.0.1:{port}"}
+    the proxy only, and so takes the origin the proxy forwards for its own (no ``WEBCLIENT_ALLOWED_ORIGINS``). The
+    proxy proves itself by connecting on ``uds`` (the server listens there) or, over TCP from :data:`PROXY_ADDRESS`,
+    by the secret in ``secret_file``. ``auth="token"``: nginx signs nobody in, and the server asks for its token."""
+    env = {"WEBCLIENT_AUTH": auth}
     if uds is not None:
         env["WEBCLIENT_UDS"] = str(uds)
     else:
@@ -206,6 +208,7 @@ def _config(
     strip: bool,
     tls: bool,
     secret: str | None,
+    balanced: Sequence[str] = (),
 ) -> str:
     emails = "\n".join(f"    {_quoted(m.name)} {_quoted(m.email)};" for m in members.values())
     groups = "\n".join(f"    {_quoted(m.name)} {_quoted(','.join(m.groups))};" for m in members.values())
@@ -217,6 +220,10 @@ def _config(
     if tls:
         listen += f"\n    ssl_certificate {prefix / 'cert.pem'};\n    ssl_certificate_key {prefix / 'key.pem'};"
     outside = "location / { return 404; }" if root else ""
+    pool = ""
+    if balanced:  # several instances of one service: nginx's round robin, and which one answered in a header
+        pool = "upstream webclient {\n" + "".join(f"    server {server};\n" for server in balanced) + "  }"
+        outside += "\n    add_header X-Upstream $upstream_addr always;"
     if (prefix / "portal.html").exists():  # a portal's page that frames the app (open it by another host name)
         outside += f"\n    location = /portal.html {{ root {prefix}; }}"
     return f"""
@@ -229,6 +236,7 @@ http {{
   access_log {prefix / "access.log"};
 {temp}
   map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
+  {pool}
   map $remote_user $member_email {{
     default "";
 {emails}
@@ -288,13 +296,17 @@ def start_proxy(
     tls: bool = False,
     portal: str | None = None,
     secret: str | None = None,
+    balanced: Sequence[str] = (),
 ) -> Proxy:
     """Start nginx on ``port`` (a free loopback port by default) in front of ``upstream`` (:func:`unix_upstream`, or
     ``http://127.0.0.1:PORT``), under the path prefix ``root`` (see the module's docstring), sending ``secret`` if
     given; wait until it answers. Stop it with :func:`stop_proxy`.
 
     ``portal``: the HTML of a portal's page nginx serves at ``/portal.html``, outside the prefix. Opened as
-    ``localhost`` while the app is opened as ``127.0.0.1`` (:attr:`Proxy.portal_url`), it is another site's page."""
+    ``localhost`` while the app is opened as ``127.0.0.1`` (:attr:`Proxy.portal_url`), it is another site's page.
+
+    ``balanced``: the ``host:port`` of several instances of one service, taken in turn (``upstream`` must then be
+    :data:`POOL`); each answer says which one gave it in ``X-Upstream``."""
     prefix = Path(tempfile.mkdtemp(prefix="webclient-nginx-"))
     people = {m.name: m for m in members}
     port = port or free_port()
@@ -303,7 +315,7 @@ def start_proxy(
         (prefix / "portal.html").write_text(portal)
     if tls:
         self_signed(prefix)
-    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls, secret))
+    (prefix / "nginx.conf").write_text(_config(port, upstream, people, prefix, root, strip, tls, secret, balanced))
     args = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     proxy = Proxy(f"{'https' if tls else 'http'}://127.0.0.1:{port}", process, prefix, people, root)
@@ -346,8 +358,9 @@ def proxy_in_front(
     tls: bool = False,
     portal: str | None = None,
     secret: str | None = None,
+    balanced: Sequence[str] = (),
 ) -> Iterator[Proxy]:
-    proxy = start_proxy(upstream, members, port, root, strip, tls, portal, secret)
+    proxy = start_proxy(upstream, members, port, root, strip, tls, portal, secret, balanced)
     try:
         yield proxy
     finally:

@@ -100,3 +100,29 @@ def test_no_one_signs_in_as_token_modes_person(start_server: ServerFactory, prov
     answer, cookie = sign_in(server, LOCAL.id)
     assert answer.status_code == 401 and "This account&#39;s id is one this server keeps." in answer.text
     assert cookie == "" or httpx.get(server.url + "/", headers={"Cookie": cookie, **HTML}).status_code == 401
+
+
+@pytest.mark.process  # two servers on one data folder
+def test_through_a_proxy_the_provider_sends_the_browser_back_to_the_proxy_and_one_sign_in_serves_two_instances(
+    start_server: ServerFactory, provider: Provider, tmp_path: Path
+) -> None:
+    """Two instances of one service (one store) behind a proxy at ``http://127.0.0.1:8080`` (this test, sending what
+    nginx sends: the browser's ``Host``): the callback is the proxy's URL, and the cookie it sets works on both."""
+    proxy = "http://127.0.0.1:8080"
+    shared = {**provider.settings(), "WEBCLIENT_TRUSTED_PROXIES": "127.0.0.1"}
+    shared["WEBCLIENT_DATA_DIR"] = str(tmp_path / "data")
+    first, second = start_server(**shared), start_server(**shared)
+    through = {"Host": "127.0.0.1:8080", "X-Forwarded-For": "127.0.0.9", **HTML}
+    started = httpx.get(first.url + OIDC_START_PATH, headers=through, follow_redirects=False)
+    assert started.status_code == 303, started.text
+    query = parse_qs(urlsplit(started.headers["location"]).query)
+    assert query["redirect_uri"] == [proxy + OIDC_CALLBACK_PATH]
+    binding = started.headers["set-cookie"].split(";", 1)[0]
+    back = provider_answer(started.headers["location"], "alice").replace(proxy, first.url)
+    answer = httpx.get(back, headers={**through, "Cookie": binding}, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    cookie = answer.headers["set-cookie"].split(";", 1)[0]
+    assert cookie.startswith("webclient-8080=")
+    for instance in (first, second):
+        index = httpx.get(instance.url + "/", headers={**through, "Cookie": cookie})
+        assert index.status_code == 200 and "Signed in as Alice Archer" in index.text

@@ -65,7 +65,8 @@ def test_sign_in_pages_redirects_and_cookies_carry_the_prefix_through_nginx(prox
         assert signed_in.headers["location"] == PREFIX + "/"
         cookie = signed_in.headers["set-cookie"]
         assert "Path=/agents;" in cookie and "Secure" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
-        assert cookie.startswith("webclient-uds-")  # one per socket, as one per port: no port to name it by
+        # Named after the origin the browser sees (nginx's port) and the prefix, not the socket it arrived on.
+        assert cookie.startswith(f"webclient-{proxy.url.rsplit(':', 1)[1]}-")
         index = client.get(PREFIX + "/", headers=HTML)
         assert index.status_code == 200
         elements = parse(index.text).elements

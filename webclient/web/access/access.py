@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
+from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from webclient.config import Auth, Settings
 from webclient.people.person import LOCAL
 from webclient.web.access.arrival import WILDCARD_ADDRESSES, arrival_port, listener_name, local_address
-from webclient.web.access.trusted_header import TrustedHeader
+from webclient.web.access.browser_origin import browser_origin
+from webclient.web.access.trusted_header import PROVEN, TrustedHeader
 
 if TYPE_CHECKING:
     from webclient.web.access.oidc import OidcClient
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+FORWARDED_HEADERS = ("x-forwarded-host", "x-forwarded-proto", "x-forwarded-for", "forwarded")
+"""Headers a proxy adds: a request carrying one that was refused its origin may have a proxy in front to trust."""
 
 
 def is_loopback(host: str) -> bool:
@@ -111,6 +115,13 @@ class Access:
         if token is not None and not settings.token:
             # Only the server knows the port it listens on (uvicorn --factory --port): name just the token.
             log.warning("no sign-in token was set, so one was made: open the server's URL with ?token=%s", token)
+        proxied = settings.trusted_proxies or settings.proxy_proof.uds is not None
+        if not proxied and not settings.allowed_origins and not is_loopback(settings.host):
+            log.info(
+                "behind a proxy, set WEBCLIENT_TRUSTED_PROXIES to its address (or listen on WEBCLIENT_UDS) so that "
+                "the origin it forwards (X-Forwarded-Host/-Proto, Forwarded) is this server's; else its pages' "
+                "posts and sockets are refused until WEBCLIENT_ALLOWED_ORIGINS names that origin"
+            )
         listen = settings.host.strip("[]").lower()
         names = LOOPBACK_NAMES | {h.strip("[]").lower() for h in settings.allowed_hosts}
         if listen not in WILDCARD_ADDRESSES:
@@ -159,18 +170,28 @@ class Access:
         return _derive(self.secret, b"webclient sign-in cookie")
 
     def cookie_name(self, scope: Scope) -> str:
-        """One cookie per port (or unix socket): cookies ignore ports, and two servers on one host must not sign each
-        other out."""
-        return f"webclient-{listener_name(scope, self.port)}"
+        """Named after the port of the origin the browser sees (`webclient.web.access.browser_origin`), and the path
+        prefix when there is one: cookies ignore ports, so two servers on one host must not sign each other out, nor
+        two under one proxy at ``/`` and ``/agents`` (the browser sends both cookies there), while N instances of one
+        service behind one proxy share one cookie, and so one sign-in. The name is no secret: its value is checked.
+        """
+        seen = browser_origin(scope)
+        port = seen.port if seen is not None else listener_name(scope, self.port)
+        root: str = scope.get("root_path", "")
+        return f"webclient-{port}-{hashlib.sha256(root.encode()).hexdigest()[:8]}" if root else f"webclient-{port}"
 
     def host_allowed(self, scope: Scope, name: str) -> bool:
         return name in self.allowed_hosts or name == local_address(scope)
 
     def origin_allowed(self, scope: Scope, origin: str) -> bool:
-        """``origin`` (scheme included) is one of ours: an allowed host on the port and scheme we answer on,
-        or a configured origin."""
+        """``origin`` (scheme included) is one of ours: a configured origin, the one the trusted proxy forwarded for a
+        request through it (its host one we answer to), or an allowed host on the port and scheme we answer on."""
         if origin in self.allowed_origins:
             return True
+        if scope.get(PROVEN):  # through the trusted proxy: the origin it says the browser addressed is ours
+            seen = browser_origin(scope)
+            if seen is not None and origin == str(seen) and self.host_allowed(scope, seen.host):
+                return True
         port = arrival_port(scope, self.port)
         if port is None:  # a unix socket: the browser's origin is the proxy's, named in WEBCLIENT_ALLOWED_ORIGINS
             return False
@@ -186,4 +207,24 @@ class Access:
             and origin_port == port
             and self.host_allowed(scope, name)
             and origin == f"{scheme}://{parts.netloc.lower()}"
+        )
+
+    def origin_advice(self, scope: Scope, origin: str) -> str | None:
+        """What to set so that ``origin``, just refused, is taken for ours, when this request looks like it came
+        through a proxy: its host, if the trusted proxy forwarded it; the proxy's address, if it is not trusted.
+        None for a request that shows no proxy (another site's, as like as not: nothing to set)."""
+        headers = Headers(scope=scope)
+        seen = browser_origin(scope)
+        if scope.get(PROVEN):
+            if seen is not None and origin == str(seen):
+                return f"the proxy forwards the host {seen.host!r}: add it to WEBCLIENT_ALLOWED_HOSTS"
+            return None
+        if not any(name in headers for name in FORWARDED_HEADERS):
+            return None
+        client = scope.get("client")
+        peer = str(client[0]) if client else "the proxy"
+        return (
+            f"a request through a proxy at {peer} came from another origin than this server's: if {peer} is your "
+            f"proxy, set WEBCLIENT_TRUSTED_PROXIES={peer} (or listen on WEBCLIENT_UDS) so that the origin it forwards "
+            "is believed, else name the browser's origin in WEBCLIENT_ALLOWED_ORIGINS (see docs/deployment.md)"
         )

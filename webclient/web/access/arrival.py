@@ -1,7 +1,7 @@
 """Where a connection arrived: the port and address it reached (TCP), or the unix socket (``WEBCLIENT_UDS``).
 
 uvicorn gives a unix socket's connection ``scope["server"] == (PATH, None)`` and no ``client`` address; a port's is
-``(ADDRESS, PORT)``. The host and origin checks (`webclient.web.access.access`) and the sign-in cookie's name follow.
+``(ADDRESS, PORT)``. The host and origin checks (`webclient.web.access.access`) follow.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def local_address(scope: Scope) -> str | None:
 
 
 def listener_name(scope: Scope, default_port: int) -> str:
-    """What tells this server's sign-in cookie from another's on the same host (cookies ignore ports): its port, or
-    for a unix socket a short digest of its path (a cookie's name cannot hold a ``/``)."""
+    """What tells this server's sign-in cookie from another's on the same host (cookies ignore ports) when the
+    browser's origin is not known (`web.access.browser_origin`): its port, or for a unix socket a short digest of its
+    path (a cookie's name cannot hold a ``/``)."""
     path = unix_socket_of(scope)
     if path is not None:
         return "uds-" + hashlib.sha256(path.encode()).hexdigest()[:12]

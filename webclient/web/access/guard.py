@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
@@ -53,6 +54,10 @@ from webclient.web.access.trusted_header import PROVEN
 if TYPE_CHECKING:
     from webclient.web.access.signins import SignIns
 
+log = logging.getLogger(__name__)
+
+MAX_ADVICE = 16
+"""Distinct pieces of advice on refused origins logged per process: the refused requests' senders choose them."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = ROUTES["static"] + "/"
 PROBES = frozenset({ROUTES["healthz"], ROUTES["readyz"]})
@@ -93,6 +98,8 @@ class AccessGuard:
     def __init__(self, app: ASGIApp, access: Access) -> None:
         self.app = app
         self.access = access
+        self.advised: set[str] = set()
+        """The advice already logged (:meth:`_advise`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -217,6 +224,7 @@ class AccessGuard:
         if origin is not None:
             if self.access.origin_allowed(scope, origin) or site == "same-origin":
                 return receive, None
+            self._advise(scope, origin)
             return receive, f"this request comes from {origin}, which is not one of this server's origins"
         if site == "same-origin":
             return receive, None
@@ -229,6 +237,13 @@ class AccessGuard:
         if token is not None and token_matches(token, self.access.csrf_for(scope)):  # masked on the page
             return receive, None
         return receive, "the browser said neither where this request comes from (Origin) nor sent the page's token"
+
+    def _advise(self, scope: Scope, origin: str) -> None:
+        """Log what to set for a refused origin that came through a proxy, once per sentence (a bounded few)."""
+        advice = self.access.origin_advice(scope, origin)
+        if advice is not None and advice not in self.advised and len(self.advised) < MAX_ADVICE:
+            self.advised.add(advice)
+            log.warning("refused an origin: %s", advice)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:
         """A refusal: a closed handshake for a web socket, the sign-in page for a browser's navigation,

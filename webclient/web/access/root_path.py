@@ -14,8 +14,9 @@ is then built from ``root_path`` (`webclient.render.urls.Urls`), and Starlette r
   anyone can write; with the proxy's secret when ``WEBCLIENT_PROXY_SECRET_FILE`` is set): the prefix the proxy
   stripped, so the path is below it. It wins over ``WEBCLIENT_ROOT_PATH``. A value that is not a plain path
   (`webclient.path_prefix`) is ignored, as is the header from anyone but the proxy.
-- ``X-Forwarded-Proto: https`` from a trusted proxy makes the request's scheme ``https`` (``wss`` for a web
-  socket): the cookies are then ``Secure`` (`webclient.web.access.cookies`), and the OpenID redirect URI is ``https``.
+- ``X-Forwarded-Proto: https`` (or ``Forwarded: proto=https``) from a trusted proxy makes the request's scheme
+  ``https`` (``wss`` for a web socket): the cookies are then ``Secure`` (`webclient.web.access.cookies`), and the
+  OpenID redirect URI is ``https``. The host it forwards is the browser's origin (`web.access.browser_origin`).
 
 Without a prefix from either, the ``root_path`` uvicorn was given (``--root-path``) stays as it is.
 
@@ -31,6 +32,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.path_prefix import path_prefix
+from webclient.web.access.browser_origin import forwarded_proto
 from webclient.web.access.trusted_header import PROVEN, TrustedHeader
 
 SCHEMES = {"http": {"http": "http", "https": "https"}, "websocket": {"http": "ws", "https": "wss"}}
@@ -72,7 +74,7 @@ class RootPath:
         scope = dict(self.proxies.without_secret(scope))
         scope[PROVEN] = trusted  # for the access guard, which can no longer check the secret
         if trusted:
-            proto = headers.get("x-forwarded-proto", "").strip().lower()
+            proto = forwarded_proto(headers) or ""
             scope["scheme"] = SCHEMES[scope["type"]].get(proto, scope.get("scheme", "http"))
         if prefix is None and not self.root:
             await self.app(scope, receive, send)

@@ -27,6 +27,7 @@ from webclient.people.person import LOCAL, Person, is_reserved
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH, SIGN_IN_PATH, Urls
 from webclient.web.access import cookies, server_audit
 from webclient.web.access.access import Access
+from webclient.web.access.browser_origin import browser_origin
 from webclient.web.access.request_body import buffer_body
 from webclient.web.page_context import BaseContext
 
@@ -170,10 +171,12 @@ def verified_email(claims: dict[str, Any]) -> str | None:
 
 
 def callback_url(scope: Scope) -> str:
-    """Where the provider sends the browser back: this server as the browser reached it (scheme, Host, prefix)."""
-    headers = Headers(scope=scope)
+    """Where the provider sends the browser back: this server as the browser reached it (its origin, through the
+    trusted proxy the one it forwards, and the prefix)."""
+    seen = browser_origin(scope)
     scheme = "https" if cookies.secure(scope) else "http"
-    return f"{scheme}://{headers.get('host', '')}{_root(scope)}{OIDC_CALLBACK_PATH}"
+    origin = str(seen) if seen is not None else f"{scheme}://{Headers(scope=scope).get('host', '')}"
+    return f"{origin}{_root(scope)}{OIDC_CALLBACK_PATH}"
 
 
 def browser_url(scope: Scope) -> str:
