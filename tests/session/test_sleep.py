@@ -10,6 +10,7 @@ setting takes fractions of minutes); what must not happen is looked for after se
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 import time
@@ -196,3 +197,21 @@ def test_a_sleeping_session_is_on_record(start_app: AppFactory, tmp_path: Path) 
     with app.live(path) as live:
         live.prompt("second prompt")
         live.until("I remember 1 earlier prompts. You said: second prompt")
+
+
+def test_a_remote_agent_sleeps_and_wakes_taking_its_servers_session_up(start_app: AppFactory) -> None:
+    """An AAP agent's server keeps its sessions: it may always sleep, and wakes with ``GET /sessions/:id``."""
+    app = start_app(agent=None, WEBCLIENT_DEMO_REMOTE="on", WEBCLIENT_AGENT_IDLE_MINUTES=IDLE_MINUTES)
+    created = app.client.post(URLS.for_("new_session"), data={"agent": "demo-remote"}, follow_redirects=False)
+    assert created.status_code == 303
+    path = str(created.headers["location"])
+    with app.live(path) as live:
+        live.prompt("hello")
+        answered(live, "hello")
+    eventually(app, path, "Sleeping")
+    with app.live(path) as live:
+        live.prompt("again")
+        answered(live, "again")
+    page = html.unescape(app.client.get(path).text)
+    assert "The remote agent's session was taken up again" in page
+    assert "The agent starts a new session" not in page
