@@ -215,3 +215,26 @@ def test_a_remote_agent_sleeps_and_wakes_taking_its_servers_session_up(start_app
     page = html.unescape(app.client.get(path).text)
     assert "The remote agent's session was taken up again" in page
     assert "The agent starts a new session" not in page
+
+
+def test_a_prompt_sent_as_the_agent_falls_asleep_wakes_it_with_its_terminals(
+    start_app: AppFactory, tmp_path: Path
+) -> None:
+    """Woken while its agent is still being stopped: the new agent starts once the old one is gone, and may run
+    commands (the sleep's closing of the terminals does not outlast the wake)."""
+    app = start_app(agent=SCRIPTED_AGENT, WEBCLIENT_AGENT_IDLE_MINUTES="0", WEBCLIENT_SLEEP_WITHOUT_RESUME="*")
+    path = app.new_session()
+    with app.live(path) as live:
+        live.prompt("echo")
+        answered(live, "echoed")
+    session = session_of(app, path)
+
+    def fall_asleep_and_prompt() -> None:  # in one step of the event loop: the sleep has not finished
+        session.sleep.fall_asleep()
+        assert session.sleeping
+        session.submit_prompt("run 1", "n1")
+
+    app.client.portal.call(fall_asleep_and_prompt)
+    page = html.unescape(eventually(app, path, "Ready"))
+    assert '"lines": 1' in page  # its command ran and said its line
+    assert methods(app).count("initialize") == 2

@@ -201,8 +201,11 @@ class Session:
         self._tasks.spawn(self._start(resume=continuing is not None), "start")
 
     async def _start(self, resume: bool = False) -> None:
-        if self._falling_asleep is not None:
-            await asyncio.gather(self._falling_asleep, return_exceptions=True)  # its agent stopped before one starts
+        falling, self._falling_asleep = self._falling_asleep, None
+        if falling is not None and not falling.done():  # woken as it fell asleep: the agent stops before one starts
+            await asyncio.gather(falling, return_exceptions=True)
+            if self.terminals is not None:
+                self.terminals.reopen()  # closed by the sleep after `resume` had reopened them
         # The baseline of the Changes view is the workspace before the agent could touch it (kept while it slept).
         if not self._watching_changes:
             await self.changes.start()
@@ -223,15 +226,16 @@ class Session:
         return self.turns.turn_state == "idle" and not self.turns.turn_running and not len(self.turns.queue)
 
     def _fall_asleep(self) -> None:
-        self._falling_asleep = self._tasks.spawn(self._sleep(), "sleep")
-
-    async def _sleep(self) -> None:
         """Stop the idle agent, on record: the page (and a page rebuilt from the journal) shows it sleeping, and the
-        next prompt, Resume or page opened wakes it (`resume`)."""
+        next prompt, Resume or page opened wakes it (`resume`). Its state changes now, so that a prompt that comes
+        before the agent has stopped wakes it rather than starting a turn on it."""
         record_action(self.recorder, "sleep", None)
         self.lifecycle.sleeping = True
         self.lifecycle.agent_state = "stopped"
         self._changed(Region.STATUS)
+        self._falling_asleep = self._tasks.spawn(self._stop_sleeping_agent(), "sleep")
+
+    async def _stop_sleeping_agent(self) -> None:
         await self.agent.close()
         if self.terminals is not None:
             await self.terminals.close()
