@@ -237,6 +237,12 @@ class Settings:
             "starts (0: stop at once)"
         },
     )
+    agent_idle_minutes: float = field(
+        default=30.0, metadata={"help": "WEBCLIENT_AGENT_IDLE_MINUTES: an idle agent no page shows sleeps; 0: never"}
+    )
+    sleep_without_resume: tuple[str, ...] = field(
+        default=(), metadata={"help": "WEBCLIENT_SLEEP_WITHOUT_RESUME: agents (names; *) that sleep, unable to resume"}
+    )
     max_ended_sessions: int = field(
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
@@ -381,6 +387,10 @@ class Settings:
             max_entries=max(1, int(env.get("WEBCLIENT_MAX_ENTRIES", "10000"))),
             max_ended_sessions=max(0, int(env.get("WEBCLIENT_MAX_ENDED_SESSIONS", "20"))),
             drain_seconds=_not_negative(env, "WEBCLIENT_DRAIN_SECONDS", "60"),
+            agent_idle_minutes=_not_negative(env, "WEBCLIENT_AGENT_IDLE_MINUTES", "30"),
+            sleep_without_resume=tuple(
+                name.strip() for name in env.get("WEBCLIENT_SLEEP_WITHOUT_RESUME", "").split(",") if name.strip()
+            ),
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),

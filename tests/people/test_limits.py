@@ -80,3 +80,19 @@ def test_a_retry_past_the_agent_limit_is_refused_the_same_way(start_server: Serv
     assert "You have 1 agent running" in frame and "WEBCLIENT_MAX_AGENTS_PER_PERSON=1" in frame
     assert alice.post(URLS.for_("end_session", session_id=running)).status_code == 303
     frames_until(server, failed, 'data-agent-state="ready"', {"action": "retry"})  # let through now
+
+
+def test_a_sleeping_session_counts_as_live_but_its_agent_not_as_running(start_server: ServerFactory) -> None:
+    """A session whose idle agent sleeps (`webclient.session.sleep`) is not ended: it counts against the session limit;
+    its agent does not run, so it does not count against the agent limit."""
+    sleepy = {"WEBCLIENT_AGENT_IDLE_MINUTES": "0.005", "WEBCLIENT_SLEEP_WITHOUT_RESUME": "*"}
+    server = start_server(WEBCLIENT_MAX_SESSIONS_PER_PERSON="2", WEBCLIENT_MAX_AGENTS_PER_PERSON="1", **sleepy, **TEAM)
+    alice = person_client(server, "alice")
+    first = new_session(alice)
+    deadline = time.monotonic() + 30
+    while 'data-role="turn-state">Sleeping' not in alice.get(URLS.for_("session", session_id=first)).text:
+        assert time.monotonic() < deadline, "the idle session never slept"
+        time.sleep(0.1)
+    new_session(alice)  # its agent sleeps: one more agent may run
+    refused = alice.post(URLS.for_("new_session"), data={"workspace": ""})
+    assert refused.status_code == 429 and "You have 2 live sessions" in html.unescape(refused.text)

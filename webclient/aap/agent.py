@@ -100,7 +100,9 @@ class AapAgent:
 
     def _greeted(self, info: dict[str, Any], image: bool) -> AgentHello:
         """What the agent is, as ``/meta`` said (live, or in the journal: the rebuilt page's header says it)."""
-        self.hello = AgentHello(info=info, prompt_capabilities=frozenset({"image"} if image else ()), auth_methods=[])
+        self.hello = AgentHello(
+            info=info, prompt_capabilities=frozenset({"image"} if image else ()), auth_methods=[], reattaches=True
+        )
         return self.hello
 
     async def open_session(self, resume: bool = False) -> None:

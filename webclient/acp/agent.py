@@ -165,6 +165,7 @@ class AcpAgent:
             prompt_capabilities=self.greeting.prompt_capabilities,
             auth_methods=self._sign_in_methods,
             lists_sessions="list" in self.greeting.session_methods,
+            reattaches=self.dialect.reattach(self.greeting) is not None,
         )
         return self.hello
 

@@ -26,7 +26,7 @@ class Draining(LimitReached):
 
 
 def _live(session: Session) -> bool:
-    return session.turns.turn_state != "ended"
+    return session.turns.turn_state != "ended" or session.sleeping  # asleep, it is not ended: a prompt wakes it
 
 
 def _running(session: Session) -> bool:

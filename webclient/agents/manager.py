@@ -227,6 +227,7 @@ class SessionManager:
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.sleep.configure(self.settings, entry.name)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -281,6 +282,7 @@ class SessionManager:
         session.shares = list(stored.shares)
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
+        session.sleep.configure(self.settings, stored.agent)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
@@ -378,7 +380,8 @@ class SessionManager:
         """Keep the ``max_ended_sessions`` most recently ended sessions (an agent that exited counts as ended);
         returns how many were forgotten."""
         now = time.monotonic()
-        ended = [s.id for s in self.sessions.values() if s.turns.turn_state == "ended"]
+        lost = self.records is None  # a sleeping session forgotten is rebuilt from the store; without one, it is lost
+        ended = [s.id for s in self.sessions.values() if s.turns.turn_state == "ended" and not (lost and s.sleeping)]
         for session_id in ended:
             self._ended_at.setdefault(session_id, now)
         ended.sort(key=lambda session_id: self._ended_at[session_id], reverse=True)

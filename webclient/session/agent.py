@@ -90,6 +90,9 @@ class AgentHello:
     auth_methods: list[AuthMethod]
     lists_sessions: bool = False
     """Whether it lists its own sessions (ACP: ``sessionCapabilities.list`` in its initialize answer)."""
+    reattaches: bool = False
+    """Whether it can take a session up again (ACP: ``session/resume`` or ``session/load``; AAP: its server keeps
+    them), so that an idle one may sleep (`webclient.session.sleep`)."""
 
 
 @dataclass(frozen=True, slots=True)

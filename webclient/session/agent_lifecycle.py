@@ -26,7 +26,8 @@ from webclient.viewmodel.events import Change, Region
 from webclient.viewmodel.thread import Thread
 
 AgentState = Literal["starting", "ready", "auth-required", "signing-in", "exited", "failed", "stopped"]
-"""``stopped``: rebuilt from the journal after the server restarted; no agent runs until Resume."""
+"""``stopped``: rebuilt from the journal after the server restarted, or put to sleep (`sleeping`); no agent runs until
+Resume."""
 
 
 class AgentLifecycle:
@@ -74,6 +75,9 @@ class AgentLifecycle:
         """Why its owner may not start one more agent now (a limit per person, `webclient.agents.limits`), or None."""
         self.limited: str | None = None
         """Why the last Resume was refused (a limit), shown until one is let through."""
+        self.sleeping = False
+        """The idle agent was stopped (`webclient.session.sleep`), as the journal says: the next prompt, Resume or a
+        page opened wakes it."""
         self._resuming = False
         """The start under way reattaches to the agent's earlier session (Resume), rather than opening a new one."""
         self.keep_key: Callable[[str, str], Awaitable[None]] | None = None

@@ -34,6 +34,7 @@ from webclient.session.control_changes import ControlChanges
 from webclient.session.recorder import NO_RECORDER, JournalRow, Recorder
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
+from webclient.session.sleep import IdleSleep
 from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns
 from webclient.session.uploads import Uploads
@@ -121,15 +122,35 @@ class Session:
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
         """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""
         self.rules = SessionRules(self)
+        self.sleep = IdleSleep(self._may_sleep, self._fall_asleep)
+        """When the agent, idle and unwatched, is stopped until the next prompt (`webclient.session.sleep`)."""
+        self._falling_asleep: asyncio.Task[None] | None = None
+        self._watching_changes = False
 
     # -- watching ----------------------------------------------------------------------------------
 
-    def watch(self, callback: Callable[[Change], None]) -> Callable[[], None]:
-        """Call ``callback`` with every change from now on; returns the function that stops it."""
+    def watch(self, callback: Callable[[Change], None], page: bool = False) -> Callable[[], None]:
+        """Call ``callback`` with every change from now on; returns the function that stops it. ``page``: a page's
+        socket, which keeps the agent awake while it is open, and wakes it if it sleeps (as Resume)."""
         self._watchers.add(callback)
-        return lambda: self._watchers.discard(callback)
+        if not page:
+            return lambda: self._watchers.discard(callback)
+        self.sleep.page_opened()
+        if self.lifecycle.sleeping:
+            self.resume()
+        stopped = False
+
+        def stop() -> None:
+            nonlocal stopped
+            self._watchers.discard(callback)
+            if not stopped:
+                stopped = True
+                self.sleep.page_closed()
+
+        return stop
 
     def _changed(self, key: Change) -> None:
+        self.sleep.active()
         for watcher in self._watchers:
             watcher(key)
 
@@ -146,10 +167,18 @@ class Session:
         return f"{seconds // 60}:{seconds % 60:02d}"
 
     @property
+    def sleeping(self) -> bool:
+        """Its idle agent was stopped until the next prompt, Resume or page opened (`webclient.session.sleep`)."""
+        return self.lifecycle.sleeping
+
+    @property
     def shown_state(self) -> str:
-        """The state a list of sessions shows: the turn's, or ``stopped`` for a session rebuilt after a restart whose
-        agent was not resumed (its turn state is ``ended``, as for one the user ended)."""
-        return "stopped" if self.lifecycle.agent_state == "stopped" else self.turns.turn_state
+        """The state a list of sessions shows: the turn's, ``sleeping`` for one whose idle agent was stopped until the
+        next prompt, or ``stopped`` for a session rebuilt after a restart whose agent was not resumed (its turn
+        state is ``ended``, as for one the user ended)."""
+        if self.lifecycle.agent_state == "stopped":
+            return "sleeping" if self.lifecycle.sleeping else "stopped"
+        return self.turns.turn_state
 
     def display_path(self, path: str) -> str:
         """A path as the user reads it: relative to the workspace when it lies inside."""
@@ -172,16 +201,51 @@ class Session:
         self._tasks.spawn(self._start(resume=continuing is not None), "start")
 
     async def _start(self, resume: bool = False) -> None:
-        # The baseline of the Changes view is the workspace before the agent could touch it.
-        await self.changes.start()
+        falling, self._falling_asleep = self._falling_asleep, None
+        if falling is not None and not falling.done():  # woken as it fell asleep: the agent stops before one starts
+            await asyncio.gather(falling, return_exceptions=True)
+            if self.terminals is not None:
+                self.terminals.reopen()  # closed by the sleep after `resume` had reopened them
+        # The baseline of the Changes view is the workspace before the agent could touch it (kept while it slept).
+        if not self._watching_changes:
+            await self.changes.start()
+            self._watching_changes = True
         await self.lifecycle.start_agent(resume)
 
     def _agent_ready(self) -> None:
         self.turns.send_queued()
+        self.sleep.arm()
+
+    def _may_sleep(self) -> bool | None:
+        """`IdleSleep.idle`: None unless the agent runs and can be woken as it was (or the operator said so)."""
+        hello = self.agent.hello
+        if not self.lifecycle.ready or self.lifecycle.closing:
+            return None
+        if not (self.sleep.without_resume or (hello is not None and hello.reattaches)):
+            return None
+        return self.turns.turn_state == "idle" and not self.turns.turn_running and not len(self.turns.queue)
+
+    def _fall_asleep(self) -> None:
+        """Stop the idle agent, on record: the page (and a page rebuilt from the journal) shows it sleeping, and the
+        next prompt, Resume or page opened wakes it (`resume`). Its state changes now, so that a prompt that comes
+        before the agent has stopped wakes it rather than starting a turn on it."""
+        record_action(self.recorder, "sleep", None)
+        self.lifecycle.sleeping = True
+        self.lifecycle.agent_state = "stopped"
+        self._changed(Region.STATUS)
+        self._falling_asleep = self._tasks.spawn(self._stop_sleeping_agent(), "sleep")
+
+    async def _stop_sleeping_agent(self) -> None:
+        await self.agent.close()
+        if self.terminals is not None:
+            await self.terminals.close()
+        log.info("session %s: its idle agent sleeps", self.id)
 
     def resume(self, by: Actor = None) -> None:
-        """Start the agent again and reattach it to its session (after a restart, or after the user ended it)."""
+        """Start the agent again and reattach it to its session (after a restart, after the user ended it, or when it
+        sleeps)."""
         if self.lifecycle.begin_resume():
+            self.lifecycle.sleeping = False
             record_action(self.recorder, "resume", by)
             if self.terminals is not None:
                 self.terminals.reopen()
@@ -203,11 +267,14 @@ class Session:
     async def close(self) -> None:
         """End the session: stop the agent and everything running for it."""
         self.lifecycle.closing = True
+        self.lifecycle.sleeping = False
+        self.sleep.cancel()
         await self.lifecycle.close_terminal()
         await self.agent.close()
         if self.terminals is not None:
             await self.terminals.close()
         await self.changes.close()
+        self._watching_changes = False
         await self._tasks.cancel_all()
         if self.lifecycle.agent_state != "failed":
             self.lifecycle.agent_state = "exited"
@@ -218,7 +285,10 @@ class Session:
     def submit_prompt(
         self, text: str, nonce: str, uploads: Sequence[str] = (), mentions: Sequence[str] = (), by: Actor = None
     ) -> bool:
-        """Send a prompt, or queue it while the agent is busy (see `Turns.submit_prompt`)."""
+        """Send a prompt, or queue it while the agent is busy (see `Turns.submit_prompt`); one typed while the agent
+        sleeps wakes it (as Resume), and waits in the queue until it is up."""
+        if self.lifecycle.sleeping:
+            self.resume(by)
         accepted = self.turns.submit_prompt(text, nonce, uploads, mentions, by_json(by))
         if accepted:
             record_action(self.recorder, "prompt", by, text=text, uploads=list(uploads), mentions=list(mentions))

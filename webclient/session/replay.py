@@ -65,6 +65,8 @@ class Rebuild:
         self.session = session
         self.turn_open = False
         self.ended = False
+        self.asleep = False
+        """Its idle agent was put to sleep, and not woken since (`webclient.session.sleep`)."""
         self.written: dict[Path, bytes | None] = {}
         """Each file's text before the agent first wrote it through the client (journals before ``original``)."""
         self.originals: dict[Path, bytes | None] = {}
@@ -97,6 +99,8 @@ class Rebuild:
                     _act_again(session, action)
                     if action["action"] in ("end", "resume"):
                         self.ended = action["action"] == "end"
+                    if action["action"] in ("end", "resume", "sleep"):
+                        self.asleep = action["action"] == "sleep"
                 elif kind == NOTICE:
                     _store_notice(thread, json.loads(body))
             except (ValueError, KeyError, TypeError):  # a record this code cannot read: the rest still shows
@@ -118,6 +122,7 @@ class Rebuild:
         # Ended by the user, it says so; else the server stopped while its agent ran. Either way, Resume is offered.
         session.lifecycle.agent_state = "exited" if self.ended else "stopped"
         session.lifecycle.closing = self.ended
+        session.lifecycle.sleeping = self.asleep
         if self.turn_open or session.thread.pending_permissions:
             session.shown.interrupted()
             session.subagents.interrupted()

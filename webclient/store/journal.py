@@ -265,7 +265,7 @@ class JournalWriter:
             self.live.add(values["id"])
         self.live.update(batch.last_activity)  # its journal grows: it runs here (a resumed session too)
         for session_id, values in batch.states.items():
-            if values.get("state") in ("ended", "stopped"):  # its agent does not run
+            if values.get("state") in ("ended", "stopped", "sleeping"):  # its agent does not run
                 self.live.discard(session_id)
 
     def drop(self, session_id: str) -> None:

@@ -195,7 +195,7 @@ class LiveView:
         """Send until cancelled: a resync first (so a reconnect loses nothing), or only what changed since the
         page's render when it was adopted; then changes."""
         loop = asyncio.get_running_loop()
-        stop_watching = self.session.watch(self.mark)
+        stop_watching = self.session.watch(self.mark, page=True)  # an open page keeps the agent awake, or wakes it
         if self._holds is not None:
             self._holds.stop()
             if self._holds.overflowed and not self.needs_resync:

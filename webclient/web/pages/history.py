@@ -2,7 +2,8 @@
 page at a time, found by the words of their transcripts; and the forms that archive and delete them.
 
 A stored session that is live in this server shows its live turn state, title and turns; one that is not says
-``ended`` (it was ended) or ``stopped`` (the server stopped while it ran).
+``ended`` (it was ended), ``sleeping`` (its idle agent was put to sleep) or ``stopped`` (the server stopped while it
+ran).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def _stored_row(
 ) -> HistoryRow:
     lines = [MarkedHit(marked(hit.line, pattern), hit.entry_seq) for hit in stored.lines] if pattern is not None else []
     if live is None:
-        state = "ended" if stored.state == "ended" else "stopped"
+        state = stored.state if stored.state in ("ended", "sleeping") else "stopped"
         title, agent_name, turns = stored.title, stored.agent_name, stored.turns
     else:
         state, turns = live.shown_state, live.thread.turn
