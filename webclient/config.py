@@ -1,4 +1,4 @@
-"""Settings, read once from the environment (``WEBCLIENT_*``); the command line writes the same variables."""
+"""One table, `Settings`: read once from the environment (``WEBCLIENT_*``), which the command line writes too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sessions this server runs, and how a new one gets its agent and workspace."""
+"""One class, `SessionManager`: the sessions this server runs, and how a new one gets its agent and workspace."""
 
 from __future__ import annotations
 
