@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.support.oidc import PEOPLE, Provider, oidc_provider, provider_answer
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import Server, ServerFactory, stop_server
 from tests.support.urls import at
 from webclient.people.person import LOCAL
 from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH
@@ -126,3 +126,37 @@ def test_through_a_proxy_the_provider_sends_the_browser_back_to_the_proxy_and_on
     for instance in (first, second):
         index = httpx.get(instance.url + "/", headers={**through, "Cookie": cookie})
         assert index.status_code == 200 and "Signed in as Alice Archer" in index.text
+
+
+@pytest.mark.process  # three servers on one data folder, one of them stopped midway
+def test_a_sign_in_under_way_is_finished_by_another_instance_or_after_a_restart_and_only_once(
+    start_server: ServerFactory, provider: Provider, tmp_path: Path
+) -> None:
+    """Sign-ins under way are kept in the store, not in the process that started them: the provider may send the
+    browser back through the proxy to another instance, or to this one after a restart."""
+    proxy = "http://127.0.0.1:8080"
+    shared = {**provider.settings(), "WEBCLIENT_TRUSTED_PROXIES": "127.0.0.1"}
+    shared["WEBCLIENT_DATA_DIR"] = str(tmp_path / "data")
+    through = {"Host": "127.0.0.1:8080", "X-Forwarded-For": "127.0.0.9", **HTML}
+
+    def begin(server: Server) -> tuple[str, str]:
+        started = httpx.get(server.url + OIDC_START_PATH, headers=through, follow_redirects=False)
+        assert started.status_code == 303, started.text
+        return provider_answer(started.headers["location"], "alice"), started.headers["set-cookie"].split(";", 1)[0]
+
+    def back_on(server: Server, back: str, binding: str) -> httpx.Response:
+        url = back.replace(proxy, server.url)
+        return httpx.get(url, headers={**through, "Cookie": binding}, follow_redirects=False)
+
+    first, second = start_server(process=True, **shared), start_server(process=True, **shared)
+    back, binding = begin(first)
+    assert back_on(second, back, binding).status_code == 303
+    again = back_on(first, back, binding)
+    assert again.status_code == 401 and "sign in again" in again.text  # finished once, wherever it is asked again
+    back, binding = begin(second)
+    stop_server(second)
+    restarted = start_server(process=True, **shared)
+    answer = back_on(restarted, back, binding)
+    assert answer.status_code == 303, answer.text
+    cookie = answer.headers["set-cookie"].split(";", 1)[0]
+    assert "Signed in as Alice Archer" in httpx.get(first.url + "/", headers={**through, "Cookie": cookie}).text

@@ -98,6 +98,19 @@ signins = Table(
 )
 Index("signins_by_person", signins.c.person_id)
 
+signins_started = Table(
+    "signins_started",
+    metadata,
+    Column("state", String(64), primary_key=True),  # the OpenID round trip's state, as the provider sends it back
+    Column("binding", String(64), nullable=False),  # the SHA-256 of the starting browser's binding cookie
+    Column("verifier", Text, nullable=False),  # PKCE's code verifier, for the token request
+    Column("nonce", String(64), nullable=False),
+    Column("redirect_uri", Text, nullable=False),
+    Column("next_path", Text, nullable=False),
+    Column("expires", DateTime(timezone=True), nullable=False),
+)
+Index("signins_started_by_expiry", signins_started.c.expires)
+
 shares = Table(
     "shares",
     metadata,

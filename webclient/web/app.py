@@ -215,6 +215,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
             app.state.signins = SignIns(store.engine, settings.signin_days, key)
             if key is not None:
                 await app.state.signins.for_token()
+            if access.oidc is not None:  # sign-ins under way too: the provider may send the browser to another instance
+                from webclient.web.access.started_signins import StoredSignIns
+
+                access.oidc.started = StoredSignIns(store.engine)
         else:
             app.state.signins = None
         app.state.store = store

@@ -7,19 +7,21 @@ exchanges the code (with the verifier), checks the ID token (signature against t
 audience, expiry, nonce, at_hash) and returns its claims, with the userinfo answer's added. Nothing here knows
 Starlette or our people: the routes are in :mod:`webclient.web.signin_oidc`.
 
-What is pending lives in this process only: a sign-in started before a restart fails at the callback with a
-sentence saying to sign in again, which is what it would do anyway once the provider's code expired.
+What is pending is kept where `StartedSignIns` keeps it: with a store, in the store (`webclient.store.signins_started`),
+so that the provider may send the browser back to any instance behind the proxy, or to this one after a restart, and
+the sign-in is finished once; without one, in this process's memory.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
 import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -60,8 +62,42 @@ class Pending:
     redirect_uri: str
     next_path: str
     binding: str
-    """A random value the browser that started this sign-in holds in a cookie: only that browser may finish it."""
-    started: float
+    """The SHA-256 of a random value the browser that started this sign-in holds in a cookie: only that browser may
+    finish it (and whoever reads where it is kept cannot make that cookie)."""
+
+
+def binding_digest(binding: str) -> str:
+    return hashlib.sha256(binding.encode()).hexdigest()
+
+
+class StartedSignIns(Protocol):
+    """Where sign-ins started and not finished wait for their callback, each for `PENDING_SECONDS` at most."""
+
+    async def keep(self, state: str, pending: Pending) -> None: ...
+
+    async def take(self, state: str) -> Pending | None:
+        """The sign-in ``state`` names, taken away: a second caller gets None; so does one that came too late."""
+        ...
+
+
+class InMemory:
+    """Started sign-ins in this process's memory (a server without a store): a restart forgets them, and the callback
+    then asks the person to sign in again."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[Pending, float]] = {}
+
+    async def keep(self, state: str, pending: Pending) -> None:
+        now = time.monotonic()
+        for old in [s for s, (_, started) in self._pending.items() if now - started > PENDING_SECONDS]:
+            del self._pending[old]
+        while len(self._pending) >= MAX_PENDING:
+            del self._pending[next(iter(self._pending))]
+        self._pending[state] = (pending, now)
+
+    async def take(self, state: str) -> Pending | None:
+        pending, started = self._pending.pop(state, (None, 0.0))
+        return pending if time.monotonic() - started <= PENDING_SECONDS else None
 
 
 class OidcClient:
@@ -74,7 +110,8 @@ class OidcClient:
         self.scopes = scopes
         self._metadata: dict[str, Any] | None = None
         self._keys: KeySet | None = None
-        self._pending: dict[str, Pending] = {}
+        self.started: StartedSignIns = InMemory()
+        """Where the sign-ins under way are kept: the store's, once the server has one (`webclient.web.app`)."""
 
     async def metadata(self) -> dict[str, Any]:
         """The provider's discovery document; its ``issuer`` must be the one configured (OpenID Discovery 4.3)."""
@@ -110,27 +147,20 @@ class OidcClient:
             code_challenge=create_s256_code_challenge(verifier),
             code_challenge_method="S256",
         )
-        self._forget_old()
-        self._pending[state] = Pending(verifier, nonce, redirect_uri, next_path, binding, time.monotonic())
+        await self.started.keep(state, Pending(verifier, nonce, redirect_uri, next_path, binding_digest(binding)))
         return str(url)
-
-    def _forget_old(self) -> None:
-        now = time.monotonic()
-        for state in [s for s, p in self._pending.items() if now - p.started > PENDING_SECONDS]:
-            del self._pending[state]
-        while len(self._pending) >= MAX_PENDING:
-            del self._pending[next(iter(self._pending))]
 
     async def finish(self, params: Mapping[str, str], binding: str) -> tuple[dict[str, Any], str]:
         """The claims of the person the provider signed in (ID token, then userinfo) and where they were going,
         from the callback's query parameters and the starting browser's ``binding``. Raises :class:`SignInFailed`."""
-        pending = self._pending.pop(params.get("state", ""), None)
+        state = params.get("state", "")
+        pending = await self.started.take(state) if state else None
         if "error" in params:  # whether or not it names the sign-in (some providers leave the state out)
             detail = params.get("error_description") or params["error"]
             raise SignInFailed(f"The sign-in provider refused: {detail[:300]}")
-        if pending is None or time.monotonic() - pending.started > PENDING_SECONDS:
+        if pending is None:
             raise SignInFailed("That sign-in was not started here or took too long; sign in again.")
-        if not hmac.compare_digest(binding.encode(), pending.binding.encode()):
+        if not hmac.compare_digest(binding_digest(binding).encode(), pending.binding.encode()):
             raise SignInFailed("That sign-in was started in another browser; sign in again here.")
         code = params.get("code")
         if not code:
