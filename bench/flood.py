@@ -161,7 +161,7 @@ class Server:
             self.process = subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=env,
+                env={"WEBCLIENT_DRAIN_SECONDS": "0", **env},  # a stop stops at once, whatever still runs
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
