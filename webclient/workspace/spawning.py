@@ -14,6 +14,8 @@ import asyncio
 import functools
 import os
 import subprocess
+import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -48,22 +50,27 @@ def _abandoned(spawning: Future[Popen], unwanted: Callable[[Popen | None], None]
 
 
 class ExitWatch:
-    """The end of a process `start` started, on the loop: `exited` holds its return code once it is reaped."""
+    """The end of a process `start` started, on the loop: `exited` holds its return code once it is reaped.
+
+    A watch let go of before its process was reaped (its loop ended first, or `close`) leaves no zombie and no open
+    pidfd: a thread of the process's own waits for it (`_let_go`)."""
 
     def __init__(self, popen: Popen) -> None:
         loop = asyncio.get_running_loop()
         self.exited: asyncio.Future[int] = loop.create_future()
         self._popen = popen
         self._loop = loop
-        self._pidfd: int | None = None
+        self._pidfd: list[int] = []
+        """The pidfd while it is watched (a list the finalizer shares: it closes what `close` has not)."""
         try:
             pidfd = os.pidfd_open(popen.pid)
         except OSError:  # no pidfd (Linux before 5.3): a thread waits
             waiting = loop.run_in_executor(None, popen.wait)
             waiting.add_done_callback(lambda done: self._ended(done.result()))
         else:
-            self._pidfd = pidfd
+            self._pidfd.append(pidfd)
             loop.add_reader(pidfd, self._reap)
+        weakref.finalize(self, _let_go, popen, self._pidfd)
 
     @property
     def returncode(self) -> int | None:
@@ -71,11 +78,11 @@ class ExitWatch:
         return self.exited.result() if self.exited.done() else None
 
     def close(self) -> None:
-        """Stop watching (the process is not reaped then). Idempotent."""
-        if self._pidfd is not None:
-            self._loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = None
+        """Stop watching: the process is reaped when this watch is let go of. Idempotent."""
+        if self._pidfd:
+            pidfd = self._pidfd.pop()
+            self._loop.remove_reader(pidfd)
+            os.close(pidfd)
 
     def _reap(self) -> None:
         code = self._popen.poll()  # the pidfd is readable once the process has exited: this reaps it
@@ -86,3 +93,11 @@ class ExitWatch:
     def _ended(self, code: int) -> None:
         if not self.exited.done():
             self.exited.set_result(code)
+
+
+def _let_go(popen: Popen, pidfd: list[int]) -> None:
+    """A watch is gone: wait for its process in a thread if nothing reaped it (its loop ended before it exited)."""
+    while pidfd:
+        os.close(pidfd.pop())  # its loop is gone (else the watch would still be held by the reader)
+    if popen.poll() is None:
+        threading.Thread(target=popen.wait, name=f"reap-{popen.pid}", daemon=True).start()
