@@ -15,16 +15,9 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.support.browser import Browsers, open_session, send_prompt, until_connected
 from tests.support.servers import AGENTS, ServerFactory
+from tests.support.updates import text, tool_update
 
 CARD_AGENT = f"{sys.executable} {AGENTS / 'card_agent.py'}"
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": value}}
-
-
-def tool_update(call: str = "c1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
 
 
 def window(first: int) -> dict[str, Any]:

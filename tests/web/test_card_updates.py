@@ -27,6 +27,7 @@ import pytest
 from tests.support.live import AppFactory, InProcess, LiveSocket, TestClient
 from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import AGENTS, migrated_store
+from tests.support.updates import text, tool_update
 from tests.support.urls import URLS
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
@@ -38,17 +39,9 @@ VOID = frozenset("area base br col embed hr img input link meta source track wbr
 IDLE = re.compile(r'<header id="session-status"[^>]*data-turn-state="idle"')
 
 
-def text(value: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": value}}
-
-
 def done(name: str) -> dict[str, Any]:
     """The last update of every step: a message that says which step ended (frames are read up to it)."""
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"step {name} sent"}}
-
-
-def tool_update(call: str = "c1", **fields: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call, **fields}
 
 
 def window(first: int) -> dict[str, Any]:
