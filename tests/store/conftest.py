@@ -15,12 +15,14 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from tests.support.servers import free_port
+from webclient.store.store import Store
 
 
 def _as_server_user(argv: list[str]) -> list[str]:
@@ -94,3 +96,13 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite3'}"
     cluster: Cluster = request.getfixturevalue("postgresql")
     return cluster.new_database()
+
+
+@pytest_asyncio.fixture
+async def store(database_url: str) -> AsyncIterator[Store]:
+    """The store on each database, opened (migrated) and closed after the test."""
+    opened = await Store.open_url(database_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()

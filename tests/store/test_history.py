@@ -4,11 +4,10 @@ lines that match, archive, rename, and delete with everything a session had."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from sqlalchemy import Engine, event, func, select, text
 
 from webclient.session.agent_entry import AgentEntry
@@ -19,15 +18,6 @@ from webclient.store.store import SessionJournal, Store
 
 SPEC = AgentSpec(AgentEntry("agent", ["my-agent"]), Path("/srv/project"))
 T0 = 1_700_000_000.0
-
-
-@pytest_asyncio.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    opened = await Store.open_url(database_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def session(store: Store, session_id: str, minute: int, *messages: tuple[str, str]) -> SessionJournal:

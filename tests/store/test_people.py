@@ -3,11 +3,9 @@ kept up to date, looked up by cookie, used, ended, expired, and token mode's mar
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import pytest_asyncio
 
 from webclient.people.person import LOCAL, Person
 from webclient.store import people as stored
@@ -15,15 +13,6 @@ from webclient.store.store import Store
 from webclient.web.access.signins import SignIns, signin_id
 
 ALICE = Person(id="alice", name="Alice", email="alice@example.com", groups=frozenset({"admins", "dev"}), admin=True)
-
-
-@pytest_asyncio.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    opened = await Store.open_url(database_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 @pytest.mark.asyncio

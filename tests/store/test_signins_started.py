@@ -4,11 +4,9 @@ taken once, by whichever instance asks first; expired or past the bound, gone.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import pytest_asyncio
 
 from webclient.store import signins_started as stored
 from webclient.store.store import Store
@@ -16,15 +14,6 @@ from webclient.web.access.oidc import Pending, binding_digest
 from webclient.web.access.started_signins import StoredSignIns
 
 PENDING = Pending("verifier-" + "v" * 70, "nonce", "https://proxy.example/signin/oidc/callback", "/?page=2", "b" * 64)
-
-
-@pytest_asyncio.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    opened = await Store.open_url(database_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 @pytest.mark.asyncio
