@@ -11,14 +11,14 @@ import pytest
 from webclient.store import signins_started as stored
 from webclient.store.store import Store
 from webclient.web.access.oidc import Pending, binding_digest
-from webclient.web.access.started_signins import StoredSignIns
+from webclient.web.access.started_signins import InStore
 
 PENDING = Pending("verifier-" + "v" * 70, "nonce", "https://proxy.example/signin/oidc/callback", "/?page=2", "b" * 64)
 
 
 @pytest.mark.asyncio
 async def test_a_started_sign_in_is_taken_once_by_whichever_instance_asks_first(store: Store) -> None:
-    first, second = StoredSignIns(store.engine), StoredSignIns(store.engine)  # two instances, one store
+    first, second = InStore(store.engine), InStore(store.engine)  # two instances, one store
     await first.keep("state-1", PENDING)
     taken = await asyncio.gather(first.take("state-1"), second.take("state-1"))
     assert sorted(taken, key=lambda p: p is None) == [PENDING, None]

@@ -216,9 +216,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if key is not None:
                 await app.state.signins.for_token()
             if access.oidc is not None:  # sign-ins under way too: the provider may send the browser to another instance
-                from webclient.web.access.started_signins import StoredSignIns
+                from webclient.web.access.started_signins import InStore
 
-                access.oidc.started = StoredSignIns(store.engine)
+                access.oidc.started = InStore(store.engine)
         else:
             app.state.signins = None
         app.state.store = store

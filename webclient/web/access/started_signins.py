@@ -12,7 +12,7 @@ from webclient.store.database import Database
 from webclient.web.access.oidc import MAX_PENDING, PENDING_SECONDS, Pending
 
 
-class StoredSignIns:
+class InStore:
     """The store's sign-ins under way (at most `MAX_PENDING`, each for `PENDING_SECONDS`)."""
 
     def __init__(self, engine: Database) -> None:
