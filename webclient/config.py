@@ -243,6 +243,13 @@ class Settings:
     sleep_without_resume: tuple[str, ...] = field(
         default=(), metadata={"help": "WEBCLIENT_SLEEP_WITHOUT_RESUME: agents (names; *) that sleep, unable to resume"}
     )
+    instance_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "WEBCLIENT_INSTANCE_URL: where the other instances on one PostgreSQL reach this one "
+            "(http://10.0.0.5:8000); default: the address and port it listens on"
+        },
+    )
     max_ended_sessions: int = field(
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
@@ -391,6 +398,7 @@ class Settings:
             sleep_without_resume=tuple(
                 name.strip() for name in env.get("WEBCLIENT_SLEEP_WITHOUT_RESUME", "").split(",") if name.strip()
             ),
+            instance_url=env.get("WEBCLIENT_INSTANCE_URL", "").strip().rstrip("/") or None,
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),

@@ -29,7 +29,8 @@ def store_env(database_url: str, tmp_path: Path) -> dict[str, str]:
     """The same store for every server of a test: a data folder that outlives them, or the PostgreSQL database."""
     if database_url.startswith("sqlite"):
         return {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    return {"WEBCLIENT_DATABASE_URL": database_url}
+    # One instance restarted where it listened: not another instance taking its sessions over (tests/cluster).
+    return {"WEBCLIENT_DATABASE_URL": database_url, "WEBCLIENT_INSTANCE_URL": "http://one-instance.test:8000"}
 
 
 def created(response: httpx.Response) -> str:

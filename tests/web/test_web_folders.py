@@ -1,7 +1,8 @@
 """The web layer's folders import one way, as docs/architecture.md draws them: ``access/`` (who a request is) nothing
 of the others, ``live/`` (the live socket) ``access/``, ``pages/`` both, and ``app`` everything; ``context`` (what a
-route reads off the request) sits above ``access/``, and ``page_context``, ``readiness`` (the probes, the drain) and
-``delivery/`` (compression, static files) import nothing of ``web``."""
+route reads off the request) sits above ``access/``, ``cluster/`` (several instances: leases, forwarding) too, and
+``page_context``, ``readiness`` (the probes, the drain) and ``delivery/`` (compression, static files) import nothing of
+``web``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "demo_remote": set(),
     "readiness": set(),
     "delivery": set(),
-    "app": {"access", "context", "live", "pages", "page_context", "demo_remote", "delivery", "readiness"},
+    "cluster": {"access"},
+    "app": {"access", "cluster", "context", "live", "pages", "page_context", "demo_remote", "delivery", "readiness"},
 }
 """What each part of ``web`` (a folder, or a module at its top) may import of ``web`` besides itself."""
 

@@ -136,6 +136,10 @@ class SessionManager:
         """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
         self.refusing: str | None = None
         """Why no session starts here now, whoever asks (the server drains before it stops), or None."""
+        self.on_created: Callable[[str], Awaitable[None]] | None = None
+        """Awaited with the id of a session `start` made, before anyone is told of it (its instance's lease)."""
+        self.on_forget: Callable[[str], None] | None = None
+        """Told the id of a session forgotten here (another instance may then take it: `webclient.web.cluster`)."""
 
     async def start(
         self,
@@ -166,11 +170,14 @@ class SessionManager:
         if chosen is None and not (workspace and workspace.strip()) and template is not None:
             scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
         try:
-            return self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
+            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
         except BaseException:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
             raise
+        if self.on_created is not None:
+            await self.on_created(session.id)
+        return session
 
     def create(
         self,
@@ -355,6 +362,16 @@ class SessionManager:
             await self.records.delete(session_id)
         return True
 
+    async def let_go(self, session_id: str) -> None:
+        """Another instance runs the session from now on (`webclient.web.cluster`): stop it here, nothing of it on
+        record (its journal is the other's to write), and forget it."""
+        session = self.sessions.pop(session_id, None)
+        self._ended_at.pop(session_id, None)
+        if session is None:
+            return
+        self.on_release(session_id)
+        await session.close()
+
     async def end(self, session: Session, by: Person | None = None) -> None:
         """Stop the session's agent and let go of what only a live session needs; forget old ended sessions."""
         await session.end(by)
@@ -391,6 +408,8 @@ class SessionManager:
             del self.sessions[session_id]
             self._ended_at.pop(session_id, None)
             self.on_release(session_id)
+            if self.on_forget is not None:
+                self.on_forget(session_id)
         return len(forgotten)
 
     async def close_all(self) -> None:

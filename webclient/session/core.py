@@ -235,6 +235,19 @@ class Session:
         self._changed(Region.STATUS)
         self._falling_asleep = self._tasks.spawn(self._stop_sleeping_agent(), "sleep")
 
+    async def sleep_now(self) -> bool:
+        """Put the agent to sleep at once if it is idle (no turn, no question, nothing queued), whether or not it can
+        be woken as it was (its instance stops, and hands the session over); False when it is busy or not running."""
+        if not self.lifecycle.ready or self.lifecycle.closing or self.turns.turn_running or len(self.turns.queue):
+            return False
+        if self.turns.turn_state != "idle":
+            return False
+        self._fall_asleep()
+        falling = self._falling_asleep
+        if falling is not None:
+            await asyncio.gather(falling, return_exceptions=True)
+        return True
+
     async def _stop_sleeping_agent(self) -> None:
         await self.agent.close()
         if self.terminals is not None:

@@ -46,6 +46,8 @@ ADVICE = (
     "choose another folder with --data-dir (WEBCLIENT_DATA_DIR), another database with WEBCLIENT_DATABASE_URL, "
     "or start without a store with WEBCLIENT_STORE=off"
 )
+MIGRATION_LOCK = 0x77656263_6C69656E >> 1
+"""PostgreSQL's advisory lock (a 64-bit key of our own) held while one instance checks and migrates the tables."""
 CONNECT_SECONDS = 10
 """How long a PostgreSQL server has to accept the connection at start (asyncpg waits a minute by default)."""
 
@@ -296,6 +298,9 @@ async def migrate(engine: Database) -> None:
     where = describe(engine.url.render_as_string(hide_password=False))
     try:
         async with engine.begin() as connection:
+            if engine.url.get_backend_name() == "postgresql":
+                # Instances of one service start together: one migrates, the others wait, then find it done.
+                await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             await connection.run_sync(_prepare, where)
     except StoreError:
         raise

@@ -270,13 +270,19 @@ class JournalWriter:
 
     def drop(self, session_id: str) -> None:
         """The session is deleted: what it recorded and is not written yet is dropped, and nothing more is taken."""
+        self.let_go(session_id)
+        self.deleted.add(session_id)
+
+    def let_go(self, session_id: str) -> None:
+        """Another instance runs the session now (`webclient.store.leases`): what it recorded here and is not written
+        yet is dropped; should it come back, it is numbered after what the store holds then (`continue_numbering`)."""
         self._rows = [row for row in self._rows if row[0] != session_id]
         self._chars = sum(len(row[5]) for row in self._rows)
         self._new_sessions = [values for values in self._new_sessions if values["id"] != session_id]
         self._states.pop(session_id, None)
         self._words = [words for words in self._words if words["session_id"] != session_id]
         self._dropped.pop(session_id, None)
-        self.deleted.add(session_id)
+        self.live.discard(session_id)
 
     def forget(self, session_id: str) -> None:
         """Retention deleted the session: drop what the writer knows of it."""

@@ -26,6 +26,7 @@ from sqlalchemy.engine import Connection
 
 from webclient.session.recorder import NOTICE
 from webclient.store.database import ThreadConnection
+from webclient.store.leases import claim_new, fenced
 from webclient.store.schema import audit, journal, sessions, transcript
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,11 @@ class JournalSink:
         """Characters of each journal so far (the cap's count), kept by the sink's thread."""
         self.cut: set[str] = set()
         """Sessions whose journal reached the cap."""
+        self.fence: str | None = None
+        """This instance's id when several share the store: a session's records are written only while this instance
+        holds its lease (`webclient.store.leases.fenced`); None: one instance, no leases."""
+        self.lease_seconds = 0.0
+        """How long the lease of a session made here lasts before this instance's heartbeat renews it."""
 
     async def write(self, batch: Batch) -> None:
         """Write ``batch`` in one transaction.
@@ -106,6 +112,10 @@ class JournalSink:
         if batch.new_sessions:
             self.sizes.update(dict.fromkeys((values["id"] for values in batch.new_sessions), 0))
             connection.execute(insert(sessions), [_storable_values(v) for v in batch.new_sessions])
+            if self.fence is not None:
+                claim_new(connection, [values["id"] for values in batch.new_sessions], self.fence, self.lease_seconds)
+        if self.fence is not None:
+            _keep_held(connection, batch, self.fence)
         rows = batch.rows
         if batch.cap is not None and rows:
             rows = self._within_cap(connection, rows, batch.cap)
@@ -172,6 +182,21 @@ class JournalSink:
     def _forget(self, session_id: str) -> None:
         self.sizes.pop(session_id, None)
         self.cut.discard(session_id)
+
+
+def _keep_held(connection: Connection, batch: Batch, me: str) -> None:
+    """Take out of ``batch`` what sessions whose lease this instance no longer holds recorded (a new session's row is
+    in the batch: nobody else knows its id yet)."""
+    new = {values["id"] for values in batch.new_sessions}  # their leases are in this transaction
+    recorded = {row[0] for row in batch.rows} | batch.states.keys() | {words["session_id"] for words in batch.words}
+    others = recorded - new - fenced(connection, me, recorded - new)
+    if not others:
+        return
+    log.warning("not writing what %d sessions recorded here: another instance runs them now", len(others))
+    batch.rows = [row for row in batch.rows if row[0] not in others]
+    batch.words = [words for words in batch.words if words["session_id"] not in others]
+    batch.states = {key: values for key, values in batch.states.items() if key not in others}
+    batch.last_activity = {key: at for key, at in batch.last_activity.items() if key not in others}
 
 
 def _flat(rows: list[tuple[str, int, float, str, str, str]]) -> list[Any]:

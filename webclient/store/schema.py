@@ -173,3 +173,30 @@ folders = Table(
     Column("owner", String(200), nullable=False),  # the person who first started a session in it
     Column("created", DateTime(timezone=True), nullable=False),
 )
+
+# -- several instances on one PostgreSQL (migration 0008, `webclient.store.leases`) ------------------------------------
+
+instances = Table(
+    "instances",
+    metadata,
+    Column("id", String(32), primary_key=True),  # made afresh by each process at start
+    Column("address", Text, nullable=True),  # where the others reach it (WEBCLIENT_INSTANCE_URL); None: nowhere
+    Column("started", DateTime(timezone=True), nullable=False),
+    Column("seen", DateTime(timezone=True), nullable=False),  # its last heartbeat, in the database's time
+    Column("draining", Boolean, nullable=False, server_default=false()),  # it stops: no new session goes there
+    Column("agents", Integer, nullable=False, server_default="0"),  # agents it runs, at its last heartbeat
+    Column("memory", BigInteger, nullable=False, server_default="0"),  # its own resident bytes (its agents not counted)
+    Column(
+        "labels", Text, nullable=False, server_default="[]"
+    ),  # JSON: what it offers (a GPU), for placement; none yet
+)
+
+session_leases = Table(
+    "session_leases",
+    metadata,
+    # Which instance runs the session (its agent, its live view): the one writer of its journal while it holds this.
+    Column("session_id", String(64), ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    Column("instance", String(32), nullable=False),
+    Column("expires", DateTime(timezone=True), nullable=False),  # in the database's time; renewed by heartbeats
+)
+Index("session_leases_by_instance", session_leases.c.instance)

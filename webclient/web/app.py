@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hmac
 import os
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,9 +32,11 @@ from webclient.web.access.access import Access
 from webclient.web.access.body_limits import BodyLimits, body_limits
 from webclient.web.access.cookies import CookiePolicy, frames_other_sites
 from webclient.web.access.guard import AccessGuard
+from webclient.web.access.instance_proof import instance_token
 from webclient.web.access.root_path import RootPath
 from webclient.web.access.security_headers import SecurityHeaders
 from webclient.web.access.trusted_header import TrustedHeader
+from webclient.web.cluster.forwarding import ClusterHolder, Forwarding
 from webclient.web.delivery.assets import StaticAssets
 from webclient.web.delivery.compression import Compression
 from webclient.web.demo_remote import DemoRemote
@@ -60,8 +64,11 @@ from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
 
 if TYPE_CHECKING:  # SQLAlchemy and cryptography only when the server keeps a store
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
     from webclient.store.secrets import Secrets
     from webclient.store.store import Store
+    from webclient.web.cluster.instance import ClusterInstance
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
@@ -189,10 +196,50 @@ def released(app: Starlette, session_id: str) -> None:
     app.state.page_stamps.release(session_id)
 
 
+def several_instances(settings: Settings) -> bool:
+    """Whether this instance may be one of several: its store is PostgreSQL (SQLite is one instance's)."""
+    return settings.store and (settings.database_url or "").startswith(("postgresql", "postgres:"))
+
+
+def instance_address(settings: Settings) -> str | None:
+    """Where the other instances reach this one: ``WEBCLIENT_INSTANCE_URL``, else the address and port it listens on
+    (its host name when it listens on every address); None on a unix socket only."""
+    if settings.instance_url:
+        return settings.instance_url
+    if settings.proxy_proof.uds is not None:
+        return None
+    host = settings.host.strip("[]")
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+
+
+async def start_cluster(app: Starlette, settings: Settings, store: Store) -> ClusterInstance:
+    """Take this instance's place among the others on the store: leases for the sessions it makes or is asked for."""
+    from webclient.web.cluster.instance import ClusterInstance
+
+    manager: SessionManager = app.state.sessions
+    engine = cast("AsyncEngine", store.engine)  # PostgreSQL's (`several_instances`)
+    instance = ClusterInstance(engine, store.writer, manager, instance_address(settings))
+    await instance.start()
+    manager.on_created = instance.claim_new
+    manager.on_forget = instance.forgotten
+    app.state.cluster_holder.instance = instance
+    return instance
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
-    access = Access.from_settings(settings)
+    holder = ClusterHolder()
+    if several_instances(settings):
+        from webclient.store.secrets import server_key
+
+        key = server_key(settings.secret_key, data_folder(settings))
+        holder.token = instance_token(key)
+        access = Access.from_settings(settings, shared_secret=hmac.new(key, b"webclient pages", "sha256").digest())
+    else:
+        access = Access.from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -247,12 +294,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, 100)
         trimmed = asyncio.create_task(trimmed_after(warming), name="give back what start-up freed")
+        cluster = await start_cluster(app, settings, store) if store is not None and holder.token else None
+        app.state.cluster = cluster
         app.state.readiness.state = "ready"
         try:
             yield
         finally:
             await asyncio.gather(warming, trimmed, return_exceptions=True)
             await process_group.stop_within(STOP_SECONDS, app.state.sessions.close_all())
+            if cluster is not None:
+                await cluster.close()  # its leases go once its agents are stopped
+            await holder.close()
             if demo_remote is not None:
                 await demo_remote.close()
             if retention is not None:
@@ -274,7 +326,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # Outside the guard and the routes: their answers, refusals and sign-in page included, go compressed (pages
     # carry their token masked: BREACH, see webclient.web.delivery.compression); web sockets pass by.
     app.add_middleware(Compression)
+    # Just inside RootPath: a request for a session another instance runs goes there, as the browser sent it.
+    person_headers = (settings.trusted_header, settings.trusted_email_header, settings.trusted_groups_header)
+    app.add_middleware(Forwarding, cluster=holder, person_headers=[h for h in person_headers if h])
     # Outermost of all: the guard and the routes see the path prefix and the scheme the browser used.
-    app.add_middleware(RootPath, root=settings.root_path, proxies=TrustedHeader.from_settings(settings))
+    proxies = TrustedHeader.from_settings(settings)
+    app.add_middleware(RootPath, root=settings.root_path, proxies=proxies, instances=holder.token)
+    app.state.cluster_holder = holder
     app.state.cookies = CookiePolicy(framed=frames_other_sites(settings.frame_ancestors))
     return app

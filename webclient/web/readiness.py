@@ -110,17 +110,19 @@ async def drain(app: Starlette, seconds: float) -> None:
     app.state.readiness.state = "draining"
     sessions: SessionManager = app.state.sessions
     sessions.refusing = RESTARTING
-    detail = (
-        f"A turn under way may finish, for up to {seconds:g} s; then the agent stops: Resume it once this page is back."
-    )
+    cluster = getattr(app.state, "cluster", None)  # one of several instances: idle sessions move to the others now
+    then = "the session moves to another instance" if cluster is not None else "Resume it once this page is back"
+    detail = f"A turn under way may finish, for up to {seconds:g} s; then the agent stops: {then}."
     for session in list(sessions.sessions.values()):
         if session.lifecycle.agent_state in RUNNING:  # its pages may be open: they say so, as its thread will
             session.shown.notice("warning", "The server is restarting", detail)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     log.warning("draining: no new sessions; %d turns under way, %g s to finish", turns_under_way(sessions), seconds)
-    while turns_under_way(sessions) and loop.time() < deadline:
-        await asyncio.sleep(0.1)
+    while (
+        await cluster.hand_over_idle() if cluster is not None else turns_under_way(sessions)
+    ) and loop.time() < deadline:
+        await asyncio.sleep(0.25 if cluster is not None else 0.1)
     left = turns_under_way(sessions)
     if left:
         log.warning("drained: %d turns still under way are stopped (WEBCLIENT_DRAIN_SECONDS=%g)", left, seconds)

@@ -91,8 +91,10 @@ class Access:
     admin_group: str = "admins"
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Access:
-        """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set."""
+    def from_settings(cls, settings: Settings, shared_secret: bytes | None = None) -> Access:
+        """Refuses ``no_token`` unless the server listens on loopback only; makes up a token if none is set.
+        ``shared_secret``: what page tokens derive from without a token, the same on every instance of one service
+        (a page one rendered posts to another); None: made up now."""
         if settings.no_token and settings.token:
             raise ValueError("WEBCLIENT_NO_TOKEN and WEBCLIENT_TOKEN are both set: choose one")
         if settings.no_token and settings.proxy_proof.uds is not None:
@@ -128,7 +130,7 @@ class Access:
             names |= {listen}
         return cls(
             token=token,
-            secret=token.encode() if token else secrets.token_bytes(32),
+            secret=token.encode() if token else shared_secret or secrets.token_bytes(32),
             host=settings.host,
             port=settings.port,
             allowed_hosts=frozenset(names),

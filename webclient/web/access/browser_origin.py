@@ -93,3 +93,13 @@ def browser_origin(scope: Scope) -> BrowserOrigin | None:
     if host is None and scope.get(PROVEN) and "x-forwarded-host" in headers:
         return None  # the proxy named several hosts: none of them is known to be the browser's
     return parse_host(host if host is not None else headers.get("host", ""), scheme)
+
+
+def site(scope: Scope) -> str:
+    """``scheme://host[:port]`` of this server as the browser addressed it (`browser_origin`), else as the request's
+    own ``Host`` says: what a whole URL the page holds starts with (its socket's, a share link)."""
+    seen = browser_origin(scope)
+    if seen is not None:
+        return str(seen)
+    host = Headers(scope=scope).get("host", "")
+    return f"{'https' if scope.get('scheme') in ('https', 'wss') else 'http'}://{host}"

@@ -32,6 +32,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webclient.path_prefix import path_prefix
+from webclient.web.access import instance_proof as proof
 from webclient.web.access.browser_origin import forwarded_proto
 from webclient.web.access.trusted_header import PROVEN, TrustedHeader
 
@@ -59,20 +60,24 @@ class RootPath:
     """Sets ``root_path`` (and ``path`` under it) from the setting or a trusted proxy, and the scheme a trusted
     proxy reports."""
 
-    def __init__(self, app: ASGIApp, root: str, proxies: TrustedHeader) -> None:
+    def __init__(self, app: ASGIApp, root: str, proxies: TrustedHeader, instances: bytes | None = None) -> None:
         self.app = app
         self.root = root
         self.proxies = proxies
+        self.instances = instances
+        """The token another instance forwarding a request proves itself with (`instance_proof`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        trusted = self.proxies.configured and self.proxies.from_proxy(scope)
+        forwarded = proof.proven(scope, self.instances)
+        trusted = forwarded or (self.proxies.configured and self.proxies.from_proxy(scope))
         headers = Headers(scope=scope)
         prefix = forwarded_prefix(headers) if trusted else None
-        scope = dict(self.proxies.without_secret(scope))
+        scope = dict(proof.without_token(self.proxies.without_secret(scope)))
         scope[PROVEN] = trusted  # for the access guard, which can no longer check the secret
+        scope[proof.FORWARDED] = forwarded
         if trusted:
             proto = forwarded_proto(headers) or ""
             scope["scheme"] = SCHEMES[scope["type"]].get(proto, scope.get("scheme", "http"))

@@ -21,6 +21,7 @@ from webclient.session.agent import AgentSession
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import Session
 from webclient.viewmodel.entries import Entry, MessageEntry
+from webclient.web.access.browser_origin import site
 from webclient.web.context import base_context, manager, person, render, renderer, session_of, small_int, urls
 from webclient.web.live.live_view import LiveView, composer_nonce
 from webclient.web.live.page_holds import page_stamps
@@ -159,7 +160,6 @@ async def session_page(request: Request, **extra: Any) -> Response:
     window = page_window(session, small_int(request.query_params.get("at")))
     docs = session_docs(request).of(session, window)
     last = session.thread.last
-    ws_scheme = "wss" if request.url.scheme == "https" else "ws"
     embedded = "1" if extra.get("embedded") else None  # its socket's pushes leave the chrome out too
     stamps = page_stamps(request)
     stamp = stamps.new_stamp()
@@ -182,7 +182,8 @@ async def session_page(request: Request, **extra: Any) -> Response:
         window=window,
         earlier=window[0].seq if window and window[0].seq > session.thread.first_seq else None,
         later=window[-1].seq if window and last is not None and window[-1].seq < last.seq else None,
-        ws_url=f"{ws_scheme}://{request.url.netloc}{socket_path}",
+        # The browser's origin, not this request's Host: another instance may have forwarded the request here.
+        ws_url="ws" + site(request.scope).removeprefix("http") + socket_path,
         **panel,
         **extra,
     )

@@ -26,6 +26,7 @@ from webclient.people.roles import Share
 from webclient.render.dom import PAGE_IDS
 from webclient.session.core import Session
 from webclient.web.access import cookies
+from webclient.web.access.browser_origin import site
 from webclient.web.context import SHARE_PARAM, person, session_of, urls
 from webclient.web.live.presence import page_context, presence
 
@@ -60,7 +61,7 @@ async def panel_context(conn: HTTPConnection, session: Session) -> dict[str, Any
     context["may_share"] = owner
     context["shares_listed"] = await listed(conn, session) if owner else []
     context["known_people"] = await known_people(conn) if owner else []
-    context["site"] = f"{conn.url.scheme}://{conn.url.netloc}"  # a share link to copy is a whole URL
+    context["site"] = site(conn.scope)  # a share link to copy is a whole URL
     return context
 
 

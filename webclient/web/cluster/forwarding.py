@@ -1,0 +1,294 @@
+"""A request for a session another instance runs goes there: the page, its socket, its fragments, export, log and
+files, whichever instance the proxy sent the browser to. A new session goes to the least loaded instance.
+
+`Forwarding` sits just inside `webclient.web.access.root_path.RootPath`, so that it knows the browser's origin, scheme
+and path prefix, and outside everything else: the instance that runs the session checks the person, the origin and
+the page token itself, exactly as for a request from the browser. It sees the forwarding instance as the trusted
+proxy (`webclient.web.access.instance_proof`) and the browser's origin, scheme and prefix in ``X-Forwarded-*``, which
+this module writes afresh from what it believes (never from what the browser sent). The person a trusted proxy names
+(``WEBCLIENT_AUTH=trusted-header``) goes on only if the request came through that proxy.
+
+HTTP goes through httpx, streamed both ways, its body as it came (compressed by the owner, never decoded here); a
+socket through the ``websockets`` client, frame by frame. An owner that does not answer (it died and its lease has
+not expired yet) gets a page that retries, or a socket closed with 1013 (try again), which the page reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Collection
+from typing import TYPE_CHECKING
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from webclient.web.access.browser_origin import browser_origin
+from webclient.web.access.instance_proof import FORWARDED, HEADER
+from webclient.web.access.trusted_header import PROVEN
+
+if TYPE_CHECKING:
+    import httpx
+
+    from webclient.web.cluster.instance import ClusterInstance
+
+log = logging.getLogger(__name__)
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "forwarded",
+        "x-forwarded-host",
+        "x-forwarded-proto",
+        "x-forwarded-prefix",
+        "x-forwarded-for",
+        HEADER,
+    }
+)
+"""Request headers not passed on: the connection's own, and what only this instance may say."""
+WEBSOCKET_OWN = frozenset({"sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "origin"})
+"""A socket's handshake headers the client library writes itself."""
+RESPONSE_HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade", "trailer"})
+MAX_SESSION_ID = 64
+TRY_AGAIN = 1013
+"""A socket's close code when the session's instance does not answer: the page reconnects."""
+RETRY_PAGE = (
+    b"<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=3><title>Moving</title>"
+    b"<p>The instance that runs this session does not answer: it moves to another within seconds. This page reloads."
+)
+
+
+def session_in(path: str) -> str | None:
+    """The session a path below the prefix is about (``/sessions/ID...``, ``/embed/sessions/ID...``), or None."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[1] == "sessions":
+        found = parts[2]
+    elif len(parts) >= 4 and parts[1] == "embed" and parts[2] == "sessions":
+        found = parts[3]
+    else:
+        return None
+    return found if 0 < len(found) <= MAX_SESSION_ID else None
+
+
+def starts_session(scope: Scope, path: str) -> bool:
+    """New session (the index's form, or an embed's start): a POST to ``/sessions`` or ``/embed``."""
+    return scope["type"] == "http" and scope["method"] == "POST" and path in ("/sessions", "/embed")
+
+
+class ClusterHolder:
+    """Where the lifespan puts this instance's `ClusterInstance` once the store is open (None: one instance)."""
+
+    def __init__(self) -> None:
+        self.instance: ClusterInstance | None = None
+        self.token: bytes | None = None
+        """What this instance proves itself with to the others (`webclient.web.access.instance_proof`)."""
+        self._client: httpx.AsyncClient | None = None
+
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client requests are forwarded with, made at the first."""
+        if self._client is None:
+            import httpx  # here: only an instance among others forwards
+
+            timeout = httpx.Timeout(connect=3.0, read=300.0, write=60.0, pool=10.0)
+            self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False)
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+class Forwarding:
+    """Sends a request to the instance that runs its session, or a new session to the least loaded instance."""
+
+    def __init__(self, app: ASGIApp, cluster: ClusterHolder, person_headers: Collection[str] = ()) -> None:
+        self.app = app
+        self.cluster = cluster
+        self.person_headers = frozenset(h.lower() for h in person_headers if h)
+        """The headers a trusted proxy names the person in: passed on only from that proxy."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        instance, token = self.cluster.instance, self.cluster.token
+        if scope["type"] not in ("http", "websocket") or instance is None or token is None or scope.get(FORWARDED):
+            await self.app(scope, receive, send)
+            return
+        root: str = scope.get("root_path", "")
+        path = scope["path"][len(root) :] if scope["path"].startswith(root) else scope["path"]
+        address: str | None = None
+        session_id = session_in(path)
+        if session_id is not None:
+            held = await instance.holder(session_id)
+            if held is None:
+                await self.app(scope, receive, send)
+                return
+            address = held.address
+        elif starts_session(scope, path):
+            other = instance.elsewhere()
+            if other is None:
+                await self.app(scope, receive, send)
+                return
+            address = other.address
+        else:
+            await self.app(scope, receive, send)
+            return
+        headers = self._headers(scope, root, token)
+        if scope["type"] == "websocket":
+            await self._socket(scope, receive, send, address, path, headers)
+        else:
+            await self._http(scope, receive, send, address, path, headers)
+
+    def _headers(self, scope: Scope, root: str, token: bytes) -> list[tuple[str, str]]:
+        """The request's headers as the owner gets them: the browser's, less what only a proxy may say, plus what
+        this instance believes of the browser's origin and prefix, and its proof."""
+        trusted = bool(scope.get(PROVEN))
+        dropped = HOP_BY_HOP | (frozenset() if trusted else self.person_headers)
+        if scope["type"] == "websocket":
+            dropped |= WEBSOCKET_OWN
+        kept = [
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in scope.get("headers", ())
+            if name.decode("latin-1").lower() not in dropped
+        ]
+        seen = browser_origin(scope)
+        if seen is not None:
+            host = f"[{seen.host}]" if ":" in seen.host else seen.host
+            kept += [("x-forwarded-host", f"{host}:{seen.port}"), ("x-forwarded-proto", seen.scheme)]
+        if root:
+            kept.append(("x-forwarded-prefix", root))
+        client = scope.get("client")
+        if client:
+            kept.append(("x-forwarded-for", str(client[0])))
+        kept.append((HEADER, token.decode()))
+        return kept
+
+    # -- HTTP ----------------------------------------------------------------------------------------------------
+
+    async def _http(
+        self, scope: Scope, receive: Receive, send: Send, address: str | None, path: str, headers: list[tuple[str, str]]
+    ) -> None:
+        import httpx
+
+        if address is None:
+            await _retry_later(send)
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = f"{address}{path}" + (f"?{query}" if query else "")
+        client = self.cluster.client()
+        request = client.build_request(scope["method"], url, headers=headers, content=_body(receive))
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as error:
+            log.warning("forwarding to %s failed: %s", address, error.__class__.__name__)
+            await _retry_later(send)
+            return
+        try:
+            passed = [
+                (name, value)
+                for name, value in response.headers.raw
+                if name.decode("latin-1").lower() not in RESPONSE_HOP_BY_HOP
+            ]
+            await send({"type": "http.response.start", "status": response.status_code, "headers": passed})
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except httpx.TransportError:
+            log.warning("forwarding from %s broke off", address)
+        finally:
+            await response.aclose()
+
+    # -- web sockets ---------------------------------------------------------------------------------------------
+
+    async def _socket(
+        self, scope: Scope, receive: Receive, send: Send, address: str | None, path: str, headers: list[tuple[str, str]]
+    ) -> None:
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+        first = await receive()
+        if first["type"] != "websocket.connect":
+            return
+        if address is None:
+            await send({"type": "websocket.close", "code": TRY_AGAIN})
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = "ws" + address.removeprefix("http") + path + (f"?{query}" if query else "")
+        origin = Headers(scope=scope).get("origin")
+        protocols = [p for p in scope.get("subprotocols", ())] or None
+        try:
+            upstream = await connect(
+                url,
+                additional_headers=headers,
+                origin=origin,  # type: ignore[arg-type]
+                subprotocols=protocols,
+                max_size=None,
+                open_timeout=5,
+                ping_interval=None,
+                compression=None,
+            )
+        except (OSError, InvalidHandshake, TimeoutError) as refused:
+            status = getattr(getattr(refused, "response", None), "status_code", None)
+            log.info("forwarding a socket to %s: %s", address, status or refused.__class__.__name__)
+            await send({"type": "websocket.close", "code": 1008 if status in (401, 403) else TRY_AGAIN})
+            return
+        await send({"type": "websocket.accept", "subprotocol": upstream.subprotocol})
+
+        async def down() -> int:
+            """The owner's frames to the browser; its close code."""
+            try:
+                async for frame in upstream:
+                    if isinstance(frame, str):
+                        await send({"type": "websocket.send", "text": frame})
+                    else:
+                        await send({"type": "websocket.send", "bytes": frame})
+            except ConnectionClosed:
+                pass
+            close = upstream.close_code
+            return TRY_AGAIN if close in (None, 1006) else close
+
+        async def up() -> None:
+            """The browser's frames to the owner, until it goes."""
+            while True:
+                message: Message = await receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                data = message.get("text") if message.get("text") is not None else message.get("bytes")
+                if data is not None:
+                    await upstream.send(data)
+
+        downward, upward = asyncio.ensure_future(down()), asyncio.ensure_future(up())
+        try:
+            done, _ = await asyncio.wait({downward, upward}, return_when=asyncio.FIRST_COMPLETED)
+            if downward in done and not downward.cancelled() and downward.exception() is None:
+                with contextlib.suppress(Exception):
+                    await send({"type": "websocket.close", "code": downward.result()})
+        finally:
+            for task in (downward, upward):
+                task.cancel()
+            await asyncio.gather(downward, upward, return_exceptions=True)
+            await upstream.close()
+
+
+async def _body(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
+
+
+async def _retry_later(send: Send) -> None:
+    headers = [(b"content-type", b"text/html; charset=utf-8"), (b"retry-after", b"3"), (b"cache-control", b"no-store")]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": RETRY_PAGE})

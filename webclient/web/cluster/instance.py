@@ -1,0 +1,301 @@
+"""One class, `ClusterInstance`: this instance among the others on one PostgreSQL, and the leases it holds.
+
+Each live session is run by exactly one instance, the holder of its lease (`webclient.store.leases`): it holds the
+agent and the live view, and writes the journal. A request for a session goes to its holder (`forwarding`); a
+session nobody holds is taken by the instance a request reaches (or, when it stops taking sessions, by the least
+loaded other one).
+
+- **Heartbeat** every `RENEW` seconds: renews this instance's leases (for `TTL` seconds), says how loaded it is, and
+  learns of the others. A lease that was not renewed (another instance took it: this one had lost the database) is
+  let go at once: its agent stopped here, nothing more of it written.
+- **Watchdog**: an instance that has not renewed for `SELF_STOP` seconds (less than `TTL`) stops every agent it runs
+  before its leases can expire, so that two agents never run for one session, even across a partition.
+- **Failover**: after each heartbeat, sessions whose holder's lease expired while their agent ran (its instance died)
+  are taken, a few per beat, by whichever instance gets there first: rebuilt from the journal, their agent resumed at
+  once when a turn was under way, else when someone opens them (they show as sleeping).
+- **Drain** (`SIGTERM`): each idle session is put to sleep and handed over (its lease released: the next instance a
+  request reaches starts its agent on demand); turns under way finish first, up to the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import time
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from webclient.session.attribution import record_action
+from webclient.session.core import Session
+from webclient.store import leases
+from webclient.store.leases import LIVE_STATES, MID_TURN, Held, Instance, Taken
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from webclient.store.journal import JournalWriter
+
+log = logging.getLogger(__name__)
+
+TTL = 8.0
+"""Seconds a lease lasts unless renewed: how long a dead instance's sessions wait before another takes them."""
+RENEW = 2.0
+"""Seconds between heartbeats."""
+SELF_STOP = 6.0
+"""Seconds without a renewal after which an instance stops its agents: before `TTL`, with room for clocks to differ."""
+TAKE_PER_BEAT = 5
+"""Orphaned sessions one instance takes per heartbeat: the survivors share a dead instance's sessions."""
+
+
+class Sessions(Protocol):
+    """What the cluster needs of the session registry (`webclient.agents.manager.SessionManager`)."""
+
+    sessions: dict[str, Session]
+
+    async def open(self, session_id: str) -> Session | None: ...
+
+    async def let_go(self, session_id: str) -> None: ...
+
+
+def resident_bytes() -> int:
+    """This process's resident memory (its agents' not counted: `agents` says how many), from /proc; 0 without it."""
+    total = 0
+    with contextlib.suppress(OSError, ValueError):
+        total = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return total
+
+
+class ClusterInstance:
+    """This instance's id and address, the leases it holds, and the loops that keep them."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        writer: JournalWriter,
+        sessions: Sessions,
+        address: str | None,
+        labels: Collection[str] = (),
+    ) -> None:
+        self.engine = engine
+        self.writer = writer
+        self.sessions = sessions
+        self.id = secrets.token_hex(8)
+        self.address = address
+        """Where the others reach this instance (``WEBCLIENT_INSTANCE_URL``); None: they cannot."""
+        self.labels = tuple(labels)
+        self.held: set[str] = set()
+        """Sessions whose lease this instance holds."""
+        self.instances: list[Instance] = []
+        """The instances alive at the last heartbeat, this one included."""
+        self.placed: dict[str, int] = {}
+        """New sessions sent to each instance since its last heartbeat (its count of agents does not show them yet)."""
+        self.draining = False
+        self.renewed = time.monotonic()
+        """When the last heartbeat that renewed the leases began."""
+        self._loops: list[asyncio.Task[None]] = []
+        self._releasing: set[asyncio.Task[None]] = set()
+        self._taking: dict[str, asyncio.Future[Session | None]] = {}
+        self._unopened: set[str] = set()
+
+    async def start(self) -> None:
+        await leases.register(self.engine, self.id, self.address, self.labels)
+        self.writer.sink.fence, self.writer.sink.lease_seconds = self.id, TTL
+        self.renewed = time.monotonic()
+        self._loops = [
+            asyncio.create_task(self._beating(), name="cluster heartbeat"),
+            asyncio.create_task(self._watching(), name="cluster watchdog"),
+        ]
+        log.info("instance %s at %s: one of the instances on this store", self.id, self.address or "no address")
+
+    async def close(self) -> None:
+        """The server stops, its agents stopped: every lease goes, for the next instance a request reaches."""
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, *self._releasing, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(leases.release(self.engine, self.id), RENEW)
+        self.held.clear()
+
+    # -- which instance runs a session -------------------------------------------------------------------------
+
+    async def holder(self, session_id: str) -> Held | None:
+        """Who runs ``session_id``: None for this instance (it holds the lease, or took it now, the session rebuilt),
+        else the instance that does. A session nobody holds is taken here, unless this instance drains: then by the
+        instance it is sent to (`Held`). An unknown session is this instance's to answer 404 for."""
+        if session_id in self.held and session_id in self.sessions.sessions:
+            return None
+        if self.draining and session_id not in self.held:
+            other = self.elsewhere()
+            if other is not None:
+                return Held(other.id, other.address)
+        for _ in range(3):
+            got = await leases.take(self.engine, session_id, self.id, TTL)
+            if isinstance(got, Held):
+                return got
+            if isinstance(got, Taken):
+                self.held.add(session_id)
+                await self._taken(session_id, got)
+                return None
+            if session_id in self.held:
+                return None
+        return None  # no such session (or lost three races in a row): answered here
+
+    async def claim_new(self, session_id: str) -> None:
+        """A session made here: once its row and lease are written (by the journal writer, in one transaction),
+        another instance asked for it forwards to this one, rather than answering 404."""
+        self.held.add(session_id)
+        await self.writer.flush_sessions()
+
+    def forgotten(self, session_id: str) -> None:
+        """The registry forgot the session: its lease goes (in the background), for whoever needs it next."""
+        if session_id in self.held:
+            self.held.discard(session_id)
+            task = asyncio.create_task(self._release([session_id]), name="release a lease")
+            self._releasing.add(task)
+            task.add_done_callback(self._releasing.discard)
+
+    def elsewhere(self, labels: Collection[str] = ()) -> Instance | None:
+        """The least loaded other instance that takes sessions (with ``labels``), if it is less loaded than this one
+        (or this one drains); None: this one."""
+
+        def load(instance: Instance) -> int:
+            return instance.agents + self.placed.get(instance.id, 0)
+
+        wanted = set(labels)
+        ready = [
+            i for i in self.instances if not i.draining and i.address and wanted <= set(i.labels) and i.id != self.id
+        ]
+        if not ready:
+            return None
+        best = min(ready, key=load)
+        mine = next((i for i in self.instances if i.id == self.id), None)
+        if self.draining or not wanted <= set(self.labels) or mine is None or load(best) + 1 < load(mine):
+            self.placed[best.id] = self.placed.get(best.id, 0) + 1
+            return best
+        return None
+
+    # -- taking a session up -------------------------------------------------------------------------------------
+
+    async def _taken(self, session_id: str, taken: Taken) -> None:
+        """Just took the lease: the session's agent runs nowhere. If it ran when another instance's lease on it
+        expired (its stored state says so), take it up here: rebuilt now, resumed at once mid-turn, else when a page
+        opens it. A session with no lease at all is as after a restart: shown stopped until someone resumes it."""
+        if taken.before is None or taken.state not in LIVE_STATES:
+            return
+        opening = self._taking.get(session_id)
+        if opening is None:
+            opening = asyncio.ensure_future(self._take_up(session_id, taken))
+            self._taking[session_id] = opening
+            opening.add_done_callback(lambda _: self._taking.pop(session_id, None))
+        await asyncio.shield(opening)
+
+    async def _take_up(self, session_id: str, taken: Taken) -> Session | None:
+        session = await self.sessions.open(session_id)
+        if session is None or session.lifecycle.resume_refused is not None:
+            return session
+        where = f"instance {taken.before}"
+        detail = f"The instance that ran it ({where}) stopped; this one ({self.id}) took it up from its journal."
+        if not session.spec.cwd.is_dir():  # local disks: the files stayed on the other machine
+            detail += f" Its files were on {where}, not here: {session.spec.cwd} is missing on this instance."
+        session.shown.notice("warning", "The session moved to another instance", detail)
+        log.warning("session %s: taken over from %s (it was %s)", session_id, where, taken.state)
+        if taken.state in MID_TURN:
+            session.resume()
+        else:  # as if it slept: a page opened wakes it, a prompt too
+            record_action(session.recorder, "sleep", None)
+            session.lifecycle.sleeping = True
+        return session
+
+    # -- the loops -----------------------------------------------------------------------------------------------
+
+    def _load(self) -> Mapping[str, int]:
+        running = sum(
+            1 for s in self.sessions.sessions.values() if s.lifecycle.agent_state not in ("stopped", "exited", "failed")
+        )
+        return {"agents": running, "memory": resident_bytes()}
+
+    async def _beating(self) -> None:
+        while True:
+            began = time.monotonic()
+            try:
+                load = self._load()
+                held, self.instances = await asyncio.wait_for(
+                    leases.heartbeat(self.engine, self.id, TTL, self.draining, load["agents"], load["memory"]),
+                    RENEW * 2,
+                )
+            except Exception as error:  # noqa: BLE001 - the database is away: the watchdog acts, the beat tries again
+                log.warning("instance %s: heartbeat failed (%s)", self.id, error.__class__.__name__)
+            else:
+                self.renewed = began
+                self.placed.clear()
+                lost = self.held - held
+                if lost:
+                    await self._lose(lost)
+                # Taken for a request that then did not open the session (it was not the person's to see): let go.
+                unopened = self.held - self.sessions.sessions.keys() - self._taking.keys()
+                if unopened & self._unopened:
+                    self.held -= unopened & self._unopened
+                    await self._release(sorted(unopened & self._unopened))
+                self._unopened = unopened
+                if not self.draining:
+                    await self._adopt_orphans()
+            await asyncio.sleep(max(0.0, RENEW - (time.monotonic() - began)))
+
+    async def _watching(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW / 4)
+            if self.held and time.monotonic() - self.renewed > SELF_STOP:
+                log.error(
+                    "instance %s: no heartbeat for %g s, stopping the agents of its %d sessions",
+                    self.id,
+                    SELF_STOP,
+                    len(self.held),
+                )
+                await self._lose(set(self.held))
+
+    async def _lose(self, session_ids: set[str]) -> None:
+        """Leases this instance no longer holds (or may no longer count on): stop those sessions here, unrecorded."""
+        self.held -= session_ids
+        for session_id in session_ids:
+            self.writer.let_go(session_id)
+            await self.sessions.let_go(session_id)
+            self.writer.let_go(session_id)  # what its closing recorded
+
+    async def _adopt_orphans(self) -> None:
+        try:
+            orphans = await leases.orphans(self.engine, TAKE_PER_BEAT)
+        except Exception:  # noqa: BLE001 - the next beat looks again
+            return
+        for session_id in orphans:
+            with contextlib.suppress(Exception):
+                await self.holder(session_id)
+
+    async def _release(self, session_ids: list[str]) -> None:
+        with contextlib.suppress(Exception):
+            await leases.release(self.engine, self.id, session_ids)
+
+    # -- drain -------------------------------------------------------------------------------------------------
+
+    async def hand_over_idle(self) -> int:
+        """Hand over every session with no turn under way (its idle agent put to sleep first); how many are left."""
+        self.draining = True
+        left = 0
+        for session_id in [s for s in self.held if s in self.sessions.sessions]:
+            session = self.sessions.sessions[session_id]
+            state = session.shown_state
+            if state in MID_TURN or state == "starting":
+                left += 1
+                continue
+            if state in LIVE_STATES and not await session.sleep_now():
+                left += 1
+                continue
+            await self.writer.flush()
+            self.held.discard(session_id)
+            await self._release([session_id])
+            await self.sessions.let_go(session_id)
+            self.writer.let_go(session_id)
+        return left
