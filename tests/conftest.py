@@ -69,12 +69,18 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
     started: list[Server] = []
 
     def start(
-        agent: str | None = SCRIPTED_AGENT, workspace: Path | None = None, *, process: bool = False, **env: str
+        agent: str | None = SCRIPTED_AGENT,
+        workspace: Path | None = None,
+        *,
+        process: bool = False,
+        port: int | None = None,
+        **env: str,
     ) -> Server:
         """``workspace``: the agent's folder (made if needed); by default one of its own per server. ``process``: its
         own process, where the process is the subject (signals, its output, what outlives it); else it is served from
-        the test's process when it can be (`tests.support.servers.InThread`)."""
-        port = free_port()
+        the test's process when it can be (`tests.support.servers.InThread`). ``port``: where it listens (an instance
+        restarted where it was); by default a free one."""
+        port = port or free_port()
         workspace = workspace or tmp_path / f"workspace-{port}"
         options = []
         if agent is not None:

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import html
 import json
 import re
 import signal
+import sys
+import threading
 import time
+from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
 import websockets
 
+from tests.support.nginx import POOL, PROXY_ADDRESS, proxy_in_front
 from tests.support.postgres import Cluster
 from tests.support.restarts import PERMISSION_ASKED, created, stop, until
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import AGENTS, Server, ServerFactory, free_port, live_processes
+from tests.support.tcp_relay import relay_to
 from tests.support.urls import URLS, socket_at
 
 TOKEN = "one-token-for-every-instance"
@@ -56,6 +62,16 @@ async def journal_holding(database: str, session_id: str, text: str) -> int:
             "SELECT count(*) FROM journal WHERE session_id = $1 AND strpos(body, $2) > 0", session_id, text
         )
         return int(found)
+    finally:
+        await connection.close()
+
+
+async def said_by_the_person(database: str) -> list[str]:
+    """Every prompt of the store's transcripts, in order."""
+    connection = await asyncpg.connect(database)
+    try:
+        rows = await connection.fetch("SELECT text FROM transcript WHERE role = 'user' ORDER BY id")
+        return [row["text"] for row in rows]
     finally:
         await connection.close()
 
@@ -198,3 +214,188 @@ def test_an_instance_that_stops_hands_its_idle_sessions_over_asleep(
     assert asyncio.run(journal_holding(database, session_id, '"action": "sleep"')) == 1
     assert asyncio.run(journal_holding(database, session_id, "moved to another instance")) == 0
     stop(stopping, signal.SIGTERM)
+
+
+def agents_of(server: Server) -> list[int]:
+    """The pids of the processes ``server`` started but its reaper (`webclient.workspace.reaper`): its agents."""
+    assert server.process is not None
+    children = [pid for pid, parent, _ in live_processes() if parent == server.process.pid]
+    return [pid for pid in children if b"webclient.workspace.reaper" not in command_line(pid)]
+
+
+def command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return b"webclient.workspace.reaper"
+
+
+@pytest.mark.process
+def test_an_instance_cut_off_from_the_database_stops_its_agents_before_another_takes_them_up(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    service = one_service(postgresql)
+    database = service.pop("WEBCLIENT_DATABASE_URL")
+    with relay_to("127.0.0.1", postgresql.port) as relay:
+        through_relay = database.replace(f":{postgresql.port}/", f":{relay.port}/")
+        cut_off = signed_in(start_server(agent=None, process=True, WEBCLIENT_DATABASE_URL=through_relay, **service))
+        other = signed_in(start_server(agent=None, process=True, WEBCLIENT_DATABASE_URL=database, **service))
+
+        async def made() -> str:
+            async with httpx.AsyncClient(base_url=cut_off.url, headers=cut_off.headers) as http:
+                session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+            async with websockets.connect(
+                socket_at(cut_off.url, session_id), additional_headers=cut_off.headers, max_size=None
+            ) as socket:
+                await until(socket, 'data-agent-state="ready"')
+            return session_id
+
+        session_id = asyncio.run(made())
+        assert agents_of(cut_off)
+        relay.cut.set()  # from now on its database hears nothing from it, and it nothing from its database
+        cut = time.monotonic()
+        stopped = taken = None
+        while taken is None:
+            assert time.monotonic() - cut < 30, "nobody took the session up"
+            if stopped is None and not agents_of(cut_off):
+                stopped = time.monotonic() - cut
+            if asyncio.run(lease_holder(database, session_id)) == other.url:
+                taken = time.monotonic() - cut
+            time.sleep(0.1)
+        # Never two agents for one session: the cut-off instance stopped its own before its lease could be taken.
+        assert stopped is not None and stopped < taken, (stopped, taken)
+        print(f"cut off: its agent stopped after {stopped:.1f} s, the session taken up elsewhere after {taken:.1f} s")
+        stop(cut_off, signal.SIGKILL)  # its store is still waiting on the cut connections
+
+
+async def holders(database: str) -> dict[str, int]:
+    """How many sessions each instance (by address) holds the lease of."""
+    connection = await asyncpg.connect(database)
+    try:
+        rows = await connection.fetch(
+            "SELECT i.address, count(*) AS held FROM session_leases l JOIN instances i ON i.id = l.instance "
+            "WHERE l.expires > now() GROUP BY i.address"
+        )
+        return {row["address"]: row["held"] for row in rows}
+    finally:
+        await connection.close()
+
+
+@pytest.mark.process
+def test_ninety_new_sessions_asked_of_one_instance_spread_over_three(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    """Placement is this service's, not the proxy's: every New session goes to one instance, which runs a third and
+    sends the rest to the least loaded of the others (each within 20 % of a third)."""
+    service = one_service(postgresql)
+    first, second, third = (signed_in(start_server(process=True, **service)) for _ in range(3))
+    time.sleep(2.5)  # a heartbeat each: the first knows of the others
+
+    async def ninety() -> list[str]:
+        async with httpx.AsyncClient(base_url=first.url, headers=first.headers, timeout=60) as http:
+            return [created(await http.post(URLS.for_("new_session"))) for _ in range(90)]
+
+    made = asyncio.run(ninety())
+    assert len(set(made)) == 90
+    spread = asyncio.run(holders(service["WEBCLIENT_DATABASE_URL"]))
+    assert set(spread) == {first.url, second.url, third.url}, spread
+    assert all(24 <= held <= 36 for held in spread.values()), spread
+    assert sum(spread.values()) == 90  # every one still held: none lost on the way
+
+
+@pytest.mark.process
+def test_a_persons_limit_counts_their_sessions_on_every_instance(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    service = {**one_service(postgresql), "WEBCLIENT_MAX_SESSIONS_PER_PERSON": "2"}
+    one, other = (signed_in(start_server(process=True, **service)) for _ in range(2))
+    for server in (one, other):
+        with httpx.Client(base_url=server.url, headers=server.headers) as http:
+            assert http.post(URLS.for_("new_session")).status_code == 303
+    for server in (one, other):  # one session on each: the third is refused wherever it is asked for
+        with httpx.Client(base_url=server.url, headers=server.headers) as http:
+            refused = http.post(URLS.for_("new_session"))
+            assert refused.status_code == 429, refused.text[:500]
+            assert "2 live sessions" in refused.text
+
+
+RESUMABLE = f"{sys.executable} {AGENTS / 'resumable_agent.py'}"
+
+
+async def prompting(base: str, until_done: threading.Event) -> list[tuple[str, str]]:
+    """A person who types prompts one after the other into one session through the proxy at ``base`` (a new one
+    once the last was answered, a moment later) until ``until_done`` is set: reconnecting whenever the socket
+    closes, and typing again only a prompt the thread does not show. Returns each prompt with its answer."""
+    headers = {"Authorization": f"token {TOKEN}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as http:
+        session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+    answered: list[tuple[str, str]] = []
+    while not until_done.is_set() or len(answered) < 3:
+        try:
+            async with websockets.connect(
+                socket_at(base, session_id), additional_headers=headers, max_size=None, open_timeout=10
+            ) as socket:
+                frame = html.unescape(str(await socket.recv()))
+                nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', frame)
+                assert nonce is not None
+                while not until_done.is_set() or len(answered) < 3:
+                    text = f"prompt {len(answered):03d}"
+                    if f"You said: {text}" not in frame:
+                        if text not in frame:
+                            prompt = {"action": "prompt", "prompt": text, "nonce": f"{nonce.group(1)}-{text}"}
+                            await socket.send(json.dumps(prompt))
+                        frame = await until(socket, f"You said: {text}", 60)
+                    answer = re.findall(rf"I remember \d+ earlier prompts\. You said: {text}", frame)[-1]
+                    answered.append((text, answer))
+                    await asyncio.sleep(0.2)
+        except (websockets.exceptions.ConnectionClosed, websockets.exceptions.InvalidStatus, OSError):
+            await asyncio.sleep(0.3)
+    return answered
+
+
+@pytest.mark.process
+def test_a_rolling_restart_of_every_instance_loses_no_prompt(
+    start_server: ServerFactory, postgresql: Cluster, tmp_path: Path
+) -> None:
+    """Three instances behind nginx are stopped (SIGTERM) and started again one after the other while a person keeps
+    prompting one session: every prompt is answered once, by an agent that remembers every earlier one."""
+    service = {
+        **one_service(postgresql),
+        "WEBCLIENT_TRUSTED_PROXIES": PROXY_ADDRESS,
+        "WEBCLIENT_DRAIN_SECONDS": "20",
+        "RESUME_MODE": "resume",
+        "SESSIONS_FILE": str(tmp_path / "agent-sessions.json"),  # the agent's own store, on a "shared volume"
+    }
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    ports = [free_port() for _ in range(3)]
+    servers = [start_server(RESUMABLE, workspace, process=True, port=port, **service) for port in ports]
+    restarted: list[int] = []
+    done = threading.Event()
+
+    def restart_each() -> None:
+        try:
+            for index, port in enumerate(ports):
+                time.sleep(1.0)
+                process = servers[index].process
+                assert process is not None
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)
+                servers[index] = start_server(RESUMABLE, workspace, process=True, port=port, **service)
+                restarted.append(port)
+        finally:
+            done.set()
+
+    with proxy_in_front(POOL, (), balanced=[f"127.0.0.1:{port}" for port in ports]) as proxy:
+        restarting = threading.Thread(target=restart_each)
+        restarting.start()
+        answered = asyncio.run(asyncio.wait_for(prompting(proxy.url, done), 180))
+        restarting.join(60)
+    assert restarted == ports
+    prompts = [text for text, _ in answered]
+    assert [answer for _, answer in answered] == [
+        f"I remember {n} earlier prompts. You said: {text}" for n, text in enumerate(prompts)
+    ]
+    transcript = asyncio.run(said_by_the_person(service["WEBCLIENT_DATABASE_URL"]))
+    assert transcript == prompts  # each typed (and journalled) once
+    print(f"{len(prompts)} prompts answered while the three instances restarted one after the other")

@@ -39,14 +39,18 @@ def refusal(
     owner: str | None,
     starting: Session | None = None,
     listing: int = 0,
+    elsewhere: tuple[int, int] = (0, 0),
 ) -> str | None:
     """Why ``owner`` may not start one more session or agent (``starting``: the session that would resume; it does not
     count itself), or None; ``listing``: agents of theirs running to list an agent's own sessions
-    (`webclient.agents.agent_sessions`), which count as running. Sessions of no one are not limited."""
+    (`webclient.agents.agent_sessions`), which count as running; ``elsewhere``: their live sessions and running
+    agents on the other instances of one service (`webclient.store.leases.owned_elsewhere`). Sessions of no one are
+    not limited."""
     if owner is None or not (settings.max_sessions_per_person or settings.max_agents_per_person):
         return None
     theirs = [s for s in sessions if s.owner == owner and s is not starting]
-    live, running = sum(map(_live, theirs)), sum(map(_running, theirs)) + listing
+    live = sum(map(_live, theirs)) + elsewhere[0]
+    running = sum(map(_running, theirs)) + listing + elsewhere[1]
     most_sessions, most_agents = settings.max_sessions_per_person, settings.max_agents_per_person
     if most_sessions and live >= most_sessions:
         return (

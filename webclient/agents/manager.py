@@ -136,6 +136,8 @@ class SessionManager:
         """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
         self.refusing: str | None = None
         """Why no session starts here now, whoever asks (the server drains before it stops), or None."""
+        self.elsewhere: Callable[[str], Awaitable[tuple[int, int]]] | None = None
+        """A person's live sessions and running agents on the other instances of one service (by their id)."""
         self.on_created: Callable[[str], Awaitable[None]] | None = None
         """Awaited with the id of a session `start` made, before anyone is told of it (its instance's lease)."""
         self.on_forget: Callable[[str], None] | None = None
@@ -159,7 +161,9 @@ class SessionManager:
         if self.refusing is not None:
             raise Draining(self.refusing)
         owner_id = owner.id if owner is not None else None
-        refused = refusal(self.settings, self.sessions.values(), owner_id, listing=self.listings.running(owner_id))
+        elsewhere = await self.elsewhere(owner_id) if self.elsewhere is not None and owner_id is not None else (0, 0)
+        listing = self.listings.running(owner_id)
+        refused = refusal(self.settings, self.sessions.values(), owner_id, listing=listing, elsewhere=elsewhere)
         if refused is not None:  # before a folder is claimed for a session that would not start (`create`'s check)
             raise LimitReached(refused)
         if continuing is not None:

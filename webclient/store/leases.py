@@ -201,6 +201,37 @@ async def orphans(engine: AsyncEngine, limit: int) -> list[str]:
         return [row[0] for row in rows]
 
 
+async def running(engine: AsyncEngine) -> dict[str, int]:
+    """Sessions whose agent runs, by the instance that holds them: the load placement compares (exact as of now: a
+    session's lease is written with its row, before anyone is sent to it)."""
+    async with engine.connect() as connection:
+        found = await connection.execute(
+            text(
+                "SELECT l.instance, count(*) FROM session_leases l JOIN sessions s ON s.id = l.session_id "
+                "WHERE l.expires > now() AND s.state = ANY(:live) GROUP BY l.instance"
+            ),
+            {"live": list(LIVE_STATES)},
+        )
+        return {instance: int(count) for instance, count in found}
+
+
+async def owned_elsewhere(engine: AsyncEngine, me: str, owner: str) -> tuple[int, int]:
+    """``owner``'s sessions that other instances run: how many are live (sleeping ones too) and how many have their
+    agent running, for the per-person limits (`webclient.agents.limits`)."""
+    async with engine.connect() as connection:
+        found = await connection.execute(
+            text(
+                "SELECT count(*) FILTER (WHERE s.state = ANY(:live) OR s.state = 'sleeping'), "
+                "count(*) FILTER (WHERE s.state = ANY(:live)) "
+                "FROM sessions s JOIN session_leases l ON l.session_id = s.id "
+                "WHERE s.owner = :owner AND l.instance <> :me AND l.expires > now()"
+            ),
+            {"owner": owner, "me": me, "live": list(LIVE_STATES)},
+        )
+        live, running = found.one()
+    return int(live), int(running)
+
+
 def fenced(connection: Connection, me: str, session_ids: Collection[str]) -> set[str]:
     """Of ``session_ids``, those whose lease this instance holds, locked until the transaction ends (a takeover waits
     for it): the journal writer's check, in its own transaction (sync: the writer's thread)."""

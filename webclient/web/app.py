@@ -224,6 +224,14 @@ async def start_cluster(app: Starlette, settings: Settings, store: Store) -> Clu
     await instance.start()
     manager.on_created = instance.claim_new
     manager.on_forget = instance.forgotten
+    manager.elsewhere = instance.owned_elsewhere
+
+    async def moved(session_id: str) -> None:
+        found = getattr(app.state, "presence", None)  # made with the first page (`web.live.presence`)
+        if found is not None:
+            await found.moved(session_id)
+
+    instance.on_moved = moved
     app.state.cluster_holder.instance = instance
     return instance
 

@@ -133,7 +133,7 @@ class Forwarding:
                 return
             address = held.address
         elif starts_session(scope, path):
-            other = instance.elsewhere()
+            other = await instance.elsewhere()
             if other is None:
                 await self.app(scope, receive, send)
                 return

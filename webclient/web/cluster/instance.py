@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -91,8 +91,6 @@ class ClusterInstance:
         """Sessions whose lease this instance holds."""
         self.instances: list[Instance] = []
         """The instances alive at the last heartbeat, this one included."""
-        self.placed: dict[str, int] = {}
-        """New sessions sent to each instance since its last heartbeat (its count of agents does not show them yet)."""
         self.draining = False
         self.renewed = time.monotonic()
         """When the last heartbeat that renewed the leases began."""
@@ -100,6 +98,8 @@ class ClusterInstance:
         self._releasing: set[asyncio.Task[None]] = set()
         self._taking: dict[str, asyncio.Future[Session | None]] = {}
         self._unopened: set[str] = set()
+        self.on_moved: Callable[[str], Awaitable[None]] | None = None
+        """Awaited with the id of a session this instance let go of (its pages' sockets close, to reconnect)."""
 
     async def start(self) -> None:
         await leases.register(self.engine, self.id, self.address, self.labels)
@@ -129,7 +129,7 @@ class ClusterInstance:
         if session_id in self.held and session_id in self.sessions.sessions:
             return None
         if self.draining and session_id not in self.held:
-            other = self.elsewhere()
+            other = await self.elsewhere()
             if other is not None:
                 return Held(other.id, other.address)
         for _ in range(3):
@@ -147,8 +147,12 @@ class ClusterInstance:
     async def claim_new(self, session_id: str) -> None:
         """A session made here: once its row and lease are written (by the journal writer, in one transaction),
         another instance asked for it forwards to this one, rather than answering 404."""
-        self.held.add(session_id)
         await self.writer.flush_sessions()
+        self.held.add(session_id)
+
+    async def owned_elsewhere(self, owner: str) -> tuple[int, int]:
+        """A person's live sessions and running agents on the other instances (`webclient.agents.limits`)."""
+        return await leases.owned_elsewhere(self.engine, self.id, owner)
 
     def forgotten(self, session_id: str) -> None:
         """The registry forgot the session: its lease goes (in the background), for whoever needs it next."""
@@ -158,23 +162,22 @@ class ClusterInstance:
             self._releasing.add(task)
             task.add_done_callback(self._releasing.discard)
 
-    def elsewhere(self, labels: Collection[str] = ()) -> Instance | None:
-        """The least loaded other instance that takes sessions (with ``labels``), if it is less loaded than this one
-        (or this one drains); None: this one."""
-
-        def load(instance: Instance) -> int:
-            return instance.agents + self.placed.get(instance.id, 0)
-
+    async def elsewhere(self, labels: Collection[str] = ()) -> Instance | None:
+        """The least loaded other instance that takes sessions (with ``labels``), if it runs at least two agents fewer
+        than this one (or this one drains); None: this one. Load is the sessions whose agent runs, as the leases say
+        now."""
         wanted = set(labels)
         ready = [
             i for i in self.instances if not i.draining and i.address and wanted <= set(i.labels) and i.id != self.id
         ]
         if not ready:
             return None
-        best = min(ready, key=load)
-        mine = next((i for i in self.instances if i.id == self.id), None)
-        if self.draining or not wanted <= set(self.labels) or mine is None or load(best) + 1 < load(mine):
-            self.placed[best.id] = self.placed.get(best.id, 0) + 1
+        try:
+            load = await leases.running(self.engine)
+        except Exception:  # noqa: BLE001 - the database is away: this one takes it, and says so when it cannot
+            return None
+        best = min(ready, key=lambda instance: load.get(instance.id, 0))
+        if self.draining or not wanted <= set(self.labels) or load.get(best.id, 0) + 1 < load.get(self.id, 0):
             return best
         return None
 
@@ -220,7 +223,7 @@ class ClusterInstance:
 
     async def _beating(self) -> None:
         while True:
-            began = time.monotonic()
+            began, holding = time.monotonic(), set(self.held)
             try:
                 load = self._load()
                 held, self.instances = await asyncio.wait_for(
@@ -231,8 +234,7 @@ class ClusterInstance:
                 log.warning("instance %s: heartbeat failed (%s)", self.id, error.__class__.__name__)
             else:
                 self.renewed = began
-                self.placed.clear()
-                lost = self.held - held
+                lost = (holding - held) & self.held  # a lease taken during the beat was not in it
                 if lost:
                     await self._lose(lost)
                 # Taken for a request that then did not open the session (it was not the person's to see): let go.
@@ -264,6 +266,12 @@ class ClusterInstance:
             self.writer.let_go(session_id)
             await self.sessions.let_go(session_id)
             self.writer.let_go(session_id)  # what its closing recorded
+            await self._moved(session_id)
+
+    async def _moved(self, session_id: str) -> None:
+        if self.on_moved is not None:
+            with contextlib.suppress(Exception):
+                await self.on_moved(session_id)
 
     async def _adopt_orphans(self) -> None:
         try:
@@ -298,4 +306,5 @@ class ClusterInstance:
             await self._release([session_id])
             await self.sessions.let_go(session_id)
             self.writer.let_go(session_id)
+            await self._moved(session_id)
         return left

@@ -99,6 +99,12 @@ class Presence:
             elif may_drive(role) != may_drive(viewer.role):
                 await viewer.close(ROLE_CHANGED, "")
 
+    async def moved(self, session_id: str) -> None:
+        """Close every socket of a session another instance runs from now on: its pages reconnect (1012, as for a
+        restart), through whichever instance, to the new owner."""
+        for viewer in list(self._open.get(session_id, {}).values()):
+            await viewer.close(status.WS_1012_SERVICE_RESTART, "")
+
     async def deleted(self, session_id: str) -> None:
         """Close every socket of a session that was deleted: its pages say so."""
         for viewer in list(self._open.get(session_id, {}).values()):
