@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.postgres import Cluster, running_cluster
 from tests.support.servers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -120,6 +121,14 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         Tier.process_allowed = allowed
     yield server
     stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def postgresql() -> Iterator[Cluster]:
+    """A throw-away PostgreSQL cluster per test process, started the first time a test asks (`tests.support.postgres`):
+    ``new_database()`` gives each test a database of its own."""
+    with running_cluster("webclient-pg-") as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ is taken up by another within 15 s, its page reconnected to the same thread."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import html
 import json
 import re
@@ -20,25 +19,13 @@ import httpx
 import pytest
 import websockets
 
+from tests.support.cluster import TOKEN, one_service, signed_in
 from tests.support.nginx import POOL, PROXY_ADDRESS, proxy_in_front
 from tests.support.postgres import Cluster
 from tests.support.restarts import PERMISSION_ASKED, created, stop, until
 from tests.support.servers import AGENTS, Server, ServerFactory, free_port, live_processes
 from tests.support.tcp_relay import relay_to
 from tests.support.urls import URLS, socket_at
-
-TOKEN = "one-token-for-every-instance"
-KEY = "one-server-key-for-every-instance"
-
-
-def one_service(postgresql: Cluster) -> dict[str, str]:
-    """What the instances of one service share: the database, the sign-in token and the server key."""
-    return {"WEBCLIENT_DATABASE_URL": postgresql.new_database(), "WEBCLIENT_TOKEN": TOKEN, "WEBCLIENT_SECRET_KEY": KEY}
-
-
-def signed_in(server: Server) -> Server:
-    """``server`` as a script signed in to the service sees it (the shared token)."""
-    return dataclasses.replace(server, token=TOKEN)
 
 
 async def lease_holder(database: str, session_id: str) -> str | None:
@@ -399,3 +386,42 @@ def test_a_rolling_restart_of_every_instance_loses_no_prompt(
     transcript = asyncio.run(said_by_the_person(service["WEBCLIENT_DATABASE_URL"]))
     assert transcript == prompts  # each typed (and journalled) once
     print(f"{len(prompts)} prompts answered while the three instances restarted one after the other")
+
+
+@pytest.mark.process
+def test_a_session_killed_while_its_question_waits_resumes_elsewhere_at_once_with_the_question_closed(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    """Mid-turn (a permission question open), nobody watching: the other instance starts its agent again by itself,
+    and the question shows unanswered, never answered twice."""
+    service = one_service(postgresql)
+    database = service["WEBCLIENT_DATABASE_URL"]
+    doomed = signed_in(start_server(agent=None, process=True, **service))
+    survivor = signed_in(start_server(agent=None, process=True, **service))
+
+    async def asking() -> str:
+        async with httpx.AsyncClient(base_url=doomed.url, headers=doomed.headers) as http:
+            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+        async with websockets.connect(
+            socket_at(doomed.url, session_id), additional_headers=doomed.headers, max_size=None
+        ) as socket:
+            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+            assert nonce is not None
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "edit", "nonce": nonce.group(1) + "-1"}))
+            await until(socket, PERMISSION_ASKED)
+        return session_id
+
+    session_id = asyncio.run(asking())
+    time.sleep(0.5)  # the journal's batch with the question is written
+    assert not agents_of(survivor)
+    stop(doomed, signal.SIGKILL)
+    killed = time.monotonic()
+    while not agents_of(survivor):  # its agent started again with no page open
+        assert time.monotonic() - killed < 15, "the session was not taken up mid-turn"
+        time.sleep(0.2)
+    assert asyncio.run(lease_holder(database, session_id)) == survivor.url
+    frame = html.unescape(asyncio.run(first_frame(survivor, session_id)))
+    assert "Not answered: the server restarted." in frame
+    assert "moved to another instance" in frame
+    assert PERMISSION_ASKED not in frame  # no button left to answer the old question with

@@ -1,26 +1,18 @@
-"""Both databases the store runs on: SQLite in a tmp folder, and a throw-away PostgreSQL cluster.
-
-The cluster (Debian's postgresql, see ``scripts/ensure-postgresql``) starts once per test process on a free
-loopback port, with its socket in its own tmp folder, and stops at the end. As root the server runs as the
-``postgres`` user, which owns its folder. Each test gets a database of its own, so migrations meet an empty one.
+"""Both databases the store runs on: SQLite in a tmp folder, and a throw-away PostgreSQL cluster (the ``postgresql``
+fixture of tests/conftest.py, started once per test process). Each test gets a database of its own, so migrations
+meet an empty one.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
-from tests.support.postgres import Cluster, running_cluster
+from tests.support.postgres import Cluster
 from webclient.store.store import Store
-
-
-@pytest.fixture(scope="session")
-def postgresql() -> Iterator[Cluster]:
-    with running_cluster("webclient-pg-") as cluster:
-        yield cluster
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

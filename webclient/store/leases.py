@@ -11,7 +11,6 @@ cannot write over its successor.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,13 +38,12 @@ class Instance:
     draining: bool
     agents: int
     memory: int
-    labels: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Taken:
-    """This instance holds the lease now; ``before``: the instance whose lease had expired (None: nobody's), and the
-    session's stored state (what it was doing when its holder last wrote)."""
+    """This instance holds the lease now; ``before``: the instance whose lease had expired, by its address if it gave
+    one (None: nobody's), and the session's stored state (what it was doing when its holder last wrote)."""
 
     before: str | None
     state: str
@@ -59,15 +57,12 @@ class Held:
     address: str | None
 
 
-async def register(engine: AsyncEngine, me: str, address: str | None, labels: Collection[str]) -> None:
+async def register(engine: AsyncEngine, me: str, address: str | None) -> None:
     """This instance's row, at start; instances not heard of for `FORGOTTEN_AFTER` seconds go."""
     async with engine.begin() as connection:
         await connection.execute(
-            text(
-                "INSERT INTO instances (id, address, started, seen, labels) "
-                "VALUES (:me, :address, now(), now(), :labels)"
-            ),
-            {"me": me, "address": address, "labels": json.dumps(sorted(labels))},
+            text("INSERT INTO instances (id, address, started, seen) VALUES (:me, :address, now(), now())"),
+            {"me": me, "address": address},
         )
         forgotten = "DELETE FROM instances WHERE seen < now() - make_interval(secs => :after)"
         await connection.execute(text(forgotten), {"after": FORGOTTEN_AFTER})
@@ -106,15 +101,12 @@ async def heartbeat(
         held = {row[0] for row in renewed}
         alive = await connection.execute(
             text(
-                "SELECT id, address, draining, agents, memory, labels FROM instances "
+                "SELECT id, address, draining, agents, memory FROM instances "
                 "WHERE seen > now() - make_interval(secs => :ttl) ORDER BY id"
             ),
             {"ttl": ttl},
         )
-        instances = [
-            Instance(row.id, row.address, row.draining, row.agents, row.memory, tuple(json.loads(row.labels)))
-            for row in alive
-        ]
+        instances = [Instance(row.id, row.address, row.draining, row.agents, row.memory) for row in alive]
     return held, instances
 
 
@@ -156,7 +148,7 @@ async def take(engine: AsyncEngine, session_id: str, me: str, ttl: float) -> Tak
             ),
             values,
         )
-        return Taken(None if lease.instance == me else lease.instance, state[0])
+        return Taken(None if lease.instance == me else lease.address or lease.instance, state[0])
 
 
 def claim_new(connection: Connection, session_ids: Collection[str], me: str, ttl: float) -> None:

@@ -186,9 +186,6 @@ instances = Table(
     Column("draining", Boolean, nullable=False, server_default=false()),  # it stops: no new session goes there
     Column("agents", Integer, nullable=False, server_default="0"),  # agents it runs, at its last heartbeat
     Column("memory", BigInteger, nullable=False, server_default="0"),  # its own resident bytes (its agents not counted)
-    Column(
-        "labels", Text, nullable=False, server_default="[]"
-    ),  # JSON: what it offers (a GPU), for placement; none yet
 )
 
 session_leases = Table(

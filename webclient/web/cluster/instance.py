@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -78,7 +78,6 @@ class ClusterInstance:
         writer: JournalWriter,
         sessions: Sessions,
         address: str | None,
-        labels: Collection[str] = (),
     ) -> None:
         self.engine = engine
         self.writer = writer
@@ -86,7 +85,6 @@ class ClusterInstance:
         self.id = secrets.token_hex(8)
         self.address = address
         """Where the others reach this instance (``WEBCLIENT_INSTANCE_URL``); None: they cannot."""
-        self.labels = tuple(labels)
         self.held: set[str] = set()
         """Sessions whose lease this instance holds."""
         self.instances: list[Instance] = []
@@ -102,7 +100,7 @@ class ClusterInstance:
         """Awaited with the id of a session this instance let go of (its pages' sockets close, to reconnect)."""
 
     async def start(self) -> None:
-        await leases.register(self.engine, self.id, self.address, self.labels)
+        await leases.register(self.engine, self.id, self.address)
         self.writer.sink.fence, self.writer.sink.lease_seconds = self.id, TTL
         self.renewed = time.monotonic()
         self._loops = [
@@ -162,14 +160,10 @@ class ClusterInstance:
             self._releasing.add(task)
             task.add_done_callback(self._releasing.discard)
 
-    async def elsewhere(self, labels: Collection[str] = ()) -> Instance | None:
-        """The least loaded other instance that takes sessions (with ``labels``), if it runs at least two agents fewer
-        than this one (or this one drains); None: this one. Load is the sessions whose agent runs, as the leases say
-        now."""
-        wanted = set(labels)
-        ready = [
-            i for i in self.instances if not i.draining and i.address and wanted <= set(i.labels) and i.id != self.id
-        ]
+    async def elsewhere(self) -> Instance | None:
+        """The least loaded other instance that takes sessions, if it runs at least two agents fewer than this one (or
+        this one drains); None: this one. Load is the sessions whose agent runs, as the leases say now."""
+        ready = [i for i in self.instances if not i.draining and i.address and i.id != self.id]
         if not ready:
             return None
         try:
@@ -177,7 +171,7 @@ class ClusterInstance:
         except Exception:  # noqa: BLE001 - the database is away: this one takes it, and says so when it cannot
             return None
         best = min(ready, key=lambda instance: load.get(instance.id, 0))
-        if self.draining or not wanted <= set(self.labels) or load.get(best.id, 0) + 1 < load.get(self.id, 0):
+        if self.draining or load.get(best.id, 0) + 1 < load.get(self.id, 0):
             return best
         return None
 
@@ -200,7 +194,7 @@ class ClusterInstance:
         session = await self.sessions.open(session_id)
         if session is None or session.lifecycle.resume_refused is not None:
             return session
-        where = f"instance {taken.before}"
+        where = f"the instance at {taken.before}"
         detail = f"The instance that ran it ({where}) stopped; this one ({self.id}) took it up from its journal."
         if not session.spec.cwd.is_dir():  # local disks: the files stayed on the other machine
             detail += f" Its files were on {where}, not here: {session.spec.cwd} is missing on this instance."
