@@ -30,8 +30,8 @@ from tests.sandbox.attack import (
     targets,
 )
 from tests.sandbox.outside_host import outside_host
-from tests.store.conftest import running_cluster
 from tests.support.people import TEAM, person_client
+from tests.support.postgres import running_cluster
 from tests.support.servers import Server, ServerFactory
 from tests.support.urls import URLS
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from tests.store.conftest import Cluster, running_cluster
+from tests.support.postgres import Cluster, running_cluster
 from tests.support.servers import ROOT, ServerFactory, free_port, server_command
 from webclient import cli
 from webclient.store.database import MIGRATIONS, create_engine, known_revisions
