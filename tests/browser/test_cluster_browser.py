@@ -3,11 +3,14 @@ answers its question through the instance that does not run the session, and the
 
 from __future__ import annotations
 
+import signal
+
 from playwright.sync_api import expect
 
 from tests.support.browser import Browsers, open_session, send_prompt, until_connected
 from tests.support.cluster import one_service, signed_in
 from tests.support.postgres import Cluster
+from tests.support.restarts import stop
 from tests.support.servers import ServerFactory
 
 
@@ -31,3 +34,27 @@ def test_a_turn_seen_on_two_instances_is_answered_on_the_one_that_does_not_run_i
         expect(page.locator('[data-role="tool-call"] .answered').first).to_be_visible()
         expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
     expect(here.locator('[data-role="tool-call"] [data-option-id]')).to_have_count(0)
+
+
+def test_a_page_on_the_other_instance_reconnects_by_itself_when_the_owner_dies_and_keeps_the_thread(
+    start_server: ServerFactory, browsers: Browsers, postgresql: Cluster
+) -> None:
+    service = one_service(postgresql)
+    doomed = signed_in(start_server(agent=None, process=True, **service))
+    survivor = signed_in(start_server(agent=None, process=True, **service))
+    owner_page = browsers.page("on the owner")
+    open_session(owner_page, doomed)
+    session_path = owner_page.url.removeprefix(doomed.url)
+    owner_page.close()
+    page = browsers.page("on the survivor")
+    page.goto(survivor.sign_in_url(session_path))
+    send_prompt(page, "markdown")
+    expect(page.locator("#thread table").first).to_be_visible()
+
+    stop(doomed, signal.SIGKILL)
+    # Nobody reloads: the page reconnects until the session runs on the survivor, and says it moved.
+    expect(page.get_by_text("The session moved to another instance")).to_be_visible(timeout=20_000)
+    expect(page.locator("#thread table").first).to_be_visible()  # what it showed before is still there
+    expect(page.locator("#session")).to_have_attribute("data-connection", "open")
+    send_prompt(page, "markdown")  # and it answers again, on the survivor
+    expect(page.locator("#thread table")).to_have_count(2, timeout=20_000)
