@@ -425,3 +425,44 @@ def test_a_session_killed_while_its_question_waits_resumes_elsewhere_at_once_wit
     assert "Not answered: the server restarted." in frame
     assert "moved to another instance" in frame
     assert PERMISSION_ASKED not in frame  # no button left to answer the old question with
+
+
+@pytest.mark.process
+def test_the_inbox_of_any_instance_lists_and_answers_the_questions_of_every_instance(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    service = one_service(postgresql)
+    owner = signed_in(start_server(agent=None, process=True, **service))
+    other = signed_in(start_server(agent=None, process=True, **service))
+
+    async def asking() -> str:
+        async with httpx.AsyncClient(base_url=owner.url, headers=owner.headers) as http:
+            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+        async with websockets.connect(
+            socket_at(owner.url, session_id), additional_headers=owner.headers, max_size=None
+        ) as socket:
+            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+            assert nonce is not None
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "edit", "nonce": nonce.group(1) + "-1"}))
+            await until(socket, PERMISSION_ASKED)
+        return session_id
+
+    session_id = asyncio.run(asking())
+    with httpx.Client(base_url=other.url, headers={**other.headers, "Origin": other.url}) as http:
+        assert http.get(URLS.for_("inbox"), params={"part": "count"}).text == "Inbox (1)"
+        listed = http.get(URLS.for_("inbox"), params={"part": "list"}).text
+        item = re.search(r'<li class="inbox-item" data-key="([^":]+):([^"]+)"', listed)
+        assert item is not None and item.group(1) == session_id
+        action = re.search(r'<form method="post" action="([^"]+)" class="inbox-answer">', listed)
+        option = re.search(r'data-option-id="([^"]+)"', listed)
+        assert action is not None and option is not None
+        assert action.group(1) == URLS.for_("inbox_answer", session_id=session_id)
+        answered = http.post(action.group(1), data={"request_id": item.group(2), "option_id": option.group(1)})
+        assert answered.status_code == 303, answered.text[:300]
+        deadline = time.monotonic() + 10
+        while http.get(URLS.for_("inbox"), params={"part": "count"}).text != "Inbox":
+            assert time.monotonic() < deadline, "the answer did not reach the instance that runs the session"
+            time.sleep(0.2)
+    with httpx.Client(base_url=owner.url, headers=owner.headers) as http:
+        assert http.get(URLS.for_("inbox"), params={"part": "count"}).text == "Inbox"

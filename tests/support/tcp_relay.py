@@ -26,6 +26,9 @@ class Relay:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            if self._closing:
+                client.close()
+                return
             self._held.append(client)
             if self.cut.is_set():
                 continue  # held open, never answered

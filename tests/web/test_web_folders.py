@@ -17,7 +17,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "access": {"page_context"},
     "context": {"access", "page_context"},
     "live": {"access", "context", "page_context"},
-    "pages": {"access", "context", "live", "page_context"},
+    "pages": {"access", "cluster", "context", "live", "page_context"},
     "demo_remote": set(),
     "readiness": set(),
     "delivery": set(),

@@ -23,6 +23,7 @@ ROUTES: dict[str, str] = {
     "delete_rule": "/settings/rules/delete",
     "inbox": "/inbox",
     "always_allow": "/sessions/{session_id}/always",
+    "inbox_answer": "/sessions/{session_id}/inbox-answer",
     "session": "/sessions/{session_id}",
     "prompt": "/sessions/{session_id}/prompt",
     "end_session": "/sessions/{session_id}/end",

@@ -48,6 +48,8 @@ ADVICE = (
 )
 MIGRATION_LOCK = 0x77656263_6C69656E >> 1
 """PostgreSQL's advisory lock (a 64-bit key of our own) held while one instance checks and migrates the tables."""
+IDLE_IN_TRANSACTION_MS = 10_000
+"""How long PostgreSQL lets a transaction wait on its client before it ends it (and lets go of its locks)."""
 CONNECT_SECONDS = 10
 """How long a PostgreSQL server has to accept the connection at start (asyncpg waits a minute by default)."""
 
@@ -132,7 +134,10 @@ def create_engine(url: str) -> Database:
 def _postgresql_engine(url: str) -> AsyncEngine:
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    return create_async_engine(engine_url(url), connect_args={"timeout": CONNECT_SECONDS})
+    # A transaction left open by a client that went away without a word (a broken link: no reset ever comes) would
+    # hold its locks for hours, a session's lease among them: PostgreSQL ends it once it has waited this long.
+    settings = {"idle_in_transaction_session_timeout": str(IDLE_IN_TRANSACTION_MS)}
+    return create_async_engine(engine_url(url), connect_args={"timeout": CONNECT_SECONDS, "server_settings": settings})
 
 
 def _sqlite_engine(url: str) -> Engine:

@@ -118,6 +118,8 @@ async def take(engine: AsyncEngine, session_id: str, me: str, ttl: float) -> Tak
         ).first()
         if state is None:
             return None
+        # Not waiting long on a lock: an instance cut off mid-write holds one until PostgreSQL ends its transaction.
+        await connection.execute(text("SET LOCAL lock_timeout = '1s'"))
         lease = (
             await connection.execute(
                 text(

@@ -58,7 +58,7 @@ from webclient.web.pages import (
     sessions,
     shares,
 )
-from webclient.web.pages.inbox import inbox_page
+from webclient.web.pages.inbox import inbox_answer, inbox_page
 from webclient.web.pages.rules_page import always_allow, delete_rule, load_rules, rules_settings
 from webclient.workspace import process_group
 from webclient.workspace.reaper import STOP_SECONDS, Reaper
@@ -81,6 +81,7 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "rules": (rules_settings, "GET,POST"),
     "delete_rule": (delete_rule, "POST"),
     "inbox": (inbox_page, "GET,POST"),
+    "inbox_answer": (inbox_answer, "POST"),
     "always_allow": (always_allow, "POST"),
     "session": (sessions.session_page, "GET"),
     "prompt": (prompt_box.prompt_without_script, "POST"),
@@ -239,7 +240,8 @@ async def start_cluster(app: Starlette, settings: Settings, store: Store) -> Clu
 def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application (``uvicorn --factory webclient.web.app:create_app``)."""
     settings = settings or Settings.from_env()
-    holder = ClusterHolder()
+    person_headers = (settings.trusted_header, settings.trusted_email_header, settings.trusted_groups_header)
+    holder = ClusterHolder([h for h in person_headers if h])
     if several_instances(settings):
         from webclient.store.secrets import server_key
 
@@ -335,8 +337,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # carry their token masked: BREACH, see webclient.web.delivery.compression); web sockets pass by.
     app.add_middleware(Compression)
     # Just inside RootPath: a request for a session another instance runs goes there, as the browser sent it.
-    person_headers = (settings.trusted_header, settings.trusted_email_header, settings.trusted_groups_header)
-    app.add_middleware(Forwarding, cluster=holder, person_headers=[h for h in person_headers if h])
+    app.add_middleware(Forwarding, cluster=holder)
     # Outermost of all: the guard and the routes see the path prefix and the scheme the browser used.
     proxies = TrustedHeader.from_settings(settings)
     app.add_middleware(RootPath, root=settings.root_path, proxies=proxies, instances=holder.token)

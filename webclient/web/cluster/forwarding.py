@@ -85,13 +85,41 @@ def starts_session(scope: Scope, path: str) -> bool:
     return scope["type"] == "http" and scope["method"] == "POST" and path in ("/sessions", "/embed")
 
 
+def forwarded_headers(scope: Scope, token: bytes, person_headers: frozenset[str]) -> list[tuple[str, str]]:
+    """A request's headers as the owner gets them: the browser's, less what only a proxy may say (the person a
+    trusted proxy names, unless it came through that proxy), plus what this instance believes of the browser's origin
+    and prefix, and its proof."""
+    dropped = HOP_BY_HOP | (frozenset() if scope.get(PROVEN) else person_headers)
+    if scope["type"] == "websocket":
+        dropped |= WEBSOCKET_OWN
+    kept = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, value in scope.get("headers", ())
+        if name.decode("latin-1").lower() not in dropped
+    ]
+    seen = browser_origin(scope)
+    if seen is not None:
+        host = f"[{seen.host}]" if ":" in seen.host else seen.host
+        kept += [("x-forwarded-host", f"{host}:{seen.port}"), ("x-forwarded-proto", seen.scheme)]
+    root: str = scope.get("root_path", "")
+    if root:
+        kept.append(("x-forwarded-prefix", root))
+    client = scope.get("client")
+    if client:
+        kept.append(("x-forwarded-for", str(client[0])))
+    kept.append((HEADER, token.decode()))
+    return kept
+
+
 class ClusterHolder:
     """Where the lifespan puts this instance's `ClusterInstance` once the store is open (None: one instance)."""
 
-    def __init__(self) -> None:
+    def __init__(self, person_headers: Collection[str] = ()) -> None:
         self.instance: ClusterInstance | None = None
         self.token: bytes | None = None
         """What this instance proves itself with to the others (`webclient.web.access.instance_proof`)."""
+        self.person_headers = frozenset(h.lower() for h in person_headers if h)
+        """The headers a trusted proxy names the person in: passed on only from that proxy."""
         self._client: httpx.AsyncClient | None = None
 
     def client(self) -> httpx.AsyncClient:
@@ -103,6 +131,28 @@ class ClusterHolder:
             self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False)
         return self._client
 
+    async def ask_the_others(self, scope: Scope, path: str) -> list[str]:
+        """``GET path`` (below the prefix) of every other instance that takes sessions, as the person of ``scope``
+        asks it: the answers that came within a second or two (an instance that does not answer is left out)."""
+        instance, token = self.instance, self.token
+        if instance is None or token is None:
+            return []
+        import httpx
+
+        others = [i.address for i in instance.instances if i.id != instance.id and i.address]
+        # As this instance reads it, not compressed (the browser's own Accept-Encoding is not this request's).
+        headers = [(n, v) for n, v in forwarded_headers(scope, token, self.person_headers) if n != "accept-encoding"]
+
+        async def ask(address: str) -> str | None:
+            with contextlib.suppress(httpx.HTTPError):
+                answer = await self.client().get(address + path, headers=headers, timeout=2.0)
+                if answer.status_code == 200:
+                    return answer.text
+            return None
+
+        answers = await asyncio.gather(*(ask(address) for address in others))
+        return [answer for answer in answers if answer is not None]
+
     async def close(self) -> None:
         if self._client is not None:
             await self._client.aclose()
@@ -111,11 +161,9 @@ class ClusterHolder:
 class Forwarding:
     """Sends a request to the instance that runs its session, or a new session to the least loaded instance."""
 
-    def __init__(self, app: ASGIApp, cluster: ClusterHolder, person_headers: Collection[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, cluster: ClusterHolder) -> None:
         self.app = app
         self.cluster = cluster
-        self.person_headers = frozenset(h.lower() for h in person_headers if h)
-        """The headers a trusted proxy names the person in: passed on only from that proxy."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         instance, token = self.cluster.instance, self.cluster.token
@@ -141,35 +189,11 @@ class Forwarding:
         else:
             await self.app(scope, receive, send)
             return
-        headers = self._headers(scope, root, token)
+        headers = forwarded_headers(scope, token, self.cluster.person_headers)
         if scope["type"] == "websocket":
             await self._socket(scope, receive, send, address, path, headers)
         else:
             await self._http(scope, receive, send, address, path, headers)
-
-    def _headers(self, scope: Scope, root: str, token: bytes) -> list[tuple[str, str]]:
-        """The request's headers as the owner gets them: the browser's, less what only a proxy may say, plus what
-        this instance believes of the browser's origin and prefix, and its proof."""
-        trusted = bool(scope.get(PROVEN))
-        dropped = HOP_BY_HOP | (frozenset() if trusted else self.person_headers)
-        if scope["type"] == "websocket":
-            dropped |= WEBSOCKET_OWN
-        kept = [
-            (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in scope.get("headers", ())
-            if name.decode("latin-1").lower() not in dropped
-        ]
-        seen = browser_origin(scope)
-        if seen is not None:
-            host = f"[{seen.host}]" if ":" in seen.host else seen.host
-            kept += [("x-forwarded-host", f"{host}:{seen.port}"), ("x-forwarded-proto", seen.scheme)]
-        if root:
-            kept.append(("x-forwarded-prefix", root))
-        client = scope.get("client")
-        if client:
-            kept.append(("x-forwarded-for", str(client[0])))
-        kept.append((HEADER, token.decode()))
-        return kept
 
     # -- HTTP ----------------------------------------------------------------------------------------------------
 

@@ -131,7 +131,11 @@ class ClusterInstance:
             if other is not None:
                 return Held(other.id, other.address)
         for _ in range(3):
-            got = await leases.take(self.engine, session_id, self.id, TTL)
+            try:
+                got = await leases.take(self.engine, session_id, self.id, TTL)
+            except Exception:  # noqa: BLE001 - locked by an instance cut off mid-write, or the database is away
+                log.warning("session %s: its lease could not be read now", session_id, exc_info=True)
+                return Held("", None)  # nobody to send it to yet: the page is asked to try again
             if isinstance(got, Held):
                 return got
             if isinstance(got, Taken):

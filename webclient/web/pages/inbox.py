@@ -8,11 +8,14 @@ list is read when the page asks.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from webclient.people.person import Person
 from webclient.people.roles import may_drive, role_of
@@ -20,7 +23,8 @@ from webclient.session.answers import threads
 from webclient.session.core import Session
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.questions import Question
-from webclient.web.context import base_context, manager, person, render, renderer, urls
+from webclient.web.cluster.forwarding import ClusterHolder
+from webclient.web.context import base_context, manager, person, render, renderer, session_of, urls
 from webclient.web.page_context import SignedInContext
 
 RECENT_ENTRIES = 200
@@ -71,26 +75,58 @@ class InboxContext(SignedInContext):
     template = "inbox.html"
     found: list[Open]
     """The open questions, each with its session."""
+    elsewhere_count: int = 0
+    """How many questions wait in the sessions the other instances of one service run."""
+    elsewhere_items: Markup = Markup("")
+    """Those questions' items, as the instances that run them rendered them."""
 
 
 async def inbox_page(request: Request) -> Response:
-    """GET: the page; ``?part=list``: its list, as the page polls it; ``?part=count``: the index's link. POST: an
-    answer (`answer`)."""
+    """GET: the page; ``?part=list``: its list, as the page polls it; ``?part=count``: the index's link;
+    ``?part=here``: this instance's questions alone (JSON: their count and items), which the other instances of one
+    service gather into theirs (`elsewhere`). POST: an answer (`answer`)."""
     if request.method == "POST":
-        return await answer(request)
+        form = await request.form()
+        return await answer(request, str(form.get("session_id", "")))
     found = open_questions(person(request), list(manager(request).sessions.values()))
     part = request.query_params.get("part")
+    if part == "here":
+        items = renderer(request).block(InboxContext.template, "inbox_items", found=found, **base_context(request))
+        return JSONResponse({"count": len(found), "items": items})
+    count, items = await elsewhere(request)
+    context = {**base_context(request), "found": found, "elsewhere_count": count, "elsewhere_items": items}
     if part in ("list", "count"):
         block = "inbox_list" if part == "list" else "inbox_count"
-        return HTMLResponse(renderer(request).block(InboxContext.template, block, found=found, **base_context(request)))
-    return render(request, InboxContext(**base_context(request), found=found))
+        return HTMLResponse(renderer(request).block(InboxContext.template, block, **context))
+    return render(request, InboxContext(**context))
 
 
-async def answer(request: Request) -> Response:
-    """POST: answer one question of one session (a permission's option, or decline / cancel an agent's question),
-    if the person may drive it; then back to the inbox."""
+async def elsewhere(request: Request) -> tuple[int, Markup]:
+    """The person's open questions in the sessions the other instances of one service run (none with one instance):
+    how many, and their items as those instances rendered them (each answers to its session's own URL)."""
+    holder: ClusterHolder | None = getattr(request.app.state, "cluster_holder", None)
+    if holder is None or holder.instance is None:
+        return 0, Markup("")
+    count, items = 0, list[str]()
+    for answer_text in await holder.ask_the_others(request.scope, "/inbox?part=here"):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            here = json.loads(answer_text)
+            count, items = count + int(here["count"]), [*items, str(here["items"])]
+    return count, Markup("".join(items))
+
+
+async def inbox_answer(request: Request) -> Response:
+    """POST to a session's own URL (so that the instance that runs it answers, `webclient.web.cluster`): as `answer`;
+    404 to a person who may not see the session, 403 to one who only watches it (`session_of`)."""
+    session = await session_of(request, "drive")
+    return await answer(request, session.id)
+
+
+async def answer(request: Request, session_id: str) -> Response:
+    """Answer one question of one session (a permission's option, or decline / cancel an agent's question), if the
+    person may drive it; then back to the inbox."""
     form = await request.form()
-    session = manager(request).get(str(form.get("session_id", "")))
+    session = manager(request).get(session_id)
     request_id = str(form.get("request_id", ""))
     if session is not None and may_drive(role_of(person(request), session.owner, session.shares)):
         option_id, action = form.get("option_id"), form.get("answer")
