@@ -5,6 +5,7 @@ is taken up by another within 15 s, its page reconnected to the same thread."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import re
@@ -466,3 +467,52 @@ def test_the_inbox_of_any_instance_lists_and_answers_the_questions_of_every_inst
             time.sleep(0.2)
     with httpx.Client(base_url=owner.url, headers=owner.headers) as http:
         assert http.get(URLS.for_("inbox"), params={"part": "count"}).text == "Inbox"
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("step", ["starting", "streaming"])
+def test_a_kill_at_another_step_of_a_turn_brings_the_session_back_on_the_other_instance(
+    start_server: ServerFactory, postgresql: Cluster, step: str
+) -> None:
+    """Killed as its agent starts (taken up when a page opens it) or while its answer streams (the demo's slow walk:
+    taken up at once, the turn marked interrupted): either way the session runs on the other instance within 15 s."""
+    service = {**one_service(postgresql), "DEMO_AGENT_SPEED": "1"}
+    doomed = signed_in(start_server(agent=None, process=True, **service))
+    survivor = signed_in(start_server(agent=None, process=True, **service))
+
+    async def until_the_step() -> str:
+        async with httpx.AsyncClient(base_url=doomed.url, headers=doomed.headers) as http:
+            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+        if step == "starting":
+            return session_id
+        async with websockets.connect(
+            socket_at(doomed.url, session_id), additional_headers=doomed.headers, max_size=None
+        ) as socket:
+            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+            assert nonce is not None
+            await until(socket, 'data-agent-state="ready"')
+            await socket.send(json.dumps({"action": "prompt", "prompt": "steer", "nonce": nonce.group(1) + "-1"}))
+            await until(socket, 'data-turn-state="running"')
+            await asyncio.sleep(0.8)  # part of its slow walk streamed, and journalled
+        return session_id
+
+    session_id = asyncio.run(until_the_step())
+    stop(doomed, signal.SIGKILL)
+    killed = time.monotonic()
+
+    async def back() -> str:
+        while True:
+            with contextlib.suppress(OSError, websockets.exceptions.WebSocketException):
+                async with websockets.connect(
+                    socket_at(survivor.url, session_id), additional_headers=survivor.headers, max_size=None
+                ) as socket:
+                    frame = html.unescape(str(await socket.recv()))
+                    if "moved to another instance" in frame:
+                        return frame + await until(socket, 'data-agent-state="ready"', 20)
+            await asyncio.sleep(0.3)
+
+    frame = asyncio.run(asyncio.wait_for(back(), 30))
+    assert time.monotonic() - killed < 15
+    assert asyncio.run(lease_holder(service["WEBCLIENT_DATABASE_URL"], session_id)) == survivor.url
+    if step == "streaming":
+        assert "The server restarted during this turn" in frame
