@@ -250,6 +250,10 @@ class Settings:
             "(http://10.0.0.5:8000); default: the address and port it listens on"
         },
     )
+    instance_labels: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "WEBCLIENT_INSTANCE_LABELS: what this instance offers (gpu,eu), for agents that ask for it"},
+    )
     max_ended_sessions: int = field(
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
@@ -399,6 +403,7 @@ class Settings:
                 name.strip() for name in env.get("WEBCLIENT_SLEEP_WITHOUT_RESUME", "").split(",") if name.strip()
             ),
             instance_url=env.get("WEBCLIENT_INSTANCE_URL", "").strip().rstrip("/") or None,
+            instance_labels=tuple(x.strip() for x in env.get("WEBCLIENT_INSTANCE_LABELS", "").split(",") if x.strip()),
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),

@@ -516,3 +516,25 @@ def test_a_kill_at_another_step_of_a_turn_brings_the_session_back_on_the_other_i
     assert asyncio.run(lease_holder(service["WEBCLIENT_DATABASE_URL"], session_id)) == survivor.url
     if step == "streaming":
         assert "The server restarted during this turn" in frame
+
+
+@pytest.mark.process
+def test_a_new_session_of_an_agent_that_asks_for_a_label_goes_to_an_instance_that_offers_it(
+    start_server: ServerFactory, postgresql: Cluster, tmp_path: Path
+) -> None:
+    config = tmp_path / "agents.toml"
+    scripted = json.dumps(str(AGENTS / "scripted_agent.py"))
+    config.write_text(
+        f'[agents.on-gpu]\ncommand = {json.dumps(sys.executable)}\nargs = [{scripted}]\ninstance_labels = ["gpu"]\n'
+        f"[agents.anywhere]\ncommand = {json.dumps(sys.executable)}\nargs = [{scripted}]\n"
+    )
+    service = {**one_service(postgresql), "WEBCLIENT_CONFIG": str(config)}
+    plain = signed_in(start_server(None, process=True, **service))
+    with_gpu = signed_in(start_server(None, process=True, **service, WEBCLIENT_INSTANCE_LABELS="gpu,eu"))
+    time.sleep(2.5)  # a heartbeat each: each knows what the other offers
+    with httpx.Client(base_url=plain.url, headers=plain.headers) as http:
+        on_gpu = created(http.post(URLS.for_("new_session"), data={"agent": "on-gpu"})).rsplit("/", 1)[1]
+        anywhere = created(http.post(URLS.for_("new_session"), data={"agent": "anywhere"})).rsplit("/", 1)[1]
+    database = service["WEBCLIENT_DATABASE_URL"]
+    assert asyncio.run(lease_holder(database, on_gpu)) == with_gpu.url  # asked of the instance without one
+    assert asyncio.run(lease_holder(database, anywhere)) == plain.url  # no label asked: where it was asked

@@ -23,7 +23,7 @@ REMOTE_FIELDS = {"url", "agent", "api_key_env", "options"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 FIELDS = {
     "command", "args", "env", "workspace", "extra_roots", "file_access", "terminals", "start_timeout", "protocol",
-    "description", "acp_protocol", "network", "sandbox_read", *REMOTE_FIELDS,
+    "description", "acp_protocol", "network", "sandbox_read", "instance_labels", *REMOTE_FIELDS,
 }  # fmt: skip
 
 
@@ -153,6 +153,7 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         acp_protocol=version,
         network=network,
         sandbox_read=tuple(fields.folder_path(folder) for folder in fields.strings("sandbox_read")),
+        instance_labels=tuple(fields.strings("instance_labels")),
     )
 
 

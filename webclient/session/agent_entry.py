@@ -55,6 +55,9 @@ class AgentEntry:
     """Values for the remote agent's options (its defaults otherwise)."""
     network: bool | None = None  # in a sandbox (None: WEBCLIENT_SANDBOX_NETWORK)
     sandbox_read: tuple[Path, ...] = ()  # more folders it may read in a sandbox, for what its installation needs
+    instance_labels: tuple[str, ...] = ()
+    """What an instance must offer to run it, of several of one service (``WEBCLIENT_INSTANCE_LABELS``: a GPU, a
+    region); empty: any instance."""
 
     @property
     def roots(self) -> tuple[Path, ...]:

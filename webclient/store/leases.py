@@ -38,6 +38,8 @@ class Instance:
     draining: bool
     agents: int
     memory: int
+    labels: frozenset[str]
+    """What it offers (``WEBCLIENT_INSTANCE_LABELS``)."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,15 @@ class Held:
     address: str | None
 
 
-async def register(engine: AsyncEngine, me: str, address: str | None) -> None:
+async def register(engine: AsyncEngine, me: str, address: str | None, labels: Collection[str] = ()) -> None:
     """This instance's row, at start; instances not heard of for `FORGOTTEN_AFTER` seconds go."""
     async with engine.begin() as connection:
         await connection.execute(
-            text("INSERT INTO instances (id, address, started, seen) VALUES (:me, :address, now(), now())"),
-            {"me": me, "address": address},
+            text(
+                "INSERT INTO instances (id, address, started, seen, labels) "
+                "VALUES (:me, :address, now(), now(), :labels)"
+            ),
+            {"me": me, "address": address, "labels": ",".join(sorted(labels))},
         )
         forgotten = "DELETE FROM instances WHERE seen < now() - make_interval(secs => :after)"
         await connection.execute(text(forgotten), {"after": FORGOTTEN_AFTER})
@@ -101,12 +106,22 @@ async def heartbeat(
         held = {row[0] for row in renewed}
         alive = await connection.execute(
             text(
-                "SELECT id, address, draining, agents, memory FROM instances "
+                "SELECT id, address, draining, agents, memory, labels FROM instances "
                 "WHERE seen > now() - make_interval(secs => :ttl) ORDER BY id"
             ),
             {"ttl": ttl},
         )
-        instances = [Instance(row.id, row.address, row.draining, row.agents, row.memory) for row in alive]
+        instances = [
+            Instance(
+                row.id,
+                row.address,
+                row.draining,
+                row.agents,
+                row.memory,
+                frozenset(filter(None, row.labels.split(","))),
+            )
+            for row in alive
+        ]
     return held, instances
 
 

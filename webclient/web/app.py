@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from webclient.acp.agent import AcpAgent
-from webclient.agents.catalogue import Catalogue
+from webclient.agents.catalogue import Catalogue, UnknownAgent
 from webclient.agents.homes import data_folder
 from webclient.agents.manager import SessionManager, malloc_trim
 from webclient.agents.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
@@ -215,13 +215,22 @@ def instance_address(settings: Settings) -> str | None:
     return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
 
 
+def agent_labels(manager: SessionManager, agent: str | None) -> tuple[str, ...]:
+    """What an instance must offer to run a new session of ``agent`` (the catalogue's; an unknown agent: nothing)."""
+    try:
+        return manager.catalogue.get(agent).instance_labels
+    except UnknownAgent:
+        return ()
+
+
 async def start_cluster(app: Starlette, settings: Settings, store: Store) -> ClusterInstance:
     """Take this instance's place among the others on the store: leases for the sessions it makes or is asked for."""
     from webclient.web.cluster.instance import ClusterInstance
 
     manager: SessionManager = app.state.sessions
     engine = cast("AsyncEngine", store.engine)  # PostgreSQL's (`several_instances`)
-    instance = ClusterInstance(engine, store.writer, manager, instance_address(settings))
+    instance = ClusterInstance(engine, store.writer, manager, instance_address(settings), settings.instance_labels)
+    instance.labels_of = lambda agent: agent_labels(manager, agent)
     await instance.start()
     manager.on_created = instance.claim_new
     manager.on_forget = instance.forgotten

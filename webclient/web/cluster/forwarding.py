@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Collection
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -60,6 +61,8 @@ WEBSOCKET_OWN = frozenset({"sec-websocket-key", "sec-websocket-version", "sec-we
 """A socket's handshake headers the client library writes itself."""
 RESPONSE_HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade", "trailer"})
 MAX_SESSION_ID = 64
+MAX_FORM = 64 * 1024
+"""Bytes of a New session form read for its agent's name before it is passed on (one is far smaller)."""
 TRY_AGAIN = 1013
 """A socket's close code when the session's instance does not answer: the page reconnects."""
 RETRY_PAGE = (
@@ -181,7 +184,8 @@ class Forwarding:
                 return
             address = held.address
         elif starts_session(scope, path):
-            other = await instance.elsewhere()
+            agent, receive = await agent_asked(scope, receive)
+            other = await instance.elsewhere(agent)
             if other is None:
                 await self.app(scope, receive, send)
                 return
@@ -300,6 +304,32 @@ class Forwarding:
                 task.cancel()
             await asyncio.gather(downward, upward, return_exceptions=True)
             await upstream.close()
+
+
+async def agent_asked(scope: Scope, receive: Receive) -> tuple[str | None, Receive]:
+    """The agent a New session form asks for (its ``agent`` field; None: the default, or a form too large to be
+    one), and a ``receive`` that gives the body again to whoever answers it."""
+    if Headers(scope=scope).get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        return None, receive
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_FORM or not message.get("more_body"):
+            break
+    replayed = [{"type": "http.request", "body": b"".join(chunks), "more_body": size > MAX_FORM}]
+
+    async def again() -> Message:
+        return replayed.pop(0) if replayed else await receive()
+
+    if size > MAX_FORM:
+        return None, again
+    asked = parse_qs(b"".join(chunks).decode("latin-1")).get("agent", [""])[0]
+    return asked or None, again
 
 
 async def _body(receive: Receive) -> AsyncIterator[bytes]:

@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -78,6 +78,7 @@ class ClusterInstance:
         writer: JournalWriter,
         sessions: Sessions,
         address: str | None,
+        labels: Collection[str] = (),
     ) -> None:
         self.engine = engine
         self.writer = writer
@@ -85,6 +86,10 @@ class ClusterInstance:
         self.id = secrets.token_hex(8)
         self.address = address
         """Where the others reach this instance (``WEBCLIENT_INSTANCE_URL``); None: they cannot."""
+        self.labels = frozenset(labels)
+        """What it offers (``WEBCLIENT_INSTANCE_LABELS``): an agent that asks for labels runs where they all are."""
+        self.labels_of: Callable[[str | None], Collection[str]] = lambda agent: ()
+        """The labels a catalogue agent asks for (by its name; None: the default agent)."""
         self.held: set[str] = set()
         """Sessions whose lease this instance holds."""
         self.instances: list[Instance] = []
@@ -100,7 +105,7 @@ class ClusterInstance:
         """Awaited with the id of a session this instance let go of (its pages' sockets close, to reconnect)."""
 
     async def start(self) -> None:
-        await leases.register(self.engine, self.id, self.address)
+        await leases.register(self.engine, self.id, self.address, self.labels)
         self.writer.sink.fence, self.writer.sink.lease_seconds = self.id, TTL
         self.renewed = time.monotonic()
         self._loops = [
@@ -164,18 +169,22 @@ class ClusterInstance:
             self._releasing.add(task)
             task.add_done_callback(self._releasing.discard)
 
-    async def elsewhere(self) -> Instance | None:
-        """The least loaded other instance that takes sessions, if it runs at least two agents fewer than this one (or
-        this one drains); None: this one. Load is the sessions whose agent runs, as the leases say now."""
-        ready = [i for i in self.instances if not i.draining and i.address and i.id != self.id]
+    async def elsewhere(self, agent: str | None = None) -> Instance | None:
+        """Where a new session of ``agent`` goes when not here: among the other instances that take sessions and
+        offer every label the agent asks for, the least loaded, if this one lacks a label, drains, or runs at least
+        two agents more; None: this one. Load is the sessions whose agent runs, as the leases say now."""
+        wanted = set(self.labels_of(agent))
+        ready = [i for i in self.instances if not i.draining and i.address and i.id != self.id and wanted <= i.labels]
         if not ready:
+            if not wanted <= self.labels:
+                log.warning("no instance offers %s for the agent %s: it runs here", sorted(wanted), agent)
             return None
         try:
             load = await leases.running(self.engine)
         except Exception:  # noqa: BLE001 - the database is away: this one takes it, and says so when it cannot
             return None
         best = min(ready, key=lambda instance: load.get(instance.id, 0))
-        if self.draining or load.get(best.id, 0) + 1 < load.get(self.id, 0):
+        if self.draining or not wanted <= self.labels or load.get(best.id, 0) + 1 < load.get(self.id, 0):
             return best
         return None
 

@@ -27,6 +27,7 @@ def upgrade() -> None:
         sa.Column("draining", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("agents", sa.Integer, nullable=False, server_default="0"),
         sa.Column("memory", sa.BigInteger, nullable=False, server_default="0"),
+        sa.Column("labels", sa.Text, nullable=False, server_default=""),
     )
     op.create_table(
         "session_leases",
