@@ -80,8 +80,8 @@ def start_server(tmp_path: Path) -> Iterator[ServerFactory]:
         """``workspace``: the agent's folder (made if needed); by default one of its own per server. ``process``: its
         own process, where the process is the subject (signals, its output, what outlives it); else it is served from
         the test's process when it can be (`tests.support.servers.InThread`). ``port``: where it listens (an instance
-        restarted where it was); by default a free one."""
-        port = port or free_port()
+        restarted where it was; or WEBCLIENT_PORT among ``env``); by default a free one."""
+        port = port or int(env.pop("WEBCLIENT_PORT", 0)) or free_port()
         workspace = workspace or tmp_path / f"workspace-{port}"
         options = []
         if agent is not None:

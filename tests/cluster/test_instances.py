@@ -538,3 +538,22 @@ def test_a_new_session_of_an_agent_that_asks_for_a_label_goes_to_an_instance_tha
     database = service["WEBCLIENT_DATABASE_URL"]
     assert asyncio.run(lease_holder(database, on_gpu)) == with_gpu.url  # asked of the instance without one
     assert asyncio.run(lease_holder(database, anywhere)) == plain.url  # no label asked: where it was asked
+
+
+@pytest.mark.process
+def test_an_instance_given_another_ones_address_takes_nothing_from_it(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    """Two instances given one WEBCLIENT_INSTANCE_URL by mistake: the second is not taken for the first restarted (it
+    asks who answers there, and it is not itself): the first keeps its sessions, and the log says what to fix."""
+    service = one_service(postgresql)
+    first = signed_in(start_server(agent=None, process=True, **service))
+    with httpx.Client(base_url=first.url, headers=first.headers) as http:
+        session_id = created(http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+    second = start_server(agent=None, process=True, **service, WEBCLIENT_INSTANCE_URL=first.url)
+    time.sleep(3)  # it has asked who answers at that address, and been answered
+    assert asyncio.run(lease_holder(service["WEBCLIENT_DATABASE_URL"], session_id)) == first.url
+    assert second.process is not None and second.process.stdout is not None
+    second.process.send_signal(signal.SIGTERM)
+    second.process.wait(timeout=30)
+    assert "give each instance its own WEBCLIENT_INSTANCE_URL" in second.process.stdout.read().decode()

@@ -19,7 +19,7 @@ import httpx
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from tests.support.servers import Server, stop_server
+from tests.support.servers import Server, free_port, stop_server
 from tests.support.urls import URLS, socket_at
 
 PERMISSION_ASKED = "data-option-id"
@@ -29,8 +29,9 @@ def store_env(database_url: str, tmp_path: Path) -> dict[str, str]:
     """The same store for every server of a test: a data folder that outlives them, or the PostgreSQL database."""
     if database_url.startswith("sqlite"):
         return {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
-    # One instance restarted where it listened: not another instance taking its sessions over (tests/cluster).
-    return {"WEBCLIENT_DATABASE_URL": database_url, "WEBCLIENT_INSTANCE_URL": "http://one-instance.test:8000"}
+    # One instance restarted where it listened (the same port: `start_server` takes WEBCLIENT_PORT), not another
+    # instance taking its sessions over, which tests/cluster is about.
+    return {"WEBCLIENT_DATABASE_URL": database_url, "WEBCLIENT_PORT": str(free_port())}
 
 
 def created(response: httpx.Response) -> str:

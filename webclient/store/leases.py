@@ -71,16 +71,18 @@ async def register(engine: AsyncEngine, me: str, address: str | None, labels: Co
         )
         forgotten = "DELETE FROM instances WHERE seen < now() - make_interval(secs => :after)"
         await connection.execute(text(forgotten), {"after": FORGOTTEN_AFTER})
-        if address is not None:
-            # An instance at this address before is this one restarted (it stopped, since this one listens there
-            # now): its sessions are as after any restart, stopped until someone resumes them, not taken over.
-            before = "SELECT id FROM instances WHERE address = :address AND id <> :me"
-            await connection.execute(
-                text(f"DELETE FROM session_leases WHERE instance IN ({before})"), {"address": address, "me": me}
-            )
-            await connection.execute(
-                text(f"DELETE FROM instances WHERE id IN ({before})"), {"address": address, "me": me}
-            )
+
+
+async def forget_earlier(engine: AsyncEngine, me: str, address: str) -> int:
+    """This instance was found listening at ``address`` (it asked itself there): any other instance registered there
+    is this one before a restart, dead. Its sessions are as after any restart (shown stopped until someone resumes
+    them), not taken over: their leases and its row go. Returns how many leases went."""
+    async with engine.begin() as connection:
+        before = "SELECT id FROM instances WHERE address = :address AND id <> :me"
+        values = {"address": address, "me": me}
+        gone = await connection.execute(text(f"DELETE FROM session_leases WHERE instance IN ({before})"), values)
+        await connection.execute(text(f"DELETE FROM instances WHERE id IN ({before})"), values)
+        return gone.rowcount or 0
 
 
 async def heartbeat(

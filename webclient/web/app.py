@@ -231,6 +231,7 @@ async def start_cluster(app: Starlette, settings: Settings, store: Store) -> Clu
     engine = cast("AsyncEngine", store.engine)  # PostgreSQL's (`several_instances`)
     instance = ClusterInstance(engine, store.writer, manager, instance_address(settings), settings.instance_labels)
     instance.labels_of = lambda agent: agent_labels(manager, agent)
+    instance.ask_address = app.state.cluster_holder.who_answers
     await instance.start()
     manager.on_created = instance.claim_new
     manager.on_forget = instance.forgotten

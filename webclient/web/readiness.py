@@ -76,8 +76,10 @@ async def _ask(store: Store) -> bool:
 
 
 async def healthz(request: Request) -> Response:
-    """Alive: the event loop answered this request."""
-    return PlainTextResponse("ok", headers=NO_STORE)
+    """Alive: the event loop answered this request; one of several instances says which (it asks itself at its own
+    address: `webclient.web.cluster.instance.ClusterInstance.identity`)."""
+    cluster = getattr(request.app.state, "cluster", None)
+    return PlainTextResponse("ok", headers={**NO_STORE, **cluster.identity} if cluster is not None else NO_STORE)
 
 
 async def readyz(request: Request) -> Response:

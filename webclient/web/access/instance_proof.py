@@ -15,6 +15,8 @@ import hmac
 from starlette.types import Scope
 
 HEADER = "x-webclient-instance"
+IDENTITY = "x-webclient-instance-id"
+"""The header ``/healthz`` names the instance in, among several of one service (no proof of anything: its id)."""
 FORWARDED = "webclient.forwarded"
 """The scope's key: this request came from another instance, which proved it."""
 

@@ -26,7 +26,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webclient.web.access.browser_origin import browser_origin
-from webclient.web.access.instance_proof import FORWARDED, HEADER
+from webclient.web.access.instance_proof import FORWARDED, HEADER, IDENTITY
 from webclient.web.access.trusted_header import PROVEN
 
 if TYPE_CHECKING:
@@ -133,6 +133,12 @@ class ClusterHolder:
             timeout = httpx.Timeout(connect=3.0, read=300.0, write=60.0, pool=10.0)
             self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False)
         return self._client
+
+    async def who_answers(self, address: str) -> str | None:
+        """The id of the instance that answers ``/healthz`` at ``address`` (None: nothing answered)."""
+        answer = await self.client().get(address + "/healthz", timeout=1.0)
+        found: str | None = answer.headers.get(IDENTITY)
+        return found
 
     async def ask_the_others(self, scope: Scope, path: str) -> list[str]:
         """``GET path`` (below the prefix) of every other instance that takes sessions, as the person of ``scope``

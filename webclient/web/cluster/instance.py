@@ -33,6 +33,7 @@ from webclient.session.attribution import record_action
 from webclient.session.core import Session
 from webclient.store import leases
 from webclient.store.leases import LIVE_STATES, MID_TURN, Held, Instance, Taken
+from webclient.web.access.instance_proof import IDENTITY
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -103,6 +104,10 @@ class ClusterInstance:
         self._unopened: set[str] = set()
         self.on_moved: Callable[[str], Awaitable[None]] | None = None
         """Awaited with the id of a session this instance let go of (its pages' sockets close, to reconnect)."""
+        self.ask_address: Callable[[str], Awaitable[str | None]] | None = None
+        """Which instance answers at an address (its id, from ``/healthz``), or None: none answered."""
+        self.here = asyncio.Event()
+        """Set once this instance found itself at its own address (`_finding_itself`)."""
 
     async def start(self) -> None:
         await leases.register(self.engine, self.id, self.address, self.labels)
@@ -111,6 +116,7 @@ class ClusterInstance:
         self._loops = [
             asyncio.create_task(self._beating(), name="cluster heartbeat"),
             asyncio.create_task(self._watching(), name="cluster watchdog"),
+            asyncio.create_task(self._finding_itself(), name="cluster address"),
         ]
         log.info("instance %s at %s: one of the instances on this store", self.id, self.address or "no address")
 
@@ -122,6 +128,41 @@ class ClusterInstance:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(leases.release(self.engine, self.id), RENEW)
         self.held.clear()
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """What ``/healthz`` says of this instance: its id."""
+        return {IDENTITY: self.id}
+
+    async def _finding_itself(self) -> None:
+        """Ask who answers at this instance's address, once it listens: itself, so any instance registered there
+        before is this one before a restart (its leases go, `leases.forget_earlier`); another one, a mistake said
+        in the log (two instances given one address), and nothing is taken from it."""
+        address, ask = self.address, self.ask_address
+        if address is None or ask is None:
+            return
+        for _ in range(100):  # ten seconds: the server starts listening once its lifespan has started
+            with contextlib.suppress(Exception):
+                answered = await ask(address)
+                if answered == self.id:
+                    gone = await leases.forget_earlier(self.engine, self.id, address)
+                    if gone:
+                        log.info(
+                            "instance %s: %d sessions of this address before its restart are stopped", self.id, gone
+                        )
+                    self.here.set()
+                    return
+                if answered is not None:
+                    log.error(
+                        "instance %s: %s reaches another instance (%s): give each instance its own "
+                        "WEBCLIENT_INSTANCE_URL",
+                        self.id,
+                        address,
+                        answered,
+                    )
+                    return
+            await asyncio.sleep(0.1)
+        log.error("instance %s: nothing answers at %s: set WEBCLIENT_INSTANCE_URL to this instance's", self.id, address)
 
     # -- which instance runs a session -------------------------------------------------------------------------
 
@@ -142,6 +183,12 @@ class ClusterInstance:
                 log.warning("session %s: its lease could not be read now", session_id, exc_info=True)
                 return Held("", None)  # nobody to send it to yet: the page is asked to try again
             if isinstance(got, Held):
+                if got.address is not None and got.address == self.address and not self.here.is_set():
+                    # Held at this very address: by this instance before a restart, once it has found itself here.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.here.wait(), 3)
+                    if self.here.is_set():
+                        continue
                 return got
             if isinstance(got, Taken):
                 self.held.add(session_id)
