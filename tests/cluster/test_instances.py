@@ -557,3 +557,29 @@ def test_an_instance_given_another_ones_address_takes_nothing_from_it(
     second.process.send_signal(signal.SIGTERM)
     second.process.wait(timeout=30)
     assert "give each instance its own WEBCLIENT_INSTANCE_URL" in second.process.stdout.read().decode()
+
+
+@pytest.mark.process
+def test_a_resume_counts_the_persons_sessions_on_the_other_instances_too(
+    start_server: ServerFactory, postgresql: Cluster
+) -> None:
+    service = {**one_service(postgresql), "WEBCLIENT_MAX_SESSIONS_PER_PERSON": "2"}
+    one, other = (signed_in(start_server(process=True, **service)) for _ in range(2))
+    with httpx.Client(base_url=one.url, headers={**one.headers, "Origin": one.url}) as http:
+        ended = created(http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+        assert http.post(URLS.for_("end_session", session_id=ended)).status_code in (200, 303)
+    with httpx.Client(base_url=other.url, headers=other.headers) as http:
+        assert http.post(URLS.for_("new_session")).status_code == 303  # one live on the other instance
+    with httpx.Client(base_url=one.url, headers=one.headers) as http:
+        assert http.post(URLS.for_("new_session")).status_code == 303  # and one here: two, the most
+    time.sleep(2.5)  # a heartbeat: this instance knows what its sessions' owner has on the other
+
+    async def resume() -> str:
+        async with websockets.connect(
+            socket_at(one.url, ended), additional_headers=one.headers, max_size=None
+        ) as socket:
+            await socket.recv()
+            await socket.send(json.dumps({"action": "resume"}))
+            return await until(socket, "the most this server allows", 10)
+
+    assert "2 live sessions" in asyncio.run(resume())

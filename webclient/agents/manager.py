@@ -138,6 +138,9 @@ class SessionManager:
         """Why no session starts here now, whoever asks (the server drains before it stops), or None."""
         self.elsewhere: Callable[[str], Awaitable[tuple[int, int]]] | None = None
         """A person's live sessions and running agents on the other instances of one service (by their id)."""
+        self.elsewhere_now: dict[str, tuple[int, int]] = {}
+        """The same for the owners of this instance's sessions, as the cluster's last heartbeat counted them: what a
+        Resume (which cannot wait on the database) checks."""
         self.on_created: Callable[[str], Awaitable[None]] | None = None
         """Awaited with the id of a session `start` made, before anyone is told of it (its instance's lease)."""
         self.on_forget: Callable[[str], None] | None = None
@@ -252,7 +255,10 @@ class SessionManager:
     def _limit_resumes(self, session: Session) -> None:
         """A Resume of ``session`` is refused while the server drains or its owner is at a limit (`agents.limits`)."""
         limited = functools.partial(refusal, self.settings, self.sessions.values(), session.owner, session)
-        session.lifecycle.may_start = lambda: self.refusing or limited(self.listings.running(session.owner))
+        session.lifecycle.may_start = lambda: (
+            self.refusing
+            or limited(self.listings.running(session.owner), self.elsewhere_now.get(session.owner or "", (0, 0)))
+        )
 
     def _keep_keys(self, session: Session) -> None:
         """A key given on ``session``'s page is kept as its owner's secret (their agents start with it)."""

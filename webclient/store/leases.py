@@ -243,6 +243,23 @@ async def owned_elsewhere(engine: AsyncEngine, me: str, owner: str) -> tuple[int
     return int(live), int(running)
 
 
+async def owners_elsewhere(engine: AsyncEngine, me: str, owners: Collection[str]) -> dict[str, tuple[int, int]]:
+    """`owned_elsewhere` for each of ``owners`` at once (those with nothing elsewhere left out)."""
+    if not owners:
+        return {}
+    async with engine.connect() as connection:
+        found = await connection.execute(
+            text(
+                "SELECT s.owner, count(*) FILTER (WHERE s.state = ANY(:live) OR s.state = 'sleeping'), "
+                "count(*) FILTER (WHERE s.state = ANY(:live)) "
+                "FROM sessions s JOIN session_leases l ON l.session_id = s.id "
+                "WHERE s.owner = ANY(:owners) AND l.instance <> :me AND l.expires > now() GROUP BY s.owner"
+            ),
+            {"owners": list(owners), "me": me, "live": list(LIVE_STATES)},
+        )
+        return {owner: (int(live), int(running)) for owner, live, running in found}
+
+
 def fenced(connection: Connection, me: str, session_ids: Collection[str]) -> set[str]:
     """Of ``session_ids``, those whose lease this instance holds, locked until the transaction ends (a takeover waits
     for it): the journal writer's check, in its own transaction (sync: the writer's thread)."""

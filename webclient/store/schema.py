@@ -185,7 +185,7 @@ instances = Table(
     Column("seen", DateTime(timezone=True), nullable=False),  # its last heartbeat, in the database's time
     Column("draining", Boolean, nullable=False, server_default=false()),  # it stops: no new session goes there
     Column("agents", Integer, nullable=False, server_default="0"),  # agents it runs, at its last heartbeat
-    Column("memory", BigInteger, nullable=False, server_default="0"),  # its own resident bytes (its agents not counted)
+    Column("memory", BigInteger, nullable=False, server_default="0"),  # resident bytes, its agents' included
     Column("labels", Text, nullable=False, server_default=""),  # what it offers, comma-separated (a GPU, a region)
 )
 

@@ -25,7 +25,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -56,17 +56,24 @@ class Sessions(Protocol):
     """What the cluster needs of the session registry (`webclient.agents.manager.SessionManager`)."""
 
     sessions: dict[str, Session]
+    elsewhere_now: dict[str, tuple[int, int]]
 
     async def open(self, session_id: str) -> Session | None: ...
 
     async def let_go(self, session_id: str) -> None: ...
 
 
-def resident_bytes() -> int:
-    """This process's resident memory (its agents' not counted: `agents` says how many), from /proc; 0 without it."""
-    total = 0
-    with contextlib.suppress(OSError, ValueError):
-        total = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def resident_bytes(pid: int | str = "self") -> int:
+    """The resident memory of a process and of every process under it (this server: its agents and what they
+    started), from /proc; 0 where there is none."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total, waiting = 0, [str(pid)]
+    while waiting and len(waiting) < 10_000:
+        process = waiting.pop()
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{process}/statm").read_text().split()[1]) * page
+            for task in Path(f"/proc/{process}/task").iterdir():
+                waiting += (task / "children").read_text().split()
     return total
 
 
@@ -219,7 +226,8 @@ class ClusterInstance:
     async def elsewhere(self, agent: str | None = None) -> Instance | None:
         """Where a new session of ``agent`` goes when not here: among the other instances that take sessions and
         offer every label the agent asks for, the least loaded, if this one lacks a label, drains, or runs at least
-        two agents more; None: this one. Load is the sessions whose agent runs, as the leases say now."""
+        two agents more; None: this one. Load is the sessions whose agent runs, as the leases say now, then the
+        memory of the instance and its agents, as its last heartbeat said."""
         wanted = set(self.labels_of(agent))
         ready = [i for i in self.instances if not i.draining and i.address and i.id != self.id and wanted <= i.labels]
         if not ready:
@@ -230,7 +238,7 @@ class ClusterInstance:
             load = await leases.running(self.engine)
         except Exception:  # noqa: BLE001 - the database is away: this one takes it, and says so when it cannot
             return None
-        best = min(ready, key=lambda instance: load.get(instance.id, 0))
+        best = min(ready, key=lambda instance: (load.get(instance.id, 0), instance.memory))
         if self.draining or not wanted <= self.labels or load.get(best.id, 0) + 1 < load.get(self.id, 0):
             return best
         return None
@@ -269,20 +277,17 @@ class ClusterInstance:
 
     # -- the loops -----------------------------------------------------------------------------------------------
 
-    def _load(self) -> Mapping[str, int]:
-        running = sum(
-            1 for s in self.sessions.sessions.values() if s.lifecycle.agent_state not in ("stopped", "exited", "failed")
-        )
-        return {"agents": running, "memory": resident_bytes()}
+    def _agents(self) -> int:
+        stopped = ("stopped", "exited", "failed")
+        return sum(1 for s in self.sessions.sessions.values() if s.lifecycle.agent_state not in stopped)
 
     async def _beating(self) -> None:
         while True:
             began, holding = time.monotonic(), set(self.held)
             try:
-                load = self._load()
+                memory = await asyncio.to_thread(resident_bytes)  # /proc of every agent: off the loop
                 held, self.instances = await asyncio.wait_for(
-                    leases.heartbeat(self.engine, self.id, TTL, self.draining, load["agents"], load["memory"]),
-                    RENEW * 2,
+                    leases.heartbeat(self.engine, self.id, TTL, self.draining, self._agents(), memory), RENEW * 2
                 )
             except Exception as error:  # noqa: BLE001 - the database is away: the watchdog acts, the beat tries again
                 log.warning("instance %s: heartbeat failed (%s)", self.id, error.__class__.__name__)
@@ -299,6 +304,7 @@ class ClusterInstance:
                 self._unopened = unopened
                 if not self.draining:
                     await self._adopt_orphans()
+                await self._count_owners_elsewhere()
             await asyncio.sleep(max(0.0, RENEW - (time.monotonic() - began)))
 
     async def _watching(self) -> None:
@@ -326,6 +332,12 @@ class ClusterInstance:
         if self.on_moved is not None:
             with contextlib.suppress(Exception):
                 await self.on_moved(session_id)
+
+    async def _count_owners_elsewhere(self) -> None:
+        """What the owners of this instance's sessions have on the others, for a Resume's limits (`Sessions`)."""
+        owners = {s.owner for s in self.sessions.sessions.values() if s.owner is not None}
+        with contextlib.suppress(Exception):
+            self.sessions.elsewhere_now = await leases.owners_elsewhere(self.engine, self.id, owners)
 
     async def _adopt_orphans(self) -> None:
         try:
