@@ -64,6 +64,24 @@ async def said_by_the_person(database: str) -> list[str]:
         await connection.close()
 
 
+async def a_session(server: Server, prompt: str | None = None, mark: str = "", linger: float = 0) -> str:
+    """A new session made on ``server``, its page open until its agent is ready; with ``prompt``, that typed too and
+    the page left once a frame holds ``mark``, ``linger`` seconds later. Returns its id."""
+    async with httpx.AsyncClient(base_url=server.url, headers=server.headers) as http:
+        session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+    async with websockets.connect(
+        socket_at(server.url, session_id), additional_headers=server.headers, max_size=None
+    ) as socket:
+        nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
+        assert nonce is not None
+        await until(socket, 'data-agent-state="ready"')
+        if prompt is not None:
+            await socket.send(json.dumps({"action": "prompt", "prompt": prompt, "nonce": nonce.group(1) + "-1"}))
+            await until(socket, mark)
+            await asyncio.sleep(linger)
+    return session_id
+
+
 async def first_frame(server: Server, session_id: str) -> str:
     async with websockets.connect(
         socket_at(server.url, session_id), additional_headers=server.headers, max_size=None, open_timeout=5
@@ -123,16 +141,7 @@ def test_a_session_whose_instance_dies_is_taken_up_by_another_within_15_seconds(
     doomed = signed_in(start_server(agent=None, process=True, **service))
     survivor = signed_in(start_server(agent=None, process=True, **service))
 
-    async def made_and_shown() -> str:
-        async with httpx.AsyncClient(base_url=doomed.url, headers=doomed.headers) as http:
-            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-        async with websockets.connect(
-            socket_at(doomed.url, session_id), additional_headers=doomed.headers, max_size=None
-        ) as socket:
-            await until(socket, 'data-agent-state="ready"')
-        return session_id
-
-    session_id = asyncio.run(made_and_shown())
+    session_id = asyncio.run(a_session(doomed))
     killed = time.monotonic()
     stop(doomed, signal.SIGKILL)
 
@@ -170,16 +179,7 @@ def test_an_instance_that_stops_hands_its_idle_sessions_over_asleep(
     stopping = signed_in(start_server(agent=None, process=True, **service, WEBCLIENT_DRAIN_SECONDS="20"))
     staying = signed_in(start_server(agent=None, process=True, **service))
 
-    async def made() -> str:
-        async with httpx.AsyncClient(base_url=stopping.url, headers=stopping.headers) as http:
-            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-        async with websockets.connect(
-            socket_at(stopping.url, session_id), additional_headers=stopping.headers, max_size=None
-        ) as socket:
-            await until(socket, 'data-agent-state="ready"')
-        return session_id
-
-    session_id = asyncio.run(made())
+    session_id = asyncio.run(a_session(stopping))
     began = time.monotonic()
     assert stopping.process is not None
     stopping.process.send_signal(signal.SIGTERM)
@@ -229,16 +229,7 @@ def test_an_instance_cut_off_from_the_database_stops_its_agents_before_another_t
         cut_off = signed_in(start_server(agent=None, process=True, WEBCLIENT_DATABASE_URL=through_relay, **service))
         other = signed_in(start_server(agent=None, process=True, WEBCLIENT_DATABASE_URL=database, **service))
 
-        async def made() -> str:
-            async with httpx.AsyncClient(base_url=cut_off.url, headers=cut_off.headers) as http:
-                session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-            async with websockets.connect(
-                socket_at(cut_off.url, session_id), additional_headers=cut_off.headers, max_size=None
-            ) as socket:
-                await until(socket, 'data-agent-state="ready"')
-            return session_id
-
-        session_id = asyncio.run(made())
+        session_id = asyncio.run(a_session(cut_off))
         assert agents_of(cut_off)
         relay.cut.set()  # from now on its database hears nothing from it, and it nothing from its database
         cut = time.monotonic()
@@ -400,20 +391,7 @@ def test_a_session_killed_while_its_question_waits_resumes_elsewhere_at_once_wit
     doomed = signed_in(start_server(agent=None, process=True, **service))
     survivor = signed_in(start_server(agent=None, process=True, **service))
 
-    async def asking() -> str:
-        async with httpx.AsyncClient(base_url=doomed.url, headers=doomed.headers) as http:
-            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-        async with websockets.connect(
-            socket_at(doomed.url, session_id), additional_headers=doomed.headers, max_size=None
-        ) as socket:
-            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
-            assert nonce is not None
-            await until(socket, 'data-agent-state="ready"')
-            await socket.send(json.dumps({"action": "prompt", "prompt": "edit", "nonce": nonce.group(1) + "-1"}))
-            await until(socket, PERMISSION_ASKED)
-        return session_id
-
-    session_id = asyncio.run(asking())
+    session_id = asyncio.run(a_session(doomed, "edit", PERMISSION_ASKED))
     time.sleep(0.5)  # the journal's batch with the question is written
     assert not agents_of(survivor)
     stop(doomed, signal.SIGKILL)
@@ -436,20 +414,7 @@ def test_the_inbox_of_any_instance_lists_and_answers_the_questions_of_every_inst
     owner = signed_in(start_server(agent=None, process=True, **service))
     other = signed_in(start_server(agent=None, process=True, **service))
 
-    async def asking() -> str:
-        async with httpx.AsyncClient(base_url=owner.url, headers=owner.headers) as http:
-            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-        async with websockets.connect(
-            socket_at(owner.url, session_id), additional_headers=owner.headers, max_size=None
-        ) as socket:
-            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
-            assert nonce is not None
-            await until(socket, 'data-agent-state="ready"')
-            await socket.send(json.dumps({"action": "prompt", "prompt": "edit", "nonce": nonce.group(1) + "-1"}))
-            await until(socket, PERMISSION_ASKED)
-        return session_id
-
-    session_id = asyncio.run(asking())
+    session_id = asyncio.run(a_session(owner, "edit", PERMISSION_ASKED))
     with httpx.Client(base_url=other.url, headers={**other.headers, "Origin": other.url}) as http:
         assert http.get(URLS.for_("inbox"), params={"part": "count"}).text == "Inbox (1)"
         listed = http.get(URLS.for_("inbox"), params={"part": "list"}).text
@@ -480,23 +445,11 @@ def test_a_kill_at_another_step_of_a_turn_brings_the_session_back_on_the_other_i
     doomed = signed_in(start_server(agent=None, process=True, **service))
     survivor = signed_in(start_server(agent=None, process=True, **service))
 
-    async def until_the_step() -> str:
-        async with httpx.AsyncClient(base_url=doomed.url, headers=doomed.headers) as http:
-            session_id = created(await http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
-        if step == "starting":
-            return session_id
-        async with websockets.connect(
-            socket_at(doomed.url, session_id), additional_headers=doomed.headers, max_size=None
-        ) as socket:
-            nonce = re.search(r'id="prompt-nonce" value="([^"]+)"', str(await socket.recv()))
-            assert nonce is not None
-            await until(socket, 'data-agent-state="ready"')
-            await socket.send(json.dumps({"action": "prompt", "prompt": "steer", "nonce": nonce.group(1) + "-1"}))
-            await until(socket, 'data-turn-state="running"')
-            await asyncio.sleep(0.8)  # part of its slow walk streamed, and journalled
-        return session_id
-
-    session_id = asyncio.run(until_the_step())
+    if step == "starting":
+        with httpx.Client(base_url=doomed.url, headers=doomed.headers) as http:
+            session_id = created(http.post(URLS.for_("new_session"))).rsplit("/", 1)[1]
+    else:  # part of the demo's slow walk streamed, and journalled
+        session_id = asyncio.run(a_session(doomed, "steer", 'data-turn-state="running"', linger=0.8))
     stop(doomed, signal.SIGKILL)
     killed = time.monotonic()
 
