@@ -305,6 +305,10 @@ class Forwarding:
             if downward in done and not downward.cancelled() and downward.exception() is None:
                 with contextlib.suppress(Exception):
                     await send({"type": "websocket.close", "code": downward.result()})
+            elif upward in done and not upward.cancelled() and upward.exception() is not None:
+                # The owner went as the page spoke: the page reconnects (a plain end would leave it for gone).
+                with contextlib.suppress(Exception):
+                    await send({"type": "websocket.close", "code": TRY_AGAIN})
         finally:
             for task in (downward, upward):
                 task.cancel()
