@@ -258,6 +258,17 @@ class Settings:
         default=20,
         metadata={"help": "WEBCLIENT_MAX_ENDED_SESSIONS: ended sessions kept in memory; older ones are forgotten"},
     )
+    checkpoint_max_file_mb: float = field(
+        default=10.0,
+        metadata={
+            "help": "WEBCLIENT_CHECKPOINT_MAX_FILE_MB: files over this size are left out of the checkpoint taken "
+            "before each prompt (binary ones are too); 0 turns checkpoints off"
+        },
+    )
+    checkpoint_seconds: float = field(
+        default=30.0,
+        metadata={"help": "WEBCLIENT_CHECKPOINT_SECONDS: how long a prompt waits for its checkpoint at most"},
+    )
     data_dir: Path | None = field(
         default=None,
         metadata={
@@ -404,6 +415,8 @@ class Settings:
             ),
             instance_url=env.get("WEBCLIENT_INSTANCE_URL", "").strip().rstrip("/") or None,
             instance_labels=tuple(x.strip() for x in env.get("WEBCLIENT_INSTANCE_LABELS", "").split(",") if x.strip()),
+            checkpoint_max_file_mb=_not_negative(env, "WEBCLIENT_CHECKPOINT_MAX_FILE_MB", "10"),
+            checkpoint_seconds=_positive(env, "WEBCLIENT_CHECKPOINT_SECONDS", "30"),
             data_dir=Path(env["WEBCLIENT_DATA_DIR"]).expanduser().resolve() if env.get("WEBCLIENT_DATA_DIR") else None,
             database_url=env.get("WEBCLIENT_DATABASE_URL") or None,
             store=_bool(env.get("WEBCLIENT_STORE", "on")),

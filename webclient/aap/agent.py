@@ -61,6 +61,7 @@ class AapAgent:
         self.screen = EventScreen(host.notice)
         self.hello: AgentHello | None = None
         self.can_sign_out = self.can_steer = False
+        self.can_fork = False  # AAP v3 has no fork: an edited prompt goes to a new session
         self.auth_status: AuthStatus | None = None  # an AAP server is signed in to with its API key
         self.known_session_id: str | None = None
         self.remote: RemoteAgent | None = None
@@ -316,6 +317,9 @@ class AapAgent:
 
     async def set_title(self, title: str) -> None:
         pass  # AAP sessions have no title
+
+    async def fork(self) -> None:
+        raise AgentRefused("An AAP server has no fork of a session.")
 
     async def forget(self) -> None:
         if self._client is not None and self.known_session_id is not None:

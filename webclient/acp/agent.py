@@ -344,6 +344,19 @@ class AcpAgent:
         """Whether the agent offers ``session/<capability>`` (v1: ``sessionCapabilities``; v2: the baseline too)."""
         return capability in self.greeting.session_methods
 
+    @property
+    def can_fork(self) -> bool:
+        return self._offers("fork") and self._session_id is not None and self._connection is not None
+
+    async def fork(self) -> None:
+        """``session/fork`` (unstable: https://agentclientprotocol.com/rfds/session-fork); the fork is the session
+        from now on, and what a Resume reattaches to."""
+        connection, session_id = self._in_session()
+        result = await answer(connection.fork_session(session_id, self.host.spec.cwd))
+        if string(result.get("sessionId")) is None:
+            raise AgentRefused("The agent's session/fork answer has no sessionId.")
+        self.opened({}, result)
+
     async def set_title(self, title: str) -> None:
         if self._offers("title") and self._session_id is not None:
             connection, session_id = self._in_session()

@@ -134,6 +134,11 @@ class AgentConnection:
         result = await self.peer.request(method, params)
         return mapping(result)
 
+    async def fork_session(self, session_id: str, cwd: Path) -> dict[str, Any]:
+        """``session/fork`` (unstable; https://agentclientprotocol.com/rfds/session-fork)"""
+        result = await self.peer.request("session/fork", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []})
+        return mapping(result)
+
     async def session_request(self, method: str, session_id: str, **params: Any) -> None:
         """A request about one session that answers ``{}``: ``session/set_title``, ``session/close``,
         ``session/delete`` (https://agentclientprotocol.com/protocol/session-setup)."""

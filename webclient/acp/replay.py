@@ -106,6 +106,7 @@ ANSWERS: dict[str, Answered] = {
     "session/new": _opened,
     "session/load": _opened,
     "session/resume": _opened,
+    "session/fork": _opened,
     "session/set_mode": _mode,
     "session/set_model": _model,
     "session/set_config_option": _setting,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from webclient.agents.agent_sessions import LISTERS_FILE, Listings
 from webclient.agents.catalogue import AgentEntry, Catalogue, UnknownAgent, WorkspaceRefused, is_url
+from webclient.agents.checkpoint_stores import checkpoint_store
 from webclient.agents.folders import Chosen, FolderRecords, Folders
 from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
@@ -242,6 +243,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, entry.name)
+        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -300,6 +302,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
+        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay

@@ -40,6 +40,7 @@ ROUTES: dict[str, str] = {
     "diff_body": "/sessions/{session_id}/diffs/{seq:int}/{index:int}",
     "resource": "/sessions/{session_id}/resources/{seq:int}/{index:int}",
     "tool_call_raw": "/sessions/{session_id}/entries/{seq:int}/raw",
+    "checkpoint": "/sessions/{session_id}/checkpoints/{seq:int}",
     "socket": "/sessions/{session_id}/ws",
     "sign_in_terminal": "/sessions/{session_id}/sign-in-terminal",
     "sign_out": "/signout",

@@ -182,6 +182,19 @@ class AgentDriver(Protocol):
             AgentFailed: its answer cannot be used.
         """
 
+    @property
+    def can_fork(self) -> bool:
+        """Whether the open conversation can be forked (`fork`): the agent offers it, and a session is open."""
+
+    async def fork(self) -> None:
+        """Continue in a fork of the open conversation (the agent's copy of it, under a new id), the original left
+        as it was: the conversation after an edited prompt (`webclient.session.checkpoints`).
+
+        Raises:
+            AgentRefused: the agent refused it.
+            AgentGone: the agent is not running.
+        """
+
     async def sign_in(self, method_id: str) -> None:
         """Sign in with one of the ``button`` methods of its `AgentHello`. May never end (a login it opened in
         a browser on the server): cancelling the call gives up, and a late answer is then ignored."""

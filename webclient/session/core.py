@@ -30,6 +30,7 @@ from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.agent_spec import AgentSpec
 from webclient.session.answers import Answers
 from webclient.session.attribution import Actor, by_json, record_action, say
+from webclient.session.checkpoints import Checkpoints
 from webclient.session.control_changes import ControlChanges
 from webclient.session.recorder import NO_RECORDER, JournalRow, Recorder
 from webclient.session.rules import SessionRules
@@ -118,6 +119,19 @@ class Session:
             self._tasks,
             self.subagents,
         )
+        self.checkpoints = Checkpoints(
+            self.thread,
+            self.shown,
+            recorder,
+            self.workspace,
+            self.turns,
+            self.lifecycle,
+            self.agent,
+            lambda text, nonce, by: self.submit_prompt(text, nonce, by=by),
+            self._tasks,
+        )
+        """The workspace before each prompt, restored on request (`webclient.session.checkpoints`)."""
+        self.turns.before_prompt = self.checkpoints.before_prompt
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
         """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""
@@ -362,6 +376,7 @@ class Session:
                 async with asyncio.timeout(self.spec.entry.start_timeout):
                     await self._tell(self.agent.forget())
         await self.close()
+        await self.checkpoints.forget()
 
     def set_mode(self, mode_id: str, by: Actor = None) -> None:
         record_action(self.recorder, "mode", by, mode_id=mode_id)

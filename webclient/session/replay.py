@@ -22,6 +22,7 @@ from webclient.session import shown, workspace_events
 from webclient.session.agent import AgentDriver
 from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.answers import answered_by, threads
+from webclient.session.checkpoints import Checkpoints
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
 from webclient.session.rules import note_of
@@ -56,6 +57,8 @@ class Rebuilt(Protocol):
     def shown(self) -> Shown: ...
     @property
     def changes(self) -> ChangeTracker: ...
+    @property
+    def checkpoints(self) -> Checkpoints: ...
 
 
 class Rebuild:
@@ -86,6 +89,8 @@ class Rebuild:
                     shown.show_again(thread, event)
                     if event["event"] == "interrupted":
                         session.subagents.interrupted()
+                    if event["event"] == "checkpoint":
+                        session.checkpoints.again(event)
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
                 elif kind in (FILE, TERMINAL):

@@ -68,6 +68,9 @@ class Turns:
         self.stop_reason: str | None = None
         """How the last turn ended (the agent's stop reason, ``cancelled``, ``error``), for the embedding page."""
         self._prompt_nonces: set[str] = set()
+        self.before_prompt: Callable[[], Awaitable[None]] | None = None
+        """What runs after a prompt is shown and before it goes to the agent, which waits for it (the workspace's
+        checkpoint, `webclient.session.checkpoints`)."""
 
     def _queue_changed(self) -> None:
         self.shown.queued([(item.id, item.text, item.blocks, item.by) for item in self.queue])
@@ -176,6 +179,8 @@ class Turns:
         stopped = False
         ending = "error"
         try:
+            if self.before_prompt is not None:
+                await self.before_prompt()
             reason = await self.agent.prompt(prompt)
             stopped = self.cancelling or reason == "cancelled"
             ending = "cancelled" if stopped else str(reason or "end_turn")[:60]

@@ -47,6 +47,7 @@ from webclient.web.live.session_socket import session_socket
 from webclient.web.pages import (
     agent_sessions,
     audit_pages,
+    checkpoints,
     embed,
     history,
     log_page,
@@ -99,6 +100,7 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
     "tool_call_raw": (raw_parts.tool_call_raw, "GET"),
+    "checkpoint": (checkpoints.checkpoint_preview, "GET"),
     "sign_out": (people_page.sign_out, "POST"),
     "people": (people_page.people_page, "GET"),
     "revoke_signin": (people_page.revoke_signin, "POST"),

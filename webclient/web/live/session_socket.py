@@ -214,6 +214,16 @@ ACTIONS: dict[str, Action] = {
     "earlier": _earlier,
     "later": _later,
     "message_earlier": _message_earlier,
+    "restore_files": lambda session, live, message, by: session.checkpoints.ask_restore(
+        small_int(_text(message, "seq")), by
+    ),
+    "edit_resend": lambda session, live, message, by: session.checkpoints.ask_resend(
+        small_int(_text(message, "seq")),
+        _text(message, "text"),
+        _text(message, "nonce"),
+        message.get("summary") == "on",
+        by,
+    ),
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 

@@ -1,0 +1,213 @@
+"""Checkpoints through the page: each prompt's message offers a restore of the files to before it (with what it would
+change), and an edited resend, in a new agent session or a fork; refused during a turn and to a watcher; offered
+again on a session rebuilt from its journal.
+
+In process: the app through Starlette's TestClient (the store on), the page's socket through ``websocket_connect``, a
+test agent that changes the files of its folder itself (tests/agents/checkpoint_agent.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+from tests.support.live import AppFactory, InProcess, LiveSocket
+from tests.support.servers import AGENTS
+from tests.support.urls import URLS
+from webclient.people.person import Person
+from webclient.people.roles import Share
+from webclient.session.core import Session
+from webclient.viewmodel.entries import MessageEntry
+from webclient.web.live import session_socket
+
+CHECKPOINT_AGENT = f"{sys.executable} {AGENTS / 'checkpoint_agent.py'}"
+
+PROMPTS = (
+    "write a.txt one\nfirst",
+    "write a.txt two\nwrite b.txt two\nsecond",
+    "write c/d.txt three\ndelete b.txt\nthird",
+)
+
+
+def session_of(app: InProcess, path: str) -> Session:
+    session: Session = app.client.app.state.sessions.get(path.rsplit("/", 1)[1])  # type: ignore[attr-defined]
+    return session
+
+
+def prompt_seqs(session: Session) -> list[int]:
+    return [e.seq for e in session.thread if isinstance(e, MessageEntry) and e.kind == "user-message"]
+
+
+def turn(page: LiveSocket, text: str) -> None:
+    page.prompt(text)
+    answered(page, f": {text.splitlines()[-1]}")  # the agent's answer names the prompt's last line
+
+
+def answered(page: LiveSocket, answer: str) -> None:
+    """Frames read until ``answer`` shows and the turn is over (in the answer's frame, or a later one)."""
+    frame = page.until(answer)
+    while 'data-turn-state="idle"' not in frame:
+        frame = page.frame()
+
+
+def three_turns(app: InProcess) -> tuple[str, Session]:
+    (app.workspace / "a.txt").write_text("zero\n")
+    path = app.new_session()
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        for text in PROMPTS:
+            turn(page, text)
+    return path, session_of(app, path)
+
+
+def files(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def preview(app: InProcess, session: Session, seq: int) -> str:
+    response = app.client.get(URLS.for_("checkpoint", session_id=session.id, seq=seq))
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def test_a_restore_puts_the_files_back_as_they_were_before_the_second_prompt(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path, session = three_turns(app)
+    assert files(app.workspace) == {"a.txt": "two\n", "c/d.txt": "three\n"}
+    first, second, third = prompt_seqs(session)
+    page_html = app.client.get(path).text
+    assert page_html.count('data-role="checkpoint"') == 3
+
+    shown = preview(app, session, second)
+    listed = re.findall(r'data-status="(\w+)"><span class="muted">[^<]*</span> <code>([^<]*)</code>', shown)
+    assert listed == [("modified", "a.txt"), ("added", "c/d.txt")]  # b.txt came and went after it
+    assert 'data-role="checkpoint-restore"' in shown and "disabled" not in shown
+
+    with app.live(path) as page:
+        page.send("restore_files", seq=str(second))
+        page.until("Files restored to before this prompt")
+    assert files(app.workspace) == {"a.txt": "one\n"}
+    assert not (app.workspace / "c").exists()
+    assert session.checkpoints.by_entry.keys() == {first, second, third}
+    journal = [json.loads(body) for kind, _, body in stored_journal(app, session) if kind == "action"]
+    restore = next(action for action in journal if action["action"] == "restore")
+    assert restore["seq"] == second and restore["tree"] == session.checkpoints.by_entry[second].tree
+
+
+def test_edit_and_resend_starts_a_new_agent_session_told_the_earlier_turns(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path, session = three_turns(app)
+    _, second, _ = prompt_seqs(session)
+    shown = preview(app, session, second)
+    assert 'name="summary"' in shown and "a new agent session starts" in shown  # the agent offers no fork
+    with app.live(path) as page:
+        page.send("edit_resend", seq=str(second), text="write e.txt edited\nresent", nonce="resend-1", summary="on")
+        answered(page, ": resent")
+    assert files(app.workspace) == {"a.txt": "one\n", "e.txt": "edited\n"}
+    received = app.received()
+    assert [m["method"] for m in received if m.get("method") in ("session/new", "session/fork")] == ["session/new"] * 2
+    last = app.prompts_received()[-1]
+    assert last.startswith("Earlier in this conversation") and "The person: write a.txt one first" in last
+    assert "You: done in" in last and "second" not in last  # only what came before the branch point
+    assert last.endswith("write e.txt edited\nresent")
+    notices = [e.title for e in session.thread if getattr(e, "role", "") == "notice"]
+    assert "Branch point: a new agent session, which starts without the later context" in notices
+    texts = [e.text for e in session.thread if isinstance(e, MessageEntry) and e.kind == "user-message"]
+    assert texts[:3] == list(PROMPTS)  # the earlier branch stays readable above the branch point
+
+
+def test_edit_and_resend_continues_in_a_fork_when_the_agent_offers_one(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT, FORK="1")
+    path, session = three_turns(app)
+    _, second, _ = prompt_seqs(session)
+    shown = preview(app, session, second)
+    assert 'name="summary"' not in shown and "continues in a fork" in shown
+    with app.live(path) as page:
+        page.send("edit_resend", seq=str(second), text="resent in a fork", nonce="resend-2")
+        page.until(": resent in a fork")
+    fork = next(m for m in app.received() if m.get("method") == "session/fork")
+    assert fork["params"]["sessionId"].startswith("s-")
+    prompt = [m for m in app.received() if m.get("method") == "session/prompt"][-1]
+    assert prompt["params"]["sessionId"].startswith("fork-")
+    assert app.prompts_received()[-1] == "resent in a fork"
+    assert files(app.workspace) == {"a.txt": "one\n"}
+
+
+def test_a_restore_is_refused_while_a_turn_runs(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    (app.workspace / "a.txt").write_text("zero\n")
+    path = app.new_session()
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        turn(page, "write a.txt one\nfirst")
+        page.prompt("write a.txt two\nslow 30")
+        page.until('data-turn-state="running"')
+        session = session_of(app, path)
+        first = prompt_seqs(session)[0]
+        shown = preview(app, session, first)
+        assert re.search(r'data-role="checkpoint-restore"[^>]* disabled title="The agent is working', shown)
+        page.send("restore_files", seq=str(first))
+        page.until("Files not restored")
+        assert (app.workspace / "a.txt").read_text() == "two\n"
+        page.send("cancel")
+        answered(page, ": slow 30")
+    assert not any(a["action"] == "restore" for a in actions(app, session))
+
+
+def test_a_watcher_may_not_restore(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path, session = three_turns(app)
+    _, second, _ = prompt_seqs(session)
+    bob = Person(id="bob", name="Bob")
+    session.owner, session.shares = "alice", [Share("person", "bob", "watch")]
+    message = json.dumps({"action": "restore_files", "seq": str(second)})
+    session_socket._handle_client_message(session, None, message, bob, None)  # type: ignore[arg-type]
+    assert files(app.workspace) == {"a.txt": "two\n", "c/d.txt": "three\n"}
+    assert not any(a["action"] == "restore" for a in actions(app, session))
+    renderer = app.client.app.state.renderer  # type: ignore[attr-defined]
+    entry = session.thread.entry(second)
+    context = {"session": session, "entry": entry, "oob": None, "urls": URLS}
+    assert 'data-role="checkpoint"' in renderer.page("_message.html", **context, watching=False)
+    assert 'data-role="checkpoint"' not in renderer.page("_message.html", **context, watching=True)
+
+
+def test_a_session_rebuilt_from_its_journal_offers_its_checkpoints_again(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path, session = three_turns(app)
+    first, second, third = prompt_seqs(session)
+    trees = {seq: c.tree for seq, c in session.checkpoints.by_entry.items()}
+    with app.live(path) as page:
+        page.send("restore_files", seq=str(third))
+        page.until("Files restored to before this prompt")
+    assert files(app.workspace) == {"a.txt": "two\n", "b.txt": "two\n"}
+    app.client.portal.call(session.recorder.flush)  # type: ignore[union-attr]
+    manager = app.client.app.state.sessions  # type: ignore[attr-defined]
+    app.client.portal.call(manager.let_go, session.id)  # type: ignore[union-attr]
+
+    page_html = app.client.get(path).text  # rebuilt from the journal
+    rebuilt = session_of(app, path)
+    assert rebuilt is not session
+    assert {seq: c.tree for seq, c in rebuilt.checkpoints.by_entry.items()} == trees
+    assert page_html.count('data-role="checkpoint"') == 3 and "Files restored to before this prompt" in page_html
+    shown = preview(app, rebuilt, first)
+    assert "a.txt" in shown and "b.txt" in shown
+    with app.live(path) as page:
+        page.frame()  # the whole page, which shows the first restore's notice
+        page.send("restore_files", seq=str(first))
+        page.until("Files restored to before this prompt")
+    assert files(app.workspace) == {"a.txt": "zero\n"}
+
+
+def stored_journal(app: InProcess, session: Session) -> list[tuple[str, str, str]]:
+    app.client.portal.call(session.recorder.flush)  # type: ignore[union-attr]
+    with contextlib.closing(sqlite3.connect(app.data_dir / "webclient.sqlite3")) as db:
+        rows = db.execute("SELECT kind, direction, body FROM journal WHERE session_id = ? ORDER BY seq", (session.id,))
+        return [tuple(row) for row in rows]
+
+
+def actions(app: InProcess, session: Session) -> list[dict[str, object]]:
+    return [json.loads(body) for kind, _, body in stored_journal(app, session) if kind == "action"]

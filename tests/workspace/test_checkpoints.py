@@ -1,0 +1,167 @@
+"""A session's checkpoints of its folder, in a git store of their own: what a snapshot keeps and leaves out, what a
+restore writes back and deletes, and what it never touches (the folder's own .git, anything through a symlink)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from webclient.workspace.checkpoint_git import CheckpointFailed
+from webclient.workspace.checkpoints import CheckpointStore, FileChange
+from webclient.workspace.paths import Workspace
+
+MIB = 1024 * 1024
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, text=True).stdout
+
+
+def tree_of(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` but its .git, by relative path (a symlink as ``-> target``)."""
+    found: dict[str, bytes] = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if relative.parts[0] == ".git":
+            continue
+        if path.is_symlink():
+            found[relative.as_posix()] = b"-> " + os.readlink(path).encode()
+        elif path.is_file():
+            found[relative.as_posix()] = path.read_bytes()
+    return found
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    (folder / "src" / "deep").mkdir(parents=True)
+    (folder / "src" / "main.py").write_text("print('one')\n")
+    (folder / "src" / "deep" / "util.py").write_text("x = 1\n")
+    (folder / "README.md").write_text("readme\n")
+    return folder
+
+
+def store_for(tmp_path: Path, folder: Path, max_mb: float = 10) -> CheckpointStore:
+    return CheckpointStore(tmp_path / "data" / "checkpoints" / "s1.git", folder, int(max_mb * MIB))
+
+
+def test_a_restore_puts_back_what_changed_and_deletes_what_was_made_since(tmp_path: Path, workspace: Path) -> None:
+    store = store_for(tmp_path, workspace)
+    before = tree_of(workspace)
+    checkpoint = store.snapshot()
+    assert checkpoint.files == 3 and checkpoint.skipped_count == 0
+
+    (workspace / "src" / "main.py").write_text("print('two')\n")
+    (workspace / "README.md").unlink()
+    (workspace / "made" / "since").mkdir(parents=True)
+    (workspace / "made" / "since" / "new.py").write_text("new\n")
+    (workspace / "src" / "main.py").chmod(0o755)
+
+    assert store.changes_since(checkpoint.tree) == [
+        FileChange("deleted", "README.md"),
+        FileChange("added", "made/since/new.py"),
+        FileChange("modified", "src/main.py"),
+    ]
+    restored = store.restore(checkpoint.tree, Workspace([workspace]))
+    assert sorted(restored.written) == ["README.md", "src/main.py"] and restored.deleted == ["made/since/new.py"]
+    assert restored.refused == []
+    assert tree_of(workspace) == before
+    assert not (workspace / "made").exists()  # the folders made for it go too, once empty
+    assert not os.access(workspace / "src" / "main.py", os.X_OK)  # its mode as it was
+    assert store.changes_since(checkpoint.tree) == []
+
+
+def test_untracked_files_are_kept_the_folders_gitignore_honoured_and_its_git_untouched(
+    tmp_path: Path, workspace: Path
+) -> None:
+    git(workspace, "init", "-q")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "add", "src")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (workspace / ".gitignore").write_text("*.log\nbuild/\n")
+    (workspace / "debug.log").write_text("noise\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "out.js").write_text("built\n")
+    hooks = workspace / ".git" / "hooks"
+    marker = tmp_path / "ran"
+    for hook in ("pre-commit", "post-index-change", "fsmonitor-watchman"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / hook).chmod(0o755)
+    git(workspace, "config", "core.fsmonitor", str(hooks / "fsmonitor-watchman"))
+    git(workspace, "config", "core.hooksPath", str(hooks))
+    before = {path: path.read_bytes() for path in (workspace / ".git").rglob("*") if path.is_file()}
+
+    store = store_for(tmp_path, workspace)
+    checkpoint = store.snapshot()
+    (workspace / "README.md").write_text("changed\n")  # untracked in the folder's own repository
+    (workspace / "debug.log").write_text("more noise\n")
+    (workspace / "build" / "out.js").unlink()
+    assert store.changes_since(checkpoint.tree) == [FileChange("modified", "README.md")]
+    store.restore(checkpoint.tree, Workspace([workspace]))
+
+    assert (workspace / "README.md").read_text() == "readme\n"
+    assert (workspace / "debug.log").read_text() == "more noise\n"  # ignored: never in a checkpoint
+    assert not (workspace / "build" / "out.js").exists()
+    after = {path: path.read_bytes() for path in (workspace / ".git").rglob("*") if path.is_file()}
+    assert after == before and not marker.exists()  # not a byte of its .git written, nothing of it run
+    assert git(workspace, "status", "--porcelain").splitlines() == ["?? .gitignore", "?? README.md"]
+
+
+def test_big_and_binary_files_and_other_repositories_are_left_out_and_named(tmp_path: Path, workspace: Path) -> None:
+    (workspace / "big.txt").write_bytes(b"a" * (MIB + 1))
+    (workspace / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    nested = workspace / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "lib.c").write_text("int x;\n")
+    store = store_for(tmp_path, workspace, max_mb=1)
+    checkpoint = store.snapshot()
+    assert sorted(checkpoint.skipped) == ["big.txt", "image.png", "vendor/lib/"] and checkpoint.skipped_count == 3
+
+    (workspace / "big.txt").write_bytes(b"b" * 10)  # small now: in the current state, not in the checkpoint
+    (workspace / "image.png").write_bytes(b"\x89PNG changed\0")
+    (nested / "lib.c").write_text("int y;\n")
+    assert store.changes_since(checkpoint.tree) == [FileChange("added", "big.txt")]
+    store.restore(checkpoint.tree, Workspace([workspace]))
+    assert (workspace / "image.png").read_bytes() == b"\x89PNG changed\0"  # left as it is
+    assert (nested / "lib.c").read_text() == "int y;\n"
+
+
+def test_a_restore_never_follows_a_symlink_out_of_the_folder(tmp_path: Path, workspace: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("keep me\n")
+    store = store_for(tmp_path, workspace)
+    checkpoint = store.snapshot()
+
+    # The agent replaced a folder of the checkpoint by a symlink out, and a file by a symlink to a file outside.
+    (workspace / "src" / "deep" / "util.py").unlink()
+    (workspace / "src" / "deep").rmdir()
+    (workspace / "src" / "deep").symlink_to(outside)
+    (workspace / "README.md").unlink()
+    (workspace / "README.md").symlink_to(outside / "secret.txt")
+    (workspace / "link-out").symlink_to(outside / "secret.txt")  # made since: the link goes, never its target
+
+    restored = store.restore(checkpoint.tree, Workspace([workspace]))
+    assert (outside / "secret.txt").read_text() == "keep me\n"
+    assert sorted(os.listdir(outside)) == ["secret.txt"]  # nothing written through src/deep: the link went first
+    assert restored.refused == [] and sorted(restored.deleted) == ["link-out", "src/deep"]
+    assert (workspace / "src" / "deep").is_dir() and not (workspace / "src" / "deep").is_symlink()
+    assert (workspace / "src" / "deep" / "util.py").read_text() == "x = 1\n"
+    assert (workspace / "README.md").read_text() == "readme\n" and not (workspace / "README.md").is_symlink()
+    assert not (workspace / "link-out").is_symlink()
+
+
+def test_a_second_snapshot_reads_only_what_changed_and_a_deleted_store_is_gone(tmp_path: Path, workspace: Path) -> None:
+    store = store_for(tmp_path, workspace)
+    first = store.snapshot()
+    assert store.snapshot().tree == first.tree  # nothing changed: the same tree
+    (workspace / "src" / "main.py").write_text("print('two')\n")
+    second = store.snapshot()
+    assert second.tree != first.tree
+    store.delete()
+    assert not store.git_dir.exists()
+    with pytest.raises(CheckpointFailed):
+        store.changes_since("not a tree")

@@ -1,0 +1,37 @@
+"""Where each session's checkpoints are kept: ``<data>/checkpoints/<session id>.git``
+(`webclient.workspace.checkpoints`).
+
+The data folder is the server's own (`webclient.agents.server_files`), so no agent reaches a store through its file
+access. Checkpoints are off when ``WEBCLIENT_CHECKPOINT_MAX_FILE_MB`` is 0, and without a store or a data folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from webclient.agents.homes import data_folder
+from webclient.config import Settings
+from webclient.session.agent_spec import MIB
+from webclient.workspace.checkpoints import CheckpointStore
+
+CHECKPOINTS = "checkpoints"
+"""The data folder's folder of checkpoint stores."""
+
+
+def checkpoint_store(settings: Settings, session_id: str, cwd: Path) -> CheckpointStore | None:
+    """The store of session ``session_id``'s checkpoints of ``cwd``; None when checkpoints are off."""
+    if settings.checkpoint_max_file_mb <= 0 or not (settings.store or settings.data_dir):
+        return None
+    name = (
+        session_id
+        if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", session_id)
+        else hashlib.sha256(session_id.encode()).hexdigest()
+    )
+    return CheckpointStore(
+        data_folder(settings) / CHECKPOINTS / f"{name}.git",
+        cwd,
+        max_file_bytes=int(settings.checkpoint_max_file_mb * MIB),
+        timeout=settings.checkpoint_seconds,
+    )

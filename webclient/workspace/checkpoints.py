@@ -1,0 +1,369 @@
+"""Checkpoints: a session's folder as it was before each prompt, kept in a git object store of the session's own.
+
+The store is a bare repository in the server's data folder (``<data>/checkpoints/<session id>.git``) with the
+session's folder as its work tree and an index of its own, so a snapshot after the first costs only the files that
+changed (git's index compares sizes and times first). Untracked files are included; the folder's ``.gitignore``
+files are honoured; its own ``.git`` is never read or written (git never takes a path named ``.git``, and nested
+repositories are left out). Files over a size bound and binary files (a NUL in their first 8000 bytes, as git
+decides) are left out and named (`Snapshot.skipped`): a restore leaves them as they are.
+
+The folder is untrusted: git runs with no system or global configuration (``HOME`` is the store's folder), no hooks,
+no fsmonitor, no external diff or text conversion, each call bounded in time and output. A restore writes and
+deletes through the workspace's path checks (`webclient.workspace.paths.Workspace`), never through a symlink that
+leads out of the folder. Everything here blocks: the session runs it in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from webclient.workspace.checkpoint_git import HARDENING, CheckpointFailed, run_git
+from webclient.workspace.path_errors import PathRefused
+from webclient.workspace.paths import Workspace
+
+BINARY_PROBE = 8000
+"""Bytes of a file read to tell a binary one (git's own heuristic: a NUL among its first 8000)."""
+SYMLINK = "120000"
+"""A symlink's mode in a git tree."""
+MAX_SKIPPED_NAMED = 20
+"""Skipped files named in a snapshot's record; the count says how many there were."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot's tree, and what it left out (``skipped``: a few of their names, ``skipped_count``: all)."""
+
+    tree: str
+    files: int
+    skipped: tuple[str, ...] = ()
+    skipped_count: int = 0
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file that differs between a checkpoint and now, as a restore sees it: ``added`` since (a restore deletes
+    it), ``modified`` or ``deleted`` since (a restore writes it back)."""
+
+    status: str
+    path: str
+
+
+@dataclass
+class Restored:
+    """What a restore did: files written back, files deleted, and those it could not touch (with why)."""
+
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+_STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
+
+
+class CheckpointStore:
+    """One session's checkpoints: `snapshot` before a prompt, `changes_since` one of them, `restore` it."""
+
+    def __init__(self, git_dir: Path, work_tree: Path, max_file_bytes: int, timeout: float = 60.0) -> None:
+        self.git_dir = git_dir
+        self.work_tree = Path(os.path.realpath(work_tree))
+        self.max_file_bytes = max_file_bytes
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._binary: dict[str, tuple[int, int, int, bool]] = {}
+        """Path → (size, mtime_ns, inode, binary): a file not changed since is not read again."""
+
+    # -- git, hardened ---------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        home = self.git_dir.parent / ".home"
+        home.mkdir(parents=True, exist_ok=True)
+        keep = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL", "TZ") if name in os.environ}
+        return {
+            **keep,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.work_tree),
+            "GIT_INDEX_FILE": str(self.git_dir / "checkpoint-index"),
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+        }
+
+    def _git(self, *args: str, stdin: bytes = b"", deadline: float | None = None) -> bytes:
+        """Run git on the store and its work tree; its output, bounded in time (``deadline``) and bytes."""
+        return run_git(args, self._env(), self.work_tree, stdin, deadline or time.monotonic() + self.timeout)
+
+    def _ensure(self, deadline: float) -> None:
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        env = {**self._env(), "GIT_DIR": str(self.git_dir)}
+        env.pop("GIT_WORK_TREE")
+        result = subprocess.run(
+            ["git", *HARDENING, "init", "--bare", "-q", str(self.git_dir)],
+            env=env,
+            capture_output=True,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
+        if result.returncode != 0:
+            raise CheckpointFailed(f"git init failed: {result.stderr.decode(errors='replace').strip()[:300]}")
+
+    # -- snapshot ----------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The work tree as it is now, as a tree in the store (only changed files are read again).
+
+        Raises:
+            CheckpointFailed: git failed or took longer than ``timeout``.
+        """
+        deadline = time.monotonic() + self.timeout
+        with self._lock:
+            self._ensure(deadline)
+            return self._snapshot(deadline)
+
+    def _snapshot(self, deadline: float) -> Snapshot:
+        listed = _names(self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline))
+        ignored = set(
+            _names(self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", deadline=deadline))
+        )
+        indexed = set(_names(self._git("ls-files", "-z", "--cached", deadline=deadline)))
+        included: list[str] = []
+        skipped: list[str] = []
+        folders: dict[str, bool] = {}
+        for name in dict.fromkeys(listed):
+            if name in ignored:
+                continue
+            if name.endswith("/"):  # a repository of its own: never entered
+                skipped.append(name)
+                continue
+            if self._beyond_symlink(name, folders):
+                continue  # a folder on its way is a symlink now: the file is not in the work tree any more
+            verdict = self._bounded(name)
+            if verdict == "keep":
+                included.append(name)
+            elif verdict == "skip":
+                skipped.append(name)
+        dropped = indexed - set(included)
+        if dropped:
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(dropped), deadline=deadline)
+        if included:
+            self._git(
+                "update-index",
+                "-z",
+                "--add",
+                "--remove",
+                "--replace",
+                "--stdin",
+                stdin=_nul(included),
+                deadline=deadline,
+            )
+        tree = self._git("write-tree", deadline=deadline).decode().strip()
+        return Snapshot(tree, len(included), tuple(skipped[:MAX_SKIPPED_NAMED]), len(skipped))
+
+    def _beyond_symlink(self, name: str, folders: dict[str, bool]) -> bool:
+        """Whether a folder on ``name``'s way is a symlink (``folders``: each folder's answer, found once)."""
+        folder = os.path.dirname(name)
+        if not folder:
+            return False
+        known = folders.get(folder)
+        if known is None:
+            known = self._beyond_symlink(folder, folders) or os.path.islink(self.work_tree / folder)
+            folders[folder] = known
+        return known
+
+    def _bounded(self, name: str) -> Literal["keep", "skip", "drop"]:
+        """``skip`` for a file left out (too big, or binary), ``drop`` for a folder now (no file of that name any
+        more); else ``keep`` (a symlink, or gone since it was listed, is recorded as git finds it)."""
+        path = self.work_tree / name
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return "keep"
+        if stat.S_ISDIR(info.st_mode):
+            return "drop"
+        if not stat.S_ISREG(info.st_mode):
+            return "keep"
+        if info.st_size > self.max_file_bytes:
+            return "skip"
+        key = (info.st_size, info.st_mtime_ns, info.st_ino)
+        known = self._binary.get(name)
+        if known is not None and known[:3] == key:
+            return "skip" if known[3] else "keep"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return "keep"
+        try:
+            binary = b"\0" in os.read(fd, BINARY_PROBE)
+        finally:
+            os.close(fd)
+        self._binary[name] = (*key, binary)
+        return "skip" if binary else "keep"
+
+    # -- compare and restore -----------------------------------------------------------------------
+
+    def changes_since(self, tree: str) -> list[FileChange]:
+        """What a restore of ``tree`` would change: each file added, modified or deleted since, by path."""
+        deadline = time.monotonic() + self.timeout
+        with self._lock:
+            self._ensure(deadline)
+            now = self._snapshot(deadline).tree
+            return self._diff(tree, now, deadline)
+
+    def _diff(self, tree: str, now: str, deadline: float) -> list[FileChange]:
+        _check_id(tree)
+        out = self._git(
+            "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-ext-diff", "--no-textconv", tree, now,
+            deadline=deadline,
+        )  # fmt: skip
+        fields = out.split(b"\0")
+        changes = []
+        for index in range(0, len(fields) - 1, 2):
+            status = fields[index].decode()[:1]
+            changes.append(FileChange(_STATUS.get(status, "modified"), os.fsdecode(fields[index + 1])))
+        return changes
+
+    def restore(self, tree: str, workspace: Workspace) -> Restored:
+        """Put the work tree back as ``tree`` has it: files changed or deleted since are written back, files
+        created since deleted, each through ``workspace``'s path checks; files the snapshot left out are not touched.
+
+        Raises:
+            CheckpointFailed: git failed, took too long, or ``tree`` is not in the store.
+        """
+        deadline = time.monotonic() + self.timeout
+        with self._lock:
+            self._ensure(deadline)
+            now = self._snapshot(deadline).tree
+            changes = self._diff(tree, now, deadline)
+            wanted = [change.path for change in changes if change.status != "added"]
+            entries = self._entries(tree, wanted, deadline)
+            blobs = self._blobs([oid for _, oid in entries.values()], deadline)
+            done = Restored()
+            for change in changes:
+                try:
+                    if change.status == "added":
+                        self._delete(workspace, change.path)
+                        done.deleted.append(change.path)
+                    else:
+                        mode, oid = entries[change.path]
+                        self._write(workspace, change.path, mode, blobs[oid])
+                        done.written.append(change.path)
+                except (PathRefused, OSError, KeyError) as error:
+                    done.refused.append((change.path, str(error) or type(error).__name__))
+            self._binary.clear()
+            self._snapshot(deadline)  # the index as the folder is now: the next snapshot reads only what changes
+            return done
+
+    def _entries(self, tree: str, paths: Sequence[str], deadline: float) -> dict[str, tuple[str, str]]:
+        if not paths:
+            return {}
+        out = self._git("ls-tree", "-r", "-z", "--full-tree", tree, deadline=deadline)
+        wanted = set(paths)
+        entries = {}
+        for line in out.split(b"\0"):
+            if not line:
+                continue
+            meta, _, name = line.partition(b"\t")
+            mode, _kind, oid = meta.decode().split(" ")
+            path = os.fsdecode(name)
+            if path in wanted:
+                entries[path] = (mode, oid)
+        return entries
+
+    def _blobs(self, oids: Sequence[str], deadline: float) -> dict[str, bytes]:
+        if not oids:
+            return {}
+        out = self._git("cat-file", "--batch", stdin="".join(f"{oid}\n" for oid in oids).encode(), deadline=deadline)
+        blobs: dict[str, bytes] = {}
+        at = 0
+        while at < len(out):
+            end = out.index(b"\n", at)
+            oid, _kind, size = out[at:end].decode().split(" ")
+            blobs[oid] = out[end + 1 : end + 1 + int(size)]
+            at = end + 1 + int(size) + 1
+        return blobs
+
+    def _target(self, workspace: Workspace, path: str) -> tuple[Path, str]:
+        """The folder ``path`` lies in, resolved and inside the work tree, and its name: never through a symlink
+        that leads out."""
+        absolute = self.work_tree / path
+        parent = Path(os.path.realpath(absolute.parent))
+        if not (parent == self.work_tree or parent.is_relative_to(self.work_tree)) or workspace.hides(absolute):
+            raise PathRefused(f"{path}: a folder on the way leads outside the workspace")
+        return parent, absolute.name
+
+    def _delete(self, workspace: Workspace, path: str) -> None:
+        parent, name = self._target(workspace, path)
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                raise PathRefused(f"{path} is a folder now")
+            os.unlink(name, dir_fd=fd)  # a symlink itself, never what it points to
+        except FileNotFoundError:
+            return
+        finally:
+            os.close(fd)
+        folder = parent
+        while folder != self.work_tree and folder.is_relative_to(self.work_tree):
+            try:
+                folder.rmdir()  # only an empty one: what the agent made for the files it made
+            except OSError:
+                break
+            folder = folder.parent
+
+    def _write(self, workspace: Workspace, path: str, mode: str, data: bytes) -> None:
+        if (self.work_tree / path).parent.is_dir():
+            parent, name = self._target(workspace, path)
+            try:
+                info: os.stat_result | None = os.stat(parent / name, follow_symlinks=False)
+            except FileNotFoundError:
+                info = None
+            if info is not None and (stat.S_ISLNK(info.st_mode) or mode == SYMLINK):
+                self._delete(workspace, path)  # a symlink now, or one then: replaced, never written through
+        if mode == SYMLINK:  # made again as it was (it is never followed here)
+            parent, name = self._target(workspace, path)
+            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                os.symlink(os.fsdecode(data), name, dir_fd=fd)
+            finally:
+                os.close(fd)
+            return
+        written = workspace.write_bytes_atomic(str(self.work_tree / path), data)
+        executable = mode == "100755"
+        current = os.stat(written, follow_symlinks=False).st_mode
+        if bool(current & stat.S_IXUSR) != executable:
+            bits = current | 0o111 if executable else current & ~0o111
+            os.chmod(written, stat.S_IMODE(bits), follow_symlinks=False)
+
+    def delete(self) -> None:
+        """Forget every checkpoint: the store goes (the session was deleted)."""
+        with self._lock:
+            shutil.rmtree(self.git_dir, ignore_errors=True)
+
+
+def _names(out: bytes) -> list[str]:
+    return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+
+def _nul(names: object) -> bytes:
+    assert isinstance(names, (set, list))
+    return b"".join(os.fsencode(name) + b"\0" for name in names)
+
+
+def _check_id(tree: str) -> None:
+    if not (4 <= len(tree) <= 64 and all(c in "0123456789abcdef" for c in tree)):
+        raise CheckpointFailed("not a checkpoint of this session")
