@@ -32,6 +32,10 @@ from webclient.workspace.paths import Workspace
 
 BINARY_PROBE = 8000
 """Bytes of a file read to tell a binary one (git's own heuristic: a NUL among its first 8000)."""
+PACK_FROM = 200
+"""New files from which a snapshot packs their contents first (`CheckpointStore._pack`)."""
+MAX_PACKED = 256 * 1024 * 1024
+"""Bytes of new files packed in one go at most; the rest are written as loose objects."""
 SYMLINK = "120000"
 """A symlink's mode in a git tree."""
 MAX_SKIPPED_NAMED = 20
@@ -156,6 +160,7 @@ class CheckpointStore:
                 included.append(name)
             elif verdict == "skip":
                 skipped.append(name)
+        self._pack([name for name in included if name not in indexed], deadline)
         dropped = indexed - set(included)
         if dropped:
             self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(dropped), deadline=deadline)
@@ -172,6 +177,30 @@ class CheckpointStore:
             )
         tree = self._git("write-tree", deadline=deadline).decode().strip()
         return Snapshot(tree, len(included), tuple(skipped[:MAX_SKIPPED_NAMED]), len(skipped))
+
+    def _pack(self, new: list[str], deadline: float) -> None:
+        """Put many new files' contents into the store as one pack (``git fast-import``), so that the index's update
+        after it finds them there rather than writing each as a loose object (for the first snapshot of 10,000
+        files: one file in place of 10,000, and several times faster)."""
+        if len(new) < PACK_FROM:
+            return
+        stream = bytearray()
+        for name in new:
+            try:
+                fd = os.open(self.work_tree / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a symlink, or gone: the index's update takes it as it finds it
+            try:
+                with os.fdopen(fd, "rb", closefd=False) as file:
+                    data = file.read(self.max_file_bytes + 1)
+            finally:
+                os.close(fd)
+            if len(data) > self.max_file_bytes:
+                continue
+            stream += b"blob\ndata %d\n" % len(data) + data + b"\n"
+            if len(stream) > MAX_PACKED:
+                break  # the rest are written loose
+        self._git("fast-import", "--quiet", stdin=bytes(stream), deadline=deadline)
 
     def _beyond_symlink(self, name: str, folders: dict[str, bool]) -> bool:
         """Whether a folder on ``name``'s way is a symlink (``folders``: each folder's answer, found once)."""
