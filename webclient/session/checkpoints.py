@@ -44,6 +44,8 @@ NAMED = 8
 """Files a restore's notice names; the rest are counted."""
 
 NO_CHECKPOINT = "No checkpoint"
+BUSY = "The agent is working: wait for the turn to end, or stop it, before restoring files."
+"""Why a restore is refused during a turn (the page's buttons say so while one runs: static/js/checkpoints.js)."""
 BRANCH_POINT = "Branch point"
 
 
@@ -124,7 +126,7 @@ class Checkpoints:
         if seq not in self.by_entry:
             return "No checkpoint was taken before this prompt."
         if self.turns.turn_running or self.turns.turn_state in ("running", "awaiting-permission"):
-            return "The agent is working: wait for the turn to end, or stop it, before restoring files."
+            return BUSY
         if self.restoring:
             return "A restore is under way."
         return None

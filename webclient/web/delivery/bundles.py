@@ -50,6 +50,7 @@ BUNDLES: dict[str, tuple[str, ...]] = {
         "js/queue.js",
         "js/session-keys.js",
         "js/sign-in-terminal.js",
+        "js/checkpoints.js",
     ),
 }
 """Bundle (a ``static/`` name, served as one module) → its modules, in the order they run."""

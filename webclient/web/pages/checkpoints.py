@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from webclient.session.checkpoints import Checkpoints
+from webclient.session.checkpoints import BUSY, Checkpoints
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.context import base_context, renderer, session_of
 from webclient.web.live.live_view import composer_nonce
@@ -44,6 +44,7 @@ async def checkpoint_preview(request: Request) -> Response:
         shown=SHOWN,
         failed=failed,
         refusal=checkpoints.refusal(seq),
+        busy=BUSY,
         fork=session.agent.can_fork,
         text=entry.text if isinstance(entry, MessageEntry) else "",
         nonce=composer_nonce(),
