@@ -20,6 +20,7 @@ from tests.support.servers import AGENTS
 from tests.support.urls import URLS
 from webclient.people.person import Person
 from webclient.people.roles import Share
+from webclient.session.checkpoints import summary_before
 from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry
 from webclient.web.live import session_socket
@@ -211,3 +212,54 @@ def stored_journal(app: InProcess, session: Session) -> list[tuple[str, str, str
 
 def actions(app: InProcess, session: Session) -> list[dict[str, object]]:
     return [json.loads(body) for kind, _, body in stored_journal(app, session) if kind == "action"]
+
+
+def test_a_prompt_whose_checkpoint_fails_goes_anyway_and_says_so(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path = app.new_session()
+    session = session_of(app, path)
+    store = session.checkpoints.store
+    assert store is not None
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        store.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        store.git_dir.write_text("not a folder")  # no store can be made there
+        turn(page, "write a.txt one\nfirst")
+        store.git_dir.unlink()
+        store.timeout = 1e-9  # too slow: from now on none is taken
+        turn(page, "write a.txt two\nsecond")
+        turn(page, "write a.txt three\nthird")
+    notices = [e for e in session.thread if getattr(e, "role", "") == "notice" and e.title == "No checkpoint"]
+    assert len(notices) == 2 and "no more are taken" in notices[1].detail
+    assert session.checkpoints.by_entry == {}
+    assert app.prompts_received() == [
+        "write a.txt one\nfirst",
+        "write a.txt two\nsecond",
+        "write a.txt three\nthird",
+    ]
+    assert 'data-role="checkpoint"' not in app.client.get(path).text
+
+
+def test_the_store_goes_with_the_session(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    path, session = three_turns(app)
+    store = session.checkpoints.store
+    assert store is not None and store.git_dir.is_dir()
+    assert store.git_dir.parent == app.data_dir / "checkpoints"
+    csrf = re.search(r'name="csrf" value="([^"]+)"', app.client.get("/").text)
+    assert csrf is not None
+    answer = app.client.post(URLS.for_("delete_session", session_id=session.id), data={"csrf": csrf.group(1)})
+    assert answer.status_code in (200, 303)
+    assert not store.git_dir.exists()
+    assert files(app.workspace) == {"a.txt": "two\n", "c/d.txt": "three\n"}  # the folder itself is the person's
+
+
+def test_the_summary_names_each_earlier_prompt_and_the_agents_last_answer_to_it(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT)
+    _, session = three_turns(app)
+    _, _, third = prompt_seqs(session)
+    told = summary_before(session.thread, third)
+    assert told.splitlines()[0] == "Earlier in this conversation (a summary; what came after was undone):"
+    assert "The person: write a.txt one first\nYou: done in" in told and ": second" in told and "third" not in told
+    assert summary_before(session.thread, third, limit=200).count("The person:") == 1  # the latest within the bound
+    assert summary_before(session.thread, prompt_seqs(session)[0]) == ""

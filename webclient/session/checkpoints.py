@@ -30,7 +30,7 @@ from webclient.session.tasks import BackgroundTasks
 from webclient.session.turns import Turns
 from webclient.viewmodel.entries import MessageEntry
 from webclient.viewmodel.thread import Thread
-from webclient.workspace.checkpoint_git import CheckpointFailed
+from webclient.workspace.checkpoint_git import CheckpointFailed, CheckpointTooSlow
 from webclient.workspace.checkpoints import CheckpointStore, FileChange, Restored
 from webclient.workspace.paths import Workspace
 
@@ -88,19 +88,28 @@ class Checkpoints:
         self.by_entry: dict[int, Checkpoint] = {}
         """The checkpoint taken before each prompt, by the seq of the prompt's entry on the thread."""
         self.restoring = False
+        self.given_up = False
+        """A snapshot took too long: no more are taken (until the session is opened again)."""
 
     # -- before each prompt ------------------------------------------------------------------------
 
     async def before_prompt(self) -> None:
-        """Snapshot the workspace for the prompt just shown; the prompt waits, at most the store's ``timeout``."""
+        """Snapshot the workspace for the prompt just shown; the prompt waits, at most the store's ``timeout``. One
+        that took too long turns checkpoints off for the session (a folder that big would hold up every prompt)."""
         store, entry = self.store, _latest_prompt(self.thread)
-        if store is None or entry is None:
+        if store is None or entry is None or self.given_up:
             return
         try:
-            async with asyncio.timeout(store.timeout):
+            async with asyncio.timeout(store.timeout + 1):
                 snapshot = await asyncio.to_thread(store.snapshot)
-        except TimeoutError:
-            self.shown.notice("warning", NO_CHECKPOINT, f"The snapshot took longer than {store.timeout:g} s.")
+        except (TimeoutError, CheckpointTooSlow):
+            self.given_up = True
+            self.shown.notice(
+                "warning",
+                NO_CHECKPOINT,
+                f"The snapshot of the folder took longer than {store.timeout:g} s (WEBCLIENT_CHECKPOINT_SECONDS): "
+                "no more are taken in this session.",
+            )
             return
         except (CheckpointFailed, OSError) as error:
             self.shown.notice("warning", NO_CHECKPOINT, str(error))

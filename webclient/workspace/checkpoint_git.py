@@ -33,6 +33,10 @@ class CheckpointFailed(Exception):
     """A snapshot or restore that could not be made (git missing, too slow, too much output, refused)."""
 
 
+class CheckpointTooSlow(CheckpointFailed):
+    """Git did not finish within the time a checkpoint is given."""
+
+
 def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, deadline: float) -> bytes:
     """Run ``git args`` hardened (`HARDENING`) in ``cwd`` with only ``env``; its output, read until ``deadline``
     (`time.monotonic`) and `MAX_OUTPUT` bytes at most.
@@ -42,7 +46,7 @@ def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, d
     """
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise CheckpointFailed("out of time")
+        raise CheckpointTooSlow("out of time")
     try:
         process = subprocess.Popen(
             ["git", *HARDENING, *args],
@@ -88,7 +92,7 @@ def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, d
             if stream is not None:
                 stream.close()
     if killed.is_set():
-        raise CheckpointFailed(f"git {args[0]} took too long")
+        raise CheckpointTooSlow(f"git {args[0]} took too long")
     if code != 0:
         said = b"".join(errors).decode(errors="replace").strip()[:300]
         raise CheckpointFailed(f"git {args[0]} failed: {said}")
