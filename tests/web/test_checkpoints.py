@@ -214,6 +214,27 @@ def actions(app: InProcess, session: Session) -> list[dict[str, object]]:
     return [json.loads(body) for kind, _, body in stored_journal(app, session) if kind == "action"]
 
 
+def test_a_session_rebuilt_after_a_restart_resends_in_a_new_agent_session(start_app: AppFactory) -> None:
+    app = start_app(agent=CHECKPOINT_AGENT, WEBCLIENT_MAX_PROMPT_MB="0.0001")  # 104 bytes
+    path, session = three_turns(app)
+    _, second, _ = prompt_seqs(session)
+    app.client.portal.call(session.recorder.flush)  # type: ignore[union-attr]
+    app.client.portal.call(app.client.app.state.sessions.let_go, session.id)  # type: ignore[attr-defined]
+    app.client.get(path)  # rebuilt from the journal, its agent not running
+    rebuilt = session_of(app, path)
+    assert rebuilt.lifecycle.agent_state == "stopped"
+    with app.live(path) as page:
+        page.frame()
+        page.send("edit_resend", seq=str(second), text="x" * 200, nonce="too-long")
+        page.until("Not resent")
+        assert files(app.workspace) == {"a.txt": "two\n", "c/d.txt": "three\n"}  # refused before the restore
+        page.send("edit_resend", seq=str(second), text="write e.txt edited\nresent", nonce="resend-3")
+        answered(page, ": resent")
+    assert files(app.workspace) == {"a.txt": "one\n", "e.txt": "edited\n"}
+    assert rebuilt.lifecycle.agent_state == "ready"
+    assert [a["action"] for a in actions(app, rebuilt)][-2:] == ["resend", "prompt"]
+
+
 def test_a_prompt_whose_checkpoint_fails_goes_anyway_and_says_so(start_app: AppFactory) -> None:
     app = start_app(agent=CHECKPOINT_AGENT)
     path = app.new_session()

@@ -24,6 +24,7 @@ from typing import Any
 from webclient.session.agent import AgentDriver, AgentError
 from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.attribution import Actor, record_action
+from webclient.session.prompt_queue import PromptRefused
 from webclient.session.recorder import SESSION, Recorder
 from webclient.session.shown import Shown
 from webclient.session.tasks import BackgroundTasks
@@ -178,10 +179,13 @@ class Checkpoints:
         """Restore the files to before entry ``seq``'s prompt, then send ``text`` in its place: in a fork of the
         agent's session when it offers one, else in a new one (``summary``: told the earlier turns)."""
         text = text.strip()
-        if not text:
-            self.shown.notice("warning", "Not resent", "The edited prompt is empty.")
-            return False
         fork = self.agent.can_fork and self.lifecycle.ready
+        refused = "The edited prompt is empty." if not text else self.turns.queue.bounds.too_long(text)
+        if refused is None and not self.lifecycle.ready and self.lifecycle.may_start is not None:
+            refused = self.lifecycle.may_start()  # a new agent counts against its owner's limits, as a Resume
+        if refused is not None:
+            self.shown.notice("warning", "Not resent", refused)
+            return False
         how = "fork" if fork else "new-session"
         if await self._restore(seq, "resend", by, how=how, summary=summary) is None:
             return False
@@ -208,7 +212,10 @@ class Checkpoints:
             )
             text = f"{earlier}\n\n{text}" if earlier else text
             await self._new_agent_session()
-        return self.submit(text, nonce, by)
+        try:
+            return self.submit(text, nonce, by)
+        except PromptRefused:  # the summary made it too long: the notice says so, with the text to copy
+            return False
 
     async def _restore(self, seq: int, action: str, by: Actor, **details: object) -> Restored | None:
         refused = self.refusal(seq)
