@@ -165,3 +165,15 @@ def test_a_second_snapshot_reads_only_what_changed_and_a_deleted_store_is_gone(t
     assert not store.git_dir.exists()
     with pytest.raises(CheckpointFailed):
         store.changes_since("not a tree")
+
+
+def test_the_servers_own_files_in_the_folder_are_never_in_a_checkpoint(tmp_path: Path, workspace: Path) -> None:
+    data = workspace / "my data [1]"  # the server's data folder in the session's folder, with the stores in it
+    (data / "other").mkdir(parents=True)
+    (data / "other" / "webclient.sqlite3").write_text("the store\n")
+    store = CheckpointStore(data / "checkpoints" / "s1.git", workspace, MIB, hidden=[data])
+    first = store.snapshot()
+    second = store.snapshot()  # the store's own objects, made by the first, are not taken either
+    assert first.tree == second.tree and first.files == 3
+    (data / "other" / "webclient.sqlite3").write_text("changed\n")
+    assert store.changes_since(first.tree) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from webclient.agents.homes import data_folder
@@ -20,8 +21,11 @@ CHECKPOINTS = "checkpoints"
 """The data folder's folder of checkpoint stores."""
 
 
-def checkpoint_store(settings: Settings, session_id: str, cwd: Path) -> CheckpointStore | None:
-    """The store of session ``session_id``'s checkpoints of ``cwd``; None when checkpoints are off."""
+def checkpoint_store(
+    settings: Settings, session_id: str, cwd: Path, hidden: Sequence[Path] = ()
+) -> CheckpointStore | None:
+    """The store of session ``session_id``'s checkpoints of ``cwd``, which leave out ``hidden`` (the server's own
+    files); None when checkpoints are off."""
     if settings.checkpoint_max_file_mb <= 0 or not (settings.store or settings.data_dir):
         return None
     name = (
@@ -34,4 +38,5 @@ def checkpoint_store(settings: Settings, session_id: str, cwd: Path) -> Checkpoi
         cwd,
         max_file_bytes=int(settings.checkpoint_max_file_mb * MIB),
         timeout=settings.checkpoint_seconds,
+        hidden=hidden,
     )

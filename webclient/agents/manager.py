@@ -243,7 +243,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, entry.name)
-        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd)
+        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd, session.workspace.hidden)
         if self.records is not None:
             session.watch(_state_recorder(session, recorder))
         self.sessions[session.id] = session
@@ -302,7 +302,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
-        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd)
+        session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd, session.workspace.hidden)
         await session.rebuild(stored.journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay

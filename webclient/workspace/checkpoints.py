@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from webclient.workspace.checkpoint_files import delete_file, write_file
 from webclient.workspace.checkpoint_git import HARDENING, CheckpointFailed, run_git
 from webclient.workspace.path_errors import PathRefused
 from webclient.workspace.paths import Workspace
@@ -36,8 +37,6 @@ PACK_FROM = 200
 """New files from which a snapshot packs their contents first (`CheckpointStore._pack`)."""
 MAX_PACKED = 256 * 1024 * 1024
 """Bytes of new files packed in one go at most; the rest are written as loose objects."""
-SYMLINK = "120000"
-"""A symlink's mode in a git tree."""
 MAX_SKIPPED_NAMED = 20
 """Skipped files named in a snapshot's record; the count says how many there were."""
 
@@ -76,11 +75,19 @@ _STATUS = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
 class CheckpointStore:
     """One session's checkpoints: `snapshot` before a prompt, `changes_since` one of them, `restore` it."""
 
-    def __init__(self, git_dir: Path, work_tree: Path, max_file_bytes: int, timeout: float = 60.0) -> None:
+    def __init__(
+        self, git_dir: Path, work_tree: Path, max_file_bytes: int, timeout: float = 60.0, hidden: Sequence[Path] = ()
+    ) -> None:
         self.git_dir = git_dir
         self.work_tree = Path(os.path.realpath(work_tree))
         self.max_file_bytes = max_file_bytes
         self.timeout = timeout
+        self.hidden = tuple(
+            path.relative_to(self.work_tree).as_posix()
+            for path in {Path(os.path.realpath(folder)) for folder in (*hidden, git_dir.parent)}
+            if path.is_relative_to(self.work_tree) and path != self.work_tree
+        )
+        """The server's own files inside the work tree (its data folder, with the stores): never in a checkpoint."""
         self._lock = threading.Lock()
         self._binary: dict[str, tuple[int, int, int, bool]] = {}
         """Path → (size, mtime_ns, inode, binary): a file not changed since is not read again."""
@@ -124,6 +131,10 @@ class CheckpointStore:
         )
         if result.returncode != 0:
             raise CheckpointFailed(f"git init failed: {result.stderr.decode(errors='replace').strip()[:300]}")
+        # Not even listed: the server's own files, when the folder holds them (a session in the person's home).
+        patterns = "".join("/" + _escaped(relative) + "\n" for relative in self.hidden)
+        (self.git_dir / "info").mkdir(exist_ok=True)
+        (self.git_dir / "info" / "exclude").write_bytes(os.fsencode(patterns))
 
     # -- snapshot ----------------------------------------------------------------------------------
 
@@ -148,7 +159,7 @@ class CheckpointStore:
         skipped: list[str] = []
         folders: dict[str, bool] = {}
         for name in dict.fromkeys(listed):
-            if name in ignored:
+            if name in ignored or any(name == h or name.startswith(h + "/") for h in self.hidden):
                 continue
             if name.endswith("/"):  # a repository of its own: never entered
                 skipped.append(name)
@@ -284,11 +295,11 @@ class CheckpointStore:
             for change in changes:
                 try:
                     if change.status == "added":
-                        self._delete(workspace, change.path)
+                        delete_file(self.work_tree, workspace, change.path)
                         done.deleted.append(change.path)
                     else:
                         mode, oid = entries[change.path]
-                        self._write(workspace, change.path, mode, blobs[oid])
+                        write_file(self.work_tree, workspace, change.path, mode, blobs[oid])
                         done.written.append(change.path)
                 except (PathRefused, OSError, KeyError) as error:
                     done.refused.append((change.path, str(error) or type(error).__name__))
@@ -325,63 +336,15 @@ class CheckpointStore:
             at = end + 1 + int(size) + 1
         return blobs
 
-    def _target(self, workspace: Workspace, path: str) -> tuple[Path, str]:
-        """The folder ``path`` lies in, resolved and inside the work tree, and its name: never through a symlink
-        that leads out."""
-        absolute = self.work_tree / path
-        parent = Path(os.path.realpath(absolute.parent))
-        if not (parent == self.work_tree or parent.is_relative_to(self.work_tree)) or workspace.hides(absolute):
-            raise PathRefused(f"{path}: a folder on the way leads outside the workspace")
-        return parent, absolute.name
-
-    def _delete(self, workspace: Workspace, path: str) -> None:
-        parent, name = self._target(workspace, path)
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                raise PathRefused(f"{path} is a folder now")
-            os.unlink(name, dir_fd=fd)  # a symlink itself, never what it points to
-        except FileNotFoundError:
-            return
-        finally:
-            os.close(fd)
-        folder = parent
-        while folder != self.work_tree and folder.is_relative_to(self.work_tree):
-            try:
-                folder.rmdir()  # only an empty one: what the agent made for the files it made
-            except OSError:
-                break
-            folder = folder.parent
-
-    def _write(self, workspace: Workspace, path: str, mode: str, data: bytes) -> None:
-        if (self.work_tree / path).parent.is_dir():
-            parent, name = self._target(workspace, path)
-            try:
-                info: os.stat_result | None = os.stat(parent / name, follow_symlinks=False)
-            except FileNotFoundError:
-                info = None
-            if info is not None and (stat.S_ISLNK(info.st_mode) or mode == SYMLINK):
-                self._delete(workspace, path)  # a symlink now, or one then: replaced, never written through
-        if mode == SYMLINK:  # made again as it was (it is never followed here)
-            parent, name = self._target(workspace, path)
-            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-            try:
-                os.symlink(os.fsdecode(data), name, dir_fd=fd)
-            finally:
-                os.close(fd)
-            return
-        written = workspace.write_bytes_atomic(str(self.work_tree / path), data)
-        executable = mode == "100755"
-        current = os.stat(written, follow_symlinks=False).st_mode
-        if bool(current & stat.S_IXUSR) != executable:
-            bits = current | 0o111 if executable else current & ~0o111
-            os.chmod(written, stat.S_IMODE(bits), follow_symlinks=False)
-
     def delete(self) -> None:
         """Forget every checkpoint: the store goes (the session was deleted)."""
         with self._lock:
             shutil.rmtree(self.git_dir, ignore_errors=True)
+
+
+def _escaped(relative: str) -> str:
+    """``relative`` as a gitignore pattern that matches it alone: its special characters escaped."""
+    return "".join("\\" + char if char in "\\*?[]!# " else char for char in relative)
 
 
 def _names(out: bytes) -> list[str]:
