@@ -136,6 +136,11 @@ def test_edit_and_resend_continues_in_a_fork_when_the_agent_offers_one(start_app
     assert prompt["params"]["sessionId"].startswith("fork-")
     assert app.prompts_received()[-1] == "resent in a fork"
     assert files(app.workspace) == {"a.txt": "one\n"}
+    app.client.portal.call(session.recorder.flush)  # type: ignore[union-attr]
+    app.client.portal.call(app.client.app.state.sessions.let_go, session.id)  # type: ignore[attr-defined]
+    app.client.get(path)
+    rebuilt = session_of(app, path)
+    assert rebuilt.agent.known_session_id == prompt["params"]["sessionId"]  # a Resume takes up the fork
 
 
 def test_a_restore_is_refused_while_a_turn_runs(start_app: AppFactory) -> None:
