@@ -177,3 +177,24 @@ def test_the_servers_own_files_in_the_folder_are_never_in_a_checkpoint(tmp_path:
     assert first.tree == second.tree and first.files == 3
     (data / "other" / "webclient.sqlite3").write_text("changed\n")
     assert store.changes_since(first.tree) == []
+
+
+def test_a_first_snapshot_packed_in_one_go_is_the_same_tree_as_one_file_by_file(
+    tmp_path: Path, workspace: Path
+) -> None:
+    (workspace / "run.sh").write_text("#!/bin/sh\n")
+    (workspace / "run.sh").chmod(0o755)
+    (workspace / '"quoted" name.txt').write_text("q\n")
+    (workspace / "new\nline.txt").write_text("n\n")
+    (workspace / "back\\slash é.txt").write_text("b\n")
+    (workspace / "link").symlink_to("src/main.py")
+    packed = CheckpointStore(tmp_path / "packed.git", workspace, MIB)
+    packed.pack_from = 1
+    one_by_one = CheckpointStore(tmp_path / "loose.git", workspace, MIB)
+    one_by_one.pack_from = 10**9
+    first = packed.snapshot()
+    assert first == one_by_one.snapshot() and first.files == 8
+    assert not any((packed.git_dir / "objects").glob("??/*"))  # every blob and tree in the pack, none loose
+    (workspace / "run.sh").write_text("#!/bin/sh\necho\n")
+    assert packed.snapshot() == one_by_one.snapshot()
+    assert packed.changes_since(first.tree) == [FileChange("modified", "run.sh")]

@@ -44,6 +44,7 @@ def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, d
     Raises:
         CheckpointFailed: git did not start, failed, took too long or said too much.
     """
+    command = next((arg for arg in args if not arg.startswith("-") and "=" not in arg), "")
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise CheckpointTooSlow("out of time")
@@ -78,7 +79,7 @@ def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, d
         out = process.stdout.read(MAX_OUTPUT + 1)
         if len(out) > MAX_OUTPUT:
             kill()
-            raise CheckpointFailed(f"git {args[0]} said more than {MAX_OUTPUT // MIB} MB")
+            raise CheckpointFailed(f"git {command} said more than {MAX_OUTPUT // MIB} MB")
         code = process.wait()
     finally:
         timer.cancel()
@@ -92,10 +93,10 @@ def run_git(args: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, d
             if stream is not None:
                 stream.close()
     if killed.is_set():
-        raise CheckpointTooSlow(f"git {args[0]} took too long")
+        raise CheckpointTooSlow(f"git {command} took too long")
     if code != 0:
         said = b"".join(errors).decode(errors="replace").strip()[:300]
-        raise CheckpointFailed(f"git {args[0]} failed: {said}")
+        raise CheckpointFailed(f"git {command} failed: {said}")
     return out
 
 
