@@ -179,6 +179,10 @@ def test_a_watcher_may_not_restore(start_app: AppFactory) -> None:
     context = {"session": session, "entry": entry, "oob": None, "urls": URLS}
     assert 'data-role="checkpoint"' in renderer.page("_message.html", **context, watching=False)
     assert 'data-role="checkpoint"' not in renderer.page("_message.html", **context, watching=True)
+    # A subagent's prompt numbered as one of the session's is not that prompt: it has no checkpoint.
+    child = MessageEntry(seq=second, turn=1, kind="user-message", parts=["to a subagent"])
+    child.scope = "sub-1-"
+    assert 'data-role="checkpoint"' not in renderer.page("_message.html", **context | {"entry": child}, watching=False)
 
 
 def test_a_session_rebuilt_from_its_journal_offers_its_checkpoints_again(start_app: AppFactory) -> None:
