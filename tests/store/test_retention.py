@@ -170,3 +170,18 @@ async def test_many_sessions_are_deleted_a_few_per_transaction(
         assert {row[0] for row in await journal_rows(store)} == {"kept"}
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_what_else_a_deleted_session_has_goes_with_it(database_url: str) -> None:
+    store = await Store.open_url(database_url)
+    try:
+        await make_session(store, "old", NOW - timedelta(days=40))
+        await make_session(store, "recent", NOW - timedelta(days=2))
+        retention = Retention(store.engine, store.writer, Limits(keep_days=30))
+        gone: list[str] = []
+        retention.deleted = gone.extend  # the app gives it the checkpoints' (webclient.agents.checkpoint_stores)
+        await retention.apply(now=NOW)
+        assert gone == ["old"]
+    finally:
+        await store.close()

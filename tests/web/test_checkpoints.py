@@ -18,6 +18,8 @@ from pathlib import Path
 from tests.support.live import AppFactory, InProcess, LiveSocket
 from tests.support.servers import AGENTS
 from tests.support.urls import URLS
+from webclient.agents.checkpoint_stores import forget_stores, store_path
+from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.people.roles import Share
 from webclient.session.checkpoints import summary_before
@@ -293,3 +295,13 @@ def test_the_summary_names_each_earlier_prompt_and_the_agents_last_answer_to_it(
     assert "The person: write a.txt one first\nYou: done in" in told and ": second" in told and "third" not in told
     assert summary_before(session.thread, third, limit=200).count("The person:") == 1  # the latest within the bound
     assert summary_before(session.thread, prompt_seqs(session)[0]) == ""
+
+
+def test_the_stores_of_sessions_the_retention_deleted_go_too(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    kept, gone = store_path(settings, "kept"), store_path(settings, "gone")
+    for path in (kept, gone):
+        (path / "objects").mkdir(parents=True)
+    forget_stores(settings)(["gone", "never-had-one"])
+    assert kept.is_dir() and not gone.exists()
+    assert store_path(settings, "../x").parent == tmp_path / "checkpoints"  # an id never leaves the folder

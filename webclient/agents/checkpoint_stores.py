@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from webclient.agents.homes import data_folder
@@ -19,6 +20,26 @@ from webclient.workspace.checkpoints import CheckpointStore
 
 CHECKPOINTS = "checkpoints"
 """The data folder's folder of checkpoint stores."""
+
+
+def store_path(settings: Settings, session_id: str) -> Path:
+    """Where session ``session_id``'s checkpoint store is (whether or not it has one)."""
+    name = (
+        session_id
+        if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", session_id)
+        else hashlib.sha256(session_id.encode()).hexdigest()
+    )
+    return data_folder(settings) / CHECKPOINTS / f"{name}.git"
+
+
+def forget_stores(settings: Settings) -> Callable[[Sequence[str]], None]:
+    """What deletes the checkpoint stores of sessions the store's retention deleted (it runs in a thread)."""
+
+    def forget(session_ids: Sequence[str]) -> None:
+        for session_id in session_ids:
+            shutil.rmtree(store_path(settings, session_id), ignore_errors=True)
+
+    return forget
 
 
 def checkpoint_store(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -97,6 +97,8 @@ class Retention:
         self.interval = interval
         self._task: asyncio.Task[None] | None = None
         writer.session_cap = limits.max_session_chars or None
+        self.deleted: Callable[[Sequence[str]], None] | None = None
+        """What else goes with the sessions it deleted (their checkpoints: `webclient.agents.checkpoint_stores`)."""
 
     @classmethod
     def start(cls, engine: Database, writer: JournalWriter, settings: Settings) -> Retention:
@@ -195,3 +197,5 @@ class Retention:
                 await delete_sessions(connection, chunk)
             for session_id in chunk:
                 self.writer.forget(session_id)
+            if self.deleted is not None:
+                await asyncio.to_thread(self.deleted, chunk)

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from webclient.acp.agent import AcpAgent
 from webclient.agents.catalogue import Catalogue, UnknownAgent
+from webclient.agents.checkpoint_stores import forget_stores
 from webclient.agents.homes import data_folder
 from webclient.agents.manager import SessionManager, malloc_trim
 from webclient.agents.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
@@ -279,6 +280,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
+            retention.deleted = forget_stores(settings)  # their checkpoints go with them
             # Signed-in sessions live in the store; without one (token mode only) the cookie is derived from the token.
             key = access.signin_key
             app.state.signins = SignIns(store.engine, settings.signin_days, key)
