@@ -82,13 +82,14 @@ class Checkpoints:
         self.lifecycle = lifecycle
         self.agent = agent
         self.submit = submit
-        self.tasks = tasks
         """Sends a prompt as the person's own (`webclient.session.core.Session.submit_prompt`)."""
+        self.tasks = tasks
         self.store: CheckpointStore | None = None
         """Where the snapshots go; None: checkpoints are off (no data folder, or turned off)."""
         self.by_entry: dict[int, Checkpoint] = {}
         """The checkpoint taken before each prompt, by the seq of the prompt's entry on the thread."""
         self.restoring = False
+        """A restore runs (in a thread): another is refused meanwhile."""
         self.given_up = False
         """A snapshot took too long: no more are taken (until the session is opened again)."""
 
