@@ -111,6 +111,8 @@ def test_the_catalogues_servers_go_to_the_agent_with_secrets_filled_in_and_come_
     assert "MCP servers: files (stdio), web (http)" in thread
     assert "Some MCP servers were not given to the agent" in thread and "old: the agent does not take sse" in thread
     assert SECRET not in page and "plain-env-value" not in page and "query-value" not in page
+    log = first.http().get(URLS.for_("protocol_log", session_id=session_id)).text  # the lines as recorded
+    assert '"mcpServers"' in log.replace("&#34;", '"') and SECRET not in log and "plain-env-value" not in log
     stop(first, signal.SIGTERM)
     for path in data.rglob("*"):  # the store: its journal, protocol log and audit log hold no value of them
         if path.is_file() and path.name != "secret.key":
