@@ -14,7 +14,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +30,9 @@ from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
-from webclient.session.attribution import by_json
+from webclient.session.attribution import by_json, record_action
 from webclient.session.core import Session
+from webclient.session.mcp_servers import McpServer, pick
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
@@ -46,6 +47,9 @@ log = logging.getLogger(__name__)
 
 OwnerEnv = Callable[[str], Awaitable[Mapping[str, str]]]
 """The variables a person's agents get (by the person's id)."""
+
+PersonMcp = Callable[[str], Awaitable[list[McpServer]]]
+"""A person's own MCP servers (by the person's id; `webclient.store.mcp_servers`)."""
 
 KeepSecret = Callable[[str, str, str], Awaitable[None]]
 """Keep a value as a person's secret: their id, its name, the value (`webclient.store.secrets.Secrets.put`)."""
@@ -132,6 +136,8 @@ class SessionManager:
         self.owner_env: OwnerEnv | None = None
         """What a person's agents get in their environment (their secrets), for a stored session rebuilt; a new
         session is given its owner's by whoever creates it (`create`'s ``env``)."""
+        self.person_mcp: PersonMcp | None = None
+        """A person's own MCP servers, to give a stored session rebuilt the same servers again (None: no store)."""
         self.keep_secret: KeepSecret | None = None
         """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
         self.refusing: str | None = None
@@ -153,6 +159,7 @@ class SessionManager:
         continuing: AgentSession | None = None,
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
     ) -> Session:
         """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
 
@@ -177,7 +184,7 @@ class SessionManager:
         if chosen is None and not (workspace and workspace.strip()) and template is not None:
             scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
         try:
-            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
+            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch, mcp_servers)
         except BaseException:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -195,6 +202,7 @@ class SessionManager:
         env: Mapping[str, str] | None = None,
         chosen: Chosen | None = None,
         scratch: Path | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
@@ -202,7 +210,8 @@ class SessionManager:
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record); `scratch`: the fresh copy of the demo's sample `start` made
-        (off the event loop) for it, if that is where it works.
+        (off the event loop) for it, if that is where it works; `mcp_servers`: the MCP servers New session picked
+        (None: the catalogue entry's; an AAP agent is given none).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -232,6 +241,10 @@ class SessionManager:
         recorder = NO_RECORDER
         if records is not None:
             recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
+        if entry.protocol == "acp":
+            spec.mcp.servers = pick(entry.mcp_servers, None) if mcp_servers is None else list(mcp_servers)
+        if spec.mcp.servers:  # on record before the agent starts: a rebuilt session lists and gives the same
+            record_action(recorder, "mcp_servers", owner, **spec.mcp.public())
         if chosen is not None and chosen.others is not None:  # an admin in someone's folder: on the record
             other = {"action": "other-folder", "workspace": str(cwd), "whose": chosen.others, "by": by_json(owner)}
             recorder.record(ACTION, "user", json.dumps(other))
@@ -301,6 +314,7 @@ class SessionManager:
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
         await session.rebuild(stored.journal)
+        await self._refill_mcp(spec, stored.owner)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
         recorder = _state_recorder(session, stored.recorder)
@@ -310,6 +324,14 @@ class SessionManager:
         self._ended_at[session.id] = time.monotonic()
         self._forget_ended()
         return session  # this request shows it, even if the cap on ended sessions forgot it at once
+
+    async def _refill_mcp(self, spec: AgentSpec, owner: str | None) -> None:
+        """The MCP servers of a rebuilt session, as its journal lists them, defined again from its catalogue entry and
+        its owner's own servers as they are now (their secrets are filled in when Resume opens the agent's session)."""
+        if spec.mcp.complete:
+            return
+        mine = await self.person_mcp(owner) if self.person_mcp is not None and owner is not None else []
+        spec.mcp.refill([*spec.entry.mcp_servers, *mine])
 
     def _stored_spec(self, stored: StoredSession) -> tuple[AgentSpec, str | None]:
         """How to start a stored session's agent again: its catalogue entry's way, in its workspace (a fresh copy of

@@ -147,6 +147,8 @@ def _act_again(session: Rebuilt, action: dict[str, object]) -> None:
             prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
         session.controls.name(str(action["title"]) or None)
+    elif action.get("action") == "mcp_servers":  # the servers it was given (values blank until `McpServers.refill`)
+        session.lifecycle.spec.mcp.replayed(action)
 
 
 def _store_notice(thread: Thread, notice: dict[str, object]) -> None:
