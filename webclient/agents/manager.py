@@ -26,11 +26,12 @@ from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
+from webclient.agents.session_worktrees import in_sandbox, let_go, make, worktree_folder
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
-from webclient.session.attribution import by_json
+from webclient.session.attribution import by_json, record_action
 from webclient.session.core import Session
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
@@ -38,6 +39,7 @@ from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRec
 from webclient.viewmodel.events import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
+from webclient.workspace.worktrees import GitFailed, Worktree
 
 if TYPE_CHECKING:
     from webclient.people.rules import RuleBook
@@ -153,12 +155,15 @@ class SessionManager:
         continuing: AgentSession | None = None,
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
+        worktree: bool = False,
     ) -> Session:
-        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
+        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does;
+        ``worktree``: in a new git worktree of the repository that folder is in (`webclient.agents.session_worktrees`).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
-            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
+            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose);
+                for a worktree, a folder not in a git repository (or git's own failure).
             LimitReached: see `create`; `Draining` while the server drains.
         """
         if self.refusing is not None:
@@ -176,15 +181,40 @@ class SessionManager:
         scratch = None
         if chosen is None and not (workspace and workspace.strip()) and template is not None:
             scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
+        made, session_id = None, None
+        if worktree and continuing is None:
+            session_id = secrets.token_urlsafe(9)
+            made = await self._worktree(agent_name, workspace or "", owner, chosen, session_id)
+            chosen = Chosen(made.path, chosen.others if chosen is not None else None)
         try:
-            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
+            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch, session_id, made)
         except BaseException:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
+            if made is not None:
+                await let_go(session_id or "", made)
             raise
         if self.on_created is not None:
             await self.on_created(session.id)
         return session
+
+    async def _worktree(
+        self, agent_name: str | None, workspace: str, owner: Person | None, chosen: Chosen | None, session_id: str
+    ) -> Worktree:
+        """A new worktree for the session ``session_id`` of the repository its chosen folder is in."""
+        entry = self.catalogue.get(agent_name).for_person(owner.id if owner is not None else None)
+        if chosen is not None:
+            folder = chosen.folder
+        elif workspace.strip():
+            folder = entry.choose(workspace, self.server_files)
+        elif entry.template is not None:
+            raise WorkspaceRefused(f"The agent {entry.name} works in a fresh copy of its sample, not a git repository.")
+        else:
+            folder = entry.workspace or Path(os.getcwd())
+        try:
+            return await make(self.settings, folder, session_id, entry.name)
+        except GitFailed as failed:
+            raise WorkspaceRefused(str(failed)) from None
 
     def create(
         self,
@@ -195,6 +225,8 @@ class SessionManager:
         env: Mapping[str, str] | None = None,
         chosen: Chosen | None = None,
         scratch: Path | None = None,
+        session_id: str | None = None,
+        worktree: Worktree | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
@@ -202,7 +234,8 @@ class SessionManager:
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record); `scratch`: the fresh copy of the demo's sample `start` made
-        (off the event loop) for it, if that is where it works.
+        (off the event loop) for it, if that is where it works; `session_id`: its id, when `start` chose it first (for
+        `worktree`, the git worktree `start` made for it in ``chosen``).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -227,7 +260,9 @@ class SessionManager:
         else:
             cwd = entry.workspace or Path(os.getcwd())
         spec = self.agent_spec(entry, cwd, owner_id, env or {})
-        session_id = secrets.token_urlsafe(9)
+        if worktree is not None:
+            spec = in_sandbox(spec, worktree)
+        session_id = session_id or secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
         if records is not None:
@@ -235,8 +270,11 @@ class SessionManager:
         if chosen is not None and chosen.others is not None:  # an admin in someone's folder: on the record
             other = {"action": "other-folder", "workspace": str(cwd), "whose": chosen.others, "by": by_json(owner)}
             recorder.record(ACTION, "user", json.dumps(other))
+        if worktree is not None:  # where it works, its branch and the commit it started at: rebuilt from here
+            record_action(recorder, "worktree", owner, **worktree.journalled())
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
+        session.worktree = worktree
         self._limit_resumes(session)
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
@@ -337,6 +375,8 @@ class SessionManager:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
+        elif cwd == worktree_folder(self.settings, stored.id):
+            pass  # its own worktree (`webclient.agents.session_worktrees`): that session's alone
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
             return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), refused
@@ -365,6 +405,8 @@ class SessionManager:
         if session is None:
             return False
         await session.delete()
+        if session.worktree is not None:  # kept while it holds uncommitted work (the log says so); the branch stays
+            await let_go(session_id, session.worktree)
         self.sessions.pop(session_id, None)
         self._ended_at.pop(session_id, None)
         self.on_release(session_id)
