@@ -26,7 +26,7 @@ from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
-from webclient.agents.session_worktrees import in_sandbox, let_go, make, worktree_folder
+from webclient.agents.session_worktrees import in_sandbox, journalled, let_go, make, worktree_folder
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
@@ -325,11 +325,14 @@ class SessionManager:
         stored = await self.records.reopen(session_id)
         if stored is None:
             return None
+        worktree, journal = await journalled(stored.journal)
         spec, refused = self._stored_spec(stored)
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
         spec = dataclasses.replace(spec, hidden=self.server_files)
+        if worktree is not None and worktree.path == stored.workspace:
+            spec = in_sandbox(spec, worktree)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
@@ -338,7 +341,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
-        await session.rebuild(stored.journal)
+        await session.rebuild(journal)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
         recorder = _state_recorder(session, stored.recorder)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from webclient.agents.homes import data_folder
 from webclient.config import Settings
 from webclient.session.agent_spec import AgentSpec
+from webclient.session.recorder import ACTION, JournalRow
 from webclient.workspace import worktrees
 from webclient.workspace.worktrees import Worktree
 
@@ -50,12 +53,31 @@ def in_sandbox(spec: AgentSpec, worktree: Worktree) -> AgentSpec:
     worktree reads and writes there."""
     if not spec.sandbox.confined:
         return spec
-    try:
-        git_folder = worktrees.common_dir(worktree.repository)
-    except worktrees.GitFailed:
-        return spec
-    sandbox = dataclasses.replace(spec.sandbox, writable=(*spec.sandbox.writable, git_folder))
+    sandbox = dataclasses.replace(spec.sandbox, writable=(*spec.sandbox.writable, worktree.git_folder))
     return dataclasses.replace(spec, sandbox=sandbox)
+
+
+async def journalled(
+    journal: AsyncIterator[Sequence[JournalRow]],
+) -> tuple[Worktree | None, AsyncIterator[Sequence[JournalRow]]]:
+    """The worktree a stored session works in, from its journal's first batch (it is recorded as the session is
+    made), and the journal to replay, whole."""
+    first = await anext(journal, None)
+    found = None
+    for kind, _, body in first or ():
+        if kind == ACTION and '"worktree"' in body:
+            action = json.loads(body)
+            if action.get("action") == "worktree":
+                found = Worktree.from_journal(action)
+                break
+
+    async def whole() -> AsyncIterator[Sequence[JournalRow]]:
+        if first is not None:
+            yield first
+        async for batch in journal:
+            yield batch
+
+    return found, whole()
 
 
 async def let_go(session_id: str, worktree: Worktree) -> bool:

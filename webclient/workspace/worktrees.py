@@ -66,6 +66,8 @@ class Worktree:
     """The commit (full hash) the branch started at: what the branch's diff is against."""
     repository: Path
     """The main checkout's top folder."""
+    git_folder: Path
+    """The repository's own ``.git`` folder, as git said when the worktree was made (its sandbox may write it)."""
 
     def journalled(self) -> dict[str, str]:
         """What the journal keeps of it (`from_journal` reads it back)."""
@@ -73,8 +75,8 @@ class Worktree:
 
     @classmethod
     def from_journal(cls, record: dict[str, Any]) -> Worktree:
-        path, repository = Path(str(record["path"])), Path(str(record["repository"]))
-        return cls(path, str(record["branch"]), str(record["base"]), repository)
+        path, repository, git_folder = (Path(str(record[key])) for key in ("path", "repository", "git_folder"))
+        return cls(path, str(record["branch"]), str(record["base"]), repository, git_folder)
 
 
 _home_lock = threading.Lock()
@@ -232,7 +234,7 @@ def add(folder: Path, path: Path, branch: str) -> Worktree:
     base = output.decode().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
     git(repository, "worktree", "add", "--quiet", "-b", branch, str(path), base)
-    return Worktree(path, branch, base, repository)
+    return Worktree(path, branch, base, repository, common_dir(repository))
 
 
 def status(worktree: Worktree) -> list[str]:
