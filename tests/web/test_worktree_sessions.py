@@ -80,6 +80,8 @@ def test_a_session_in_a_worktree_writes_commits_and_shows_its_branch(start_app: 
     view = app.client.get(URLS.for_("worktree", session_id=session_id)).text
     assert 'data-role="clean"' in view and 'data-path="notes.txt"' in view, "the branch's diff since it started"
     assert "Committed" in app.client.get(URLS.for_("session", session_id=session_id)).text
+    audit = app.client.get(URLS.for_("session_audit", session_id=session_id)).text
+    assert "worktree-commit" in audit and "Notes from the agent" in audit and "worktree" in audit
     nothing = app.client.post(URLS.for_("worktree_commit", session_id=session_id), data={"message": "again"})
     assert nothing.status_code == 409 and "Nothing to commit" in nothing.text
 
@@ -133,6 +135,9 @@ def test_deleting_removes_a_clean_worktree_and_keeps_a_dirty_one(start_app: AppF
     (app.data_dir / "worktrees" / dirty / "work.txt").write_text("uncommitted\n")
     view = app.client.get(URLS.for_("worktree", session_id=dirty)).text
     assert "deleting the session keeps this worktree" in view
+    confirm = app.client.get(URLS.for_("confirm_delete", session_id=dirty)).text
+    assert 'data-role="worktree-kept"' in confirm and "uncommitted work (1 file)" in confirm
+    assert 'data-role="worktree-kept"' not in app.client.get(URLS.for_("confirm_delete", session_id=clean)).text
     for session_id in (clean, dirty):
         assert app.client.post(URLS.for_("delete_session", session_id=session_id), follow_redirects=False).status_code
     assert not (app.data_dir / "worktrees" / clean).exists()

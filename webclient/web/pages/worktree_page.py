@@ -154,3 +154,22 @@ async def discard(request: Request) -> Response:
     record_action(session.recorder, "worktree-discard", who, branch=worktree.branch)
     session.shown.notice("info", f"Discarded the uncommitted work on {worktree.branch}")
     return RedirectResponse(urls(request).for_("worktree", session_id=session.id), status_code=303)
+
+
+async def kept_note(session: Session | None) -> str | None:
+    """What the delete confirmation says of the session's worktree when it holds uncommitted work (deleting the
+    session keeps it), else None."""
+    worktree = session.worktree if session is not None else None
+    if worktree is None or not worktree.path.is_dir():
+        return None
+    try:
+        uncommitted = await asyncio.to_thread(worktrees.status, worktree)
+    except GitFailed:
+        return None
+    if not uncommitted:
+        return None
+    files = f"{len(uncommitted)} file{'' if len(uncommitted) == 1 else 's'}"
+    return (
+        f"Its worktree {worktree.path} has uncommitted work ({files}): it is kept, with its branch {worktree.branch}. "
+        "Commit or discard it first (Branch, on the session's page) to have it removed."
+    )
