@@ -130,3 +130,15 @@ def test_branch_names_are_valid_for_any_title(tmp_path: Path) -> None:
         name = worktrees.branch_name(session_id, label)
         plain_git(repo, "check-ref-format", "--branch", name)
         assert name.startswith("webclient/")
+
+
+def test_the_branch_diff_reads_no_file_through_a_symlink(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    made = worktrees.add(repo, tmp_path / "wt", "webclient/links")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the server's own\n")
+    (made.path / "link.txt").symlink_to(secret)
+    (made.path / "folder").symlink_to(tmp_path)
+    files, _ = worktrees.branch_files(made)
+    assert {file.path: file.new for file in files} == {"folder": None, "link.txt": None}
+    assert all("the server's own" not in (file.new or "") for file in files)

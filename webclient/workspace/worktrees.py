@@ -20,6 +20,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from webclient.workspace.no_follow import read_file
+from webclient.workspace.path_errors import FileTooLarge, PathRefused
+
 GIT_SECONDS = 60.0
 """Longest any one git command may run (a checkout of a large repository included)."""
 MAX_OUTPUT = 8 * 1024 * 1024
@@ -305,7 +308,7 @@ def branch_files(worktree: Worktree) -> tuple[list[BranchFile], int]:
 
 def _branch_file(worktree: Worktree, name: str) -> BranchFile:
     old, old_ok = _at_base(worktree, name)
-    new, new_ok = _now(worktree.path / name)
+    new, new_ok = _now(Path(os.path.realpath(worktree.path)), name)
     return BranchFile(name, old, new, old_ok and new_ok)
 
 
@@ -319,16 +322,14 @@ def _at_base(worktree: Worktree, name: str) -> tuple[str | None, bool]:
     return _text(data)
 
 
-def _now(path: Path) -> tuple[str | None, bool]:
+def _now(root: Path, name: str) -> tuple[str | None, bool]:
+    """The file ``name`` of the worktree ``root`` (resolved) as it is now, opened without following any symlink (the
+    agent may swap a folder for one between git's listing and this read)."""
     try:
-        if path.is_symlink() or not path.is_file():
-            return None, not path.exists() and not path.is_symlink()
-        if path.stat().st_size > MAX_SHOWN_BYTES:
-            return None, False
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as file:
-            return _text(file.read(MAX_SHOWN_BYTES + 1))
-    except OSError:
+        return _text(read_file([root], root / name, name, max_bytes=MAX_SHOWN_BYTES))
+    except FileNotFoundError:
+        return None, True
+    except (PathRefused, FileTooLarge, OSError):
         return None, False
 
 

@@ -104,7 +104,7 @@ async def _view(
 
 def _busy(session: Session) -> str | None:
     """Why the worktree may not be changed now (a turn runs: the agent may be writing), or None."""
-    if session.turns.turn_running or session.turns.turn_state in ("running", "awaiting-permission"):
+    if session.turns.turn_running:  # a question the agent asks is inside its turn too
         return "A turn is running: the agent may be writing to the worktree. Wait until it ends, or stop it."
     return None
 
