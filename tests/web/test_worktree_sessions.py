@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.live import AppFactory, LiveSocket, TestClient
+from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from tests.support.urls import URLS
 from tests.workspace.test_worktrees import hostile, plain_git, repository
 from webclient.config import Settings
+from webclient.proxy_proof import ProxyProof
 from webclient.web.app import create_app
 
 
@@ -203,3 +205,42 @@ def test_a_worktree_session_is_rebuilt_after_a_restart(tmp_path: Path) -> None:
         agent_writes(client, session_id, worktree / "more.txt", "resumed", resume=True)  # it works there again
     assert subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%s", branch.group(1)],
                           capture_output=True, text=True, check=True).stdout.strip() == "After"  # fmt: skip
+
+
+def test_only_a_driver_from_this_site_commits_or_discards(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    settings = Settings(
+        agent=SCRIPTED_AGENT,
+        workspace=repo,
+        data_dir=migrated_store(tmp_path / "data"),
+        demo_remote=False,
+        auth="trusted-header",
+        trusted_proxies=("127.0.0.1",),  # type: ignore[arg-type]
+        proxy_proof=ProxyProof(secret_file=SECRET_FILE),
+    )
+    origin = {"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"}
+    alice, bob, carol = ({**as_person(name), **origin} for name in ("alice", "bob", "carol"))
+    with TestClient(create_app(settings), base_url="http://localhost", client=("127.0.0.1", 50000)) as client:
+        made = client.post(URLS.for_("new_session"), data={"worktree": "on"}, headers=alice, follow_redirects=False)
+        assert made.status_code == 303, made.text
+        session_id = made.headers["location"].rsplit("/", 1)[1]
+        (tmp_path / "data" / "worktrees" / session_id / "new.txt").write_text("alice's\n")
+        share = {"kind": "person", "grantee": "bob", "role": "watch"}
+        assert client.post(URLS.for_("add_share", session_id=session_id), data=share, headers=alice).status_code < 400
+        commit = URLS.for_("worktree_commit", session_id=session_id)
+        discard = URLS.for_("worktree_discard", session_id=session_id)
+        assert client.get(URLS.for_("worktree", session_id=session_id), headers=bob).status_code == 200
+        assert (
+            'data-role="commit-form"' not in client.get(URLS.for_("worktree", session_id=session_id), headers=bob).text
+        )
+        assert client.post(commit, data={"message": "bob's"}, headers=bob).status_code == 403
+        assert client.post(discard, data={"confirm": "yes"}, headers=bob).status_code == 403
+        assert client.post(commit, data={"message": "carol's"}, headers=carol).status_code == 404
+        elsewhere = {**alice, "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+        assert client.post(discard, data={"confirm": "yes"}, headers=elsewhere).status_code == 403
+        assert (tmp_path / "data" / "worktrees" / session_id / "new.txt").exists()
+        done = client.post(commit, data={"message": "alice's"}, headers=alice, follow_redirects=False)
+        assert done.status_code == 303
+    branch = f"webclient/{re.sub('[^A-Za-z0-9]', 'x', session_id)[:8]}-agent"
+    log = plain_git(repo, "log", "-1", "--format=%an <%ae>|%s", branch)
+    assert log.strip() == "alice <alice@webclient>|alice's"  # no e-mail header here: the id stands in

@@ -22,7 +22,7 @@ from webclient.render.diffs import DiffView, build_diff
 from webclient.session.attribution import record_action
 from webclient.session.core import Session
 from webclient.viewmodel.entries import MessageEntry
-from webclient.web.context import base_context, person, render, renderer, session_of, urls
+from webclient.web.context import base_context, person, render, renderer, role_in, session_of, urls
 from webclient.web.pages.panels import PanelPageContext
 from webclient.workspace import worktrees
 from webclient.workspace.worktrees import GitFailed, Worktree
@@ -95,6 +95,7 @@ async def _view(
         error=error,
         said=said,
         message=default_message(session),
+        watching=role_in(request, session) == "watch",  # no Commit or Discard for one who only watches
     )
     if request.headers.get("hx-request") and request.method == "GET":
         return HTMLResponse(html, status)
