@@ -244,3 +244,22 @@ def test_only_a_driver_from_this_site_commits_or_discards(tmp_path: Path) -> Non
     branch = f"webclient/{re.sub('[^A-Za-z0-9]', 'x', session_id)[:8]}-agent"
     log = plain_git(repo, "log", "-1", "--format=%an <%ae>|%s", branch)
     assert log.strip() == "alice <alice@webclient>|alice's"  # no e-mail header here: the id stands in
+
+
+def test_a_folder_inside_the_repository_is_where_the_agent_starts_in_the_worktree(
+    start_app: AppFactory, tmp_path: Path
+) -> None:
+    repo = repository(tmp_path / "repo")
+    (repo / "src").mkdir()
+    (repo / "src" / "main.txt").write_text("main\n")
+    plain_git(repo, "add", "src")
+    plain_git(repo, "commit", "--quiet", "-m", "src")
+    app = start_app(workspace=repo)
+    session_id = new_worktree_session(app.client, workspace=str(repo / "src"))
+    inside = app.data_dir / "worktrees" / session_id / "src"
+    agent_writes(app.client, session_id, inside / "main.txt", "changed")
+    started = [message for message in app.received() if message.get("method") == "session/new"]
+    assert started[0]["params"]["cwd"] == str(inside)
+    assert (repo / "src" / "main.txt").read_text() == "main\n"
+    view = app.client.get(URLS.for_("worktree", session_id=session_id)).text
+    assert 'data-path="src/main.txt"' in view

@@ -26,7 +26,14 @@ from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
-from webclient.agents.session_worktrees import in_sandbox, journalled, let_go, make, worktree_folder
+from webclient.agents.session_worktrees import (
+    in_sandbox,
+    journalled,
+    let_go,
+    make,
+    starting_folder,
+    worktree_folder,
+)
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
@@ -184,8 +191,8 @@ class SessionManager:
         made, session_id = None, None
         if worktree and continuing is None:
             session_id = secrets.token_urlsafe(9)
-            made = await self._worktree(agent_name, workspace or "", owner, chosen, session_id)
-            chosen = Chosen(made.path, chosen.others if chosen is not None else None)
+            made, start_in = await self._worktree(agent_name, workspace or "", owner, chosen, session_id)
+            chosen = Chosen(start_in, chosen.others if chosen is not None else None)
         try:
             session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch, session_id, made)
         except BaseException:
@@ -200,8 +207,9 @@ class SessionManager:
 
     async def _worktree(
         self, agent_name: str | None, workspace: str, owner: Person | None, chosen: Chosen | None, session_id: str
-    ) -> Worktree:
-        """A new worktree for the session ``session_id`` of the repository its chosen folder is in."""
+    ) -> tuple[Worktree, Path]:
+        """A new worktree for the session ``session_id`` of the repository its chosen folder is in, and the folder of
+        it the agent starts in (the chosen one's place in it)."""
         entry = self.catalogue.get(agent_name).for_person(owner.id if owner is not None else None)
         if chosen is not None:
             folder = chosen.folder
@@ -212,9 +220,10 @@ class SessionManager:
         else:
             folder = entry.workspace or Path(os.getcwd())
         try:
-            return await make(self.settings, folder, session_id, entry.name)
+            made = await make(self.settings, folder, session_id, entry.name)
         except GitFailed as failed:
             raise WorkspaceRefused(str(failed)) from None
+        return made, starting_folder(made, folder)
 
     def create(
         self,
@@ -331,7 +340,7 @@ class SessionManager:
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
         spec = dataclasses.replace(spec, hidden=self.server_files)
-        if worktree is not None and worktree.path == stored.workspace:
+        if worktree is not None and stored.workspace.is_relative_to(worktree.path):
             spec = in_sandbox(spec, worktree)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
@@ -378,7 +387,7 @@ class SessionManager:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
-        elif cwd == worktree_folder(self.settings, stored.id):
+        elif cwd.is_relative_to(worktree_folder(self.settings, stored.id)):
             pass  # its own worktree (`webclient.agents.session_worktrees`): that session's alone
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."

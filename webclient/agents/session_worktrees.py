@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -46,6 +47,17 @@ async def make(settings: Settings, folder: Path, session_id: str, label: str | N
     made = await asyncio.to_thread(worktrees.add, folder, path, branch)
     log.info("session %s works in the worktree %s on the branch %s of %s", session_id, path, branch, made.repository)
     return made
+
+
+def starting_folder(worktree: Worktree, chosen: Path) -> Path:
+    """Where in ``worktree`` the agent starts: the chosen folder's place below the repository's top (a folder git
+    does not track is not there: then the worktree's top)."""
+    try:
+        below = Path(os.path.realpath(chosen)).relative_to(os.path.realpath(worktree.repository))
+    except ValueError:
+        return worktree.path
+    inside = worktree.path / below
+    return inside if inside.is_dir() and not inside.is_symlink() else worktree.path
 
 
 def in_sandbox(spec: AgentSpec, worktree: Worktree) -> AgentSpec:
