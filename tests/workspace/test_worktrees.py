@@ -142,3 +142,19 @@ def test_the_branch_diff_reads_no_file_through_a_symlink(tmp_path: Path) -> None
     files, _ = worktrees.branch_files(made)
     assert {file.path: file.new for file in files} == {"folder": None, "link.txt": None}
     assert all("the server's own" not in (file.new or "") for file in files)
+
+
+def test_a_work_tree_the_repository_config_names_is_never_the_one_cleaned(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    made = worktrees.add(repo, tmp_path / "wt", "webclient/pinned")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("keep\n")
+    plain_git(repo, "config", "extensions.worktreeConfig", "true")  # what an agent that may write .git can do
+    (made.admin_folder / "config.worktree").write_text(f"[core]\n\tworktree = {elsewhere}\n")
+    plain_git(repo, "config", "core.worktree", str(elsewhere))
+    (made.path / "stray.txt").write_text("stray\n")
+    assert worktrees.status(made) == ["?? stray.txt"]
+    worktrees.discard(made)
+    assert (elsewhere / "precious.txt").read_text() == "keep\n"
+    assert not (made.path / "stray.txt").exists() and (made.path / "notes.txt").exists()

@@ -72,6 +72,12 @@ class Worktree:
     git_folder: Path
     """The repository's own ``.git`` folder, as git said when the worktree was made (its sandbox may write it)."""
 
+    @property
+    def admin_folder(self) -> Path:
+        """The worktree's own folder in the repository's ``.git`` (its HEAD, index): git names it after the worktree's
+        folder (`add` checks that it did)."""
+        return self.git_folder / "worktrees" / self.path.name
+
     def journalled(self) -> dict[str, str]:
         """What the journal keeps of it (`from_journal` reads it back)."""
         return {key: str(value) for key, value in asdict(self).items()}
@@ -112,12 +118,15 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def git(
     cwd: Path,
     *args: str,
+    inside: Worktree | None = None,
     env: dict[str, str] | None = None,
     seconds: float = GIT_SECONDS,
     max_output: int = MAX_OUTPUT,
     check: bool = True,
 ) -> tuple[int, bytes]:
-    """Run ``git args`` in ``cwd`` hardened (see the module's docstring); its exit code and its output.
+    """Run ``git args`` in ``cwd`` hardened (see the module's docstring); its exit code and its output. ``inside``:
+    a worktree whose git folder and work tree are given on the command line, never read from its ``.git`` file or a
+    ``core.worktree`` the agent could write (a Discard must never clean another folder).
 
     Raises:
         GitFailed: git is missing, ran too long, said too much, or (``check``) exited with an error (its words).
@@ -125,7 +134,8 @@ def git(
     git_path = shutil.which("git")
     if git_path is None:
         raise GitFailed("git is not installed on the server.")
-    command = [git_path, "--no-pager", *_HARDENED, *_filters_off(cwd, git_path), *args]
+    pinned = [f"--git-dir={inside.admin_folder}", f"--work-tree={inside.path}"] if inside is not None else []
+    command = [git_path, "--no-pager", *pinned, *_HARDENED, *_filters_off(cwd, git_path, pinned), *args]
     try:
         process = subprocess.Popen(
             command, cwd=cwd, env=_env(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -177,12 +187,12 @@ def _bounded(stream: Any, limit: int) -> bytes:
     return bytes(kept)
 
 
-def _filters_off(cwd: Path, git_path: str) -> list[str]:
+def _filters_off(cwd: Path, git_path: str, pinned: list[str]) -> list[str]:
     """``-c filter.NAME.clean=`` and the like for each filter the repository's config names (a filter's command
     runs on checkout and ``add``; an empty one is no filter)."""
     try:
         found = subprocess.run(
-            [git_path, "--no-pager", *_HARDENED, "config", "--name-only", "--get-regexp", r"^filter\."],
+            [git_path, "--no-pager", *pinned, *_HARDENED, "config", "--name-only", "--get-regexp", r"^filter\."],
             cwd=cwd, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
@@ -237,17 +247,24 @@ def add(folder: Path, path: Path, branch: str) -> Worktree:
     base = output.decode().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
     git(repository, "worktree", "add", "--quiet", "-b", branch, str(path), base)
-    return Worktree(path, branch, base, repository, common_dir(repository))
+    made = Worktree(path, branch, base, repository, common_dir(repository))
+    _, admin = git(path, "rev-parse", "--absolute-git-dir")
+    if Path(admin.decode().strip()) != made.admin_folder:
+        git(repository, "worktree", "remove", "--force", str(path))
+        raise GitFailed(f"git named the worktree {admin.decode().strip()}, not {made.admin_folder}.")
+    return made
 
 
 def status(worktree: Worktree) -> list[str]:
     """The worktree's uncommitted changes, one ``XY path`` per file (untracked ones included); empty when clean."""
-    _, output = git(worktree.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    _, output = git(
+        worktree.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", inside=worktree
+    )
     return [entry.decode(errors="replace") for entry in output.split(b"\0") if entry]
 
 
 def head(worktree: Worktree) -> str:
-    _, output = git(worktree.path, "rev-parse", "HEAD")
+    _, output = git(worktree.path, "rev-parse", "HEAD", inside=worktree)
     return output.decode().strip()
 
 
@@ -256,20 +273,31 @@ def commit(worktree: Worktree, message: str, author: tuple[str, str]) -> str | N
     server; the new commit's hash, or None when there was nothing to commit."""
     if not status(worktree):
         return None
-    git(worktree.path, "add", "--all")
+    git(worktree.path, "add", "--all", inside=worktree)
     people = {
         "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
         "GIT_COMMITTER_NAME": COMMITTER[0], "GIT_COMMITTER_EMAIL": COMMITTER[1],
     }  # fmt: skip
-    git(worktree.path, "commit", "--quiet", "--no-verify", "--no-edit", "--cleanup=strip", "-m", message, env=people)
+    git(
+        worktree.path,
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--no-edit",
+        "--cleanup=strip",
+        "-m",
+        message,
+        inside=worktree,
+        env=people,
+    )
     return head(worktree)
 
 
 def discard(worktree: Worktree) -> None:
     """Put the worktree back to its last commit: changes to tracked files undone, untracked files removed (ignored
     ones stay)."""
-    git(worktree.path, "reset", "--quiet", "--hard", "HEAD")
-    git(worktree.path, "clean", "--quiet", "-d", "--force")
+    git(worktree.path, "reset", "--quiet", "--hard", "HEAD", inside=worktree)
+    git(worktree.path, "clean", "--quiet", "-d", "--force", inside=worktree)
 
 
 def remove(worktree: Worktree) -> bool:
@@ -298,9 +326,9 @@ class BranchFile:
 def branch_files(worktree: Worktree) -> tuple[list[BranchFile], int]:
     """The files the branch changed since it started (committed or not, untracked ones too), at most
     ``MAX_SHOWN_FILES``; with how many there are in all."""
-    _, changed = git(worktree.path, "diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--name-only", "-z",
-                     worktree.base)  # fmt: skip
-    _, untracked = git(worktree.path, "ls-files", "--others", "--exclude-standard", "-z")
+    options = ("--no-ext-diff", "--no-textconv", "--no-renames", "--name-only", "-z")
+    _, changed = git(worktree.path, "diff", *options, worktree.base, inside=worktree)
+    _, untracked = git(worktree.path, "ls-files", "--others", "--exclude-standard", "-z", inside=worktree)
     found = (changed + b"\0" + untracked).split(b"\0")
     names = sorted({name.decode(errors="surrogateescape") for name in found if name})
     return [_branch_file(worktree, name) for name in names[:MAX_SHOWN_FILES]], len(names)
@@ -313,12 +341,14 @@ def _branch_file(worktree: Worktree, name: str) -> BranchFile:
 
 
 def _at_base(worktree: Worktree, name: str) -> tuple[str | None, bool]:
-    code, size = git(worktree.path, "cat-file", "-s", f"{worktree.base}:{name}", check=False)
+    code, size = git(worktree.path, "cat-file", "-s", f"{worktree.base}:{name}", inside=worktree, check=False)
     if code != 0:
         return None, True
     if int(size.strip() or 0) > MAX_SHOWN_BYTES:
         return None, False
-    _, data = git(worktree.path, "cat-file", "blob", f"{worktree.base}:{name}", max_output=MAX_SHOWN_BYTES)
+    _, data = git(
+        worktree.path, "cat-file", "blob", f"{worktree.base}:{name}", inside=worktree, max_output=MAX_SHOWN_BYTES
+    )
     return _text(data)
 
 
