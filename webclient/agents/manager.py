@@ -26,6 +26,14 @@ from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
+from webclient.agents.session_worktrees import (
+    in_sandbox,
+    journalled,
+    let_go,
+    make,
+    starting_folder,
+    worktree_folder,
+)
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
@@ -39,6 +47,7 @@ from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRec
 from webclient.viewmodel.events import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
+from webclient.workspace.worktrees import GitFailed, Worktree
 
 if TYPE_CHECKING:
     from webclient.people.rules import RuleBook
@@ -160,12 +169,15 @@ class SessionManager:
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
         mcp_servers: Sequence[McpServer] | None = None,
+        worktree: bool = False,
     ) -> Session:
-        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
+        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does;
+        ``worktree``: in a new git worktree of the repository that folder is in (`webclient.agents.session_worktrees`).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
-            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
+            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose);
+                for a worktree, a folder not in a git repository (or git's own failure).
             LimitReached: see `create`; `Draining` while the server drains.
         """
         if self.refusing is not None:
@@ -183,15 +195,44 @@ class SessionManager:
         scratch = None
         if chosen is None and not (workspace and workspace.strip()) and template is not None:
             scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
+        made, session_id = None, None
+        if worktree and continuing is None:
+            session_id = secrets.token_urlsafe(9)
+            made, start_in = await self._worktree(agent_name, workspace or "", owner, chosen, session_id)
+            chosen = Chosen(start_in, chosen.others if chosen is not None else None)
         try:
-            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch, mcp_servers)
+            session = self.create(
+                agent_name, workspace, continuing, owner, env, chosen, scratch, session_id, made, mcp_servers
+            )
         except BaseException:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
+            if made is not None:
+                await let_go(session_id or "", made)
             raise
         if self.on_created is not None:
             await self.on_created(session.id)
         return session
+
+    async def _worktree(
+        self, agent_name: str | None, workspace: str, owner: Person | None, chosen: Chosen | None, session_id: str
+    ) -> tuple[Worktree, Path]:
+        """A new worktree for the session ``session_id`` of the repository its chosen folder is in, and the folder of
+        it the agent starts in (the chosen one's place in it)."""
+        entry = self.catalogue.get(agent_name).for_person(owner.id if owner is not None else None)
+        if chosen is not None:
+            folder = chosen.folder
+        elif workspace.strip():
+            folder = entry.choose(workspace, self.server_files)
+        elif entry.template is not None:
+            raise WorkspaceRefused(f"The agent {entry.name} works in a fresh copy of its sample, not a git repository.")
+        else:
+            folder = entry.workspace or Path(os.getcwd())
+        try:
+            made = await make(self.settings, folder, session_id, entry.name)
+        except GitFailed as failed:
+            raise WorkspaceRefused(str(failed)) from None
+        return made, starting_folder(made, folder)
 
     def create(
         self,
@@ -202,6 +243,8 @@ class SessionManager:
         env: Mapping[str, str] | None = None,
         chosen: Chosen | None = None,
         scratch: Path | None = None,
+        session_id: str | None = None,
+        worktree: Worktree | None = None,
         mcp_servers: Sequence[McpServer] | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
@@ -210,8 +253,9 @@ class SessionManager:
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record); `scratch`: the fresh copy of the demo's sample `start` made
-        (off the event loop) for it, if that is where it works; `mcp_servers`: the MCP servers New session picked
-        (None: the catalogue entry's; an AAP agent is given none).
+        (off the event loop) for it, if that is where it works; `session_id`: its id, when `start` chose it first (for
+        `worktree`, the git worktree `start` made for it in ``chosen``); `mcp_servers`: the MCP servers New session
+        picked (None: the catalogue entry's; an AAP agent is given none).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -236,7 +280,9 @@ class SessionManager:
         else:
             cwd = entry.workspace or Path(os.getcwd())
         spec = self.agent_spec(entry, cwd, owner_id, env or {})
-        session_id = secrets.token_urlsafe(9)
+        if worktree is not None:
+            spec = in_sandbox(spec, worktree)
+        session_id = session_id or secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
         if records is not None:
@@ -248,8 +294,11 @@ class SessionManager:
         if chosen is not None and chosen.others is not None:  # an admin in someone's folder: on the record
             other = {"action": "other-folder", "workspace": str(cwd), "whose": chosen.others, "by": by_json(owner)}
             recorder.record(ACTION, "user", json.dumps(other))
+        if worktree is not None:  # where it works, its branch and the commit it started at: rebuilt from here
+            record_action(recorder, "worktree", owner, **worktree.journalled())
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
+        session.worktree = worktree
         self._limit_resumes(session)
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
@@ -300,11 +349,14 @@ class SessionManager:
         stored = await self.records.reopen(session_id)
         if stored is None:
             return None
+        worktree, journal = await journalled(stored.journal)
         spec, refused = self._stored_spec(stored)
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
         spec = dataclasses.replace(spec, hidden=self.server_files)
+        if worktree is not None and stored.workspace.is_relative_to(worktree.path):
+            spec = in_sandbox(spec, worktree)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
@@ -313,7 +365,7 @@ class SessionManager:
         session.thread.max_entries = self.settings.max_entries
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
-        await session.rebuild(stored.journal)
+        await session.rebuild(journal)
         await self._refill_mcp(spec, stored.owner)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
@@ -359,6 +411,8 @@ class SessionManager:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
+        elif cwd.is_relative_to(worktree_folder(self.settings, stored.id)):
+            pass  # its own worktree (`webclient.agents.session_worktrees`): that session's alone
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
             return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), refused
@@ -387,6 +441,8 @@ class SessionManager:
         if session is None:
             return False
         await session.delete()
+        if session.worktree is not None:  # kept while it holds uncommitted work (the log says so); the branch stays
+            await let_go(session_id, session.worktree)
         self.sessions.pop(session_id, None)
         self._ended_at.pop(session_id, None)
         self.on_release(session_id)

@@ -47,6 +47,7 @@ from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
+from webclient.workspace.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,8 @@ class Session:
         """The id of the person whose session this is (None: from before people; admins only)."""
         self.shares: list[Share] = []
         """Whom the owner shared it with, and how (`webclient.people.roles.role_of` reads both)."""
+        self.worktree: Worktree | None = None
+        """The git worktree it works in, on a branch of its own (`webclient.agents.session_worktrees`), if any."""
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)

@@ -31,6 +31,7 @@ from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
+from webclient.workspace.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ class Rebuilt(Protocol):
     def shown(self) -> Shown: ...
     @property
     def changes(self) -> ChangeTracker: ...
+
+    worktree: Worktree | None
 
 
 class Rebuild:
@@ -149,6 +152,8 @@ def _act_again(session: Rebuilt, action: dict[str, object]) -> None:
         session.controls.name(str(action["title"]) or None)
     elif action.get("action") == "mcp_servers":  # the servers it was given (values blank until `McpServers.refill`)
         session.lifecycle.spec.mcp.replayed(action)
+    elif action.get("action") == "worktree":  # its path, branch and base commit, as when it was made
+        session.worktree = Worktree.from_journal(action)
 
 
 def _store_notice(thread: Thread, notice: dict[str, object]) -> None:

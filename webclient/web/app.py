@@ -58,6 +58,7 @@ from webclient.web.pages import (
     secrets_page,
     sessions,
     shares,
+    worktree_page,
 )
 from webclient.web.pages.inbox import inbox_answer, inbox_page
 from webclient.web.pages.rules_page import always_allow, delete_rule, load_rules, rules_settings
@@ -98,6 +99,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "attachments": (prompt_box.upload_attachment, "POST"),
     "mentions": (prompt_box.mention_options, "GET"),
     "change_diff": (panels.change_diff_page, "GET"),
+    "worktree": (worktree_page.worktree_view, "GET"),
+    "worktree_commit": (worktree_page.commit, "POST"),
+    "worktree_discard": (worktree_page.discard, "POST"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
     "tool_call_raw": (raw_parts.tool_call_raw, "GET"),

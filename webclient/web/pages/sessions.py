@@ -147,7 +147,10 @@ async def create_session(request: Request) -> Response:
     env = await kept.env(owner.id) if kept is not None else None  # the person's secrets, for their agent only
     try:
         servers = await new_session_mcp.picked(request, form, agent)
-        session = await manager(request).start(agent, workspace, own, owner=owner, env=env, mcp_servers=servers)
+        worktree = form.get("worktree") == "on"  # "Work in a new worktree" (`webclient.agents.session_worktrees`)
+        session = await manager(request).start(
+            agent, workspace, own, owner=owner, env=env, mcp_servers=servers, worktree=worktree
+        )
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     except LimitReached as limit:  # too many: 429, the page saying which limit (503: the server drains)
