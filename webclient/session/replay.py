@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from webclient.session import shown, workspace_events
 from webclient.session.agent import AgentDriver
@@ -24,6 +24,7 @@ from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.answers import answered_by, threads
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.session.review import Review
 from webclient.session.rules import note_of
 from webclient.session.shown import Shown
 from webclient.session.turns import Turns
@@ -56,6 +57,8 @@ class Rebuilt(Protocol):
     def shown(self) -> Shown: ...
     @property
     def changes(self) -> ChangeTracker: ...
+    @property
+    def review(self) -> Review: ...
 
 
 class Rebuild:
@@ -71,6 +74,8 @@ class Rebuild:
         """Each file's text before the agent first wrote it through the client (journals before ``original``)."""
         self.originals: dict[Path, bytes | None] = {}
         """Each file as it was when the session began, as the Changes view first listed it."""
+        self.kept_hunks: list[dict[str, Any]] = []
+        """The person's Keeps, folded into the baseline again once the originals are known."""
 
     def replay(self, journal: Iterable[JournalRow]) -> None:
         session = self.session
@@ -88,6 +93,8 @@ class Rebuild:
                         session.subagents.interrupted()
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
+                    if event["event"] == "turn":
+                        session.review.told()
                 elif kind in (FILE, TERMINAL):
                     event = json.loads(body)
                     workspace_events.show_again(thread, kind, event)
@@ -97,6 +104,10 @@ class Rebuild:
                 elif kind == ACTION:
                     action = json.loads(body)
                     _act_again(session, action)
+                    if action["action"] in ("review_keep", "review_undo"):
+                        session.review.act_again(action)
+                        if action["action"] == "review_keep":
+                            self.kept_hunks.append(action)
                     if action["action"] in ("end", "resume"):
                         self.ended = action["action"] == "end"
                     if action["action"] in ("end", "resume", "sleep"):
@@ -129,6 +140,7 @@ class Rebuild:
         # Changes are listed again against the originals (the journal's, else the first write's old text).
         if self.written or self.originals:
             session.changes.keep(self.written | self.originals)
+        session.review.fold_again(self.kept_hunks)
         # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
         for item in session.turns.queue:
             item.kept = True

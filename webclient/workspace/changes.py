@@ -166,6 +166,13 @@ class ChangeTracker:
         self._apply_kept()
         self.touch(list(originals))
 
+    def rebase(self, path: Path, content: bytes | None) -> None:
+        """Compare ``path`` with ``content`` from now on (None: as a file that did not exist): the person kept part of
+        the change (`webclient.session.review`), which leaves the review. Kept over a new baseline (Resume) too."""
+        self.kept[path] = content
+        self._apply_kept()
+        self.touch([path])
+
     def _apply_kept(self) -> None:
         for path, original in self.kept.items():
             if original is None:

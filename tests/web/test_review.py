@@ -1,0 +1,137 @@
+"""Keep and Undo on the hunks of Changes, through the app in this process and its page socket: an agent edits a file
+in two places; the person undoes one hunk and keeps the other; a file changed meanwhile is refused, and so is a path
+that is not a change of the session; the agent is told what was undone with the next prompt; a restart rebuilds it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+
+from bs4 import BeautifulSoup
+
+from tests.support.live import AppFactory, InProcess
+from tests.support.servers import AGENTS
+from tests.support.urls import URLS
+from webclient.config import Settings
+from webclient.web.app import create_app
+from webclient.web.live.session_socket import ACTIONS, VIEWING
+
+REVIEW_AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
+ORIGINAL = "".join(f"line {n}\n" for n in range(1, 21))
+"""Twenty lines: the agent's two edits (the 2nd and the 19th line) are two hunks, far apart."""
+
+
+def edited(lines: set[int]) -> str:
+    return "".join(f"line {n}{' (edited)' if n in lines else ''}\n" for n in range(1, 21))
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.05)
+
+
+def panel(app: InProcess, session_id: str, path: str = "notes.txt") -> str:
+    url = URLS.for_("change_diff", session_id=session_id, path=path)
+    response = app.client.get(url, headers={"hx-request": "true"})
+    assert response.status_code == 200, response.text[:300]
+    return response.text
+
+
+def hunks(html: str) -> list[tuple[str, str]]:
+    """(header, digest) of each hunk's Keep button on the panel."""
+    buttons = BeautifulSoup(html, "html.parser").select('[data-action="review-keep"][data-scope="hunk"]')
+    values = [json.loads(str(button["hx-vals"])) for button in buttons]
+    return [(value["hunk"], value["digest"]) for value in values]
+
+
+def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    notes = app.workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("edit notes.txt")
+        page.until("edited")
+        assert notes.read_text() == edited({2, 19})
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 2)
+        (first, digest), (second, _) = hunks(panel(app, session_id))
+
+        page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest)
+        wait_for(lambda: notes.read_text() == edited({19}))
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 1)
+        ((header, digest),) = hunks(panel(app, session_id))
+        page.send("review", verb="keep", scope="hunk", path="notes.txt", hunk=header, digest=digest)
+        wait_for(lambda: 'data-role="no-changes"' in panel(app, session_id))
+        shown = panel(app, session_id)
+        assert "Undone: line 2" in shown and "Kept: line 19" in shown
+        assert notes.read_text() == edited({19})  # Keep writes nothing
+
+        page.prompt("next")
+        said = page.until("got:")
+        assert "The person undid these changes of yours since your last turn: notes.txt (line 2)" in said
+    texts = [m["params"]["prompt"] for m in app.received() if m.get("method") == "session/prompt"]
+    assert [block["text"] for block in texts[-1]][0].startswith("The person undid these changes")
+    assert [block["text"] for block in texts[-1]][-1] == "next"
+
+
+def test_an_undo_of_a_file_changed_meanwhile_is_refused_and_one_outside_the_changes_too(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    notes = app.workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    (app.workspace.parent / "secret.txt").write_text("secret\n")
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("edit notes.txt")
+        page.until("edited")
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 2)
+        (first, digest), _ = hunks(panel(app, session_id))
+        notes.write_text(edited({2, 19}) + "a line the person added\n")
+        page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest)
+        assert "changed since the page showed it" in page.until("Not undone")
+        assert notes.read_text().endswith("a line the person added\n")
+
+        for outside in ("../secret.txt", str(app.workspace.parent / "secret.txt"), "/etc/passwd"):
+            page.send("review", verb="undo", scope="file", path=outside, digest=digest)
+            assert "is not among this session's changes" in page.until("Not undone")
+        assert (app.workspace.parent / "secret.txt").read_text() == "secret\n"
+
+
+def test_a_watcher_may_not_keep_or_undo() -> None:
+    # A watcher's socket drops every action not in VIEWING (tests/people/test_sharing.py drives that through a
+    # server); review is one such.
+    assert "review" in ACTIONS and "review" not in VIEWING
+
+
+def test_the_review_is_rebuilt_after_a_restart(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    notes = app.workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("edit notes.txt")
+        page.until("edited")
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 2)
+        (first, digest), _ = hunks(panel(app, session_id))
+        page.send("review", verb="keep", scope="hunk", path="notes.txt", hunk=first, digest=digest)
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 1)
+    before = panel(app, session_id)
+    app.client.__exit__(None, None, None)  # the server stops; a new one starts on the same store
+    with type(app.client)(
+        create_app(Settings.from_env(os.environ)), base_url="http://127.0.0.1", headers=dict(app.client.headers)
+    ) as client:
+        again = InProcess(client, app.record_file, app.workspace, app.data_dir)
+        wait_for(lambda: len(hunks(panel(again, session_id))) == 1)
+        after = panel(again, session_id)
+    assert "Kept: line 2" in after
+    assert hunks(after) == hunks(before)
