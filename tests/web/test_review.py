@@ -4,20 +4,25 @@ that is not a change of the session; the agent is told what was undone with the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import httpx
 from bs4 import BeautifulSoup
 
 from tests.support.live import AppFactory, InProcess
-from tests.support.servers import AGENTS
+from tests.support.people import TEAM, as_person
+from tests.support.restarts import until
+from tests.support.servers import AGENTS, ServerFactory
+from tests.support.team import new_session, page_socket, prompt, ready
 from tests.support.urls import URLS
 from webclient.config import Settings
 from webclient.web.app import create_app
-from webclient.web.live.session_socket import ACTIONS, VIEWING
 
 REVIEW_AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
 ORIGINAL = "".join(f"line {n}\n" for n in range(1, 21))
@@ -105,10 +110,43 @@ def test_an_undo_of_a_file_changed_meanwhile_is_refused_and_one_outside_the_chan
         assert (app.workspace.parent / "secret.txt").read_text() == "secret\n"
 
 
-def test_a_watcher_may_not_keep_or_undo() -> None:
-    # A watcher's socket drops every action not in VIEWING (tests/people/test_sharing.py drives that through a
-    # server); review is one such.
-    assert "review" in ACTIONS and "review" not in VIEWING
+def test_a_watcher_sees_the_review_without_buttons_and_what_they_send_changes_nothing(
+    start_server: ServerFactory, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    server = start_server(agent=REVIEW_AGENT, workspace=workspace, **TEAM)
+    session_id = new_session(server, "alice", ["admins"])
+    url = URLS.for_("change_diff", session_id=session_id, path="notes.txt")
+
+    def panel_of(name: str, groups: list[str]) -> str:
+        headers = {**as_person(name, groups), "hx-request": "true"}
+        return httpx.get(server.url + url, headers=headers).text
+
+    async def edit_then_watch() -> None:
+        async with page_socket(server, session_id, "alice", ["admins"]) as (alice, nonce):
+            await ready(alice)
+            await prompt(alice, "edit notes.txt", nonce)
+            await until(alice, "edited")
+        share = {"kind": "person", "grantee": "bob", "role": "watch"}
+        headers = {**as_person("alice", ["admins"]), "Origin": server.url}
+        answer = httpx.post(server.url + URLS.for_("add_share", session_id=session_id), data=share, headers=headers)
+        assert answer.status_code == 303
+        wait_for(lambda: len(hunks(panel_of("alice", ["admins"]))) == 2)
+        (header, digest), _ = hunks(panel_of("alice", ["admins"]))
+        watched = panel_of("bob", [])
+        assert watched.count('data-role="review-hunk"') == 2 and 'data-action="review-undo"' not in watched
+        async with page_socket(server, session_id, "bob") as (bob, _):
+            for scope in ("hunk", "file", "all"):
+                values = {"verb": "undo", "scope": scope, "path": "notes.txt", "hunk": header, "digest": digest}
+                await bob.send(json.dumps({"action": "review", **values}))
+            await asyncio.sleep(1)
+
+    asyncio.run(edit_then_watch())
+    assert notes.read_text() == edited({2, 19})
+    assert len(hunks(panel_of("alice", ["admins"]))) == 2
 
 
 def test_the_review_is_rebuilt_after_a_restart(start_app: AppFactory) -> None:
