@@ -173,3 +173,31 @@ def test_the_review_is_rebuilt_after_a_restart(start_app: AppFactory) -> None:
         after = panel(again, session_id)
     assert "Kept: line 2" in after
     assert hunks(after) == hunks(before)
+
+
+def test_undo_all_writes_every_file_back_and_keep_all_of_a_file_leaves_it_as_it_is(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    notes, other = app.workspace / "notes.txt", app.workspace / "other.txt"
+    notes.write_text(ORIGINAL)
+    other.write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("edit notes.txt")
+        page.until("edited")
+        page.prompt("edit other.txt")
+        wait_for(lambda: other.read_text() == edited({2, 19}))
+        wait_for(lambda: len(hunks(panel(app, session_id, "other.txt"))) == 2)
+        (_, digest), _ = hunks(panel(app, session_id, "other.txt"))
+        page.send("review", verb="keep", scope="file", path="other.txt", digest=digest)
+        wait_for(lambda: 'data-role="no-changes"' in panel(app, session_id, "other.txt"))
+
+        listing = app.client.get(URLS.for_("changes", session_id=session_id), headers={"hx-request": "true"}).text
+        (button,) = BeautifulSoup(listing, "html.parser").select('[data-action="review-undo-all"]')
+        page.send(**json.loads(str(button["hx-vals"])))
+        wait_for(lambda: notes.read_text() == ORIGINAL)
+        assert other.read_text() == edited({2, 19})  # kept: Undo all leaves it
+        page.prompt("next")
+        said = page.until("got:")
+        assert "notes.txt (line 2), notes.txt (line 19)" in said and "other.txt" not in said

@@ -173,13 +173,15 @@ async def act(
 
     Raises:
         ReviewRefused: the file is not a change of this session, it is no longer what the page showed, the hunk is
-            not in it, or the write was refused (path checks, file access, encoding); nothing was done.
+            not in it, or the write was refused (path checks, file access, encoding); nothing was done (for ``all``:
+            the other files were).
     """
     changed = {session.workspace.relative(change.path): change for change in session.changes.files()}
     originals = {change.path: session.changes.original(change.path) for change in changed.values()}
     big = {path for path, before in originals.items() if before is None and path in session.changes.baseline}
+    refused: list[str] = []
     if scope == "all":
-        done = await asyncio.to_thread(_all, session, verb, changed, originals, big, digest)
+        done, refused = await asyncio.to_thread(_all, session, verb, changed, originals, big, digest)
     else:
         one = await asyncio.to_thread(
             _one,
@@ -201,6 +203,8 @@ async def act(
         else:
             for hunk, change in zip(each.hunks, each.folds, strict=True):
                 session.review.kept(each.path, each.display, hunk.first, hunk.last, change, by)
+    if refused:
+        raise ReviewRefused(" ".join(refused))
     return sum(len(each.hunks) for each in done)
 
 
@@ -221,7 +225,7 @@ def _all(
     originals: dict[Path, bytes | None],
     big: set[Path],
     digest: str,
-) -> list[_Done]:
+) -> tuple[list[_Done], list[str]]:
     texts: dict[str, _Texts] = {}
     hashed = hashlib.blake2b(digest_size=12)
     for display, change in sorted(changed.items(), key=lambda item: str(item[1].path)):
@@ -233,7 +237,14 @@ def _all(
             hashed.update(b"?")
     if digest != hashed.hexdigest():
         raise ReviewRefused("The changes are no longer what the page showed: nothing was done. They are shown again.")
-    return [_on_file(session, verb, display, None, each) for display, each in texts.items()]
+    done: list[_Done] = []
+    refused: list[str] = []
+    for display, each in texts.items():  # one file refused (its write, say) leaves the others done, and recorded
+        try:
+            done.append(_on_file(session, verb, display, None, each))
+        except ReviewRefused as refusal:
+            refused.append(str(refusal))
+    return done, refused
 
 
 def _one(

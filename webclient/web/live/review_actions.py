@@ -7,7 +7,7 @@ is said in a notice, and the Changes view is shown again, so the page shows the 
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from webclient.people.person import Person
 from webclient.render.review import MAX_PATH, ReviewRefused, Scope, act
@@ -28,7 +28,8 @@ def review_action(session: Session, message: dict[str, Any], by: Person) -> None
         return
     if len(path) > MAX_PATH or len(header) > MAX_HEADER or len(digest) > MAX_DIGEST:
         return
-    session.review.tasks.spawn(_run(session, verb, scope, path, header, digest, by), "review")  # type: ignore[arg-type]
+    run = _run(session, cast(Verb, verb), cast(Scope, scope), path, header, digest, by)
+    session.review.tasks.spawn(run, "review")
 
 
 async def _run(session: Session, verb: Verb, scope: Scope, path: str, header: str, digest: str, by: Person) -> None:
