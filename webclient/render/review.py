@@ -34,6 +34,11 @@ MAX_PATH = 4096
 """Characters of a path an action may name (the page sends what Changes listed)."""
 
 
+MAX_ALL = 500
+"""Changed files past which Changes offers no Keep all and Undo all: the list, shown again at each change, reads
+every file for their digest."""
+
+
 class ReviewRefused(Exception):
     """An action that was not done, with the sentence the person is shown."""
 
@@ -140,10 +145,14 @@ def review_panel(session: Session, display: str) -> ReviewPanel | None:
     return ReviewPanel(display, diff, texts.digest, None, hunks, decisions)
 
 
-def all_digest(session: Session) -> str:
-    """One digest of every changed file as it is now: what the panel's Keep all and Undo all carry."""
+def all_digest(session: Session) -> str | None:
+    """One digest of every changed file as it is now: what the panel's Keep all and Undo all carry; None past
+    ``MAX_ALL`` files (each is read for it), when the panel offers neither."""
+    changes = session.changes.files()
+    if len(changes) > MAX_ALL:
+        return None
     hashed = hashlib.blake2b(digest_size=12)
-    for change in session.changes.files():
+    for change in changes:
         hashed.update(session.workspace.relative(change.path).encode("utf-8", "surrogatepass") + b"\0")
         try:
             hashed.update(_texts(session, change).digest.encode())
@@ -235,7 +244,7 @@ def _all(
             hashed.update(texts[display].digest.encode())
         except (OSError, ValueError, PathRefused):
             hashed.update(b"?")
-    if digest != hashed.hexdigest():
+    if len(changed) > MAX_ALL or digest != hashed.hexdigest():
         raise ReviewRefused("The changes are no longer what the page showed: nothing was done. They are shown again.")
     done: list[_Done] = []
     refused: list[str] = []
