@@ -40,8 +40,8 @@ def wait_for(check: Callable[[], bool], seconds: float = 15) -> None:
         time.sleep(0.05)
 
 
-def panel(app: InProcess, session_id: str, path: str = "notes.txt") -> str:
-    url = URLS.for_("change_diff", session_id=session_id, path=path)
+def panel(app: InProcess, session_id: str, path: str = "notes.txt", since: str | None = None) -> str:
+    url = URLS.for_("change_diff", session_id=session_id, path=path, since=since)
     response = app.client.get(url, headers={"hx-request": "true"})
     assert response.status_code == 200, response.text[:300]
     return response.text
@@ -201,3 +201,41 @@ def test_undo_all_writes_every_file_back_and_keep_all_of_a_file_leaves_it_as_it_
         page.prompt("next")
         said = page.until("got:")
         assert "notes.txt (line 2), notes.txt (line 19)" in said and "other.txt" not in said
+
+
+def test_since_the_last_prompt_undo_goes_back_to_the_prompt_and_keep_folds_there_rebuilt_after_a_restart(
+    start_app: AppFactory,
+) -> None:
+    app = start_app(REVIEW_AGENT)
+    notes = app.workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    twice = ORIGINAL.replace("line 2\n", "line 2 (edited) (edited)\n").replace(
+        "line 19\n", "line 19 (edited) (edited)\n"
+    )
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        page.prompt("edit notes.txt")
+        page.until("edited")
+        wait_for(lambda: len(hunks(panel(app, session_id))) == 2)
+        page.prompt("edit notes.txt")  # the second prompt: its baseline is the file edited once
+        wait_for(lambda: notes.read_text() == twice)
+        wait_for(lambda: len(hunks(panel(app, session_id, since="prompt"))) == 2)
+        (first, digest), _ = hunks(panel(app, session_id, since="prompt"))
+        page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest, since="prompt")
+        wait_for(lambda: notes.read_text() == twice.replace("line 2 (edited) (edited)", "line 2 (edited)"))
+        wait_for(lambda: len(hunks(panel(app, session_id, since="prompt"))) == 1)
+        ((second, digest),) = hunks(panel(app, session_id, since="prompt"))
+        page.send("review", verb="keep", scope="hunk", path="notes.txt", hunk=second, digest=digest, since="prompt")
+        wait_for(lambda: 'data-role="no-changes"' in panel(app, session_id, since="prompt"))
+        assert len(hunks(panel(app, session_id))) == 2  # since the session began: both lines still differ
+        listing = app.client.get(URLS.for_("changes", session_id=session_id, since="prompt")).text
+        assert "No files changed since the last prompt." in listing
+    app.client.__exit__(None, None, None)  # the server stops; a new one starts on the same store
+    with type(app.client)(
+        create_app(Settings.from_env(os.environ)), base_url="http://127.0.0.1", headers=dict(app.client.headers)
+    ) as client:
+        again = InProcess(client, app.record_file, app.workspace, app.data_dir)
+        wait_for(lambda: len(hunks(panel(again, session_id))) == 2)
+        assert 'data-role="no-changes"' in panel(again, session_id, since="prompt")

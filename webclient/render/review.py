@@ -23,8 +23,8 @@ from typing import Literal
 from webclient.render.diffs import DiffView, HunkBlock, build_diff
 from webclient.session.attribution import Actor
 from webclient.session.core import Session
-from webclient.session.review import Decision, Fold, Verb, join_lines, split_lines
-from webclient.workspace.changes import MAX_FILE_BYTES, ChangedFile
+from webclient.session.review import Decision, Fold, Since, Verb, join_lines, split_lines
+from webclient.workspace.changes import MAX_FILE_BYTES, ChangedFile, ChangeStatus
 from webclient.workspace.files import NotText, decode, write_text_file
 from webclient.workspace.paths import PathRefused
 
@@ -105,14 +105,37 @@ class _Texts:
         return hashed.hexdigest()
 
 
-def _changed(session: Session, display: str) -> ChangedFile | None:
-    return next((c for c in session.changes.files() if session.workspace.relative(c.path) == display), None)
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A file the review may show: its baseline (None: not there), or that it was too big to keep."""
+
+    path: Path
+    before: bytes | None
+    too_big: bool
 
 
-def _texts(session: Session, change: ChangedFile) -> _Texts:
+def candidates(session: Session, since: Since) -> dict[str, Candidate]:
+    """The files that may differ from the baseline of ``since``, by the name Changes gives them; no disk is read.
+    Since the session began: its changed files. Since the last prompt: those, and those changed when it was sent."""
+    paths = [change.path for change in session.changes.files()]
+    if since == "prompt":
+        paths = sorted({*paths, *session.review.prompt.held}, key=str)
+    review = session.review
+    return {
+        session.workspace.relative(path): Candidate(path, review.before(path, since), review.too_big(path, since))
+        for path in paths
+    }
+
+
+def _texts(session: Session, candidate: Candidate) -> _Texts:
     """Raises OSError, PathRefused (a file the person may not read), ValueError (too big)."""
-    before = session.changes.original(change.path)
-    return _read(session, change, before, before is None and change.path in session.changes.baseline)
+    if candidate.too_big:
+        raise ValueError("This file was too big to keep a copy of, so its change cannot be shown.")
+    try:
+        _, now = session.workspace.read_only().read_bytes(str(candidate.path), max_bytes=MAX_FILE_BYTES)
+    except FileNotFoundError:
+        now = None
+    return _Texts(candidate.path, candidate.before, now)
 
 
 def _text(data: bytes | None) -> str | None:
@@ -127,38 +150,60 @@ def _problem(error: Exception) -> str:
     return str(error)
 
 
-def review_panel(session: Session, display: str) -> ReviewPanel | None:
+def review_files(session: Session, since: Since) -> list[ChangedFile]:
+    """The files Changes lists: since the session began, as the tracker has them; since the last prompt, each
+    candidate read now and compared (without line counts)."""
+    if since == "session":
+        return session.changes.files()
+    listed: list[ChangedFile] = []
+    for candidate in candidates(session, since).values():
+        try:
+            now = _texts(session, candidate).now
+        except (OSError, ValueError, PathRefused):
+            listed.append(ChangedFile(candidate.path, "modified", None, None))
+            continue
+        if now != candidate.before:
+            status: ChangeStatus = "added" if candidate.before is None else "deleted" if now is None else "modified"
+            listed.append(ChangedFile(candidate.path, status, None, None))
+    return listed
+
+
+def review_panel(session: Session, display: str, since: Since = "session") -> ReviewPanel | None:
     """The panel of a changed file named as Changes names it; None if it is neither changed nor reviewed."""
     decisions = session.review.of(display)
-    change = _changed(session, display)
-    if change is None:
+    candidate = candidates(session, since).get(display)
+    if candidate is None:
         return ReviewPanel(display, None, "", decisions=decisions) if decisions else None
     try:
-        texts = _texts(session, change)
+        texts = _texts(session, candidate)
         old, new = _text(texts.before), _text(texts.now)
     except (OSError, ValueError, PathRefused) as error:
         return ReviewPanel(display, None, "", _problem(error), decisions=decisions)
-    if old is None and new is None:
+    if old is None and new is None or old == new:
         return ReviewPanel(display, None, texts.digest, decisions=decisions)
     diff = build_diff(old, new, display)
     hunks = {block.header: hunk_of(block) for block in diff.blocks if isinstance(block, HunkBlock)}
     return ReviewPanel(display, diff, texts.digest, None, hunks, decisions)
 
 
-def all_digest(session: Session) -> str | None:
-    """One digest of every changed file as it is now: what the panel's Keep all and Undo all carry; None past
-    ``MAX_ALL`` files (each is read for it), when the panel offers neither."""
-    changes = session.changes.files()
-    if len(changes) > MAX_ALL:
-        return None
+def _all_digest(session: Session, files: dict[str, Candidate]) -> tuple[str, dict[str, _Texts]]:
     hashed = hashlib.blake2b(digest_size=12)
-    for change in changes:
-        hashed.update(session.workspace.relative(change.path).encode("utf-8", "surrogatepass") + b"\0")
+    texts: dict[str, _Texts] = {}
+    for display, candidate in files.items():
+        hashed.update(display.encode("utf-8", "surrogatepass") + b"\0")
         try:
-            hashed.update(_texts(session, change).digest.encode())
+            texts[display] = _texts(session, candidate)
+            hashed.update(texts[display].digest.encode())
         except (OSError, ValueError, PathRefused):
             hashed.update(b"?")
-    return hashed.hexdigest()
+    return hashed.hexdigest(), texts
+
+
+def all_digest(session: Session, since: Since = "session") -> str | None:
+    """One digest of every file the review shows as it is now: what the panel's Keep all and Undo all carry; None
+    past ``MAX_ALL`` files (each is read for it), when the panel offers neither."""
+    files = candidates(session, since)
+    return None if len(files) > MAX_ALL else _all_digest(session, files)[0]
 
 
 # -- acting ----------------------------------------------------------------------------------------
@@ -175,76 +220,46 @@ class _Done:
 
 
 async def act(
-    session: Session, verb: Verb, scope: Scope, display: str, header: str, digest: str, by: Actor = None
+    session: Session,
+    verb: Verb,
+    scope: Scope,
+    display: str,
+    header: str,
+    digest: str,
+    by: Actor = None,
+    since: Since = "session",
 ) -> int:
-    """Keep or undo one hunk, one file's hunks or every file's; returns how many hunks. The disk is read and written
-    in a thread; the review's state changes here, on the event loop.
+    """Keep or undo one hunk, one file's hunks or every file's, against the baseline of ``since``; returns how many
+    hunks. The disk is read and written in a thread; the review's state changes here, on the event loop.
 
     Raises:
         ReviewRefused: the file is not a change of this session, it is no longer what the page showed, the hunk is
             not in it, or the write was refused (path checks, file access, encoding); nothing was done (for ``all``:
             the other files were).
     """
-    changed = {session.workspace.relative(change.path): change for change in session.changes.files()}
-    originals = {change.path: session.changes.original(change.path) for change in changed.values()}
-    big = {path for path, before in originals.items() if before is None and path in session.changes.baseline}
+    files = candidates(session, since)
     refused: list[str] = []
     if scope == "all":
-        done, refused = await asyncio.to_thread(_all, session, verb, changed, originals, big, digest)
+        done, refused = await asyncio.to_thread(_all, session, verb, files, digest)
     else:
-        one = await asyncio.to_thread(
-            _one,
-            session,
-            verb,
-            changed.get(display),
-            display,
-            header if scope == "hunk" else None,
-            digest,
-            originals,
-            big,
-        )
-        done = [one]
+        hunk = header if scope == "hunk" else None
+        done = [await asyncio.to_thread(_one, session, verb, files.get(display), display, hunk, digest)]
     for each in done:
         if verb == "undo":
             session.changes.note_write(each.path)
-            for hunk in each.hunks:
-                session.review.undone(each.display, hunk.first, hunk.last, by)
+            for hunk_done in each.hunks:
+                session.review.undone(each.display, hunk_done.first, hunk_done.last, by)
         else:
-            for hunk, change in zip(each.hunks, each.folds, strict=True):
-                session.review.kept(each.path, each.display, hunk.first, hunk.last, change, by)
+            for hunk_done, change in zip(each.hunks, each.folds, strict=True):
+                session.review.kept(each.path, each.display, hunk_done.first, hunk_done.last, change, by, since)
     if refused:
         raise ReviewRefused(" ".join(refused))
     return sum(len(each.hunks) for each in done)
 
 
-def _read(session: Session, change: ChangedFile, before: bytes | None, too_big: bool) -> _Texts:
-    if too_big:
-        raise ValueError("This file was too big to keep a copy of, so its change cannot be shown.")
-    try:
-        _, now = session.workspace.read_only().read_bytes(str(change.path), max_bytes=MAX_FILE_BYTES)
-    except FileNotFoundError:
-        now = None
-    return _Texts(change.path, before, now)
-
-
-def _all(
-    session: Session,
-    verb: Verb,
-    changed: dict[str, ChangedFile],
-    originals: dict[Path, bytes | None],
-    big: set[Path],
-    digest: str,
-) -> tuple[list[_Done], list[str]]:
-    texts: dict[str, _Texts] = {}
-    hashed = hashlib.blake2b(digest_size=12)
-    for display, change in sorted(changed.items(), key=lambda item: str(item[1].path)):
-        hashed.update(display.encode("utf-8", "surrogatepass") + b"\0")
-        try:
-            texts[display] = _read(session, change, originals[change.path], change.path in big)
-            hashed.update(texts[display].digest.encode())
-        except (OSError, ValueError, PathRefused):
-            hashed.update(b"?")
-    if len(changed) > MAX_ALL or digest != hashed.hexdigest():
+def _all(session: Session, verb: Verb, files: dict[str, Candidate], digest: str) -> tuple[list[_Done], list[str]]:
+    found, texts = _all_digest(session, files)
+    if len(files) > MAX_ALL or digest != found:
         raise ReviewRefused("The changes are no longer what the page showed: nothing was done. They are shown again.")
     done: list[_Done] = []
     refused: list[str] = []
@@ -257,19 +272,12 @@ def _all(
 
 
 def _one(
-    session: Session,
-    verb: Verb,
-    change: ChangedFile | None,
-    display: str,
-    header: str | None,
-    digest: str,
-    originals: dict[Path, bytes | None],
-    big: set[Path],
+    session: Session, verb: Verb, candidate: Candidate | None, display: str, header: str | None, digest: str
 ) -> _Done:
-    if change is None:
+    if candidate is None:
         raise ReviewRefused(f"{display} is not among this session's changes: nothing was done.")
     try:
-        texts = _read(session, change, originals[change.path], change.path in big)
+        texts = _texts(session, candidate)
     except (OSError, ValueError, PathRefused) as error:
         raise ReviewRefused(f"{display}: {_problem(error)}") from None
     if digest != texts.digest:

@@ -121,7 +121,7 @@ class Session:
         )
         self.review = Review(self.changes, recorder, self._tasks)
         """The person's Keep and Undo on the changes, and the note the next prompt gives the agent."""
-        self.turns.notes = self.review.take_note
+        self.turns.notes = self.review.turn_starting
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
         """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""

@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from webclient.session import shown, workspace_events
 from webclient.session.agent import AgentDriver
@@ -74,8 +74,6 @@ class Rebuild:
         """Each file's text before the agent first wrote it through the client (journals before ``original``)."""
         self.originals: dict[Path, bytes | None] = {}
         """Each file as it was when the session began, as the Changes view first listed it."""
-        self.kept_hunks: list[dict[str, Any]] = []
-        """The person's Keeps, folded into the baseline again once the originals are known."""
 
     def replay(self, journal: Iterable[JournalRow]) -> None:
         session = self.session
@@ -95,6 +93,8 @@ class Rebuild:
                         self.turn_open = event["event"] == "turn"
                     if event["event"] == "turn":
                         session.review.told()
+                    elif event["event"] == "review-mark":
+                        session.review.mark_again(event)
                 elif kind in (FILE, TERMINAL):
                     event = json.loads(body)
                     workspace_events.show_again(thread, kind, event)
@@ -106,8 +106,6 @@ class Rebuild:
                     _act_again(session, action)
                     if action["action"] in ("review_keep", "review_undo"):
                         session.review.act_again(action)
-                        if action["action"] == "review_keep":
-                            self.kept_hunks.append(action)
                     if action["action"] in ("end", "resume"):
                         self.ended = action["action"] == "end"
                     if action["action"] in ("end", "resume", "sleep"):
@@ -140,7 +138,7 @@ class Rebuild:
         # Changes are listed again against the originals (the journal's, else the first write's old text).
         if self.written or self.originals:
             session.changes.keep(self.written | self.originals)
-        session.review.fold_again(self.kept_hunks)
+        session.review.fold_again()
         # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
         for item in session.turns.queue:
             item.kept = True

@@ -4,7 +4,7 @@ Keep folds a hunk into the baseline Changes compares against (`ChangeTracker.reb
 Undo writes the file back without it (`webclient.render.review` finds the hunk and writes). Both are journalled
 with who did it (`record_action`, so the audit log has them) and shown in the file's panel as kept or undone.
 
-What was undone is told to the agent with the next prompt, as a text block before the person's words (`take_note`,
+What was undone is told to the agent with the next prompt, as a text block before the person's words (`turn_starting`,
 which `webclient.session.turns.Turns` asks when a turn starts), since the files it last saw are no longer there. A
 session rebuilt from its journal folds its kept hunks again and lists its decisions (`act_again`); a turn in the
 journal means the note went with it.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from webclient.session.attribution import Actor, record_action, shown_by
+from webclient.session.prompt_baseline import PromptBaseline
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import Recorder
 from webclient.session.tasks import BackgroundTasks
@@ -28,6 +29,8 @@ from webclient.workspace.files import NotText, decode, encode
 log = logging.getLogger(__name__)
 
 Verb = Literal["keep", "undo"]
+Since = Literal["session", "prompt"]
+"""Which baseline the review compares with: the session's start, or the last prompt (`PromptBaseline`)."""
 
 MAX_DECISIONS = 2000
 """Decisions a session lists (the oldest go first): a review of a huge change must not grow without end."""
@@ -139,16 +142,42 @@ class Review:
         self.decisions: list[Decision] = []
         self.untold: list[Decision] = []
         """Hunks undone since the last prompt: the next one tells the agent of them."""
+        self.prompt = PromptBaseline(changes, recorder)
+        """What each file held when the last prompt was sent: the baseline of "since the last prompt"."""
+        self._refold: list[dict[str, Any]] = []
+        """A rebuilt session's Keeps, folded again once the originals are known (`fold_again`)."""
+        self._refold_from = 0
+        """The first of them made after the last prompt's mark."""
 
     def of(self, path: str) -> list[Decision]:
         """The decisions about one file, in the order they were made."""
         return [decision for decision in self.decisions if decision.path == path]
 
-    def kept(self, path: Path, display: str, first: int, last: int, change: Fold, by: Actor = None) -> None:
+    def before(self, path: Path, since: Since) -> bytes | None:
+        """The baseline of ``path`` the review compares with (None: not there, or too big to keep)."""
+        return self.prompt.before(path) if since == "prompt" else self.changes.original(path)
+
+    def too_big(self, path: Path, since: Since) -> bool:
+        """Whether ``path`` was too big to keep a copy of in that baseline."""
+        if since == "prompt":
+            return self.prompt.too_big(path)
+        return path in self.changes.baseline and self.changes.original(path) is None
+
+    def kept(
+        self, path: Path, display: str, first: int, last: int, change: Fold, by: Actor = None, since: Since = "session"
+    ) -> None:
         """A hunk kept: folded into the baseline (it leaves the review), journalled, listed."""
-        self._fold(path, change)
+        self._fold(path, change, since, copy=True)
         recorded = record_action(
-            self.recorder, "review_keep", by, path=str(path), shown=display, first=first, last=last, fold=change.json()
+            self.recorder,
+            "review_keep",
+            by,
+            path=str(path),
+            shown=display,
+            first=first,
+            last=last,
+            fold=change.json(),
+            since=since,
         )
         self._decided(Decision("keep", display, first, last, _name(recorded)))
 
@@ -159,23 +188,29 @@ class Review:
         self._decided(decision)
         self.untold.append(decision)
 
-    def _fold(self, path: Path, change: Fold) -> None:
-        if change.absent:
-            self.changes.rebase(path, None)
-            return
-        before = self.changes.original(path)
-        if before is None and path in self.changes.baseline:
+    def _fold(self, path: Path, change: Fold, since: Since, copy: bool) -> None:
+        """Fold a kept hunk into the baseline of ``since``; ``copy``: a Keep made after the last prompt's mark, so the
+        prompt's baseline keeps what the session's said before."""
+        if self.too_big(path, since):
             return  # too big to keep a copy of: its hunks are never shown, so never kept
-        folded = fold(before, change)
-        if folded is not None:
-            self.changes.rebase(path, folded)
+        folded = None if change.absent else fold(self.before(path, since), change)
+        if folded is None and not change.absent:
+            return
+        if since == "prompt":
+            self.prompt.rebase(path, folded)
+            return
+        if copy:
+            self.prompt.copy_before_rebase(path)
+        self.changes.rebase(path, folded)
 
     def _decided(self, decision: Decision) -> None:
         self.decisions.append(decision)
         del self.decisions[:-MAX_DECISIONS]
 
-    def take_note(self) -> list[PromptBlock]:
-        """The note for the prompt that starts now (none when nothing was undone); the agent is told once."""
+    def turn_starting(self) -> list[PromptBlock]:
+        """A prompt is being sent: what the files hold now becomes the prompt's baseline, and the note for it is
+        returned (none when nothing was undone); the agent is told once."""
+        self.prompt.mark()
         if not self.untold:
             return []
         named = ", ".join(f"{d.path} ({d.lines})" for d in self.untold[:MAX_NOTED])
@@ -201,14 +236,27 @@ class Review:
         self._decided(decision)
         if verb == "undo":
             self.untold.append(decision)
+        else:
+            self._refold.append(action)
 
-    def fold_again(self, actions: list[dict[str, Any]]) -> None:
-        """The kept hunks of a rebuilt session folded into its baseline again, in the order they were kept."""
-        for action in actions:
+    def mark_again(self, event: dict[str, Any]) -> None:
+        """A journalled prompt's baseline (`PromptBaseline.mark`)."""
+        self.prompt.mark_again(event)
+        self._refold_from = len(self._refold)
+
+    def fold_again(self) -> None:
+        """The kept hunks of a rebuilt session folded into its baselines again, in the order they were kept: a Keep
+        in the prompt's view only when made after the last prompt (an earlier one's baseline is gone)."""
+        for index, action in enumerate(self._refold):
+            since: Since = "prompt" if action.get("since") == "prompt" else "session"
+            after_mark = index >= self._refold_from
+            if since == "prompt" and not after_mark:
+                continue
             try:
-                self._fold(Path(str(action["path"])), Fold.of(action["fold"]))
+                self._fold(Path(str(action["path"])), Fold.of(action["fold"]), since, copy=after_mark)
             except (KeyError, TypeError, ValueError):  # a record this code cannot read: the others still fold
                 log.warning("a kept hunk of the journal was unreadable: %r", action.get("shown"))
+        self._refold = []
 
     def told(self) -> None:
         """A turn started (read from the journal): what was undone before it was told with it."""

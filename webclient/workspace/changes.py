@@ -309,6 +309,11 @@ class ChangeTracker:
             return ChangedFile(path, "modified", added, removed), signature
         return ChangedFile(path, "modified", None, None), signature
 
+    def current(self, path: Path) -> Baseline | None:
+        """What ``path`` holds now, read at once (a fingerprint past ``MAX_FILE_BYTES``; None: it is not there)."""
+        read = _read(path, MAX_FILE_BYTES)
+        return read[0] if read is not None else None
+
     def files(self) -> list[ChangedFile]:
         """The changed files, in path order."""
         return sorted(self.changed.values(), key=lambda change: str(change.path))
