@@ -95,6 +95,8 @@ class Rebuild:
                         session.review.told()
                     elif event["event"] == "review-mark":
                         session.review.mark_again(event)
+                    elif event["event"] == "review-fold":
+                        session.review.fold_recorded(event)
                 elif kind in (FILE, TERMINAL):
                     event = json.loads(body)
                     workspace_events.show_again(thread, kind, event)

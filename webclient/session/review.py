@@ -12,6 +12,7 @@ journal means the note went with it.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any, Literal
 from webclient.session.attribution import Actor, record_action, shown_by
 from webclient.session.prompt_baseline import PromptBaseline
 from webclient.session.prompt_content import PromptBlock
-from webclient.session.recorder import Recorder
+from webclient.session.recorder import SESSION, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.content import TextBlock
 from webclient.workspace.changes import ChangeTracker
@@ -168,17 +169,10 @@ class Review:
     ) -> None:
         """A hunk kept: folded into the baseline (it leaves the review), journalled, listed."""
         self._fold(path, change, since, copy=True)
-        recorded = record_action(
-            self.recorder,
-            "review_keep",
-            by,
-            path=str(path),
-            shown=display,
-            first=first,
-            last=last,
-            fold=change.json(),
-            since=since,
-        )
+        # The lines go in a record of their own, for the rebuild; the audit log keeps the action without them.
+        folded = {"event": "review-fold", "path": str(path), "shown": display, "fold": change.json(), "since": since}
+        self.recorder.record(SESSION, "session", json.dumps(folded))
+        recorded = record_action(self.recorder, "review_keep", by, shown=display, first=first, last=last, since=since)
         self._decided(Decision("keep", display, first, last, _name(recorded)))
 
     def undone(self, display: str, first: int, last: int, by: Actor = None) -> None:
@@ -227,8 +221,7 @@ class Review:
     # -- rebuilt from the journal -------------------------------------------------------------------
 
     def act_again(self, action: dict[str, Any]) -> None:
-        """A journalled Keep or Undo, shown again (a kept hunk is folded in by `fold_again` once the originals are
-        known)."""
+        """A journalled Keep or Undo, shown again (a kept hunk's fold is its own record: `fold_recorded`)."""
         verb: Verb = "keep" if action["action"] == "review_keep" else "undo"
         decision = Decision(
             verb, str(action["shown"]), int(action["first"]), int(action["last"]), _name(action.get("by"))
@@ -236,8 +229,10 @@ class Review:
         self._decided(decision)
         if verb == "undo":
             self.untold.append(decision)
-        else:
-            self._refold.append(action)
+
+    def fold_recorded(self, event: dict[str, Any]) -> None:
+        """A journalled kept hunk's fold (a ``review-fold`` event), folded in by `fold_again`."""
+        self._refold.append(event)
 
     def mark_again(self, event: dict[str, Any]) -> None:
         """A journalled prompt's baseline (`PromptBaseline.mark`)."""
