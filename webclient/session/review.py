@@ -214,7 +214,7 @@ class Review:
         self.untold = []
         text = (
             f"The person undid these changes of yours since your last turn: {named}. "
-            "Those files are as they were before the changes; read them again before editing them."
+            "Those files are as they were before the changes; read them again before editing them.\n\n"
         )
         return [TextBlock(text=text)]
 
