@@ -239,3 +239,25 @@ def test_since_the_last_prompt_undo_goes_back_to_the_prompt_and_keep_folds_there
         again = InProcess(client, app.record_file, app.workspace, app.data_dir)
         wait_for(lambda: len(hunks(panel(again, session_id))) == 2)
         assert 'data-role="no-changes"' in panel(again, session_id, since="prompt")
+
+
+def test_undo_of_a_new_file_removes_it_and_of_a_deleted_one_writes_it_back(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    gone = app.workspace / "gone.txt"
+    gone.write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        gone.unlink()
+        (app.workspace / "new.txt").write_text("a new file\n")
+
+        def listing() -> str:
+            return app.client.get(URLS.for_("changes", session_id=session_id)).text
+
+        wait_for(lambda: "new.txt" in listing() and "gone.txt" in listing())
+        (button,) = BeautifulSoup(listing(), "html.parser").select('[data-action="review-undo-all"]')
+        page.send(**json.loads(str(button["hx-vals"])))
+        wait_for(lambda: gone.exists() and not (app.workspace / "new.txt").exists())
+        assert gone.read_text() == ORIGINAL
+        wait_for(lambda: "No files changed yet." in listing())

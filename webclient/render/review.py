@@ -312,8 +312,9 @@ def _on_file(session: Session, verb: Verb, display: str, header: str | None, tex
 def _undo(session: Session, texts: _Texts, old: str | None, new: str | None, hunks: list[Hunk], display: str) -> None:
     """Write the file back without ``hunks`` (the last first, so the earlier ones' lines stay where they are)."""
     try:
-        if old is None:  # a new file, undone whole: it goes
-            session.workspace.check(str(texts.path), write=True)
+        if old is None:  # a new file, undone whole: it goes (the file the change lists, not where a link leads)
+            if session.workspace.check(str(texts.path), write=True) != texts.path:
+                raise PathRefused(f"{display} is no longer the file the change lists (a link now?): not removed.")
             os.unlink(texts.path)
             return
         old_lines, old_no_newline = split_lines(old)
