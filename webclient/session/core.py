@@ -32,6 +32,7 @@ from webclient.session.answers import Answers
 from webclient.session.attribution import Actor, by_json, record_action, say
 from webclient.session.control_changes import ControlChanges
 from webclient.session.recorder import NO_RECORDER, JournalRow, Recorder
+from webclient.session.review import Review
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
 from webclient.session.sleep import IdleSleep
@@ -121,6 +122,9 @@ class Session:
             self._tasks,
             self.subagents,
         )
+        self.review = Review(self.changes, recorder, self._tasks)
+        """The person's Keep and Undo on the changes, and the note the next prompt gives the agent."""
+        self.turns.notes = self.review.turn_starting
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
         """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""

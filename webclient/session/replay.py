@@ -24,6 +24,7 @@ from webclient.session.agent_lifecycle import AgentLifecycle
 from webclient.session.answers import answered_by, threads
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.session.review import Review
 from webclient.session.rules import note_of
 from webclient.session.shown import Shown
 from webclient.session.turns import Turns
@@ -57,6 +58,8 @@ class Rebuilt(Protocol):
     def shown(self) -> Shown: ...
     @property
     def changes(self) -> ChangeTracker: ...
+    @property
+    def review(self) -> Review: ...
 
     worktree: Worktree | None
 
@@ -91,6 +94,12 @@ class Rebuild:
                         session.subagents.interrupted()
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
+                    if event["event"] == "turn":
+                        session.review.told()
+                    elif event["event"] == "review-mark":
+                        session.review.mark_again(event)
+                    elif event["event"] == "review-fold":
+                        session.review.fold_recorded(event)
                 elif kind in (FILE, TERMINAL):
                     event = json.loads(body)
                     workspace_events.show_again(thread, kind, event)
@@ -100,6 +109,8 @@ class Rebuild:
                 elif kind == ACTION:
                     action = json.loads(body)
                     _act_again(session, action)
+                    if action["action"] in ("review_keep", "review_undo"):
+                        session.review.act_again(action)
                     if action["action"] in ("end", "resume"):
                         self.ended = action["action"] == "end"
                     if action["action"] in ("end", "resume", "sleep"):
@@ -132,6 +143,7 @@ class Rebuild:
         # Changes are listed again against the originals (the journal's, else the first write's old text).
         if self.written or self.originals:
             session.changes.keep(self.written | self.originals)
+        session.review.fold_again()
         # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
         for item in session.turns.queue:
             item.kept = True
