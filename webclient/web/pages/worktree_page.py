@@ -17,6 +17,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from webclient.agents.session_worktrees import worktree_folder
+from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.render.diffs import DiffView, build_diff
 from webclient.session.attribution import record_action
@@ -174,3 +176,12 @@ async def kept_note(session: Session | None) -> str | None:
         f"Its worktree {worktree.path} has uncommitted work ({files}): it is kept, with its branch {worktree.branch}. "
         "Commit or discard it first (Branch, on the session's page) to have it removed."
     )
+
+
+def stored_worktree_note(settings: Settings, session_id: str) -> str | None:
+    """What the delete confirmation says of the worktree of a session not running here (not rebuilt to ask git: its
+    journal is what names the worktree's repository), if its folder is there."""
+    folder = worktree_folder(settings, session_id)
+    if not folder.is_dir():
+        return None
+    return f"Its worktree {folder} is kept, with its branch, if it holds uncommitted work when the session is deleted."
