@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from tests.support.servers import AGENTS, ROOT, live_members
 from tests.support.waiting import until
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
-from webclient.acp.process import AgentProcess, AgentStartError, StderrLog
+from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, _Child
 
 SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]
 
@@ -198,3 +200,34 @@ async def test_a_start_cancelled_midway_leaves_no_agent_behind(tmp_path: Path) -
     with pytest.raises(asyncio.CancelledError):
         await spawning
     await until(lambda: processes_with(marker) == [])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("turns", range(1, 7))
+async def test_a_start_cancelled_while_its_pipes_are_attached_leaves_no_pipe_open(tmp_path: Path, turns: int) -> None:
+    """A session stopped while its agent starts (the server shutting down) cancels the start wherever it is: after
+    the first pipe was attached, its transport was left for the garbage collector (a `ResourceWarning`, an error in
+    this suite) and the agent ran on. Cancelled after 1 to 6 turns of the loop: during, between and after the three
+    attaches."""
+    marker = str(tmp_path / f"cancelled-attach-{turns}")
+    popen = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)", marker],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    attaching = asyncio.create_task(_Child.attach(popen))
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    attaching.cancel()
+    try:
+        child = await attaching
+    except asyncio.CancelledError:
+        pass
+    else:  # attached before the cancel came: closed as an agent's are
+        child.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        gc.collect()
+    popen.wait(timeout=5)  # killed, so reaped at once

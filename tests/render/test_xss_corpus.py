@@ -443,6 +443,7 @@ def test_the_index_page_lists_a_hostile_session_as_text(
         person=None,
         signin=None,
         signin_store=False,
+        mcp_offered={},
     )
     assert page_problems(page) == []
     assert squash(title) in squash(parse(page).text)

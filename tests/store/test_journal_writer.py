@@ -35,8 +35,9 @@ async def test_migrations_make_the_tables_on_an_empty_database_and_run_again_as_
         async with store.engine.connect() as connection:
             tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
             version = (await connection.execute(text("select version_num from alembic_version"))).scalar_one()
-        assert {"sessions", "journal", "folders", "signins_started", "instances", "session_leases"} <= tables
-        assert version == "0008"
+        made = {"sessions", "journal", "folders", "signins_started", "instances", "session_leases", "mcp_servers"}
+        assert made <= tables
+        assert version == "0009"
     finally:
         await store.close()
     again = await Store.open_url(database_url)  # the next start finds the tables up to date

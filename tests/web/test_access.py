@@ -171,9 +171,11 @@ def test_every_state_changing_route_works_from_our_own_page(start_server: Server
             # Signing out ends the sign-in it is sent with: its own each time.
             signed_in = signed_in_cookie(server) if path == URLS.for_("sign_out") else cookie
             status, body = send(server, method, target, {**headers, **host, "Cookie": signed_in})
-            # Past the guard: the route's own answer (400: the secrets form, sent with no name, says why).
-            fine = (101, 200, 303, 415, 400) if path == URLS.for_("secrets") else (101, 200, 303, 415)
+            # Past the guard: the route's own answer (400: the secrets or MCP servers form, with no name, says why).
+            forms = (URLS.for_("secrets"), URLS.for_("mcp_servers"))
+            fine = (101, 200, 303, 415, 400) if path in forms else (101, 200, 303, 415)
             fine += (404,) if "{agent}" in path else ()  # the listing of the agent "0", which is not in the catalogue
+            fine += (404,) if "/worktree/" in path else ()  # Commit or Discard: this session has no worktree of its own
             assert status in fine, f"{method} {path} with {headers} answered {status}: {body[:200]!r}"
     # An old browser's form post: no Origin, no Sec-Fetch-Site, the page's token in the form.
     form = f"csrf={csrf[1]}".encode()

@@ -67,6 +67,7 @@ def test_there_is_a_context_for_every_page() -> None:
         "people.html",
         "rules.html",
         "secrets.html",
+        "mcp_servers.html",
         "audit.html",
         "agent_sessions.html",
         "embed.html",

@@ -24,6 +24,7 @@ from tests.support.waiting import received, until
 from webclient.acp.agent import AcpAgent
 from webclient.render.panels import change_diff
 from webclient.render.rendering import Renderer
+from webclient.render.review import review_panel
 from webclient.render.urls import Urls
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.agent_spec import AgentSpec
@@ -256,7 +257,13 @@ async def test_changes_to_non_utf8_and_binary_files_are_shown_as_such(tmp_path: 
         assert latin is not None and latin.diff is not None
         assert (latin.diff.added, latin.diff.removed) == (1, 1)
         html = Renderer().page(
-            "_change_panel.html", session=session, panel=latin, url="/x", urls=Urls(), diff_mode="unified"
+            "_change_panel.html",
+            session=session,
+            panel=review_panel(session, "latin.txt"),
+            url="/x",
+            urls=Urls(),
+            diff_mode="unified",
+            may_review=True,
         )
         rows = [row.get_text() for row in BeautifulSoup(html, "html.parser").select("tr")]
         assert "1café crème" in rows and "1café noir" in rows

@@ -538,3 +538,19 @@ def test_the_servers_own_files_are_refused_inside_a_root_as_written_and_through_
     assert not (data / "homes" / "bob" / "x").exists()
     assert workspace.read_bytes(str(tmp_path / "notes.txt"), max_bytes=100)[1] == b"mine"
     assert workspace.read_only().hides(config) and workspace.read_only().access == "read-only"
+
+
+def test_a_root_given_inside_a_hidden_folder_is_the_agents_and_nothing_else_of_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    worktree = data / "worktrees" / "s1"
+    worktree.mkdir(parents=True)
+    (data / "store.sqlite3").write_text("the store")
+    (worktree / "link").symlink_to(data / "store.sqlite3")
+    workspace = Workspace([worktree], hidden=[data])
+    assert workspace.check(str(worktree / "notes.txt"), write=True) == worktree.resolve() / "notes.txt"
+    assert workspace.contains(worktree)
+    with pytest.raises(PathRefused):
+        workspace.check(str(worktree / "link"))
+    with pytest.raises(PathRefused):
+        workspace.check(str(worktree / ".." / ".." / "store.sqlite3"))
+    assert Workspace([tmp_path], hidden=[data]).hides(worktree / "notes.txt"), "a root above it: still hidden"

@@ -32,6 +32,7 @@ from webclient.acp.elicitation import Elicitations
 from webclient.acp.errors import answer, gone
 from webclient.acp.jsonrpc import AuthRequired, RequestCancelled
 from webclient.acp.loaded_history import LoadedHistory
+from webclient.acp.mcp_wire import offered, redacted
 from webclient.acp.process import AgentStartError, StderrLog
 from webclient.acp.prompt import prompt_blocks
 from webclient.acp.protocol_log import ProtocolLog
@@ -56,6 +57,7 @@ from webclient.session.agent import (
     StopReason,
 )
 from webclient.session.agent_auth import AuthMethod, AuthStatus
+from webclient.session.attribution import record_action
 from webclient.session.prompt_content import PromptBlock
 from webclient.session.recorder import PROTOCOL
 from webclient.viewmodel.events import Change, Region
@@ -110,6 +112,8 @@ class AcpAgent:
         self._replay: ProtocolReplay | None = None
         self._stopping = False
         self._exit_watch: asyncio.Task[None] | None = None
+        self._mcp_secrets: set[str] = set()
+        """The secrets filled into the MCP servers last sent: never on record."""
 
     # -- the session's calls (AgentDriver) ---------------------------------------------------------
 
@@ -179,7 +183,7 @@ class AcpAgent:
                 return
         self.host.step("session/new")
         try:
-            result = await answer(connection.new_session(self.host.spec.cwd))
+            result = await answer(connection.new_session(self.host.spec.cwd, self._mcp_servers()))
         except AgentRefused as error:
             if error.code == AuthRequired.CODE and self._sign_in_methods:
                 raise AuthenticationRequired(error.text) from None
@@ -199,7 +203,8 @@ class AcpAgent:
         self.host.step(method)
         self.loading_history, self.history = self.reloading(method, extra), LoadedHistory()
         try:
-            result = await answer(connection.reattach(method, session_id, self.host.spec.cwd, **extra))
+            servers = self._mcp_servers()
+            result = await answer(connection.reattach(method, session_id, self.host.spec.cwd, servers, **extra))
         except AgentRefused as error:
             self.host.notice("warning", NOT_RESUMED, f"The agent refused {method}: {error}")
             return False
@@ -211,6 +216,20 @@ class AcpAgent:
         else:
             self.host.notice("info", "The agent resumed its session", f"With {method}.")
         return True
+
+    def _mcp_servers(self) -> list[dict[str, Any]]:
+        """The session's MCP servers as this agent takes them, secrets filled in now; those left out are said on the
+        thread and put on record (a change only), as the header lists them (`webclient.session.mcp_servers`)."""
+        mcp = self.host.spec.mcp
+        carried, left_out, self._mcp_secrets = offered(self.greeting, mcp.servers, self.host.spec.owner_env)
+        if left_out != mcp.left_out:
+            mcp.left_out = left_out
+            record_action(self.host.recorder, "mcp_servers", None, **mcp.public())
+            self.host.changed(Region.STATUS)
+        if left_out:
+            why = "; ".join(f"{name}: {reason}" for name, reason in left_out.items())
+            self.host.notice("warning", "Some MCP servers were not given to the agent", why)
+        return carried
 
     def reloading(self, method: str, params: dict[str, Any]) -> bool:
         """Whether what the agent replays now is already shown: ``session/load`` (v2: ``replayFrom``) of the
@@ -506,6 +525,8 @@ class AcpAgent:
     def on_traffic(self, direction: str, line: str, message: Any) -> None:
         if direction == "out" and self.elicitations.secrets:
             line = self.elicitations.redact(line)  # what goes on record; the agent got the line as it was
+        if direction == "out" and (kept := redacted(message, self._mcp_secrets)) is not None:
+            line = kept  # the MCP servers' variables, headers and secrets: the agent's only
         self.protocol_log.record(direction, line, message)
         self.host.recorder.record(PROTOCOL, direction, line)
 

@@ -121,16 +121,19 @@ class AgentConnection:
         self.initialize_result = mapping(result)
         return self.initialize_result
 
-    async def new_session(self, cwd: Path) -> dict[str, Any]:
-        """https://agentclientprotocol.com/protocol/session-setup#creating-a-session"""
-        result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+    async def new_session(self, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """https://agentclientprotocol.com/protocol/session-setup#creating-a-session — ``mcp_servers`` as the
+        agent takes them (`webclient.acp.mcp_wire`)."""
+        result = await self.peer.request("session/new", {"cwd": str(cwd), "mcpServers": mcp_servers or []})
         return mapping(result)
 
-    async def reattach(self, method: str, session_id: str, cwd: Path, **extra: Any) -> dict[str, Any]:
+    async def reattach(
+        self, method: str, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None, **extra: Any
+    ) -> dict[str, Any]:
         """``session/resume`` or ``session/load``
         (https://agentclientprotocol.com/protocol/session-setup#loading-sessions): the same params, either way, and
         v2's ``replayFrom`` in ``extra``."""
-        params = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": [], **extra}
+        params = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or [], **extra}
         result = await self.peer.request(method, params)
         return mapping(result)
 

@@ -324,16 +324,24 @@ class _Child:
 
     @classmethod
     async def attach(cls, popen: subprocess.Popen[bytes]) -> _Child:
+        """Attach the pipes of a started process; a caller cancelled (or failing) midway leaves no pipe open and no
+        process running: each attach awaits the loop, and one attached before is not closed by the next's failure."""
         loop = asyncio.get_running_loop()
         child = cls(popen, loop)
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-        for reader, pipe in ((child.stdout, popen.stdout), (child.stderr, popen.stderr)):
-            transport, protocol = await loop.connect_read_pipe(functools.partial(_Pipe, reader, loop), pipe)
-            child._transports.append(transport)
-            child._pipes.append(protocol)
-        writing, protocol = await loop.connect_write_pipe(
-            functools.partial(_Pipe, asyncio.StreamReader(loop=loop), loop), popen.stdin
-        )
+        try:
+            for reader, pipe in ((child.stdout, popen.stdout), (child.stderr, popen.stderr)):
+                transport, protocol = await loop.connect_read_pipe(functools.partial(_Pipe, reader, loop), pipe)
+                child._transports.append(transport)
+                child._pipes.append(protocol)
+            writing, protocol = await loop.connect_write_pipe(
+                functools.partial(_Pipe, asyncio.StreamReader(loop=loop), loop), popen.stdin
+            )
+        except BaseException:
+            child.close()
+            for pipe in (popen.stdin, popen.stdout, popen.stderr):
+                pipe.close()  # those not attached yet (closing an attached one's file again is harmless)
+            raise
         child._transports.append(writing)
         child.stdin = asyncio.StreamWriter(writing, protocol, None, loop)
         return child

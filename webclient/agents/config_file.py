@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 from webclient.agents.demo import DEMO
+from webclient.agents.mcp_config import read_servers
 from webclient.config import Settings, acp_protocol
 from webclient.session.agent_entry import AgentEntry
 from webclient.workspace.paths import FileAccess
@@ -23,7 +24,7 @@ REMOTE_FIELDS = {"url", "agent", "api_key_env", "options"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 FIELDS = {
     "command", "args", "env", "workspace", "extra_roots", "file_access", "terminals", "start_timeout", "protocol",
-    "description", "acp_protocol", "network", "sandbox_read", "instance_labels", *REMOTE_FIELDS,
+    "description", "acp_protocol", "network", "sandbox_read", "instance_labels", "mcp_servers", *REMOTE_FIELDS,
 }  # fmt: skip
 
 
@@ -154,6 +155,7 @@ def _agent(path: Path, name: str, table: object, settings: Settings) -> AgentEnt
         network=network,
         sandbox_read=tuple(fields.folder_path(folder) for folder in fields.strings("sandbox_read")),
         instance_labels=tuple(fields.strings("instance_labels")),
+        mcp_servers=read_servers(table.get("mcp_servers"), fields, protocol),
     )
 
 

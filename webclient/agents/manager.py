@@ -14,7 +14,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,18 +27,28 @@ from webclient.agents.homes import data_folder, home_env, with_env
 from webclient.agents.limits import Draining, LimitReached, refusal
 from webclient.agents.sandboxing import confine
 from webclient.agents.server_files import server_files
+from webclient.agents.session_worktrees import (
+    in_sandbox,
+    journalled,
+    let_go,
+    make,
+    starting_folder,
+    worktree_folder,
+)
 from webclient.config import Settings
 from webclient.people.person import Person
 from webclient.session.agent import AgentFactory, AgentSession
 from webclient.session.agent_spec import MIB, AgentSpec, RemoteLimits, split_command
-from webclient.session.attribution import by_json
+from webclient.session.attribution import by_json, record_action
 from webclient.session.core import Session
+from webclient.session.mcp_servers import McpServer, pick
 from webclient.session.person_folders import above_people, names_person
 from webclient.session.prompt_queue import PromptBounds
 from webclient.session.recorder import ACTION, NO_RECORDER, Recorder, SessionRecords, StoredSession
 from webclient.viewmodel.events import Change, Region
 from webclient.workspace.paths import Workspace
 from webclient.workspace.scratch import fresh_copy
+from webclient.workspace.worktrees import GitFailed, Worktree
 
 if TYPE_CHECKING:
     from webclient.people.rules import RuleBook
@@ -47,6 +57,9 @@ log = logging.getLogger(__name__)
 
 OwnerEnv = Callable[[str], Awaitable[Mapping[str, str]]]
 """The variables a person's agents get (by the person's id)."""
+
+PersonMcp = Callable[[str], Awaitable[list[McpServer]]]
+"""A person's own MCP servers (by the person's id; `webclient.store.mcp_servers`)."""
 
 KeepSecret = Callable[[str, str, str], Awaitable[None]]
 """Keep a value as a person's secret: their id, its name, the value (`webclient.store.secrets.Secrets.put`)."""
@@ -133,6 +146,8 @@ class SessionManager:
         self.owner_env: OwnerEnv | None = None
         """What a person's agents get in their environment (their secrets), for a stored session rebuilt; a new
         session is given its owner's by whoever creates it (`create`'s ``env``)."""
+        self.person_mcp: PersonMcp | None = None
+        """A person's own MCP servers, to give a stored session rebuilt the same servers again (None: no store)."""
         self.keep_secret: KeepSecret | None = None
         """Where a key a person gives on a session's page for its agent's sign-in is kept (None: no store)."""
         self.refusing: str | None = None
@@ -154,12 +169,16 @@ class SessionManager:
         continuing: AgentSession | None = None,
         owner: Person | None = None,
         env: Mapping[str, str] | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
+        worktree: bool = False,
     ) -> Session:
-        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does.
+        """`create`, in a folder ``owner`` may use (`webclient.agents.folders`): what a person's New session does;
+        ``worktree``: in a new git worktree of the repository that folder is in (`webclient.agents.session_worktrees`).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
-            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose).
+            WorkspaceRefused: a folder outside what the agent may use, or another person's (the message says whose);
+                for a worktree, a folder not in a git repository (or git's own failure).
             LimitReached: see `create`; `Draining` while the server drains.
         """
         if self.refusing is not None:
@@ -177,15 +196,44 @@ class SessionManager:
         scratch = None
         if chosen is None and not (workspace and workspace.strip()) and template is not None:
             scratch = await asyncio.to_thread(fresh_copy, template)  # a copy on the loop held every session 15 ms
+        made, session_id = None, None
+        if worktree and continuing is None:
+            session_id = secrets.token_urlsafe(9)
+            made, start_in = await self._worktree(agent_name, workspace or "", owner, chosen, session_id)
+            chosen = Chosen(start_in, chosen.others if chosen is not None else None)
         try:
-            session = self.create(agent_name, workspace, continuing, owner, env, chosen, scratch)
+            session = self.create(
+                agent_name, workspace, continuing, owner, env, chosen, scratch, session_id, made, mcp_servers
+            )
         except BaseException:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
+            if made is not None:
+                await let_go(session_id or "", made)
             raise
         if self.on_created is not None:
             await self.on_created(session.id)
         return session
+
+    async def _worktree(
+        self, agent_name: str | None, workspace: str, owner: Person | None, chosen: Chosen | None, session_id: str
+    ) -> tuple[Worktree, Path]:
+        """A new worktree for the session ``session_id`` of the repository its chosen folder is in, and the folder of
+        it the agent starts in (the chosen one's place in it)."""
+        entry = self.catalogue.get(agent_name).for_person(owner.id if owner is not None else None)
+        if chosen is not None:
+            folder = chosen.folder
+        elif workspace.strip():
+            folder = entry.choose(workspace, self.server_files)
+        elif entry.template is not None:
+            raise WorkspaceRefused(f"The agent {entry.name} works in a fresh copy of its sample, not a git repository.")
+        else:
+            folder = entry.workspace or Path(os.getcwd())
+        try:
+            made = await make(self.settings, folder, session_id, entry.name)
+        except GitFailed as failed:
+            raise WorkspaceRefused(str(failed)) from None
+        return made, starting_folder(made, folder)
 
     def create(
         self,
@@ -196,6 +244,9 @@ class SessionManager:
         env: Mapping[str, str] | None = None,
         chosen: Chosen | None = None,
         scratch: Path | None = None,
+        session_id: str | None = None,
+        worktree: Worktree | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
     ) -> Session:
         """A new session of the catalogue's agent `agent_name` (None: the default one), its agent starting in the
         background, in the folder `workspace` the user chose (None or blank: the agent's default); `continuing`:
@@ -203,7 +254,9 @@ class SessionManager:
         (None: no one's, which only admins see), whose agent runs in their own home (`webclient.agents.homes`)
         with ``env`` (their secrets) added to its environment; `chosen`: the folder `start` decided on (an admin's
         in another person's folder is put on record); `scratch`: the fresh copy of the demo's sample `start` made
-        (off the event loop) for it, if that is where it works.
+        (off the event loop) for it, if that is where it works; `session_id`: its id, when `start` chose it first (for
+        `worktree`, the git worktree `start` made for it in ``chosen``); `mcp_servers`: the MCP servers New session
+        picked (None: the catalogue entry's; an AAP agent is given none).
 
         Raises:
             UnknownAgent: no such agent in the catalogue.
@@ -228,16 +281,25 @@ class SessionManager:
         else:
             cwd = entry.workspace or Path(os.getcwd())
         spec = self.agent_spec(entry, cwd, owner_id, env or {})
-        session_id = secrets.token_urlsafe(9)
+        if worktree is not None:
+            spec = in_sandbox(spec, worktree)
+        session_id = session_id or secrets.token_urlsafe(9)
         records = self.records
         recorder = NO_RECORDER
         if records is not None:
             recorder = records.open_journal(session_id, entry.name, spec, time.time(), owner_id)
+        if entry.protocol == "acp":
+            spec.mcp.servers = pick(entry.mcp_servers, None) if mcp_servers is None else list(mcp_servers)
+        if spec.mcp.servers:  # on record before the agent starts: a rebuilt session lists and gives the same
+            record_action(recorder, "mcp_servers", owner, **spec.mcp.public())
         if chosen is not None and chosen.others is not None:  # an admin in someone's folder: on the record
             other = {"action": "other-folder", "workspace": str(cwd), "whose": chosen.others, "by": by_json(owner)}
             recorder.record(ACTION, "user", json.dumps(other))
+        if worktree is not None:  # where it works, its branch and the commit it started at: rebuilt from here
+            record_action(recorder, "worktree", owner, **worktree.journalled())
         session = Session(spec, self.agent, session_id, recorder)
         session.owner = owner_id
+        session.worktree = worktree
         self._limit_resumes(session)
         self._keep_keys(session)
         session.thread.max_entries = self.settings.max_entries
@@ -289,11 +351,14 @@ class SessionManager:
         stored = await self.records.reopen(session_id)
         if stored is None:
             return None
+        worktree, journal = await journalled(stored.journal)
         spec, refused = self._stored_spec(stored)
         secrets_of = self.owner_env
         owner_env = await secrets_of(stored.owner) if secrets_of is not None and stored.owner is not None else {}
         spec = confine(with_env(spec, {**home_env(self.settings, stored.owner), **owner_env}), self.settings)
         spec = dataclasses.replace(spec, hidden=self.server_files)
+        if worktree is not None and stored.workspace.is_relative_to(worktree.path):
+            spec = in_sandbox(spec, worktree)
         session = Session(spec, self.agent, stored.id, stored.recorder, created=stored.created)
         session.owner = stored.owner
         self._limit_resumes(session)
@@ -303,7 +368,8 @@ class SessionManager:
         session.turns.queue.bounds = PromptBounds.from_settings(self.settings)
         session.sleep.configure(self.settings, stored.agent)
         session.checkpoints.store = checkpoint_store(self.settings, session.id, spec.cwd, session.workspace.hidden)
-        await session.rebuild(stored.journal)
+        await session.rebuild(journal)
+        await self._refill_mcp(spec, stored.owner)
         session.lifecycle.resume_refused = refused
         session.rules.book, session.rules.agent = self.rules, stored.agent  # checked from now on, not in the replay
         recorder = _state_recorder(session, stored.recorder)
@@ -313,6 +379,14 @@ class SessionManager:
         self._ended_at[session.id] = time.monotonic()
         self._forget_ended()
         return session  # this request shows it, even if the cap on ended sessions forgot it at once
+
+    async def _refill_mcp(self, spec: AgentSpec, owner: str | None) -> None:
+        """The MCP servers of a rebuilt session, as its journal lists them, defined again from its catalogue entry and
+        its owner's own servers as they are now (their secrets are filled in when Resume opens the agent's session)."""
+        if spec.mcp.complete:
+            return
+        mine = await self.person_mcp(owner) if self.person_mcp is not None and owner is not None else []
+        spec.mcp.refill([*spec.entry.mcp_servers, *mine])
 
     def _stored_spec(self, stored: StoredSession) -> tuple[AgentSpec, str | None]:
         """How to start a stored session's agent again: its catalogue entry's way, in its workspace (a fresh copy of
@@ -340,6 +414,8 @@ class SessionManager:
             if not cwd.exists():  # where it was: the thread shows paths relative to it
                 cwd = fresh_copy(entry.template, cwd)
                 self._scratch.append(cwd)
+        elif cwd.is_relative_to(worktree_folder(self.settings, stored.id)):
+            pass  # its own worktree (`webclient.agents.session_worktrees`): that session's alone
         elif not Workspace((*entry.roots, *everyone), hidden=self.server_files).contains(cwd):
             refused = f"The agent {entry.name} may no longer work in {cwd}: the session cannot be resumed."
             return AgentSpec(entry, cwd, max_line_bytes=max_line_bytes, remote_limits=self._limits), refused
@@ -368,6 +444,8 @@ class SessionManager:
         if session is None:
             return False
         await session.delete()
+        if session.worktree is not None:  # kept while it holds uncommitted work (the log says so); the branch stays
+            await let_go(session_id, session.worktree)
         self.sessions.pop(session_id, None)
         self._ended_at.pop(session_id, None)
         self.on_release(session_id)

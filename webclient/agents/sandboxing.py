@@ -1,7 +1,8 @@
 """Each agent's sandbox (`webclient.workspace.sandbox`), made from the server's settings and the agent's spec.
 
 With ``WEBCLIENT_SANDBOX=bwrap`` an agent may write its session's workspace roots and its person's home, read its
-own installation (`webclient.workspace.sandbox_host.installation`), the folders its catalogue entry and
+own installation (`webclient.workspace.sandbox_host.installation`) and its catalogue entry's stdio MCP servers'
+(which it starts, inside its sandbox, with its network rules), the folders its catalogue entry and
 ``WEBCLIENT_SANDBOX_READ`` add, and the system's folders; the server's data folder (its store, the other people's
 homes, the key secrets are kept with) stays hidden even where one of those folders holds it, and so do the config and
 registry files (and their folders, but one the agent is given). The network is the agent's ``network``, else
@@ -30,7 +31,7 @@ from webclient.workspace.sandbox_host import (
     system_mounts,
 )
 
-__all__ = ["check_sandbox", "confine", "demo_in_sandbox", "server_sandbox"]
+__all__ = ["check_sandbox", "confine", "demo_in_sandbox", "mcp_installations", "server_sandbox"]
 
 
 def server_sandbox(settings: Settings) -> Sandbox:
@@ -94,6 +95,7 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
     path_env = env.get("PATH") or os.environ.get("PATH", "")
     writable = (spec.cwd, *spec.entry.extra_roots, *((home,) if home is not None else ()))
     readable = (*installation(spec.entry.argv, path_env), *spec.entry.sandbox_read, *base.readable)
+    readable += mcp_installations(spec, path_env)
     network = settings.sandbox_network if spec.entry.network is None else spec.entry.network
     # The config's folder is hidden but where it is the agent's own (its workspace): there the files alone are.
     given = {*writable, *readable}
@@ -107,6 +109,17 @@ def confine(spec: AgentSpec, settings: Settings) -> AgentSpec:
         home=home,
     )
     return dataclasses.replace(spec, sandbox=sandbox)
+
+
+def mcp_installations(spec: AgentSpec, path_env: str) -> tuple[Path, ...]:
+    """The installations of the stdio MCP servers of the agent's catalogue entry, to be read: the agent starts them
+    inside its sandbox. A person's own servers add nothing (naming a command must not open a folder to the agent):
+    theirs run from what the sandbox reads already, the system's folders or the entry's ``sandbox_read``."""
+    found: list[Path] = []
+    for server in spec.entry.mcp_servers:
+        if server.kind == "stdio":
+            found += installation([server.command, *server.args], path_env)
+    return tuple(dict.fromkeys(found))
 
 
 class DemoInSandbox(TypedDict, total=False):

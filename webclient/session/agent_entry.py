@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from webclient.session.mcp_servers import McpServer
 from webclient.session.person_folders import expand, names_person
 from webclient.workspace.paths import FileAccess, Workspace
 
@@ -58,6 +59,8 @@ class AgentEntry:
     instance_labels: tuple[str, ...] = ()
     """What an instance must offer to run it, of several of one service (``WEBCLIENT_INSTANCE_LABELS``: a GPU, a
     region); empty: any instance."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """Its MCP servers (``[agents.NAME.mcp_servers.SERVER]``), offered to every session of it (an ACP agent's only)."""
 
     @property
     def roots(self) -> tuple[Path, ...]:

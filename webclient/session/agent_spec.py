@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webclient.session.agent_entry import AgentEntry
+from webclient.session.mcp_servers import McpServers
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
 
 MIB = 1024 * 1024
@@ -47,6 +48,9 @@ class AgentSpec:
     """Where its processes run (`webclient.agents.sandboxing.confine` makes it, once its home is known)."""
     hidden: tuple[Path, ...] = ()
     """The server's own files (data folder, config, registry): refused to every file request, whatever the roots."""
+    mcp: McpServers = field(default_factory=McpServers)
+    """The MCP servers New session picked for it (`webclient.session.mcp_servers`), and those its agent was not given;
+    mutable, like ``given_env``: a rebuilt session's are read back from the journal."""
 
     @property
     def env(self) -> dict[str, str]:

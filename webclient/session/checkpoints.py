@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from webclient.session.agent import AgentDriver, AgentError
 from webclient.session.agent_lifecycle import AgentLifecycle
@@ -50,6 +49,12 @@ BUSY = "The agent is working: wait for the turn to end, or stop it, before resto
 BRANCH_POINT = "Branch point"
 
 
+class Submit(Protocol):
+    """Sends a prompt as the person's own, or queues it (`webclient.session.core.Session.submit_prompt`)."""
+
+    def __call__(self, text: str, nonce: str, *, by: Actor = None) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """The workspace as it was before one prompt: its tree in the session's store, and how many files the snapshot
@@ -62,28 +67,18 @@ class Checkpoint:
 class Checkpoints:
     """A session's checkpoints by the entry of the prompt each precedes, and the person's restores and resends."""
 
-    def __init__(
-        self,
-        thread: Thread,
-        shown: Shown,
-        recorder: Recorder,
-        workspace: Workspace,
-        turns: Turns,
-        lifecycle: AgentLifecycle,
-        agent: AgentDriver,
-        submit: Callable[[str, str, Actor], bool],
-        tasks: BackgroundTasks,
-    ) -> None:
-        self.thread = thread
-        self.shown = shown
-        self.recorder = recorder
-        self.workspace = workspace
+    def __init__(self, turns: Turns, recorder: Recorder, submit: Submit) -> None:
         self.turns = turns
-        self.lifecycle = lifecycle
-        self.agent = agent
+        self.thread: Thread = turns.thread
+        self.shown: Shown = turns.shown
+        self.workspace: Workspace = turns.workspace
+        self.lifecycle: AgentLifecycle = turns.lifecycle
+        self.agent: AgentDriver = turns.agent
+        self.tasks: BackgroundTasks = turns.tasks
+        self.recorder = recorder
         self.submit = submit
         """Sends a prompt as the person's own (`webclient.session.core.Session.submit_prompt`)."""
-        self.tasks = tasks
+        turns.before_prompt = self.before_prompt  # each prompt waits for its checkpoint
         self.store: CheckpointStore | None = None
         """Where the snapshots go; None: checkpoints are off (no data folder, or turned off)."""
         self.by_entry: dict[int, Checkpoint] = {}
@@ -214,7 +209,7 @@ class Checkpoints:
             text = f"{earlier}\n\n{text}" if earlier else text
             await self._new_agent_session()
         try:
-            return self.submit(text, nonce, by)
+            return self.submit(text, nonce, by=by)
         except PromptRefused:  # the summary made it too long: the notice says so, with the text to copy
             return False
 

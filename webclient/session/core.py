@@ -33,6 +33,7 @@ from webclient.session.attribution import Actor, by_json, record_action, say
 from webclient.session.checkpoints import Checkpoints
 from webclient.session.control_changes import ControlChanges
 from webclient.session.recorder import NO_RECORDER, JournalRow, Recorder
+from webclient.session.review import Review
 from webclient.session.rules import SessionRules
 from webclient.session.shown import Shown
 from webclient.session.sleep import IdleSleep
@@ -48,6 +49,7 @@ from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
 from webclient.workspace.paths import Workspace
 from webclient.workspace.terminals import Terminals
+from webclient.workspace.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,8 @@ class Session:
         """The id of the person whose session this is (None: from before people; admins only)."""
         self.shares: list[Share] = []
         """Whom the owner shared it with, and how (`webclient.people.roles.role_of` reads both)."""
+        self.worktree: Worktree | None = None
+        """The git worktree it works in, on a branch of its own (`webclient.agents.session_worktrees`), if any."""
         self._watchers: set[Callable[[Change], None]] = set()
         self.thread = Thread(listener=self._changed)
         self.controls = SessionControls(listener=self._changed)
@@ -119,19 +123,11 @@ class Session:
             self._tasks,
             self.subagents,
         )
-        self.checkpoints = Checkpoints(
-            self.thread,
-            self.shown,
-            recorder,
-            self.workspace,
-            self.turns,
-            self.lifecycle,
-            self.agent,
-            lambda text, nonce, by: self.submit_prompt(text, nonce, by=by),
-            self._tasks,
-        )
+        self.checkpoints = Checkpoints(self.turns, recorder, self.submit_prompt)
         """The workspace before each prompt, restored on request (`webclient.session.checkpoints`)."""
-        self.turns.before_prompt = self.checkpoints.before_prompt
+        self.review = Review(self.changes, recorder, self._tasks)
+        """The person's Keep and Undo on the changes, and the note the next prompt gives the agent."""
+        self.turns.notes = self.review.turn_starting
         self.control_changes = ControlChanges(self.agent, self.lifecycle, self.controls, self.shown, self._tasks)
         self.answers = Answers(self.agent, self.thread, recorder, self._tasks, self._changed, self.subagents)
         """The person's answers to the agent's questions (the page's socket and the inbox give them here)."""

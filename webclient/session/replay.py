@@ -25,6 +25,7 @@ from webclient.session.answers import answered_by, threads
 from webclient.session.checkpoints import Checkpoints
 from webclient.session.prompt_queue import QueuedPrompt
 from webclient.session.recorder import ACTION, FILE, NOTICE, ORIGINAL, PROTOCOL, SESSION, TERMINAL, JournalRow
+from webclient.session.review import Review
 from webclient.session.rules import note_of
 from webclient.session.shown import Shown
 from webclient.session.turns import Turns
@@ -32,6 +33,7 @@ from webclient.viewmodel.controls import SessionControls
 from webclient.viewmodel.subagents import Subagents
 from webclient.viewmodel.thread import Thread
 from webclient.workspace.changes import ChangeTracker
+from webclient.workspace.worktrees import Worktree
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,10 @@ class Rebuilt(Protocol):
     def changes(self) -> ChangeTracker: ...
     @property
     def checkpoints(self) -> Checkpoints: ...
+    @property
+    def review(self) -> Review: ...
+
+    worktree: Worktree | None
 
 
 class Rebuild:
@@ -93,6 +99,12 @@ class Rebuild:
                         session.checkpoints.again(event)
                     if event["event"] in ("turn", "turn-end", "interrupted"):
                         self.turn_open = event["event"] == "turn"
+                    if event["event"] == "turn":
+                        session.review.told()
+                    elif event["event"] == "review-mark":
+                        session.review.mark_again(event)
+                    elif event["event"] == "review-fold":
+                        session.review.fold_recorded(event)
                 elif kind in (FILE, TERMINAL):
                     event = json.loads(body)
                     workspace_events.show_again(thread, kind, event)
@@ -102,6 +114,8 @@ class Rebuild:
                 elif kind == ACTION:
                     action = json.loads(body)
                     _act_again(session, action)
+                    if action["action"] in ("review_keep", "review_undo"):
+                        session.review.act_again(action)
                     if action["action"] in ("end", "resume"):
                         self.ended = action["action"] == "end"
                     if action["action"] in ("end", "resume", "sleep"):
@@ -134,6 +148,7 @@ class Rebuild:
         # Changes are listed again against the originals (the journal's, else the first write's old text).
         if self.written or self.originals:
             session.changes.keep(self.written | self.originals)
+        session.review.fold_again()
         # Prompts that waited for their turn wait for the user's "Send now" after Resume; those typed later do not.
         for item in session.turns.queue:
             item.kept = True
@@ -152,6 +167,10 @@ def _act_again(session: Rebuilt, action: dict[str, object]) -> None:
             prompt.rule = note_of(action["rule"])
     elif action.get("action") == "rename":
         session.controls.name(str(action["title"]) or None)
+    elif action.get("action") == "mcp_servers":  # the servers it was given (values blank until `McpServers.refill`)
+        session.lifecycle.spec.mcp.replayed(action)
+    elif action.get("action") == "worktree":  # its path, branch and base commit, as when it was made
+        session.worktree = Worktree.from_journal(action)
 
 
 def _store_notice(thread: Thread, notice: dict[str, object]) -> None:

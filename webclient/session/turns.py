@@ -71,6 +71,9 @@ class Turns:
         self.before_prompt: Callable[[], Awaitable[None]] | None = None
         """What runs after a prompt is shown and before it goes to the agent, which waits for it (the workspace's
         checkpoint, `webclient.session.checkpoints`)."""
+        self.notes: Callable[[], list[PromptBlock]] = list
+        """What the agent is told before the person's words when a turn starts (`webclient.session.review`: what the
+        person undid since its last turn)."""
 
     def _queue_changed(self) -> None:
         self.shown.queued([(item.id, item.text, item.blocks, item.by) for item in self.queue])
@@ -167,7 +170,7 @@ class Turns:
             pass  # the adapter reports it
 
     def _start_turn(self, text: str, blocks: list[PromptBlock], by: dict[str, Any] | None = None) -> None:
-        prompt = prompt_content(text, blocks)
+        prompt = [*self.notes(), *prompt_content(text, blocks)]
         self.shown.turn_started(prompt, by)
         self.turn_running = True
         self.started += 1

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     false,
+    true,
 )
 
 metadata = MetaData()
@@ -163,6 +164,18 @@ secrets = Table(
     Column("person_id", String(200), primary_key=True),
     Column("name", String(200), primary_key=True),  # the environment variable it becomes
     Column("value", Text, nullable=False),  # encrypted with the server's key (Fernet); never the plain value
+    Column("updated", DateTime(timezone=True), nullable=False),
+)
+
+mcp_servers = Table(
+    "mcp_servers",
+    metadata,
+    # A person's own MCP servers (migration 0009, `webclient.store.mcp_servers`).
+    Column("person_id", String(200), primary_key=True),
+    Column("name", String(64), primary_key=True),
+    Column("kind", String(8), nullable=False),  # stdio, http or sse
+    Column("is_default", Boolean, nullable=False, server_default=true()),  # New session ticks it unless unticked
+    Column("definition", Text, nullable=False),  # JSON, encrypted with the server's key (Fernet), as secrets are
     Column("updated", DateTime(timezone=True), nullable=False),
 )
 

@@ -52,6 +52,7 @@ from webclient.web.pages import (
     embed,
     history,
     log_page,
+    mcp_page,
     panels,
     people_page,
     prompt_box,
@@ -59,6 +60,7 @@ from webclient.web.pages import (
     secrets_page,
     sessions,
     shares,
+    worktree_page,
 )
 from webclient.web.pages.inbox import inbox_answer, inbox_page
 from webclient.web.pages.rules_page import always_allow, delete_rule, load_rules, rules_settings
@@ -68,6 +70,7 @@ from webclient.workspace.reaper import STOP_SECONDS, Reaper
 if TYPE_CHECKING:  # SQLAlchemy and cryptography only when the server keeps a store
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from webclient.store.mcp_servers import PersonMcpServers
     from webclient.store.secrets import Secrets
     from webclient.store.store import Store
     from webclient.web.cluster.instance import ClusterInstance
@@ -98,6 +101,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "attachments": (prompt_box.upload_attachment, "POST"),
     "mentions": (prompt_box.mention_options, "GET"),
     "change_diff": (panels.change_diff_page, "GET"),
+    "worktree": (worktree_page.worktree_view, "GET"),
+    "worktree_commit": (worktree_page.commit, "POST"),
+    "worktree_discard": (worktree_page.discard, "POST"),
     "diff_body": (panels.diff_body, "GET"),
     "resource": (panels.resource_page, "GET"),
     "tool_call_raw": (raw_parts.tool_call_raw, "GET"),
@@ -108,6 +114,9 @@ PAGES: dict[str, tuple[Endpoint, str]] = {
     "secrets": (secrets_page.secrets_page, "GET"),
     "save_secret": (secrets_page.save_secret, "POST"),
     "delete_secret": (secrets_page.delete_secret, "POST"),
+    "mcp_servers": (mcp_page.mcp_page, "GET"),
+    "save_mcp_server": (mcp_page.save_mcp_server, "POST"),
+    "delete_mcp_server": (mcp_page.delete_mcp_server, "POST"),
     "session_audit": (audit_pages.session_audit, "GET"),
     "add_share": (shares.add_share, "POST"),
     "revoke_share": (shares.revoke_share, "POST"),
@@ -185,6 +194,15 @@ async def people_secrets(settings: Settings, store: Store | None) -> Secrets | N
 
     key = await asyncio.to_thread(server_key, settings.secret_key, data_folder(settings))
     return Secrets(store.engine, key)
+
+
+def person_mcp_servers(store: Store | None, kept: Secrets | None) -> PersonMcpServers | None:
+    """Where people's own MCP servers are kept (with the store), encrypted with the secrets' key."""
+    if store is None or kept is None:
+        return None
+    from webclient.store.mcp_servers import PersonMcpServers
+
+    return PersonMcpServers(store.engine, kept.key)
 
 
 async def trimmed_after(warming: asyncio.Task[None]) -> None:
@@ -309,6 +327,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if app.state.secrets is not None:  # a stored session rebuilt starts its agent with its owner's secrets
             app.state.sessions.owner_env = app.state.secrets.env
             app.state.sessions.keep_secret = app.state.secrets.put  # a key given on a sign-in screen
+        app.state.mcp_servers = person_mcp_servers(store, app.state.secrets)
+        if app.state.mcp_servers is not None:  # a stored session rebuilt is given its owner's MCP servers again
+            app.state.sessions.person_mcp = app.state.mcp_servers.servers
         # Start-up's objects (modules, classes) live as long as the process: keep them out of every garbage
         # collection, so a full one costs what the sessions hold, not the whole server. A full collection walks
         # all of that (about 90 ms for a 10,000-entry thread on a 2-core machine), and an agent's flood made one

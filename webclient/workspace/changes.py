@@ -166,6 +166,13 @@ class ChangeTracker:
         self._apply_kept()
         self.touch(list(originals))
 
+    def rebase(self, path: Path, content: bytes | None) -> None:
+        """Compare ``path`` with ``content`` from now on (None: as a file that did not exist): the person kept part of
+        the change (`webclient.session.review`), which leaves the review. Kept over a new baseline (Resume) too."""
+        self.kept[path] = content
+        self._apply_kept()
+        self.touch([path])
+
     def _apply_kept(self) -> None:
         for path, original in self.kept.items():
             if original is None:
@@ -301,6 +308,11 @@ class ChangeTracker:
             added, removed = _line_counts(before, now)
             return ChangedFile(path, "modified", added, removed), signature
         return ChangedFile(path, "modified", None, None), signature
+
+    def current(self, path: Path) -> Baseline | None:
+        """What ``path`` holds now, read at once (a fingerprint past ``MAX_FILE_BYTES``; None: it is not there)."""
+        read = _read(path, MAX_FILE_BYTES)
+        return read[0] if read is not None else None
 
     def files(self) -> list[ChangedFile]:
         """The changed files, in path order."""

@@ -107,6 +107,11 @@ class Workspace:
         self.hidden: tuple[Path, ...] = tuple(
             dict.fromkeys(path for folder in hidden for path in (_lexical(os.path.abspath(folder)), _resolved(folder)))
         )
+        # A root given inside a hidden folder (a session's worktree in the data folder) is the agent's all the same:
+        # what lies in it is not hidden, as a writable folder in a hidden one is the agent's in its sandbox.
+        self._given_inside_hidden = tuple(
+            root for root in dict.fromkeys(self.roots + self._given) if _within(root, self.hidden)
+        )
 
     def read_only(self) -> Workspace:
         """The same roots and hidden files, for reading only (what the server shows a person of them)."""
@@ -120,7 +125,10 @@ class Workspace:
         """
         if not self.hidden:
             return False
-        return _within(_lexical(str(path)), self.hidden) or resolve and _within(_resolved(path), self.hidden)
+        return self._in_hidden(_lexical(str(path))) or resolve and self._in_hidden(_resolved(path))
+
+    def _in_hidden(self, path: Path) -> bool:
+        return _within(path, self.hidden) and not _within(path, self._given_inside_hidden)
 
     def lexically_hides(self, path: Path) -> bool:
         """`hides` without resolving symlinks: for walks of the roots that follow none (Changes, the ``@`` menu), whose

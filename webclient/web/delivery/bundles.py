@@ -36,6 +36,7 @@ BUNDLES: dict[str, tuple[str, ...]] = {
         "js/sticky-heights.js",
         "js/side-panel.js",
         "js/changes-refresh.js",
+        "js/review-keys.js",
         "js/follow-agent.js",
         "js/diff-layout.js",
         "js/permission-answer.js",

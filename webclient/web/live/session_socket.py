@@ -29,6 +29,7 @@ from webclient.web.context import renderer as web_renderer
 from webclient.web.live.live_view import LiveView
 from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Viewer, page_context, presence
+from webclient.web.live.review_actions import review_action
 from webclient.web.live.session_docs import session_docs
 
 log = logging.getLogger(__name__)
@@ -224,6 +225,7 @@ ACTIONS: dict[str, Action] = {
         message.get("summary") == "on",
         by,
     ),
+    "review": lambda session, live, message, by: review_action(session, message, by),
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 

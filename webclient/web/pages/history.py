@@ -26,6 +26,7 @@ from webclient.store.matching import query_words, word_pattern
 from webclient.web.context import allowed, base_context, manager, owned, person, render, role_in, small_int, urls
 from webclient.web.live.presence import presence
 from webclient.web.page_context import SignedInContext
+from webclient.web.pages.worktree_page import kept_note, stored_worktree_note
 
 if TYPE_CHECKING:  # the store (and SQLAlchemy) is imported only when the server keeps one
     from webclient.store.history import HistoryPage, SessionRow
@@ -273,7 +274,12 @@ async def confirm_delete(request: Request) -> Response:
     else:
         raise HTTPException(404, "No such session")
     back = {key: request.query_params.get(key, "") for key in ("page", "q", "archived_shown")}
-    return render(request, ConfirmDeleteContext(**base_context(request), row=row, back=back, when=human_time))
+    if live is not None:
+        kept = await kept_note(live)
+    else:  # not rebuilt to be asked about: its worktree's folder, if it has one, is named, its state not read
+        kept = stored_worktree_note(manager(request).settings, session_id)
+    context = ConfirmDeleteContext(**base_context(request), row=row, back=back, when=human_time, kept_worktree=kept)
+    return render(request, context)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,6 +293,8 @@ class ConfirmDeleteContext(SignedInContext):
     """The index's page, search and archived switch to go back to (``page``, ``q``, ``archived_shown``)."""
     when: Callable[[datetime], str]
     """A time → how long ago, in words."""
+    kept_worktree: str | None = None
+    """Why its git worktree will be kept (it holds uncommitted work: `webclient.web.pages.worktree_page`), if so."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,12 +17,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from webclient.people.roles import may_drive
 from webclient.render.diffs import DiffView, parse_gap
 from webclient.render.dom import PAGE_IDS, entry_diff_id
-from webclient.render.panels import FilePanel, change_diff, embedded_resource, entry_diff, file_panel, resource_panel
+from webclient.render.panels import FilePanel, embedded_resource, entry_diff, file_panel, resource_panel
+from webclient.render.review import all_digest, review_files, review_panel
 from webclient.render.text import scrub
 from webclient.session.core import Session
-from webclient.web.context import base_context, render, session_of, small_int, urls
+from webclient.session.review import Since
+from webclient.web.context import base_context, render, role_in, session_of, small_int, urls
 from webclient.web.context import renderer as web_renderer
 from webclient.web.page_context import SignedInContext
 
@@ -59,21 +62,30 @@ async def changes_page(request: Request) -> Response:
     """Every file the session changed."""
     session = await session_of(request)
     await session.changes.look_if_not_watching()
-    return _fragment(request, session, "_changes.html", "Changes", changes=session.changes.files())
+    since = _since(request, session)
+    changes = await asyncio.to_thread(review_files, session, since)
+    digest = await asyncio.to_thread(all_digest, session, since)
+    may_review = may_drive_session(request, session)
+    review = {"review_digest": digest, "may_review": may_review, "since": since}
+    return _fragment(request, session, "_changes.html", "Changes", changes=changes, **review)
 
 
 async def change_diff_page(request: Request) -> Response:
     """One changed file as a diff against the session's start."""
     session = await session_of(request)
     display = request.query_params.get("path", "")
-    panel = await asyncio.to_thread(change_diff, session, display)
+    since = _since(request, session)
+    panel = await asyncio.to_thread(review_panel, session, display, since)
     if panel is None:
         raise HTTPException(404, "This file has not changed in this session")
-    url = urls(request).for_("change_diff", session_id=session.id, path=display)
+    prompt = "prompt" if since == "prompt" else None
+    url = urls(request).for_("change_diff", session_id=session.id, path=display, since=prompt)
     gap = _gap(request)
     if gap is not None and panel.diff is not None:
         return _diff_block(request, "gap_rows", panel.diff, PAGE_IDS.change_diff, url, gap)
-    return _fragment(request, session, "_change_panel.html", display, panel=panel, url=url)
+    may_review = may_drive_session(request, session)
+    review = {"may_review": may_review, "since": since}
+    return _fragment(request, session, "_change_panel.html", display, panel=panel, url=url, **review)
 
 
 async def diff_body(request: Request) -> Response:
@@ -86,6 +98,19 @@ async def diff_body(request: Request) -> Response:
     entry = session.thread.entry(seq)
     url = urls(request).for_("diff_body", session_id=session.id, seq=seq, index=index)
     return _diff_block(request, "diff_body", diff, entry_diff_id(entry, index), url, _gap(request))
+
+
+def _since(request: Request, session: Session) -> Since:
+    """Which baseline Changes compares with: ``?since=prompt`` the last prompt's (once there was one), else the
+    session's start."""
+    offered = session.review.prompt.offered
+    return "prompt" if request.query_params.get("since") == "prompt" and offered else "session"
+
+
+def may_drive_session(request: Request, session: Session) -> bool:
+    """Whether this person may Keep and Undo (drive the session); a watcher sees the review without its buttons."""
+    role = role_in(request, session)
+    return role is not None and may_drive(role)
 
 
 @dataclass(frozen=True, kw_only=True)

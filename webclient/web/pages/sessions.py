@@ -20,6 +20,7 @@ from webclient.render.message_docs import MessageView, Progress
 from webclient.session.agent import AgentSession
 from webclient.session.agent_entry import AgentEntry
 from webclient.session.core import Session
+from webclient.session.mcp_servers import McpServer
 from webclient.viewmodel.entries import Entry, MessageEntry
 from webclient.web.access.browser_origin import site
 from webclient.web.context import base_context, manager, person, render, renderer, session_of, small_int, urls
@@ -28,7 +29,7 @@ from webclient.web.live.page_holds import page_stamps
 from webclient.web.live.presence import Presence
 from webclient.web.live.session_docs import session_docs
 from webclient.web.page_context import SignedInContext
-from webclient.web.pages import history, shares
+from webclient.web.pages import history, new_session_mcp, shares
 from webclient.web.pages.history import human_time
 from webclient.web.pages.secrets_page import secrets_of
 
@@ -53,6 +54,8 @@ class IndexContext(SignedInContext):
     """Why the last start was refused, if it was."""
     workspace: str
     """The folder the last start asked for (kept in the form after a refusal)."""
+    mcp_offered: dict[str, list[McpServer]] = field(default_factory=dict)
+    """By agent name: the MCP servers New session may give it, to tick (`webclient.web.pages.new_session_mcp`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +123,7 @@ async def _index(request: Request, refused: str | None = None, workspace: str = 
         lists_own=manager(request).listings.offered(entries, manager(request).sessions.values()),
         refused=refused,
         workspace=workspace,
+        mcp_offered=await new_session_mcp.offered_by_agent(request, entries),
     )
     response = render(request, index, status if refused is not None else 200)
     response.headers.update(vary)
@@ -142,7 +146,11 @@ async def create_session(request: Request) -> Response:
     kept = secrets_of(request)
     env = await kept.env(owner.id) if kept is not None else None  # the person's secrets, for their agent only
     try:
-        session = await manager(request).start(agent, workspace, own, owner=owner, env=env)
+        servers = await new_session_mcp.picked(request, form, agent)
+        worktree = form.get("worktree") == "on"  # "Work in a new worktree" (`webclient.agents.session_worktrees`)
+        session = await manager(request).start(
+            agent, workspace, own, owner=owner, env=env, mcp_servers=servers, worktree=worktree
+        )
     except (UnknownAgent, WorkspaceRefused) as refused:
         return await _index(request, str(refused.args[0]), workspace)
     except LimitReached as limit:  # too many: 429, the page saying which limit (503: the server drains)

@@ -1,0 +1,85 @@
+"""Review in a real Chromium: the agent edits one file in two places; the person undoes one hunk (a tap on Undo) and
+keeps the other (the "k" key); the file on disk is as expected, the next prompt tells the agent what was undone, and
+a reload shows the same."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.support.browser import open_session, send_prompt
+from tests.support.servers import AGENTS, ServerFactory
+from tests.support.urls import URLS
+
+AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
+ORIGINAL = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    server = start_server(agent=AGENT, workspace=workspace)
+    open_session(page, server)
+    send_prompt(page, "edit notes.txt")
+    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+
+    page.click('[data-action="show-changes"]')
+    page.click('.change-list a:has-text("notes.txt")')
+    hunks = page.locator('[data-role="review-hunk"]')
+    expect(hunks).to_have_count(2)
+    page.keyboard.press("]")  # from the first (current without a mark) to the second, and back
+    expect(hunks.last).to_have_attribute("data-current", "")
+    page.keyboard.press("[")
+    expect(hunks.first).to_have_attribute("data-current", "")
+    hunks.first.locator('[data-action="review-undo"]').click()
+    expect(page.locator('[data-role="review-decisions"]')).to_contain_text("Undone: line 2")
+    expect(hunks).to_have_count(1)
+    page.keyboard.press("k")  # the current hunk: the only one left
+    expect(page.locator('[data-role="no-changes"]')).to_be_visible()
+    expect(page.locator('[data-role="review-decisions"]')).to_contain_text("Kept: line 19")
+    assert notes.read_text() == ORIGINAL.replace("line 19\n", "line 19 (edited)\n")
+
+    send_prompt(page, "what changed?")
+    expect(page.locator('[data-role="agent-message"]').last).to_contain_text(
+        "got: The person undid these changes of yours since your last turn: notes.txt (line 2)."
+    )
+
+    session_url = page.url
+    page.reload()
+    expect(page.locator("#session")).to_have_attribute("data-connection", "open")
+    page.click('[data-action="show-changes"]')
+    expect(page.locator('[data-role="no-changes"]')).to_have_text("No files changed yet.")
+    page.goto(server.url + URLS.for_("change_diff", session_id=session_url.rsplit("/", 1)[1], path="notes.txt"))
+    expect(page.locator('[data-role="review-decisions"] li')).to_have_text(["Undone: line 2", "Kept: line 19"])
+
+
+def test_on_a_phone_the_review_is_tapped(start_server: ServerFactory, browser: Browser, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    server = start_server(agent=AGENT, workspace=workspace)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        open_session(page, server)
+        send_prompt(page, "edit notes.txt")
+        expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+        page.tap('[data-action="show-changes"]')
+        page.tap('.change-list a:has-text("notes.txt")')
+        hunks = page.locator('[data-role="review-hunk"]')
+        expect(hunks).to_have_count(2)
+        undo = hunks.last.locator('[data-action="review-undo"]')
+        box = undo.bounding_box()
+        assert box is not None and box["height"] >= 32 and box["width"] >= 44, box  # a finger's size
+        undo.tap()
+        expect(hunks).to_have_count(1)
+        assert notes.read_text() == ORIGINAL.replace("line 2\n", "line 2 (edited)\n")
+    finally:
+        context.close()
