@@ -4,13 +4,16 @@ a fork of its session (it offers ``session/fork``); Restore is disabled while a 
 
 from __future__ import annotations
 
+import secrets
+import subprocess
 import sys
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import open_session, send_prompt
-from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.restarts import journalled
+from tests.support.servers import AGENTS, Server, ServerFactory, free_port, launch_server, stop_server
 
 AGENT = f"{sys.executable} {AGENTS / 'checkpoint_agent.py'}"
 PROMPTS = (
@@ -106,3 +109,30 @@ def test_restore_is_disabled_while_a_turn_runs(start_server: ServerFactory, page
     page.locator('button[data-action="cancel"]').click()
     expect(page.locator("#session")).to_have_attribute("data-turn-state", "idle")
     expect(restore).to_be_enabled()
+
+
+def test_a_page_after_a_restart_still_restores_to_before_a_prompt(page: Page, tmp_path: Path) -> None:
+    port, token = free_port(), secrets.token_urlsafe(16)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    env = {"WEBCLIENT_DATA_DIR": str(tmp_path / "data")}
+
+    def start() -> Server:
+        options = ["--agent", AGENT, "--workspace", str(workspace)]
+        return launch_server(port, token, tmp_path / "received.jsonl", workspace, options, env, subprocess.DEVNULL)
+
+    server = start()
+    try:
+        three_prompts(page, server)
+        journalled(tmp_path / "data", ": third")  # stored in batches: the stop must not beat the last of them
+        stop_server(server)
+        server = start()
+        page.goto(server.sign_in_url(page.url))
+        expect(page.locator("#session-status")).to_have_attribute("data-turn-state", "ended")
+        expect(page.locator('[data-role="checkpoint"]')).to_have_count(3)  # rebuilt from the journal
+        open_checkpoint(page, 1)
+        page.locator('[data-role="user-message"]').nth(1).locator('[data-role="checkpoint-restore"]').click()
+        expect(page.locator('[data-role="notice"]', has_text="Files restored to before this prompt")).to_have_count(1)
+        assert files(workspace) == {"a.txt": "one\n"}
+    finally:
+        stop_server(server)
