@@ -108,7 +108,7 @@ def checkpoints_dark(browser: Browser) -> None:
     """Three prompts to the demo agent that each change src/calculator.py (Code mode: it edits without asking); the
     second's checkpoint opened: the file it would write back, and Edit and resend with the prompt reworded."""
     with server_in("calculator", [], {"DEMO_AGENT_SPEED": "0"}, sample_project) as (server, _workspace):
-        page = new_page(browser, "dark", height=1100)
+        page = new_page(browser, "dark", height=1500)  # from the second prompt to the end
         open_session(page, server)
         page.locator("#session-controls select").first.select_option("code")  # edits without asking
         run_prompts(
@@ -131,8 +131,7 @@ def checkpoints_dark(browser: Browser) -> None:
             "edit add power() and sqrt() to the calculator"
         )
         checkpoint.locator('[data-role="checkpoint-summary"]').check()
-        second.evaluate("message => message.scrollIntoView({block: 'start'})")
-        page.evaluate("document.scrollingElement.scrollBy(0, -150)")  # the first prompt's answer above it
+        page.evaluate("document.scrollingElement.scrollTo(0, document.scrollingElement.scrollHeight)")
         save(page, "checkpoints-dark")
 
 
