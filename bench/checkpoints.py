@@ -1,5 +1,5 @@
-"""What a checkpoint costs (issue 27): the first snapshot of a 10,000-file repository, its store's size, and the cost
-per prompt afterwards (a snapshot with a few files changed): time and bytes added.
+"""What a checkpoint costs (issue 27): the first snapshot of a 10,000-file repository, its store's size, how long the
+first prompt waits, and the cost per prompt afterwards (a snapshot with a few files changed): time and bytes added.
 
     PYTHONPATH=$PWD .venv/bin/python bench/checkpoints.py                 # 10,000 files of 2-4 kB, 5 prompts
     PYTHONPATH=$PWD .venv/bin/python bench/checkpoints.py --files 50000 --changed 20 --prompts 10
@@ -7,7 +7,9 @@ per prompt afterwards (a snapshot with a few files changed): time and bytes adde
 The repository is generated (source-like text in nested folders, a .gitignore, a few ignored build files, a git
 repository of its own with a commit, as a person's project has), in a temporary folder removed at the end. The
 snapshots are the product's own (`webclient.workspace.checkpoints.CheckpointStore`), run as the session runs them
-(in a thread). Also timed: a preview (what a restore would change) and the restore itself, to the first checkpoint.
+(in a thread): the first starts as the agent starts, in the background, and the first prompt comes ``--first-after``
+seconds later (with a few files changed), waiting for its own snapshot and whatever is left of the first. Also timed:
+a preview (what a restore would change) and the restore itself, to the first checkpoint.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -75,6 +78,9 @@ def main() -> None:
     parser.add_argument("--changed", type=int, default=5, help="files each prompt changes (and one it adds)")
     parser.add_argument("--prompts", type=int, default=5)
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument(
+        "--first-after", type=float, default=5.0, help="seconds from the agent's start to the first prompt"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-checkpoints-") as temp:
         root = Path(temp) / "repo"
@@ -87,17 +93,37 @@ def main() -> None:
         )
         store = CheckpointStore(Path(temp) / "data" / "checkpoints" / "s.git", root, 10 * 1024 * 1024, timeout=600)
 
-        started = time.perf_counter()
-        first = store.snapshot()
-        first_seconds = time.perf_counter() - started
-        disk, apparent = size_of(store.git_dir)
-        print(
-            f"first snapshot: {first_seconds:.2f} s, {first.files:,} files, {first.skipped_count} left out; "
-            f"store {mib(disk)} on disk ({mib(apparent)} of files)"
-        )
+        took: list[float] = []
 
+        def first_snapshot() -> None:  # as the agent starts (`Checkpoints.prepare`)
+            began = time.perf_counter()
+            store.snapshot()
+            took.append(time.perf_counter() - began)
+
+        started = time.perf_counter()
+        background = threading.Thread(target=first_snapshot)
+        background.start()
         rng = random.Random(args.seed + 1)
         all_files = sorted(root.glob("pkg*/**/*.py"))
+        time.sleep(max(0.0, args.first_after - (time.perf_counter() - started)))
+        for path in rng.sample(all_files, args.changed):
+            with path.open("a") as file:
+                file.write("# changed before the first prompt\n")
+        prompted = time.perf_counter()
+        first = store.snapshot()
+        first_wait = time.perf_counter() - prompted
+        background.join()
+        first_seconds = took[0]
+        disk, apparent = size_of(store.git_dir)
+        print(
+            f"first snapshot (in the background from the agent's start): {first_seconds:.2f} s, {first.files:,} "
+            f"files, {first.skipped_count} left out; store {mib(disk)} on disk ({mib(apparent)} of files)"
+        )
+        print(
+            f"first prompt, {args.first_after:g} s after the agent's start ({args.changed} files changed): "
+            f"waits {first_wait * 1000:.0f} ms"
+        )
+
         times, added_disk, added_apparent = [], [], []
         for prompt in range(args.prompts):
             for path in rng.sample(all_files, args.changed):

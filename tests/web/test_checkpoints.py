@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 from tests.support.live import AppFactory, InProcess, LiveSocket
@@ -65,6 +67,15 @@ def three_turns(app: InProcess) -> tuple[str, Session]:
         for text in PROMPTS:
             turn(page, text)
     return path, session_of(app, path)
+
+
+def wait_for_the_first_snapshot(session: Session) -> None:
+    """The snapshot taken as the agent starts runs in the background: waited for (at most a minute), not timed."""
+    for _ in range(1200):
+        if session.checkpoints.preparing is not None and session.checkpoints.preparing.done():
+            return
+        time.sleep(0.05)
+    raise AssertionError("no snapshot was taken as the agent started")
 
 
 def files(folder: Path) -> dict[str, str]:
@@ -254,7 +265,8 @@ def test_a_prompt_whose_checkpoint_fails_goes_anyway_and_says_so(start_app: AppF
     assert store is not None
     with app.live(path) as page:
         page.until('data-agent-state="ready"')
-        store.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        wait_for_the_first_snapshot(session)
+        shutil.rmtree(store.git_dir)
         store.git_dir.write_text("not a folder")  # no store can be made there
         turn(page, "write a.txt one\nfirst")
         store.git_dir.unlink()
@@ -305,3 +317,31 @@ def test_the_stores_of_sessions_the_retention_deleted_go_too(tmp_path: Path) -> 
     forget_stores(settings)(["gone", "never-had-one"])
     assert kept.is_dir() and not gone.exists()
     assert store_path(settings, "../x").parent == tmp_path / "checkpoints"  # an id never leaves the folder
+
+
+def test_the_first_snapshot_is_taken_as_the_agent_starts_and_the_first_checkpoint_is_the_folder_at_its_prompt(
+    start_app: AppFactory,
+) -> None:
+    """The folder is snapshotted before any prompt (the first prompt then waits only for what changed since); a file
+    written after that snapshot and before the prompt is in the prompt's checkpoint all the same."""
+    app = start_app(agent=CHECKPOINT_AGENT)
+    (app.workspace / "a.txt").write_text("zero\n")
+    path = app.new_session()
+    session = session_of(app, path)
+    store = session.checkpoints.store
+    assert store is not None
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        wait_for_the_first_snapshot(session)
+        assert (store.git_dir / "checkpoint-index").exists() and prompt_seqs(session) == []
+        (app.workspace / "later.txt").write_text("after the first snapshot\n")
+        turn(page, PROMPTS[0])
+    (first,) = prompt_seqs(session)
+    listed = re.findall(
+        r'data-status="(\w+)"><span class="muted">[^<]*</span> <code>([^<]*)</code>', preview(app, session, first)
+    )
+    assert listed == [("modified", "a.txt")]  # later.txt was there when the prompt went
+    with app.live(path) as page:
+        page.send("restore_files", seq=str(first))
+        page.until("Files restored to before this prompt")
+    assert files(app.workspace) == {"a.txt": "zero\n", "later.txt": "after the first snapshot\n"}

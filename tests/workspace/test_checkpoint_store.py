@@ -198,3 +198,101 @@ def test_a_first_snapshot_packed_in_one_go_is_the_same_tree_as_one_file_by_file(
     (workspace / "run.sh").write_text("#!/bin/sh\necho\n")
     assert packed.snapshot() == one_by_one.snapshot()
     assert packed.changes_since(first.tree) == [FileChange("modified", "run.sh")]
+
+
+def visible(folder: Path, left_out: tuple[str, ...]) -> dict[str, bytes]:
+    """``tree_of`` without what a checkpoint leaves out (and a restore leaves as it is)."""
+    return {path: data for path, data in tree_of(folder).items() if not path.startswith(left_out)}
+
+
+def _rename_a_file(folder: Path) -> None:
+    (folder / "src" / "deep" / "util.py").rename(folder / "src" / "deep" / "tool.py")
+
+
+def _replace_a_folder_by_a_file(folder: Path) -> None:
+    for path in (folder / "src" / "deep").iterdir():
+        path.unlink()
+    (folder / "src" / "deep").rmdir()
+    (folder / "src" / "deep").write_text("a file where a folder was\n")
+
+
+def _replace_a_file_by_a_folder(folder: Path) -> None:
+    (folder / "src" / "deep").unlink()
+    (folder / "src" / "deep" / "again").mkdir(parents=True)
+    (folder / "src" / "deep" / "again" / "util.py").write_text("x = 3\n")
+
+
+def _same_size_and_time(folder: Path) -> None:
+    path = folder / "src" / "main.py"
+    before = path.stat()
+    path.write_bytes(path.read_bytes().upper())  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same time: git sees its ctime
+
+
+def _gitignore_changed(folder: Path) -> None:
+    (folder / ".gitignore").write_text("build/\n*.log\n")
+    (folder / "src" / "debug.log").write_text("now ignored\n")
+    (folder / "notes.log").write_text("ignored from the start\n")
+
+
+CHANGES = [
+    lambda folder: (folder / "src" / "main.py").write_text("print('two')\n"),
+    lambda folder: (
+        (folder / "added" / "deeper").mkdir(parents=True)
+        or (folder / "added" / "deeper" / "new.py").write_text("new\n")
+    ),
+    lambda folder: (folder / "README.md").unlink(),
+    _rename_a_file,
+    _replace_a_folder_by_a_file,
+    lambda folder: (folder / "build").mkdir() or (folder / "build" / "out.o").write_text("ignored\n"),
+    lambda folder: (folder / "big.txt").write_text("b" * 20_000),  # over the bound: left out
+    lambda folder: (folder / "src" / "main.py").write_text("m" * 20_000),  # a kept file grows over the bound
+    _replace_a_file_by_a_folder,
+    _same_size_and_time,
+    lambda folder: (folder / "link").symlink_to("src/main.py"),
+    lambda folder: (folder / "run.sh").write_text("#!/bin/sh\n") or (folder / "run.sh").chmod(0o755),
+    _gitignore_changed,
+    lambda folder: (folder / "README.md").write_text("back\n"),
+]
+
+
+def test_each_checkpoint_taken_on_the_one_before_restores_exactly_the_folder_as_it_was(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Checkpoints one on another (each reads only what git finds changed) hold the same trees as a full pass of a
+    new store would, through every kind of change; each restores the folder as it was, in any order."""
+    (workspace / ".gitignore").write_text("build/\n")
+    store = store_for(tmp_path, workspace, max_mb=0.01)
+    left_out = ("build/", "big.txt", "notes.log", "src/debug.log", "src/main.py")  # main.py: over the bound later
+    taken = [(store.snapshot().tree, visible(workspace, left_out))]
+    for number, change in enumerate(CHANGES):
+        change(workspace)
+        checkpoint = store.snapshot()
+        fresh = CheckpointStore(tmp_path / f"fresh{number}.git", workspace, store.max_file_bytes).snapshot()
+        assert checkpoint == fresh, number
+        taken.append((checkpoint.tree, visible(workspace, left_out)))
+    for tree, files in [*reversed(taken), *taken[1::3], taken[-1]]:
+        restored = store.restore(tree, Workspace([workspace]))
+        assert restored.refused == []
+        assert visible(workspace, left_out) == files
+
+
+def test_a_store_opened_again_takes_a_full_pass_and_finds_what_changed_meanwhile(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A server started again (a store object of its own on the same index) misses nothing that changed while none
+    looked, not even a file rewritten at the same size and time."""
+    first = store_for(tmp_path, workspace).snapshot()
+    _same_size_and_time(workspace)
+    (workspace / "README.md").unlink()
+    (workspace / "new.py").write_text("new\n")
+    again = store_for(tmp_path, workspace)
+    assert again.changes_since(first.tree) == [
+        FileChange("deleted", "README.md"),
+        FileChange("added", "new.py"),
+        FileChange("modified", "src/main.py"),
+    ]
+    _same_size_and_time(workspace)
+    assert again.changes_since(first.tree)[-1] == FileChange("modified", "src/main.py")
+    again.restore(first.tree, Workspace([workspace]))
+    assert (workspace / "src" / "main.py").read_text() == "print('one')\n" and again.changes_since(first.tree) == []

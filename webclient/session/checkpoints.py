@@ -1,11 +1,13 @@
 """Back to before a prompt: a checkpoint of the workspace is taken before each prompt goes to the agent, and a person
 may restore it ("Restore files to before this") or restore it and send an edited prompt instead ("Edit and resend").
 
-The snapshot runs in a thread while the prompt waits (at most the store's ``timeout``, ``WEBCLIENT_CHECKPOINT_SECONDS``;
-else it goes with a notice "No checkpoint"). Each checkpoint's tree is journalled (a session event ``checkpoint``)
-right after the prompt it precedes, so a rebuilt session offers Restore on the same messages. Restores and resends
-are the person's actions (`webclient.session.attribution.record_action`), shown on the thread as notices that a
-rebuild shows again; a resend's notice is the branch point, and what came before it stays on the thread.
+The folder's first snapshot is taken in the background as the agent starts (`prepare`), so that a prompt's own, in
+a thread while the prompt waits, reads only what changed since the one before (at most the store's ``timeout``,
+``WEBCLIENT_CHECKPOINT_SECONDS``; else it goes with a notice "No checkpoint"). Each checkpoint's tree is journalled
+(a session event ``checkpoint``) right after the prompt it precedes, so a rebuilt session offers Restore on the same
+messages. Restores and resends are the person's actions (`webclient.session.attribution.record_action`), shown on the
+thread as notices that a rebuild shows again; a resend's notice is the branch point, and what came before it stays on
+the thread.
 
 An edited prompt continues the conversation in a fork of the agent's session when the agent offers
 ``session/fork``, else in a new agent session, which starts without the later context (optionally told a short
@@ -87,8 +89,27 @@ class Checkpoints:
         """A restore runs (in a thread): another is refused meanwhile."""
         self.given_up = False
         """A snapshot took too long: no more are taken (until the session is opened again)."""
+        self.preparing: asyncio.Task[None] | None = None
+        """The snapshot taken as the agent starts (`prepare`), while it runs."""
 
     # -- before each prompt ------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Snapshot the folder in the background as the agent starts: the first prompt's checkpoint then reads only
+        what changed since (or waits for the rest of it). Its tree is no checkpoint: only a prompt's is journalled."""
+        store = self.store
+        if store is None or self.given_up or (self.preparing is not None and not self.preparing.done()):
+            return
+        self.preparing = self.tasks.spawn(self._prepare(store), "checkpoint")
+
+    async def _prepare(self, store: CheckpointStore) -> None:
+        try:
+            async with asyncio.timeout(store.timeout + 1):
+                await asyncio.to_thread(store.snapshot)
+        except (TimeoutError, CheckpointTooSlow):
+            self._give_up(store)
+        except (CheckpointFailed, OSError) as error:
+            log.info("the first snapshot of %s failed (the first prompt's tries again): %s", store.work_tree, error)
 
     async def before_prompt(self) -> None:
         """Snapshot the workspace for the prompt just shown; the prompt waits, at most the store's ``timeout``. One
@@ -100,13 +121,7 @@ class Checkpoints:
             async with asyncio.timeout(store.timeout + 1):
                 snapshot = await asyncio.to_thread(store.snapshot)
         except (TimeoutError, CheckpointTooSlow):
-            self.given_up = True
-            self.shown.notice(
-                "warning",
-                NO_CHECKPOINT,
-                f"The snapshot of the folder took longer than {store.timeout:g} s (WEBCLIENT_CHECKPOINT_SECONDS): "
-                "no more are taken in this session.",
-            )
+            self._give_up(store)
             return
         except (CheckpointFailed, OSError) as error:
             self.shown.notice("warning", NO_CHECKPOINT, str(error))
@@ -114,6 +129,17 @@ class Checkpoints:
         event = {"event": "checkpoint", "seq": entry.seq, "tree": snapshot.tree, "skipped": snapshot.skipped_count}
         self.recorder.record(SESSION, "session", json.dumps(event))
         self.again(event)
+
+    def _give_up(self, store: CheckpointStore) -> None:
+        if self.given_up:
+            return
+        self.given_up = True
+        self.shown.notice(
+            "warning",
+            NO_CHECKPOINT,
+            f"The snapshot of the folder took longer than {store.timeout:g} s (WEBCLIENT_CHECKPOINT_SECONDS): "
+            "no more are taken in this session.",
+        )
 
     def again(self, event: dict[str, Any]) -> None:
         """A ``checkpoint`` event, live or from the journal: it belongs to the latest prompt on the thread."""

@@ -216,6 +216,7 @@ class Session:
             await asyncio.gather(falling, return_exceptions=True)
             if self.terminals is not None:
                 self.terminals.reopen()  # closed by the sleep after `resume` had reopened them
+        self.checkpoints.prepare()  # the first prompt's checkpoint then reads only what changed since
         # The baseline of the Changes view is the workspace before the agent could touch it (kept while it slept).
         if not self._watching_changes:
             await self.changes.start()

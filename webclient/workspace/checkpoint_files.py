@@ -74,3 +74,14 @@ def write_file(work_tree: Path, workspace: Workspace, path: str, mode: str, data
     if bool(current & stat.S_IXUSR) != executable:
         bits = current | 0o111 if executable else current & ~0o111
         os.chmod(written, stat.S_IMODE(bits), follow_symlinks=False)
+
+
+def read_bounded(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes, never through a symlink; None when it has more than ``limit``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None

@@ -4,6 +4,7 @@ fsmonitor, nothing a folder's files could make it run; bounded in time and in th
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -120,3 +121,33 @@ def _drain(process: subprocess.Popen[bytes]) -> bytes:
     while process.stderr.read(64 * 1024):  # the rest is not kept, but read, so that git never waits on it
         pass
     return said
+
+
+def quoted(name: str) -> bytes:
+    """A path as ``git fast-import`` reads it: C-style quoted when it would not read plainly."""
+    raw = os.fsencode(name)
+    if b"\n" not in raw and not raw.startswith(b'"'):
+        return raw
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
+
+
+def escaped(relative: str) -> str:
+    """``relative`` as a gitignore pattern that matches it alone: its special characters escaped."""
+    return "".join("\\" + char if char in "\\*?[]!# " else char for char in relative)
+
+
+def names(out: bytes) -> list[str]:
+    """The paths of git's ``-z`` output."""
+    return [os.fsdecode(name) for name in out.split(b"\0") if name]
+
+
+def nul(paths: object) -> bytes:
+    """Paths as git's ``--stdin -z`` reads them."""
+    assert isinstance(paths, (set, list))
+    return b"".join(os.fsencode(name) + b"\0" for name in paths)
+
+
+def check_id(tree: str) -> None:
+    """Refuse what is not an object id (a tree named by the page is never an option or a path to git)."""
+    if not (4 <= len(tree) <= 64 and all(c in "0123456789abcdef" for c in tree)):
+        raise CheckpointFailed("not a checkpoint of this session")

@@ -26,8 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from webclient.workspace.checkpoint_files import delete_file, write_file
-from webclient.workspace.checkpoint_git import HARDENING, CheckpointFailed, run_git
+from webclient.workspace.checkpoint_files import delete_file, read_bounded, write_file
+from webclient.workspace.checkpoint_git import (
+    HARDENING,
+    CheckpointFailed,
+    check_id,
+    escaped,
+    names,
+    nul,
+    quoted,
+    run_git,
+)
 from webclient.workspace.path_errors import PathRefused
 from webclient.workspace.paths import Workspace
 
@@ -94,6 +103,9 @@ class CheckpointStore:
         self._lock = threading.Lock()
         self._binary: dict[str, tuple[int, int, int, bool]] = {}
         """Path → (size, mtime_ns, inode, binary): a file not changed since is not read again."""
+        self._files: int | None = None
+        """Files in the index after the last snapshot; None: none taken yet by this process, the next is a full
+        pass (the index on disk may be an earlier server's, and git's own comparison is all a later one trusts)."""
 
     # -- git, hardened ---------------------------------------------------------------------------
 
@@ -135,7 +147,7 @@ class CheckpointStore:
         if result.returncode != 0:
             raise CheckpointFailed(f"git init failed: {result.stderr.decode(errors='replace').strip()[:300]}")
         # Not even listed: the server's own files, when the folder holds them (a session in the person's home).
-        patterns = "".join("/" + _escaped(relative) + "\n" for relative in self.hidden)
+        patterns = "".join("/" + escaped(relative) + "\n" for relative in self.hidden)
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_bytes(os.fsencode(patterns))
 
@@ -153,44 +165,65 @@ class CheckpointStore:
             return self._snapshot(deadline)
 
     def _snapshot(self, deadline: float) -> Snapshot:
-        listed = _names(self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline))
+        """A full pass over the folder the first time in this process, or when a ``.gitignore`` changed; else only
+        the files git finds changed against the index (by size, times and inode: C, one ``lstat`` a file) and those
+        not in it, so that Python's work grows with what changed rather than with the folder."""
+        if self._files is not None:
+            touched = names(
+                self._git(
+                    "ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--exclude-standard",
+                    deadline=deadline,
+                )
+            )  # fmt: skip
+            paths = {name[2:]: not name.startswith("? ") for name in touched}
+            if not any(path == ".gitignore" or path.endswith("/.gitignore") for path in paths):
+                return self._update(paths, self._files, deadline)
+        listed = names(self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline))
         ignored = set(
-            _names(self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", deadline=deadline))
+            names(self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", deadline=deadline))
         )
-        indexed = set(_names(self._git("ls-files", "-z", "--cached", deadline=deadline)))
+        indexed = set(names(self._git("ls-files", "-z", "--cached", deadline=deadline)))
+        return self._update({name: name in indexed for name in listed if name not in ignored}, len(indexed), deadline)
+
+    def _update(self, paths: dict[str, bool], files: int, deadline: float) -> Snapshot:
+        """Bring the index up to date on ``paths`` (each: whether the index has it; every other entry is as the
+        folder has it), of ``files`` entries, and write its tree."""
         included: list[str] = []
+        dropped: list[str] = []
         skipped: list[str] = []
         folders: dict[str, bool] = {}
-        for name in dict.fromkeys(listed):
-            if name in ignored or any(name == h or name.startswith(h + "/") for h in self.hidden):
-                continue
-            if name.endswith("/"):  # a repository of its own: never entered
-                skipped.append(name)
-                continue
-            if self._beyond_symlink(name, folders):
-                continue  # a folder on its way is a symlink now: the file is not in the work tree any more
-            verdict = self._bounded(name)
+        empty = files == 0
+        for name, indexed in paths.items():
+            if any(name == h or name.startswith(h + "/") for h in self.hidden):
+                verdict = "drop"
+            elif name.endswith("/"):  # a repository of its own: never entered
+                verdict = "skip"
+            elif self._beyond_symlink(name, folders):
+                verdict = "drop"  # a folder on its way is a symlink now: the file is not in the work tree any more
+            else:
+                verdict = self._bounded(name)
             if verdict == "keep":
                 included.append(name)
-            elif verdict == "skip":
-                skipped.append(name)
-        self._pack([name for name in included if name not in indexed], deadline, first=not indexed)
-        dropped = indexed - set(included)
+                files += 0 if indexed else 1
+            elif verdict == "gone":
+                included.append(name)
+                files -= 1 if indexed else 0
+            else:
+                if verdict == "skip":
+                    skipped.append(name)
+                if indexed:
+                    dropped.append(name)
+                    files -= 1
+        kept = set(included)
+        self._pack([name for name, indexed in paths.items() if not indexed and name in kept], deadline, first=empty)
         if dropped:
-            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=_nul(dropped), deadline=deadline)
+            self._git("update-index", "-z", "--force-remove", "--stdin", stdin=nul(dropped), deadline=deadline)
         if included:
-            self._git(
-                "update-index",
-                "-z",
-                "--add",
-                "--remove",
-                "--replace",
-                "--stdin",
-                stdin=_nul(included),
-                deadline=deadline,
-            )
+            update = ("update-index", "-z", "--add", "--remove", "--replace", "--stdin")
+            self._git(*update, stdin=nul(included), deadline=deadline)
         tree = self._git("write-tree", deadline=deadline).decode().strip()
-        return Snapshot(tree, len(included), tuple(skipped[:MAX_SKIPPED_NAMED]), len(skipped))
+        self._files = files
+        return Snapshot(tree, files, tuple(skipped[:MAX_SKIPPED_NAMED]), len(skipped))
 
     def _pack(self, new: list[str], deadline: float, first: bool) -> None:
         """Put many new files' contents into the store as one pack (``git fast-import``), so that the index's update
@@ -208,9 +241,9 @@ class CheckpointStore:
                 info = os.lstat(path)
                 if stat.S_ISLNK(info.st_mode):
                     target = os.fsencode(os.readlink(path))
-                    files.append(b"M 120000 inline %s\ndata %d\n%s\n" % (_quoted(name), len(target), target))
+                    files.append(b"M 120000 inline %s\ndata %d\n%s\n" % (quoted(name), len(target), target))
                     continue
-                data = _read(path, self.max_file_bytes)
+                data = read_bounded(path, self.max_file_bytes)
             except OSError:
                 whole = False  # gone, or changed: the index's update takes it as it finds it
                 continue
@@ -219,7 +252,7 @@ class CheckpointStore:
                 continue
             mode = b"100755" if info.st_mode & stat.S_IXUSR else b"100644"
             stream += b"blob\nmark :%d\ndata %d\n" % (number, len(data)) + data + b"\n"
-            files.append(b"M %s :%d %s\n" % (mode, number, _quoted(name)))
+            files.append(b"M %s :%d %s\n" % (mode, number, quoted(name)))
             if len(stream) > MAX_PACKED:
                 whole = False
                 break  # the rest are written loose
@@ -242,14 +275,14 @@ class CheckpointStore:
             folders[folder] = known
         return known
 
-    def _bounded(self, name: str) -> Literal["keep", "skip", "drop"]:
+    def _bounded(self, name: str) -> Literal["keep", "gone", "skip", "drop"]:
         """``skip`` for a file left out (too big, or binary), ``drop`` for a folder now (no file of that name any
-        more); else ``keep`` (a symlink, or gone since it was listed, is recorded as git finds it)."""
+        more), ``gone`` for no such path (the index's update removes it); else ``keep`` (a symlink too)."""
         path = self.work_tree / name
         try:
             info = os.lstat(path)
         except OSError:
-            return "keep"
+            return "gone"
         if stat.S_ISDIR(info.st_mode):
             return "drop"
         if not stat.S_ISREG(info.st_mode):
@@ -282,7 +315,7 @@ class CheckpointStore:
             return self._diff(tree, now, deadline)
 
     def _diff(self, tree: str, now: str, deadline: float) -> list[FileChange]:
-        _check_id(tree)
+        check_id(tree)
         out = self._git(
             "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-ext-diff", "--no-textconv", tree, now,
             deadline=deadline,
@@ -310,7 +343,8 @@ class CheckpointStore:
             entries = self._entries(tree, wanted, deadline)
             blobs = self._blobs([oid for _, oid in entries.values()], deadline)
             done = Restored()
-            for change in changes:
+            # Deletions first: a file made where a folder was goes before the folder's files are written back.
+            for change in sorted(changes, key=lambda change: change.status != "added"):
                 try:
                     if change.status == "added":
                         delete_file(self.work_tree, workspace, change.path)
@@ -358,41 +392,3 @@ class CheckpointStore:
         """Forget every checkpoint: the store goes (the session was deleted)."""
         with self._lock:
             shutil.rmtree(self.git_dir, ignore_errors=True)
-
-
-def _read(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes, never through a symlink; None when it has more than ``limit``."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(limit + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
-
-
-def _quoted(name: str) -> bytes:
-    """A path as ``git fast-import`` reads it: C-style quoted when it would not read plainly."""
-    raw = os.fsencode(name)
-    if b"\n" not in raw and not raw.startswith(b'"'):
-        return raw
-    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
-
-
-def _escaped(relative: str) -> str:
-    """``relative`` as a gitignore pattern that matches it alone: its special characters escaped."""
-    return "".join("\\" + char if char in "\\*?[]!# " else char for char in relative)
-
-
-def _names(out: bytes) -> list[str]:
-    return [os.fsdecode(name) for name in out.split(b"\0") if name]
-
-
-def _nul(names: object) -> bytes:
-    assert isinstance(names, (set, list))
-    return b"".join(os.fsencode(name) + b"\0" for name in names)
-
-
-def _check_id(tree: str) -> None:
-    if not (4 <= len(tree) <= 64 and all(c in "0123456789abcdef" for c in tree)):
-        raise CheckpointFailed("not a checkpoint of this session")
