@@ -261,3 +261,27 @@ def test_undo_of_a_new_file_removes_it_and_of_a_deleted_one_writes_it_back(start
         wait_for(lambda: gone.exists() and not (app.workspace / "new.txt").exists())
         assert gone.read_text() == ORIGINAL
         wait_for(lambda: "No files changed yet." in listing())
+
+
+def test_the_changes_list_says_when_a_repetitive_files_counts_are_estimated(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    repeated, lines = "x" * 70 + "\n", 500 * 1024 // 71
+    (app.workspace / "same.txt").write_text(repeated * lines)
+    (app.workspace / "notes.txt").write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        (app.workspace / "same.txt").write_text("".join("y\n" if n % 100 == 0 else repeated for n in range(lines)))
+        page.prompt("edit notes.txt")
+        page.until("edited")
+
+        def listing() -> BeautifulSoup:
+            url = URLS.for_("changes", session_id=session_id)
+            return BeautifulSoup(app.client.get(url, headers={"hx-request": "true"}).text, "html.parser")
+
+        wait_for(lambda: len(listing().select(".change")) == 2)
+        counts = {str(item["data-path"]): item.select_one(".counts") for item in listing().select(".change")}
+    assert counts["same.txt"] is not None and counts["same.txt"].has_attr("data-estimated")
+    assert counts["same.txt"].get_text(" ", strip=True).startswith("≈ +73")
+    assert counts["notes.txt"] is not None and not counts["notes.txt"].has_attr("data-estimated")
