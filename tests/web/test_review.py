@@ -22,6 +22,7 @@ from tests.support.servers import AGENTS, ServerFactory
 from tests.support.team import new_session, page_socket, prompt, ready
 from tests.support.urls import URLS
 from webclient.config import Settings
+from webclient.render.dom import review_reply_id
 from webclient.web.app import create_app
 
 REVIEW_AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
@@ -101,8 +102,15 @@ def test_an_undo_of_a_file_changed_meanwhile_is_refused_and_one_outside_the_chan
         (first, digest), _ = hunks(panel(app, session_id))
         notes.write_text(edited({2, 19}) + "a line the person added\n")
         page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest)
-        assert "changed since the page showed it" in page.until("Not undone")
+        refused = page.until("Not undone")
         assert notes.read_text().endswith("a line the person added\n")
+        # Said to this page alone, in the file's panel (kept across its reloads), not in the session's thread.
+        reply = BeautifulSoup(refused, "html.parser").find(id=review_reply_id("notes.txt", "session"))
+        assert reply is not None and reply["hx-swap-oob"] == "innerHTML"
+        assert "changed since the page showed it" in reply.get_text()
+        slot = BeautifulSoup(panel(app, session_id), "html.parser").find(id=review_reply_id("notes.txt", "session"))
+        assert slot is not None and slot.has_attr("hx-preserve") and not slot.get_text(strip=True)
+        assert "Not undone" not in app.client.get(path).text
 
         for outside in ("../secret.txt", str(app.workspace.parent / "secret.txt"), "/etc/passwd"):
             page.send("review", verb="undo", scope="file", path=outside, digest=digest)
