@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import shlex
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -116,6 +116,11 @@ class Store:
             owner=row.owner,
             shares=[stored.share for stored in await shares.of_session(self.engine, session_id)],
         )
+
+    def read_journal(self, session_id: str) -> AsyncGenerator[Sequence[JournalRow], None]:
+        """A stored session's journal in batches, read without reopening the session (close it once read enough):
+        what must be known of a session the retention is about to delete (its worktree)."""
+        return cast("AsyncGenerator[Sequence[JournalRow], None]", self._journal(session_id))
 
     async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
         """A session's journal in batches, the next one read (in the driver's thread or socket) while the caller
