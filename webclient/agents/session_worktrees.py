@@ -114,7 +114,7 @@ def _let_go(session_id: str, worktree: Worktree) -> bool:
 
 
 JournalOf = Callable[[str], AsyncGenerator[Sequence[JournalRow], None]]
-"""A stored session's journal, read without reopening it (`webclient.store.store.Store.read_journal`)."""
+"""The start of a stored session's journal, read without reopening it (`webclient.store.store.Store.journal_start`)."""
 
 
 class RetiredWorktrees:

@@ -299,7 +299,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
-            retired, forget = RetiredWorktrees(settings, store.read_journal), forget_stores(settings)
+            retired, forget = RetiredWorktrees(settings, store.journal_start), forget_stores(settings)
             retention.deleting = retired.deleting  # where their worktrees are, read before their journal goes
 
             def deleted(session_ids: Sequence[str]) -> None:  # their checkpoints and clean worktrees go with them
