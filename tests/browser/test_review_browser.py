@@ -83,3 +83,39 @@ def test_on_a_phone_the_review_is_tapped(start_server: ServerFactory, browser: B
         assert notes.read_text() == ORIGINAL.replace("line 2\n", "line 2 (edited)\n")
     finally:
         context.close()
+
+
+def test_a_refused_undo_is_said_beside_the_file_to_the_person_alone_and_stays_as_the_panel_reloads(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    server = start_server(agent=AGENT, workspace=workspace)
+    open_session(page, server)
+    send_prompt(page, "edit notes.txt")
+    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    page.click('[data-action="show-changes"]')
+    page.click('.change-list a:has-text("notes.txt")')
+    hunks = page.locator('[data-role="review-hunk"]')
+    expect(hunks).to_have_count(2)
+
+    # The page showed another version of the file than the one on disk now (someone wrote it meanwhile).
+    undo = hunks.first.locator('[data-action="review-undo"]')
+    stale = """b => b.setAttribute("hx-vals", b.getAttribute("hx-vals").replace(/"digest": "\\w+"/, '"digest": "x"'))"""
+    undo.evaluate(stale)
+    page.locator('[data-role="change-diff"]').evaluate("s => s.dataset.before = 'yes'")
+    undo.click()
+    refused = page.locator('[data-role="change-diff"] [data-role="review-refused"]')
+    expect(refused).to_contain_text("Not undone: notes.txt changed since the page showed it")
+    expect(page.locator('[data-role="change-diff"]:not([data-before])')).to_have_count(1)  # the panel reloaded
+    expect(refused).to_be_visible()
+    expect(page.locator("#thread")).not_to_contain_text("Not undone")  # not the session's: no one else sees it
+    assert notes.read_text() == ORIGINAL.replace("line 2\n", "line 2 (edited)\n").replace(
+        "line 19\n", "line 19 (edited)\n"
+    )
+
+    hunks.first.locator('[data-action="review-undo"]').click()  # as the page shows it now: done, the refusal goes
+    expect(hunks).to_have_count(1)
+    expect(refused).to_have_count(0)

@@ -22,6 +22,7 @@ from tests.support.servers import AGENTS, ServerFactory
 from tests.support.team import new_session, page_socket, prompt, ready
 from tests.support.urls import URLS
 from webclient.config import Settings
+from webclient.render.dom import review_reply_id
 from webclient.web.app import create_app
 
 REVIEW_AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
@@ -101,8 +102,15 @@ def test_an_undo_of_a_file_changed_meanwhile_is_refused_and_one_outside_the_chan
         (first, digest), _ = hunks(panel(app, session_id))
         notes.write_text(edited({2, 19}) + "a line the person added\n")
         page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest)
-        assert "changed since the page showed it" in page.until("Not undone")
+        refused = page.until("Not undone")
         assert notes.read_text().endswith("a line the person added\n")
+        # Said to this page alone, in the file's panel (kept across its reloads), not in the session's thread.
+        reply = BeautifulSoup(refused, "html.parser").find(id=review_reply_id("notes.txt", "session"))
+        assert reply is not None and reply["hx-swap-oob"] == "innerHTML"
+        assert "changed since the page showed it" in reply.get_text()
+        slot = BeautifulSoup(panel(app, session_id), "html.parser").find(id=review_reply_id("notes.txt", "session"))
+        assert slot is not None and slot.has_attr("hx-preserve") and not slot.get_text(strip=True)
+        assert "Not undone" not in app.client.get(path).text
 
         for outside in ("../secret.txt", str(app.workspace.parent / "secret.txt"), "/etc/passwd"):
             page.send("review", verb="undo", scope="file", path=outside, digest=digest)
@@ -261,3 +269,27 @@ def test_undo_of_a_new_file_removes_it_and_of_a_deleted_one_writes_it_back(start
         wait_for(lambda: gone.exists() and not (app.workspace / "new.txt").exists())
         assert gone.read_text() == ORIGINAL
         wait_for(lambda: "No files changed yet." in listing())
+
+
+def test_the_changes_list_says_when_a_repetitive_files_counts_are_estimated(start_app: AppFactory) -> None:
+    app = start_app(REVIEW_AGENT)
+    repeated, lines = "x" * 70 + "\n", 500 * 1024 // 71
+    (app.workspace / "same.txt").write_text(repeated * lines)
+    (app.workspace / "notes.txt").write_text(ORIGINAL)
+    path = app.new_session()
+    session_id = path.rsplit("/", 1)[1]
+    with app.live(path) as page:
+        page.until('data-agent-state="ready"')
+        (app.workspace / "same.txt").write_text("".join("y\n" if n % 100 == 0 else repeated for n in range(lines)))
+        page.prompt("edit notes.txt")
+        page.until("edited")
+
+        def listing() -> BeautifulSoup:
+            url = URLS.for_("changes", session_id=session_id)
+            return BeautifulSoup(app.client.get(url, headers={"hx-request": "true"}).text, "html.parser")
+
+        wait_for(lambda: len(listing().select(".change")) == 2)
+        counts = {str(item["data-path"]): item.select_one(".counts") for item in listing().select(".change")}
+    assert counts["same.txt"] is not None and counts["same.txt"].has_attr("data-estimated")
+    assert counts["same.txt"].get_text(" ", strip=True).startswith("≈ +73")
+    assert counts["notes.txt"] is not None and not counts["notes.txt"].has_attr("data-estimated")

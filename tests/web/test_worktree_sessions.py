@@ -4,13 +4,16 @@ restart, and its worktree goes with it when it is deleted, unless it holds uncom
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
+import json
 import os
 import re
 import secrets
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,9 +23,12 @@ from tests.support.people import SECRET_FILE, as_person
 from tests.support.servers import SCRIPTED_AGENT, migrated_store
 from tests.support.urls import URLS
 from tests.workspace.test_worktrees import hostile, plain_git, repository
+from webclient.agents.session_worktrees import RetiredWorktrees
 from webclient.config import Settings
 from webclient.proxy_proof import ProxyProof
+from webclient.session.recorder import ACTION, JournalRow
 from webclient.web.app import create_app
+from webclient.workspace import worktrees
 
 
 def new_worktree_session(client: TestClient, **form: str) -> str:
@@ -263,3 +269,47 @@ def test_a_folder_inside_the_repository_is_where_the_agent_starts_in_the_worktre
     assert (repo / "src" / "main.txt").read_text() == "main\n"
     view = app.client.get(URLS.for_("worktree", session_id=session_id)).text
     assert 'data-path="src/main.txt"' in view
+
+
+def test_the_retention_removes_the_clean_worktrees_of_the_sessions_it_deletes_and_keeps_a_dirty_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    repo = repository(tmp_path / "repo")
+    data = tmp_path / "data"
+    data.mkdir()
+    migrated_store(data)
+    env = {
+        "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "WEBCLIENT_DATA_DIR": str(data), "WEBCLIENT_DEMO_REMOTE": "off",
+        "WEBCLIENT_WORKSPACE": str(repo), "WEBCLIENT_AGENT": SCRIPTED_AGENT, "DEMO_AGENT_SPEED": "0",
+    }  # fmt: skip
+    with app_on(env) as client:
+        clean, dirty = new_worktree_session(client), new_worktree_session(client)
+        (data / "worktrees" / dirty / "work.txt").write_text("uncommitted\n")
+    assert (data / "worktrees" / clean).is_dir()
+    # Started again, keeping sessions a tenth of a second, the limits applied at start and every tenth of a second.
+    shorter = {**env, "WEBCLIENT_KEEP_DAYS": str(0.1 / 86400), "WEBCLIENT_RETENTION_SECONDS": "0.1"}
+    with caplog.at_level("WARNING"), app_on(shorter) as client:
+        deadline = time.monotonic() + 30
+        while (data / "worktrees" / clean).exists() or "has uncommitted work and is kept" not in caplog.text:
+            assert time.monotonic() < deadline, "the retention did not let go of the worktrees"
+            time.sleep(0.05)
+        assert client.get(URLS.for_("session", session_id=clean)).status_code == 404
+    assert (data / "worktrees" / dirty / "work.txt").read_text() == "uncommitted\n", "uncommitted work is kept"
+    listed = plain_git(repo, "worktree", "list")
+    assert clean not in listed and dirty in listed
+    assert f"session {dirty} deleted: its worktree" in caplog.text
+    assert len(plain_git(repo, "branch", "--format=%(refname)", "--list", "webclient/*").split()) == 2, "both stay"
+
+
+def test_the_retention_removes_only_the_sessions_own_folder_whatever_its_journal_names(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    settings = Settings(data_dir=tmp_path / "data")
+    elsewhere = worktrees.add(repo, tmp_path / "elsewhere", "webclient/elsewhere")  # a clean worktree, not ours
+
+    async def journal_of(session_id: str) -> AsyncGenerator[Sequence[JournalRow], None]:
+        yield [(ACTION, "user", json.dumps({"action": "worktree", **elsewhere.journalled()}))]
+
+    retired = RetiredWorktrees(settings, journal_of)
+    asyncio.run(retired.deleting(["s1"]))
+    retired.deleted(["s1"])
+    assert elsewhere.path.is_dir() and str(elsewhere.path) in plain_git(repo, "worktree", "list")

@@ -4,7 +4,9 @@ A session started with "Work in a new worktree" works in ``<data folder>/worktre
 after it, made from the chosen repository's HEAD. The data folder is hidden from every session, but this one folder is
 its session's root (`webclient.workspace.paths.Workspace` lets a root given inside a hidden folder through), and its
 sandbox may write it and the repository's ``.git`` folder (where a worktree's index, refs and objects live). When the
-session is deleted its worktree is removed, unless it holds uncommitted work: then it is kept, and said so in the log.
+session is deleted its worktree is removed, unless it holds uncommitted work: then it is kept, and said so in the log;
+so too when the store's retention deletes the session (`RetiredWorktrees`: where the worktree is, read from the
+session's journal, which the server wrote, before it goes with the session).
 The branch stays either way: pushing it and opening a pull request are the person's own tools' to do.
 """
 
@@ -15,7 +17,7 @@ import dataclasses
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from webclient.agents.homes import data_folder
@@ -94,8 +96,12 @@ async def journalled(
 
 async def let_go(session_id: str, worktree: Worktree) -> bool:
     """The session is deleted: remove its worktree (then prune), unless it has uncommitted work; whether it went."""
+    return await asyncio.to_thread(_let_go, session_id, worktree)
+
+
+def _let_go(session_id: str, worktree: Worktree) -> bool:
     try:
-        removed = await asyncio.to_thread(worktrees.remove, worktree)
+        removed = worktrees.remove(worktree)
     except worktrees.GitFailed as failed:
         log.warning("session %s: its worktree %s could not be removed: %s", session_id, worktree.path, failed)
         return False
@@ -105,3 +111,37 @@ async def let_go(session_id: str, worktree: Worktree) -> bool:
             session_id, worktree.path, worktree.branch,
         )  # fmt: skip
     return removed
+
+
+JournalOf = Callable[[str], AsyncGenerator[Sequence[JournalRow], None]]
+"""The start of a stored session's journal, read without reopening it (`webclient.store.store.Store.journal_start`)."""
+
+
+class RetiredWorktrees:
+    """The worktrees of the sessions the store's retention deletes, let go of as a deleted session's (`let_go`):
+    `deleting` reads where each one is from the session's journal before it goes with the session, `deleted` (in a
+    thread, after) removes the clean ones and logs the kept ones."""
+
+    def __init__(self, settings: Settings, journal_of: JournalOf) -> None:
+        self.settings = settings
+        self.journal_of = journal_of
+        self._found: dict[str, Worktree] = {}
+
+    async def deleting(self, session_ids: Sequence[str]) -> None:
+        found: dict[str, Worktree] = {}
+        for session_id in session_ids:
+            journal = self.journal_of(session_id)
+            try:
+                worktree, _ = await journalled(journal)
+            finally:
+                await journal.aclose()
+            # Only the session's own folder of ours: never a folder a journal record would name elsewhere.
+            if worktree is not None and worktree.path == worktree_folder(self.settings, session_id):
+                found[session_id] = worktree
+        self._found = found
+
+    def deleted(self, session_ids: Sequence[str]) -> None:
+        for session_id in session_ids:
+            worktree = self._found.pop(session_id, None)
+            if worktree is not None:
+                _let_go(session_id, worktree)

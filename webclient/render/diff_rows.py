@@ -16,7 +16,7 @@ from typing import Literal
 from markupsafe import Markup
 
 from webclient.render.highlight import Lines, emphasis, paired
-from webclient.render.patience import Op
+from webclient.workspace.patience import Op
 
 Kind = Literal["add", "del", "ctx"]
 

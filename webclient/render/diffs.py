@@ -1,7 +1,7 @@
 """Diffs and files that read like a code review: hunks with context, collapsed gaps, highlighted lines.
 
 ACP gives whole texts (``oldText``/``newText``), so the changed lines are found here, with the patience
-diff of :mod:`webclient.render.patience`. Changes are grouped into hunks with ``context`` lines around them;
+diff of :mod:`webclient.workspace.patience`. Changes are grouped into hunks with ``context`` lines around them;
 the unchanged runs in between become gaps that the page opens on request. Lines are highlighted by
 :mod:`webclient.render.highlight` only when a row is shown, because lexing is by far the slowest step; what
 was built and lexed is kept with the last few texts (a small LRU keyed by a hash), so the request that
@@ -35,7 +35,7 @@ from webclient.render.diff_rows import (
     unified_rows,
 )
 from webclient.render.highlight import Lines, lexer_for
-from webclient.render.patience import Op, opcodes
+from webclient.workspace.patience import Op, opcodes
 
 __all__ = [
     "CHUNK",

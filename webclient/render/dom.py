@@ -8,6 +8,7 @@ terminal and its lines and screen, a diff) are that id with a suffix. The page's
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +67,14 @@ def card_part_id(entry: Entry, part: CardPart) -> str:
 def card_item_id(entry: Entry, index: int) -> str:
     """The ``index``-th content item (from 1) in the tool-call card of ``entry``."""
     return f"{dom_id(entry)}-item-{index}"
+
+
+def review_reply_id(display: str, since: str) -> str:
+    """Where the Changes panel of one file (``display`` as Changes names it; "" for the list itself) compared with
+    ``since`` shows what the person's own Keep or Undo came to: sent to their page only, kept across the panel's
+    reloads (``hx-preserve``). Hashed: a path may hold any character, an id may not."""
+    named = f"{since}\0{display}".encode("utf-8", "surrogatepass")
+    return "review-reply-" + hashlib.blake2b(named, digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,7 @@ GLOBALS = {
     "entry_diff_id": entry_diff_id,
     "card_part_id": card_part_id,
     "card_item_id": card_item_id,
+    "review_reply_id": review_reply_id,
     "page_ids": PAGE_IDS,
 }
 """The functions above under the names templates call them by."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -99,6 +99,9 @@ class Retention:
         writer.session_cap = limits.max_session_chars or None
         self.deleted: Callable[[Sequence[str]], None] | None = None
         """What else goes with the sessions it deleted (their checkpoints: `webclient.agents.checkpoint_stores`)."""
+        self.deleting: Callable[[Sequence[str]], Awaitable[None]] | None = None
+        """What must be read of sessions before they are deleted, their journal with them (where their worktrees
+        are: `webclient.agents.session_worktrees.RetiredWorktrees`), for ``deleted`` to let go of it after."""
 
     @classmethod
     def start(cls, engine: Database, writer: JournalWriter, settings: Settings) -> Retention:
@@ -193,6 +196,8 @@ class Retention:
             chunks[-1].append(gone.session_id)
             chars += gone.chars
         for chunk in chunks:
+            if self.deleting is not None:
+                await self.deleting(chunk)
             async with self.engine.begin() as connection:
                 await delete_sessions(connection, chunk)
             for session_id in chunk:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import shlex
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -116,6 +116,13 @@ class Store:
             owner=row.owner,
             shares=[stored.share for stored in await shares.of_session(self.engine, session_id)],
         )
+
+    async def journal_start(self, session_id: str, rows: int = 20_000) -> AsyncGenerator[Sequence[JournalRow], None]:
+        """The start of a stored session's journal, as one batch (the first of `reopen`'s), read without reopening the
+        session: what must be known of a session the retention is about to delete (where its worktree is)."""
+        records = select(journal.c.kind, journal.c.direction, journal.c.body).where(journal.c.session_id == session_id)
+        async with self.engine.connect() as connection:
+            yield (await connection.execute(records.order_by(journal.c.seq).limit(rows))).all()
 
     async def _journal(self, session_id: str, batch: int = 20_000) -> AsyncIterator[Sequence[JournalRow]]:
         """A session's journal in batches, the next one read (in the driver's thread or socket) while the caller

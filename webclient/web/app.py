@@ -7,7 +7,7 @@ import gc
 import hmac
 import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -23,6 +23,7 @@ from webclient.agents.checkpoint_stores import forget_stores
 from webclient.agents.homes import data_folder
 from webclient.agents.manager import SessionManager, malloc_trim
 from webclient.agents.sandboxing import check_sandbox as check_sandbox  # for the command line: checked before start
+from webclient.agents.session_worktrees import RetiredWorktrees
 from webclient.agents.start_checks import check_commands, start_warnings
 from webclient.config import Settings
 from webclient.render.rendering import Renderer
@@ -298,7 +299,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
             store = await Store.open(settings)  # checked, migrated to the newest tables
             retention = Retention.start(store.engine, store.writer, settings)
-            retention.deleted = forget_stores(settings)  # their checkpoints go with them
+            retired, forget = RetiredWorktrees(settings, store.journal_start), forget_stores(settings)
+            retention.deleting = retired.deleting  # where their worktrees are, read before their journal goes
+
+            def deleted(session_ids: Sequence[str]) -> None:  # their checkpoints and clean worktrees go with them
+                forget(session_ids)
+                retired.deleted(session_ids)
+
+            retention.deleted = deleted
             # Signed-in sessions live in the store; without one (token mode only) the cookie is derived from the token.
             key = access.signin_key
             app.state.signins = SignIns(store.engine, settings.signin_days, key)

@@ -23,7 +23,6 @@ caches) are neither read nor watched.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import logging
 import os
 import stat
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 from webclient.workspace.files import NotText, decode
+from webclient.workspace.patience import changed_lines
 from webclient.workspace.watcher import IGNORED_DIRS, Subscriber, WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -59,12 +59,14 @@ Signature = tuple[int, int]
 
 @dataclass(frozen=True, slots=True)
 class ChangedFile:
-    """One changed file; ``added``/``removed`` are line counts, None when it is not text or too big."""
+    """One changed file; ``added``/``removed`` are line counts, None when it is not text or too big; ``estimated``:
+    the file was too repetitive to count exactly in bounded time (`changed_lines`), so they may be too many."""
 
     path: Path
     status: ChangeStatus
     added: int | None
     removed: int | None
+    estimated: bool = False
 
 
 def _walk(root: Path, hides: Callable[[Path], bool]) -> Iterator[Path]:
@@ -101,19 +103,16 @@ def _signature(path: Path) -> Signature | None:
     return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
-def _line_counts(old: bytes | None, new: bytes | None) -> tuple[int | None, int | None]:
-    """(added, removed) lines, or (None, None) when either side is not text."""
+def _changed(path: Path, status: ChangeStatus, old: bytes | None, new: bytes | None) -> ChangedFile:
+    """The change with its added and removed lines (None when either side is not text): counted as the diff view
+    lines them up (a patience diff), bounded on files of many identical lines, where difflib alone was quadratic."""
     try:
         old_lines = decode(old).text.splitlines() if old is not None else []
         new_lines = decode(new).text.splitlines() if new is not None else []
     except NotText:
-        return None, None
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            removed, added = removed + i2 - i1, added + j2 - j1
-    return added, removed
+        return ChangedFile(path, status, None, None)
+    counts = changed_lines(old_lines, new_lines)
+    return ChangedFile(path, status, counts.added, counts.removed, counts.estimated)
 
 
 class ChangeTracker:
@@ -296,17 +295,18 @@ class ChangeTracker:
             if before is None:
                 return None, None
             old = before if isinstance(before, bytes) else None
-            added, removed = _line_counts(old, None) if old is not None else (None, None)
-            return ChangedFile(path, "deleted", added, removed), None
+            if old is None:
+                return ChangedFile(path, "deleted", None, None), None
+            return _changed(path, "deleted", old, None), None
         now, signature = read
         if before is None:
-            added, removed = _line_counts(None, now) if isinstance(now, bytes) else (None, None)
-            return ChangedFile(path, "added", added, removed), signature
+            if not isinstance(now, bytes):
+                return ChangedFile(path, "added", None, None), signature
+            return _changed(path, "added", None, now), signature
         if before == now:
             return None, signature
         if isinstance(before, bytes) and isinstance(now, bytes):
-            added, removed = _line_counts(before, now)
-            return ChangedFile(path, "modified", added, removed), signature
+            return _changed(path, "modified", before, now), signature
         return ChangedFile(path, "modified", None, None), signature
 
     def current(self, path: Path) -> Baseline | None:

@@ -82,6 +82,9 @@ class LiveView:
     """Requests for parts of long messages kept until the next frame (each is rendered once, in order; about 50 ms
     of Markdown each, so a page asking without end costs at most two a frame); more are dropped."""
 
+    MAX_REPLIES = 8
+    """Replies to this page alone (`reply`) waiting for the next frame; older ones are dropped past it."""
+
     SESSION_REGIONS = (Region.PLAN, Region.QUEUE, Region.COMMANDS, Region.CONTROLS, Region.CHANGES)
     """Page parts besides the header and the thread that a reconnecting page must get again."""
 
@@ -138,6 +141,8 @@ class LiveView:
         """Whether this page's side panel follows the agent's latest location."""
         self._holds: PageHolds | None = None
         """What the page held when rendered, whose watcher ``run`` stops once it watches the session itself."""
+        self._replies: list[str] = []
+        """Fragments for this page only (what its own action came to), sent with the next frame."""
 
     def adopt(self, holds: PageHolds) -> None:
         """Start from what the page holds (`webclient.web.live.page_holds`): no resync, only what changed since its
@@ -186,6 +191,13 @@ class LiveView:
             self._earlier_parts[seq] = before
             self.wake.set()
 
+    def reply(self, fragment: str) -> None:
+        """Send ``fragment`` (out-of-band HTML) to this page alone with the next frame: what an action of this
+        page's person came to, which no one else sees and the session does not journal."""
+        self._replies.append(fragment)
+        del self._replies[: -self.MAX_REPLIES]
+        self.wake.set()
+
     def resync(self) -> None:
         """Re-render the page's window (after a change of how it is drawn, such as the diff layout)."""
         self.needs_resync = True
@@ -204,7 +216,7 @@ class LiveView:
         last_sent = -1.0
         try:
             while True:
-                asked = self._earlier is not None or self._later is not None or self._earlier_parts
+                asked = self._earlier is not None or self._later is not None or self._earlier_parts or self._replies
                 if not (self.needs_resync or self.dirty or asked):
                     await self.wake.wait()
                 self.wake.clear()
@@ -252,7 +264,7 @@ class LiveView:
             self.needs_resync = False
             self._earlier = self._later = None
             self.dirty.clear()
-            return [await self._resync(now), *self._fills()]
+            return [await self._resync(now), *self._fills(), *self._replied()]
         changes = list(self.dirty)
         self.dirty.clear()
         parts: list[str] = [await self._earlier_window(now)] if self._earlier is not None else []
@@ -286,7 +298,7 @@ class LiveView:
             flush_appended()
             parts += self._tool_call_update(entry, now) if isinstance(entry, ToolCall) else [self._update(entry, now)]
         flush_appended()
-        return [*parts, *self._fills()]
+        return [*parts, *self._fills(), *self._replied()]
 
     def _start(self, first: Entry | None, oob: str | None = "true") -> str:
         """The top of the page's thread: "Show earlier" when older entries exist, a notice when they were dropped."""
@@ -476,6 +488,10 @@ class LiveView:
             return self._entry(entry, now, oob="true")
         self._shown[entry.seq] = progress
         return self._edit(entry, view, "".join(view.blocks[shown.blocks : progress.blocks]))
+
+    def _replied(self) -> list[str]:
+        replies, self._replies = self._replies, []
+        return replies
 
     def _fills(self) -> list[str]:
         """The rests of the streaming messages rendered whole since the last call, as edits (after their HTML)."""

@@ -225,7 +225,7 @@ ACTIONS: dict[str, Action] = {
         message.get("summary") == "on",
         by,
     ),
-    "review": lambda session, live, message, by: review_action(session, message, by),
+    "review": review_action,
 }
 """The page's actions by name: what each form or button of the page sends as its ``action`` field."""
 
