@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import webclient
@@ -11,6 +12,7 @@ PACKAGE = Path(webclient.__file__).parent
 FORBIDDEN = ("webclient.acp", "webclient.render", "webclient.web")
 
 
+@functools.cache
 def module_file(name: str) -> Path | None:
     """The source of one of our modules, or None for anything else (the standard library, dependencies)."""
     if name != "webclient" and not name.startswith("webclient."):
@@ -22,9 +24,10 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def imported_names(path: Path, name: str) -> set[str]:
+@functools.cache
+def imported_names(path: Path, name: str) -> frozenset[str]:
     """Every module ``path`` imports, anywhere in it (in functions too), as absolute names; ``from a import b``
-    counts ``a.b`` as well, since ``b`` may be a module."""
+    counts ``a.b`` as well, since ``b`` may be a module. Kept for the process: each walk would parse them again."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -37,7 +40,7 @@ def imported_names(path: Path, name: str) -> set[str]:
                 base = f"{parent}.{base}" if base else parent
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 def reachable_from(start: str) -> dict[str, str]:
