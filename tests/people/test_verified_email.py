@@ -5,7 +5,6 @@ the sessions shared with Bob's address. Through a real OpenID provider (oidc-pro
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,9 +21,11 @@ IMPOSTORS = (
 )
 
 
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[Provider]:
-    with oidc_provider([*PEOPLE, *IMPOSTORS], tmp_path / "provider.log") as running:
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+    """One provider for the module's tests (a process of its own, a second of a core to start): each sign-in is a
+    code of its own, and nothing a test does changes the people it offers."""
+    with oidc_provider([*PEOPLE, *IMPOSTORS], tmp_path_factory.mktemp("provider") / "provider.log") as running:
         yield running
 
 

@@ -20,9 +20,11 @@ from webclient.render.urls import OIDC_CALLBACK_PATH, OIDC_START_PATH
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
 
-@pytest.fixture
-def provider(tmp_path: Path) -> Iterator[Provider]:
-    with oidc_provider(PEOPLE, tmp_path / "provider.log") as running:
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+    """One provider for the module's tests (a process of its own, a second of a core to start): each sign-in is a
+    code of its own, and nothing a test does changes the people it offers."""
+    with oidc_provider(PEOPLE, tmp_path_factory.mktemp("provider") / "provider.log") as running:
         yield running
 
 
