@@ -5,6 +5,7 @@ meet an empty one.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,16 +13,22 @@ import pytest
 import pytest_asyncio
 
 from tests.support.postgres import Cluster
+from tests.support.servers import migrated_store
 from webclient.store.store import Store
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A URL as a user gives it (``WEBCLIENT_DATABASE_URL``) of an empty database of each kind."""
+    """A URL as a user gives it (``WEBCLIENT_DATABASE_URL``) of an empty database of each kind; for a test of the
+    opened `store`, which would migrate it first thing, a copy of one already migrated (the same tables, without a
+    second of Alembic per test)."""
+    migrated = "store" in request.fixturenames
     if request.param == "sqlite":
+        if migrated:
+            shutil.copyfile(migrated_store(tmp_path / "migrated") / "webclient.sqlite3", tmp_path / "store.sqlite3")
         return f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite3'}"
     cluster: Cluster = request.getfixturevalue("postgresql")
-    return cluster.new_database()
+    return cluster.migrated_database() if migrated else cluster.new_database()
 
 
 @pytest_asyncio.fixture

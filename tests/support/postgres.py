@@ -28,14 +28,38 @@ class Cluster:
         self.bin_dir = bin_dir
         self.folder = folder
         self.port = port
+        self.migrated: str | None = None
+        """The database `migrated_database` copies, once made."""
 
     def run(self, tool: str, *args: str) -> None:
         subprocess.run(_as_server_user([str(self.bin_dir / tool), *args]), check=True, capture_output=True, timeout=60)
 
-    def new_database(self) -> str:
+    def new_database(self, template: str = "template1") -> str:
+        """A database of its own, a copy of ``template`` (by default an empty one)."""
         name = "store_" + secrets.token_hex(6)
-        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-T", template, name)
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def migrated_database(self) -> str:
+        """A database of its own already at the newest migration: a copy of one migrated once per cluster, so that
+        a test of what the store does with its tables does not run every migration again (a second of Alembic on a
+        busy machine). Tests of migrating take `new_database`."""
+        if self.migrated is None:
+            import asyncio
+
+            from tests.support.servers import off_the_loop
+            from webclient.store.database import create_engine, migrate
+
+            url = self.new_database()
+
+            async def make() -> None:
+                engine = create_engine(url)
+                await migrate(engine)
+                await engine.dispose()  # no connection left: a database is copied only while none is open
+
+            off_the_loop(lambda: asyncio.run(make()))
+            self.migrated = url.rsplit("/", 1)[1]
+        return self.new_database(template=self.migrated)
 
 
 @contextlib.contextmanager
