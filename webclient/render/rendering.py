@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -61,17 +62,21 @@ class _Environment(Environment):
 class CompiledTemplates(BytecodeCache):
     """The templates' compiled code, kept for the life of the process: each app of one process (the test suite makes
     hundreds) loads it instead of compiling every template again, which costs a CPU-second on a busy machine. Jinja
-    keys it by template and checks the source's checksum, so an edited template is compiled afresh."""
+    keys it by template, and the source's checksum is checked, so an edited template is compiled afresh."""
 
     def __init__(self) -> None:
-        self.compiled: dict[str, bytes] = {}
+        self.compiled: dict[str, tuple[str, CodeType]] = {}
+        """By template: the checksum of the source it was compiled from, and the code itself (a code object is
+        immutable: shared as it is, not unmarshalled again for each app)."""
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        if (code := self.compiled.get(bucket.key)) is not None:
-            bucket.bytecode_from_string(code)
+        kept = self.compiled.get(bucket.key)
+        if kept is not None and kept[0] == bucket.checksum:
+            bucket.code = kept[1]
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        self.compiled[bucket.key] = bucket.bytecode_to_string()
+        assert bucket.code is not None
+        self.compiled[bucket.key] = (bucket.checksum, bucket.code)
 
 
 COMPILED = CompiledTemplates()
