@@ -18,6 +18,10 @@ import pytest
 
 from tests.support.servers import free_port
 
+_IN_MEMORY = "/dev/shm"
+"""Where a cluster lives when it can (tmpfs): deleting a cluster's thousand files from a busy disk took seconds at
+the end of each test worker, and its databases are thrown away anyway."""
+
 
 def _as_server_user(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.getuid() == 0 else argv
@@ -70,7 +74,7 @@ def running_cluster(prefix: str, password: str | None = None) -> Iterator[Cluste
     if not found:
         pytest.fail("PostgreSQL is not installed: run scripts/ensure-postgresql")
     bin_dir = Path(found[-1]).parent
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=_IN_MEMORY if os.access(_IN_MEMORY, os.W_OK) else None))
     folder.chmod(0o755)
     auth = ["--auth=trust"]
     if password is not None:
