@@ -51,6 +51,11 @@ async def page_socket(server: Server, name: str, session_id: str) -> AsyncIterat
 async def prompt(socket: ClientConnection, nonce: str, text: str, until: str) -> str:
     """Send ``text`` and return every frame (unescaped) up to the one that holds ``until``."""
     await socket.send(json.dumps({"action": "prompt", "prompt": text, "nonce": f"{nonce}-{next(NONCES)}"}))
+    return await frames_until(socket, until)
+
+
+async def frames_until(socket: ClientConnection, until: str) -> str:
+    """Every frame (unescaped) up to the one that holds ``until``."""
     frames = ""
     async with asyncio.timeout(30):
         while until not in frames:
@@ -103,6 +108,8 @@ def test_rules_answer_refuse_and_leave_the_rest_to_the_person(start_server: Serv
                 json.dumps({"action": "permission", "request_id": request_id, "option_id": "reject-once"})
             )
             seen["edit docs"] = asked
+            # Its turn's end, before the next prompt: else that prompt's wait could stop at this answer's frame.
+            await frames_until(socket, "answer: reject-once")
             seen["rm"] = await prompt(socket, nonce, "ask execute rm -rf build", "answer: reject-once")
             seen["ls"] = await prompt(socket, nonce, "ask execute ls -l", "answer: allow-once")
             seen["no reject"] = await prompt(socket, nonce, "askonly execute rm x", "answer: cancelled")
