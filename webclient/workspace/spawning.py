@@ -40,7 +40,7 @@ async def start(popen: Callable[[], Popen], unwanted: Callable[[Popen | None], N
     spawning = _SPAWNER.submit(popen)
     try:
         return await asyncio.shield(asyncio.wrap_future(spawning))
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, GeneratorExit):  # cancelled, or its loop closed with it pending: destroyed
         spawning.add_done_callback(functools.partial(_abandoned, unwanted=unwanted))
         raise
 
