@@ -148,6 +148,8 @@ def test_opened_on_its_own_the_start_page_waits_for_its_start_button(server: Ser
     assert server.received() == []
     page.click('[data-action="embed-start"]')
     expect(page.locator("#session")).to_have_attribute("data-turns", "1")
+    # Begun on the page; the agent has it once the folder's checkpoint is taken.
+    server.wait_received(lambda message: message.get("method") == "session/prompt")
     assert server.prompts_received() == ["stream 1"]
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
 
