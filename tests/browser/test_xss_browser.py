@@ -81,8 +81,8 @@ AUDIT = r"""
   const problems = [];
   const origin = location.origin;
   const HTMX = ["hx-get", "hx-post", "hx-target", "hx-swap", "hx-trigger", "hx-vals", "hx-ext", "hx-swap-oob",
-                "hx-push-url", "hx-sync", "hx-history", "hx-params", "hx-encoding", "hx-headers", "hx-include", "hx-preserve",
-                "ws-connect", "ws-send"];
+                "hx-push-url", "hx-sync", "hx-history", "hx-params", "hx-encoding", "hx-headers", "hx-include",
+                "hx-preserve", "ws-connect", "ws-send"];
   const URL_ATTRS = ["href", "src", "action", "formaction", "xlink:href", "poster", "data", "srcset", "background"];
   const INLINE = /^data:(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[a-z0-9.+-]+);base64,/;
   const NEVER = ["iframe", "object", "embed", "frame", "frameset", "base", "portal", "svg", "math", "template",
