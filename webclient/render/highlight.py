@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
+from webclient.workspace.files import split_lines
+
 if TYPE_CHECKING:  # Pygments is imported at the first text highlighted: an idle server shows none
     from pygments.lexer import Lexer
     from pygments.token import _TokenType
@@ -112,13 +114,7 @@ def _split(text: str) -> tuple[list[str], bool]:
         text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text:
-        return [], False
-    lines = text.split("\n")
-    if lines[-1]:
-        return lines, True
-    lines.pop()
-    return lines, False
+    return split_lines(text)
 
 
 class Lines:

@@ -23,9 +23,9 @@ from typing import Literal
 from webclient.render.diffs import DiffView, HunkBlock, build_diff
 from webclient.session.attribution import Actor
 from webclient.session.core import Session
-from webclient.session.review import Decision, Fold, Since, Verb, join_lines, split_lines
+from webclient.session.review import Decision, Fold, Since, Verb
 from webclient.workspace.changes import MAX_FILE_BYTES, ChangedFile, ChangeStatus
-from webclient.workspace.files import NotText, decode, write_text_file
+from webclient.workspace.files import NotText, decode, join_lines, split_lines, write_text_file
 from webclient.workspace.paths import PathRefused
 
 Scope = Literal["hunk", "file", "all"]

@@ -25,7 +25,7 @@ from webclient.session.recorder import SESSION, Recorder
 from webclient.session.tasks import BackgroundTasks
 from webclient.viewmodel.content import TextBlock
 from webclient.workspace.changes import ChangeTracker
-from webclient.workspace.files import NotText, decode, encode
+from webclient.workspace.files import NotText, decode, encode, join_lines, split_lines
 
 log = logging.getLogger(__name__)
 
@@ -91,25 +91,6 @@ class Fold:
             None if no_newline is None else bool(no_newline),
             bool(data.get("absent", False)),
         )
-
-
-def split_lines(text: str) -> tuple[list[str], bool]:
-    """A decoded text (``"\\n"`` endings) as its lines, and whether the last one lacks its newline: as the diff view
-    splits it (`webclient.render.highlight`), so that a hunk's line numbers are the page's."""
-    if not text:
-        return [], False
-    lines = text.split("\n")
-    if lines[-1]:
-        return lines, True
-    lines.pop()
-    return lines, False
-
-
-def join_lines(lines: list[str], no_newline: bool) -> str:
-    """`split_lines` undone."""
-    if not lines:
-        return ""
-    return "\n".join(lines) + ("" if no_newline else "\n")
 
 
 def fold(before: bytes | None, change: Fold) -> bytes | None:

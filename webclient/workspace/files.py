@@ -261,3 +261,22 @@ def _lines(text: str) -> list[str]:
 def _check_count(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}.")
+
+
+def split_lines(text: str) -> tuple[list[str], bool]:
+    """A decoded text (``"\\n"`` endings) as its lines, and whether the last one lacks its newline: as the diff view
+    splits it (`webclient.render.highlight`), so that the review's hunk line numbers are the page's."""
+    if not text:
+        return [], False
+    lines = text.split("\n")
+    if lines[-1]:
+        return lines, True
+    lines.pop()
+    return lines, False
+
+
+def join_lines(lines: list[str], no_newline: bool) -> str:
+    """`split_lines` undone."""
+    if not lines:
+        return ""
+    return "\n".join(lines) + ("" if no_newline else "\n")
