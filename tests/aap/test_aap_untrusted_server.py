@@ -90,9 +90,10 @@ async def turn(socket: ClientConnection, nonce: str, text: str, seconds: float =
 
 
 def said_ok(frames: str) -> bool:
-    """Whether the agent's "ok" reached the page: whole, or (its frames split under load) as its streaming view,
-    the paragraph with the tail the finished message's edit then takes away."""
-    return re.search(r'<p>ok(<span class="md-tail"></span>)?</p>', frames) is not None
+    """Whether the agent's "ok" reached the page: whole, or (its frames split under load) as its streaming view:
+    a compact record whose rest is the paragraph up to the text (``<p>ok``) and, in a field of its own, the tail
+    and closing tag that the finished message's edit then takes away."""
+    return re.search(r'<p>ok(\x1f?<span class="md-tail"></span>)?</p>', frames) is not None
 
 
 def peak_rss_mib(server: Server) -> float:
