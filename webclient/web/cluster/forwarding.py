@@ -10,7 +10,8 @@ this module writes afresh from what it believes (never from what the browser sen
 
 HTTP goes through httpx, streamed both ways, its body as it came (compressed by the owner, never decoded here); a
 socket through the ``websockets`` client, frame by frame. An owner that does not answer (it died and its lease has
-not expired yet) gets a page that retries, or a socket closed with 1013 (try again), which the page reconnects.
+not expired yet) gets a page that retries; a socket's handshake waits until an instance takes the session up (this one
+or another), or closes with 1013 (try again) after `OWNER_WAIT` seconds, which the page reconnects.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from webclient.web.access.trusted_header import PROVEN
 
 if TYPE_CHECKING:
     import httpx
+    from websockets.asyncio.client import ClientConnection
 
     from webclient.web.cluster.instance import ClusterInstance
 
@@ -65,6 +67,11 @@ MAX_FORM = 64 * 1024
 """Bytes of a New session form read for its agent's name before it is passed on (one is far smaller)."""
 TRY_AGAIN = 1013
 """A socket's close code when the session's instance does not answer: the page reconnects."""
+OWNER_WAIT = 12.0
+"""Seconds a socket's handshake waits for the session's instance to answer or another to take the session up: longer
+than a dead instance's lease lasts (`webclient.web.cluster.instance.TTL`), well within a proxy's read timeout."""
+OWNER_ASKED_EVERY = 0.5
+"""Seconds between two tries while it waits."""
 RETRY_PAGE = (
     b"<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=3><title>Moving</title>"
     b"<p>The instance that runs this session does not answer: it moves to another within seconds. This page reloads."
@@ -200,8 +207,8 @@ class Forwarding:
             await self.app(scope, receive, send)
             return
         headers = forwarded_headers(scope, token, self.cluster.person_headers)
-        if scope["type"] == "websocket":
-            await self._socket(scope, receive, send, address, path, headers)
+        if scope["type"] == "websocket" and session_id is not None:
+            await self._socket(scope, receive, send, session_id, address, path, headers)
         else:
             await self._http(scope, receive, send, address, path, headers)
 
@@ -243,37 +250,48 @@ class Forwarding:
     # -- web sockets ---------------------------------------------------------------------------------------------
 
     async def _socket(
-        self, scope: Scope, receive: Receive, send: Send, address: str | None, path: str, headers: list[tuple[str, str]]
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        session_id: str,
+        address: str | None,
+        path: str,
+        headers: list[tuple[str, str]],
     ) -> None:
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed, InvalidHandshake
+        """Pass a page's socket on to the instance that runs its session. While that instance does not answer (it
+        died and its lease has not expired yet) the handshake waits, asking again who runs the session, up to
+        `OWNER_WAIT` seconds: a page refused would back off for up to a minute, a page held is served by whichever
+        instance takes the session up, this one included, the moment it does."""
+        from websockets.exceptions import ConnectionClosed
 
         first = await receive()
         if first["type"] != "websocket.connect":
             return
-        if address is None:
-            await send({"type": "websocket.close", "code": TRY_AGAIN})
-            return
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = "ws" + address.removeprefix("http") + path + (f"?{query}" if query else "")
-        origin = Headers(scope=scope).get("origin")
-        protocols = [p for p in scope.get("subprotocols", ())] or None
-        try:
-            upstream = await connect(
-                url,
-                additional_headers=headers,
-                origin=origin,  # type: ignore[arg-type]
-                subprotocols=protocols,
-                max_size=None,
-                open_timeout=5,
-                ping_interval=None,
-                compression=None,
-            )
-        except (OSError, InvalidHandshake, TimeoutError) as refused:
-            status = getattr(getattr(refused, "response", None), "status_code", None)
-            log.info("forwarding a socket to %s: %s", address, status or refused.__class__.__name__)
-            await send({"type": "websocket.close", "code": 1008 if status in (401, 403) else TRY_AGAIN})
-            return
+        instance = self.cluster.instance
+        assert instance is not None  # only an instance among others forwards
+        deadline = asyncio.get_running_loop().time() + OWNER_WAIT
+        while True:
+            upstream = await self._connect(scope, address, path, headers) if address is not None else None
+            if isinstance(upstream, int):  # refused for good (the person): the page stops trying
+                await send({"type": "websocket.close", "code": upstream})
+                return
+            if upstream is not None:
+                break
+            if asyncio.get_running_loop().time() >= deadline:
+                await send({"type": "websocket.close", "code": TRY_AGAIN})
+                return
+            await asyncio.sleep(OWNER_ASKED_EVERY)
+            held = await instance.holder(session_id)
+            if held is None:  # taken up here: answered as if it had come here first
+                replayed: list[Message] = [first]
+
+                async def again() -> Message:
+                    return replayed.pop() if replayed else await receive()
+
+                await self.app(scope, again, send)
+                return
+            address = held.address
         await send({"type": "websocket.accept", "subprotocol": upstream.subprotocol})
 
         async def down() -> int:
@@ -314,6 +332,34 @@ class Forwarding:
                 task.cancel()
             await asyncio.gather(downward, upward, return_exceptions=True)
             await upstream.close()
+
+    async def _connect(
+        self, scope: Scope, address: str, path: str, headers: list[tuple[str, str]]
+    ) -> ClientConnection | int | None:
+        """A socket to the same path at ``address``; a close code when the owner refused the person (the page stops
+        trying); None when it did not answer or refused for another reason (the page may try again)."""
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidHandshake
+
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = "ws" + address.removeprefix("http") + path + (f"?{query}" if query else "")
+        origin = Headers(scope=scope).get("origin")
+        protocols = [p for p in scope.get("subprotocols", ())] or None
+        try:
+            return await connect(
+                url,
+                additional_headers=headers,
+                origin=origin,  # type: ignore[arg-type]
+                subprotocols=protocols,
+                max_size=None,
+                open_timeout=5,
+                ping_interval=None,
+                compression=None,
+            )
+        except (OSError, InvalidHandshake, TimeoutError) as refused:
+            status = getattr(getattr(refused, "response", None), "status_code", None)
+            log.info("forwarding a socket to %s: %s", address, status or refused.__class__.__name__)
+            return 1008 if status in (401, 403) else None
 
 
 async def agent_asked(scope: Scope, receive: Receive) -> tuple[str | None, Receive]:
