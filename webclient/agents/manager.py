@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import dataclasses
 import functools
 import gc
@@ -67,11 +66,8 @@ KeepSecret = Callable[[str, str, str], Awaitable[None]]
 
 def malloc_trim() -> None:
     """Hand freed heap pages back to the OS (glibc keeps them otherwise: RSS would not drop after a big session)."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    try:
-        ctypes.CDLL(name).malloc_trim(0)
+    try:  # the process's own symbols, libc's among them (`ctypes.util.find_library` would run `ldconfig -p`)
+        ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
 

@@ -8,8 +8,8 @@ holds one instance, and adds and removes a watch per folder (``max_user_watches`
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
+import functools
 import os
 import struct
 from collections.abc import Iterator
@@ -60,8 +60,10 @@ class Event(NamedTuple):
     name: bytes
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # The process's own symbols, libc's among them: `ctypes.util.find_library` would run `ldconfig -p` each time.
+    libc = ctypes.CDLL(None, use_errno=True)
     libc.inotify_init1.argtypes = [ctypes.c_int]
     libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
     libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
