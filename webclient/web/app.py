@@ -38,7 +38,8 @@ from webclient.web.access.instance_proof import instance_token
 from webclient.web.access.root_path import RootPath
 from webclient.web.access.security_headers import SecurityHeaders
 from webclient.web.access.trusted_header import TrustedHeader
-from webclient.web.cluster.forwarding import ClusterHolder, Forwarding
+from webclient.web.cluster.forwarding import Forwarding
+from webclient.web.cluster.peers import ClusterHolder
 from webclient.web.delivery.assets import StaticAssets
 from webclient.web.delivery.compression import Compression
 from webclient.web.demo_remote import DemoRemote

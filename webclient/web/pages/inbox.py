@@ -23,7 +23,7 @@ from webclient.session.answers import threads
 from webclient.session.core import Session
 from webclient.viewmodel.entries import PermissionPrompt, ToolCall
 from webclient.viewmodel.questions import Question
-from webclient.web.cluster.forwarding import ClusterHolder
+from webclient.web.cluster.peers import ClusterHolder
 from webclient.web.context import base_context, manager, person, render, renderer, session_of, urls
 from webclient.web.page_context import SignedInContext
 
