@@ -35,9 +35,18 @@ def edited(lines: set[int]) -> str:
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 15) -> None:
+    """Until ``check`` holds. One that fails an assertion counts as not yet: a file the agent has just written is on
+    disk a moment before the session has it among its changes (its panel is a 404 until then)."""
     deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "not reached in time"
+    while True:
+        try:
+            if check():
+                return
+            failed: AssertionError | None = None
+        except AssertionError as error:
+            failed = error
+        if time.monotonic() >= deadline:
+            raise AssertionError("not reached in time") from failed
         time.sleep(0.05)
 
 
