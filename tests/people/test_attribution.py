@@ -17,7 +17,7 @@ import websockets
 
 from tests.support.people import TEAM, as_person
 from tests.support.restarts import stop, thread_html, until
-from tests.support.servers import AGENTS, Server, ServerFactory
+from tests.support.servers import AGENTS, Server, ServerFactory, migrated_store
 from tests.support.team import asked, new_session, page_socket, prompt, ready
 from tests.support.urls import URLS, at, socket_at
 from webclient.people.person import LOCAL
@@ -61,7 +61,7 @@ async def alice_prompts_and_bob_allows(server: Server, session_id: str) -> None:
 def test_the_permission_card_names_who_answered_and_the_prompt_who_sent_it_after_a_restart_too(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
-    data = tmp_path / "data"
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
     first = start_server(**TEAM, WEBCLIENT_DATA_DIR=str(data))
     session_id = new_session(first, "alice")
     share_with(first, session_id, "bob")  # two people: the cards name them
@@ -93,7 +93,7 @@ async def mode_and_stop(server: Server, session_id: str) -> None:
 
 
 def test_a_mode_change_and_a_stop_say_who_did_them(start_server: ServerFactory, tmp_path: Path) -> None:
-    data = tmp_path / "data"
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
     server = start_server(CONTROLS_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
     session_id = new_session(server, "carol", ADMINS)
     asyncio.run(mode_and_stop(server, session_id))
@@ -116,7 +116,7 @@ async def token_mode_prompt(server: Server) -> str:
 
 
 def test_token_mode_names_no_one_but_keeps_the_record(start_server: ServerFactory, tmp_path: Path) -> None:
-    data = tmp_path / "data"
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
     server = start_server(WEBCLIENT_DATA_DIR=str(data))
     session_id = asyncio.run(token_mode_prompt(server))
     with httpx.Client(base_url=server.url, headers=server.headers) as http:
@@ -141,7 +141,7 @@ async def bob_declines_alices_question(server: Server, session_id: str) -> None:
 
 
 def test_a_questions_answer_names_who_gave_it_after_a_restart_too(start_server: ServerFactory, tmp_path: Path) -> None:
-    data = tmp_path / "data"
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
     first = start_server(QUESTION_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
     session_id = new_session(first, "alice", ADMINS)
     asyncio.run(bob_declines_alices_question(first, session_id))
@@ -190,7 +190,7 @@ async def bob_allows_the_childs_edit(server: Server, session_id: str) -> None:
 def test_a_subagents_permission_card_names_who_answered_it_and_the_inbox_lists_it(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
-    data = tmp_path / "data"
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
     first = start_server(agent=SUBAGENT_AGENT, **TEAM, WEBCLIENT_DATA_DIR=str(data))
     session_id = new_session(first, "alice")
     share_with(first, session_id, "bob")

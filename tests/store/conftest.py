@@ -20,9 +20,9 @@ from webclient.store.store import Store
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A URL as a user gives it (``WEBCLIENT_DATABASE_URL``) of an empty database of each kind; for a test of the
-    opened `store`, which would migrate it first thing, a copy of one already migrated (the same tables, without a
-    second of Alembic per test)."""
-    migrated = "store" in request.fixturenames
+    opened `store`, which would migrate it first thing, or one marked ``migrated``, a copy of one already migrated
+    (the same tables, without a second of Alembic per test)."""
+    migrated = "store" in request.fixturenames or request.node.get_closest_marker("migrated") is not None
     if request.param == "sqlite":
         if migrated:
             shutil.copyfile(migrated_store(tmp_path / "migrated") / "webclient.sqlite3", tmp_path / "store.sqlite3")

@@ -45,6 +45,7 @@ async def test_migrations_make_the_tables_on_an_empty_database_and_run_again_as_
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:
@@ -80,6 +81,7 @@ async def test_many_records_go_in_few_transactions_and_flush_waits_for_them(data
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_records_past_the_bound_are_dropped_and_a_notice_says_how_many(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:
@@ -97,6 +99,7 @@ async def test_records_past_the_bound_are_dropped_and_a_notice_says_how_many(dat
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_close_writes_what_is_pending(database_url: str) -> None:
     store = await Store.open_url(database_url)
     recorder = store.open_journal("s3", "mine", SPEC, 1_700_000_000.0)
@@ -110,6 +113,7 @@ async def test_close_writes_what_is_pending(database_url: str) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_lone_surrogates_and_nul_are_stored_as_json_escapes(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:
@@ -128,6 +132,7 @@ async def test_lone_surrogates_and_nul_are_stored_as_json_escapes(database_url: 
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_the_event_loop_runs_no_statement_of_the_journal(database_url: str) -> None:
     # Building and running a batch cost the event loop about 0.2 ms per 4 KiB row: the sink's thread does it all.
     loop_thread = threading.current_thread()
@@ -154,6 +159,7 @@ async def test_the_event_loop_runs_no_statement_of_the_journal(database_url: str
 
 
 @pytest.mark.asyncio
+@pytest.mark.migrated
 async def test_a_backlog_is_written_in_bounded_batches_one_after_the_other(database_url: str) -> None:
     store = await Store.open_url(database_url)
     try:

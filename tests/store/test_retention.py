@@ -17,6 +17,8 @@ from webclient.store.retention import MB, Limits, Retention
 from webclient.store.schema import journal, sessions
 from webclient.store.store import SessionJournal, Store
 
+pytestmark = pytest.mark.migrated
+
 SPEC = AgentSpec(AgentEntry("agent", ["my-agent"]), Path("/srv/project"))
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

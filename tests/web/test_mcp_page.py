@@ -11,7 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from tests.support.people import TEAM, person_client
-from tests.support.servers import Server, ServerFactory
+from tests.support.servers import Server, ServerFactory, migrated_store
 from tests.support.urls import URLS
 from webclient.session.mcp_servers import MAX_SERVERS
 
@@ -38,7 +38,8 @@ def listed(text: str) -> dict[str, str]:
 def server(start_server: ServerFactory, tmp_path: Path) -> Server:
     config = tmp_path / "agents.toml"
     config.write_text(CONFIG)
-    return start_server(None, WEBCLIENT_CONFIG=str(config), WEBCLIENT_DATA_DIR=str(tmp_path / "data"), **TEAM)
+    data = migrated_store(tmp_path / "data")  # a store already migrated: these tests are not of migrating
+    return start_server(None, WEBCLIENT_CONFIG=str(config), WEBCLIENT_DATA_DIR=str(data), **TEAM)
 
 
 STDIO = {"name": "tools", "kind": "stdio", "command": "/usr/bin/tools", "args": "--fast\n--dir=/tmp", "default": "yes"}

@@ -7,13 +7,11 @@ markup we trust is what :mod:`webclient.render.markdown` produced (sanitised).
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
-from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from jinja2.bccache import Bucket
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2_fragments import render_block
 from markupsafe import Markup
 
@@ -59,33 +57,9 @@ class _Environment(Environment):
         return {**self.globals, **(d or {})}
 
 
-class CompiledTemplates(BytecodeCache):
-    """The templates' compiled code, kept for the life of the process: each app of one process (the test suite makes
-    hundreds) loads it instead of compiling every template again, which costs a CPU-second on a busy machine. Jinja
-    keys it by template, and the source's checksum is checked, so an edited template is compiled afresh."""
-
-    def __init__(self) -> None:
-        self.compiled: dict[str, tuple[str, CodeType]] = {}
-        """By template: the checksum of the source it was compiled from, and the code itself (a code object is
-        immutable: shared as it is, not unmarshalled again for each app)."""
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        kept = self.compiled.get(bucket.key)
-        if kept is not None and kept[0] == bucket.checksum:
-            bucket.code = kept[1]
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        assert bucket.code is not None
-        self.compiled[bucket.key] = (bucket.checksum, bucket.code)
-
-
-COMPILED = CompiledTemplates()
-
-
 def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = _Environment(
         loader=FileSystemLoader(templates_dir),
-        bytecode_cache=COMPILED,
         # Never look at a template's file again once loaded: Jinja would stat it (and every template it includes)
         # at each render, and the live view renders a fragment for nearly every change. `--reload` restarts the
         # whole process when a template changes.
@@ -143,11 +117,19 @@ def make_environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     return env
 
 
+@cache
+def shared_environment() -> Environment:
+    """The environment of ``templates/``, one per process: its templates are compiled once, not again for each app
+    of the process (the tests make hundreds; it cost a CPU-second each on a busy machine). Nothing of an app is
+    in it, and it never looks at a template's file again (``auto_reload=False``)."""
+    return make_environment()
+
+
 class Renderer:
     """Renders pages and fragments of the shared templates; one per application."""
 
     def __init__(self, env: Environment | None = None) -> None:
-        self.env = env or make_environment()
+        self.env = env or shared_environment()
 
     def warm(self) -> None:
         """Compile every template now (about 0.1 s), so that the first page after a start does not wait for it."""

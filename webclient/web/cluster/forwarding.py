@@ -5,8 +5,8 @@ files, whichever instance the proxy sent the browser to. A new session goes to t
 and path prefix, and outside everything else: the instance that runs the session checks the person, the origin and
 the page token itself, exactly as for a request from the browser. It sees the forwarding instance as the trusted
 proxy (`webclient.web.access.instance_proof`) and the browser's origin, scheme and prefix in ``X-Forwarded-*``, which
-`webclient.web.cluster.peers` writes afresh from what it believes (never from what the browser sent). The person a trusted proxy names
-(``WEBCLIENT_AUTH=trusted-header``) goes on only if the request came through that proxy.
+`webclient.web.cluster.peers` writes afresh from what it believes (never from what the browser sent). The person a
+trusted proxy names (``WEBCLIENT_AUTH=trusted-header``) goes on only if the request came through that proxy.
 
 HTTP goes through httpx, streamed both ways, its body as it came (compressed by the owner, never decoded here); a
 socket through the ``websockets`` client, frame by frame. An owner that does not answer (it died and its lease has

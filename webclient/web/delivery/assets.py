@@ -27,6 +27,7 @@ import mimetypes
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import parse_qs
 
@@ -83,48 +84,19 @@ class StaticAssets:
 
     def __init__(self, directory: Path, bundles: Mapping[str, tuple[str, ...]] = BUNDLES) -> None:
         self.directory = directory
-        sources = {
-            path.relative_to(directory).as_posix(): path.read_bytes()
+        sources = tuple(
+            (path.relative_to(directory).as_posix(), path.read_bytes())
             for path in sorted(directory.rglob("*"))
             if path.is_file() and not any(part.startswith(".") for part in path.relative_to(directory).parts)
-        }
-        self.assets: dict[str, Asset] = {}
+        )
+        hidden = sorted(set(bundles) & {name for name, _ in sources})
+        if hidden:
+            raise BundleError(f"the bundle {hidden[0]} would hide the file of that name in {directory}")
+        served = _served(sources, tuple(bundles.items()))
+        self.assets: dict[str, Asset] = {name: Asset(body, media_type(name), version) for name, body, version in served}
         self._compressing: set[asyncio.Task[None]] = set()
-        for name in sources:
-            self._load(name, sources, ())
-        for name, members in bundles.items():  # files that are not on disk: several modules joined
-            if name in sources:
-                raise BundleError(f"the bundle {name} would hide the file of that name in {directory}")
-            body = bundled(name, members, sources)
-            self.assets[name] = Asset(body, media_type(name), version_of(body))
         self.versions: Mapping[str, str] = {name: asset.version for name, asset in self.assets.items()}
         """File (``js/notify.js``) → its version: what `webclient.render.urls.Urls.static` puts in a URL."""
-
-    def _load(self, name: str, sources: Mapping[str, bytes], importers: tuple[str, ...]) -> Asset:
-        """The asset of ``name``, its imports rewritten to the imported files' hashed URLs (loaded first)."""
-        if name in self.assets:
-            return self.assets[name]
-        body = sources[name]
-        if name.endswith((".js", ".mjs")):
-            body = self._rewrite_imports(name, body, sources, (*importers, name))
-        asset = Asset(body, media_type(name), version_of(body))
-        self.assets[name] = asset
-        return asset
-
-    def _rewrite_imports(
-        self, name: str, body: bytes, sources: Mapping[str, bytes], importers: tuple[str, ...]
-    ) -> bytes:
-        text = body.decode("utf-8", "surrogateescape")
-        folder = PurePosixPath(name).parent
-
-        def hashed(match: re.Match[str]) -> str:
-            target = _joined(folder, match.group(3))
-            if target is None or target not in sources or target in importers:  # outside, missing, or a cycle
-                return match.group(0)
-            version = self._load(target, sources, importers).version
-            return f"{match.group(1)}{match.group(2)}{match.group(3)}?{VERSION_PARAM}={version}{match.group(2)}"
-
-        return RELATIVE_IMPORT.sub(hashed, text).encode("utf-8", "surrogateescape")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.response(scope)
@@ -171,6 +143,45 @@ class StaticAssets:
     async def _best(asset: Asset, coding: Coding) -> None:
         packed = await anyio.to_thread.run_sync(lambda: compressed(asset.body, coding, best=True))
         asset.coded[coding] = _smaller(asset.body, packed)
+
+
+@lru_cache(maxsize=4)
+def _served(
+    sources: tuple[tuple[str, bytes], ...], bundles: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[tuple[str, bytes, str], ...]:
+    """Each file (by name) as it is served, imports rewritten, with its version; then each bundle. Kept for the
+    same files: another app of this process (the tests make hundreds) would only rewrite and hash them again."""
+    files = dict(sources)
+    served: dict[str, tuple[bytes, str]] = {}
+
+    def load(name: str, importers: tuple[str, ...]) -> tuple[bytes, str]:
+        """The file ``name`` as served and its version, the files it imports first."""
+        if name not in served:
+            body = files[name]
+            if name.endswith((".js", ".mjs")):
+                body = rewritten(name, body, (*importers, name))
+            served[name] = (body, version_of(body))
+        return served[name]
+
+    def rewritten(name: str, body: bytes, importers: tuple[str, ...]) -> bytes:
+        folder = PurePosixPath(name).parent
+
+        def hashed(match: re.Match[str]) -> str:
+            target = _joined(folder, match.group(3))
+            if target is None or target not in files or target in importers:  # outside, missing, or a cycle
+                return match.group(0)
+            version = load(target, importers)[1]
+            return f"{match.group(1)}{match.group(2)}{match.group(3)}?{VERSION_PARAM}={version}{match.group(2)}"
+
+        text = body.decode("utf-8", "surrogateescape")
+        return RELATIVE_IMPORT.sub(hashed, text).encode("utf-8", "surrogateescape")
+
+    for name in files:
+        load(name, ())
+    for name, members in bundles:  # files that are not on disk: several modules joined
+        body = bundled(name, members, files)
+        served[name] = (body, version_of(body))
+    return tuple((name, body, version) for name, (body, version) in served.items())
 
 
 def _smaller(body: bytes, packed: bytes) -> bytes:
