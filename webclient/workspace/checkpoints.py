@@ -100,6 +100,8 @@ class CheckpointStore:
             if path.is_relative_to(self.work_tree) and path != self.work_tree
         )
         """The server's own files inside the work tree (its data folder, with the stores): never in a checkpoint."""
+        self.index = git_dir / "checkpoint-index"
+        """The store's own index (the folder's ``.git/index`` is never touched)."""
         self._lock = threading.Lock()
         self._binary: dict[str, tuple[int, int, int, bool]] = {}
         """Path → (size, mtime_ns, inode, binary): a file not changed since is not read again."""
@@ -121,7 +123,7 @@ class CheckpointStore:
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": str(self.work_tree),
-            "GIT_INDEX_FILE": str(self.git_dir / "checkpoint-index"),
+            "GIT_INDEX_FILE": str(self.index),
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_OPTIONAL_LOCKS": "0",
@@ -178,6 +180,9 @@ class CheckpointStore:
             paths = {name[2:]: not name.startswith("? ") for name in touched}
             if not any(path == ".gitignore" or path.endswith("/.gitignore") for path in paths):
                 return self._update(paths, self._files, deadline)
+        if not self.index.exists():  # a new store: nothing indexed, nothing to compare
+            listed = names(self._git("ls-files", "-z", "--others", "--exclude-standard", deadline=deadline))
+            return self._update(dict.fromkeys(listed, False), 0, deadline)
         listed = names(self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline))
         ignored = set(
             names(self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard", deadline=deadline))
