@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import io
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from tests.support.servers import AGENTS, ROOT, live_members
 from tests.support.waiting import until
 from webclient.acp.jsonrpc import MethodNotFound
 from webclient.acp.peer import Peer
-from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, _Child
+from webclient.acp.process import AgentProcess, AgentStartError, StderrLog, _Child, _for_loop
 
 SCRIPT = [sys.executable, str(AGENTS / "rawjson_script.py")]
 
@@ -231,3 +232,45 @@ async def test_a_start_cancelled_while_its_pipes_are_attached_leaves_no_pipe_ope
         warnings.simplefilter("error", ResourceWarning)
         gc.collect()
     popen.wait(timeout=5)  # killed, so reaped at once
+
+
+class _ProbedPipe(io.FileIO):
+    """A pipe's read end that notes, as it is closed, whether its descriptor was still open: closed by someone else
+    first, the number was free for another thread to be given before this close took it again."""
+
+    still_open: bool | None = None
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                os.fstat(self.fileno())
+                self.still_open = True
+            except OSError:
+                self.still_open = False
+        super().close()
+
+
+@pytest.mark.parametrize("loop_kind", ["uvloop", "asyncio"])
+def test_each_end_of_an_agents_pipes_is_closed_once_whichever_loop_runs(loop_kind: str) -> None:
+    # uvloop gave libuv the file's own descriptor, then closed the file too (MagicStack/uvloop#763): under load an
+    # agent's start in the spawner's thread had its new pipe closed in between, and failed with EBADF.
+    import uvloop
+
+    async def scenario() -> tuple[bool | None, bool | None]:
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        read_end, write_end = _ProbedPipe(read_fd, "rb"), _ProbedPipe(write_fd, "wb")
+        reading, _ = await loop.connect_read_pipe(asyncio.Protocol, _for_loop(loop, read_end))
+        writing, _ = await loop.connect_write_pipe(asyncio.Protocol, _for_loop(loop, write_end))
+        reading.close()
+        writing.close()
+        await asyncio.sleep(0.05)  # the transports' own closing, a turn of the loop later
+        return read_end.still_open, write_end.still_open
+
+    run = uvloop.run if loop_kind == "uvloop" else asyncio.run
+    run(asyncio.sleep(0))  # what a loop of this kind keeps open once it ran (uvloop's own, until collected)
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    assert run(scenario()) == (True, True)
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before  # and nothing left open

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from webclient.workspace import process_group, spawning
 from webclient.workspace.sandbox import UNCONFINED, Sandbox
@@ -292,6 +293,29 @@ def _stop_unwanted(popen: subprocess.Popen[bytes] | None) -> None:
     popen.wait()
 
 
+class _LibuvEnd:
+    """A pipe as uvloop is given it: `fileno` a duplicate of its descriptor, which libuv owns and closes, and `close`
+    the original. uvloop gives libuv the file's own descriptor, and when the transport closes it closes the file too:
+    one number closed twice, the second time perhaps another thread's by then (MagicStack/uvloop#763). Here that was
+    the pipe of an agent starting in the spawner's thread (its start failed with EBADF, the agent left running) or
+    of a checkpoint's git."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self._duplicate = os.dup(file.fileno())
+
+    def fileno(self) -> int:
+        return self._duplicate
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _for_loop(loop: asyncio.AbstractEventLoop, file: IO[bytes]) -> IO[bytes] | _LibuvEnd:
+    """``file`` as ``loop`` may take it as a pipe: as it is for asyncio's own loop, which closes it once."""
+    return _LibuvEnd(file) if type(loop).__module__.partition(".")[0] == "uvloop" else file
+
+
 class _Pipe(asyncio.StreamReaderProtocol):
     """A pipe of the agent's, attached to the loop: `closed` once it is."""
 
@@ -331,11 +355,13 @@ class _Child:
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
         try:
             for reader, pipe in ((child.stdout, popen.stdout), (child.stderr, popen.stderr)):
-                transport, protocol = await loop.connect_read_pipe(functools.partial(_Pipe, reader, loop), pipe)
+                transport, protocol = await loop.connect_read_pipe(
+                    functools.partial(_Pipe, reader, loop), _for_loop(loop, pipe)
+                )
                 child._transports.append(transport)
                 child._pipes.append(protocol)
             writing, protocol = await loop.connect_write_pipe(
-                functools.partial(_Pipe, asyncio.StreamReader(loop=loop), loop), popen.stdin
+                functools.partial(_Pipe, asyncio.StreamReader(loop=loop), loop), _for_loop(loop, popen.stdin)
             )
         except BaseException:
             child.close()
