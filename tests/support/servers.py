@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import contextlib
-import functools
 import gc
 import os
 import shutil
@@ -256,30 +253,6 @@ def launch_server(
             time.sleep(0.1)
 
 
-@functools.cache
-def prompt_server() -> type[Any]:
-    """uvicorn's server, which `stop_now` stops at once: uvicorn itself looks at ``should_exit`` every 0.1 s, a
-    twentieth of a second on average at the end of each of the hundreds of tests that start one."""
-    import uvicorn
-
-    class PromptServer(uvicorn.Server):
-        async def main_loop(self) -> None:
-            self.stopping = asyncio.Event()
-            self.loop = asyncio.get_running_loop()
-            counter = 0
-            while not await self.on_tick(counter):  # the date header, the request limit, should_exit
-                counter = (counter + 1) % 864_000
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), 0.1)
-
-        def stop_now(self) -> None:
-            self.should_exit = True
-            with contextlib.suppress(AttributeError, RuntimeError):  # not started yet, or its loop is gone
-                self.loop.call_soon_threadsafe(self.stopping.set)
-
-    return PromptServer
-
-
 class InThread:
     """The app of ``python -m webclient`` served by uvicorn on a real port from a thread of the test's process: the
     same settings (read from the same environment), checks, store and agents, without a second interpreter importing
@@ -318,13 +291,13 @@ class InThread:
         except BaseException:
             self.restore()
             raise
-        self.server = prompt_server()(config)
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
         InThread.running = self
         self.thread.start()
 
     def stop(self) -> None:
-        self.server.stop_now()
+        self.server.should_exit = True
         self.thread.join(timeout=20)
         self.restore()
         assert not self.thread.is_alive(), "the server in the test's process did not stop in 20 s"
