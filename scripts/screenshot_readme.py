@@ -208,16 +208,17 @@ SHOTS: dict[str, Callable[[Browser], None]] = {
 }
 
 
-def main(names: list[str]) -> None:
-    unknown = [name for name in names if name not in SHOTS]
+def take(shots: dict[str, Callable[[Browser], None]], names: list[str]) -> None:
+    """Take the screenshots ``names`` of ``shots`` (all of them when none is named) in one Chromium."""
+    unknown = [name for name in names if name not in shots]
     if unknown:
-        raise SystemExit(f"no such screenshot: {', '.join(unknown)} (there are {', '.join(SHOTS)})")
+        raise SystemExit(f"no such screenshot: {', '.join(unknown)} (there are {', '.join(shots)})")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for name in names or list(SHOTS):
-            SHOTS[name](browser)
+        for name in names or list(shots):
+            shots[name](browser)
         browser.close()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    take(SHOTS, sys.argv[1:])

@@ -25,13 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import Browser, expect, sync_playwright  # noqa: E402
-from screenshot_readme import new_page, open_session, run_prompts, save, send  # noqa: E402
+from playwright.sync_api import Browser, expect  # noqa: E402
+from screenshot_readme import new_page, open_session, run_prompts, save, send, take  # noqa: E402
 
 from demo_agent import SAMPLE_WORKSPACE  # noqa: E402
 from tests.support.servers import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     Server,
     free_port,
     launch_server,
@@ -198,16 +196,5 @@ SHOTS: dict[str, Callable[[Browser], None]] = {
 }
 
 
-def main(names: list[str]) -> None:
-    unknown = [name for name in names if name not in SHOTS]
-    if unknown:
-        raise SystemExit(f"no such screenshot: {', '.join(unknown)} (there are {', '.join(SHOTS)})")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for name in names or list(SHOTS):
-            SHOTS[name](browser)
-        browser.close()
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    take(SHOTS, sys.argv[1:])
