@@ -333,7 +333,7 @@ def test_the_first_snapshot_is_taken_as_the_agent_starts_and_the_first_checkpoin
     with app.live(path) as page:
         page.until('data-agent-state="ready"')
         wait_for_the_first_snapshot(session)
-        assert (store.git_dir / "checkpoint-index").exists() and prompt_seqs(session) == []
+        assert store.index.exists() and prompt_seqs(session) == []
         (app.workspace / "later.txt").write_text("after the first snapshot\n")
         turn(page, PROMPTS[0])
     (first,) = prompt_seqs(session)

@@ -182,15 +182,20 @@ def app_on(env: dict[str, str]) -> Iterator[TestClient]:
         gc.unfreeze()
 
 
-def test_a_worktree_session_is_rebuilt_after_a_restart(tmp_path: Path) -> None:
+def restartable(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A repository, a data folder with a migrated store, and the environment of an app on them that `app_on` can
+    start again on the same store."""
     repo = repository(tmp_path / "repo")
-    data = tmp_path / "data"
-    data.mkdir()
-    migrated_store(data)
+    data = migrated_store(tmp_path / "data")
     env = {
         "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "WEBCLIENT_DATA_DIR": str(data), "WEBCLIENT_DEMO_REMOTE": "off",
         "WEBCLIENT_WORKSPACE": str(repo), "WEBCLIENT_AGENT": SCRIPTED_AGENT, "DEMO_AGENT_SPEED": "0",
     }  # fmt: skip
+    return repo, data, env
+
+
+def test_a_worktree_session_is_rebuilt_after_a_restart(tmp_path: Path) -> None:
+    repo, data, env = restartable(tmp_path)
     with app_on(env) as client:
         session_id = new_worktree_session(client)
         worktree = data / "worktrees" / session_id
@@ -274,14 +279,7 @@ def test_a_folder_inside_the_repository_is_where_the_agent_starts_in_the_worktre
 def test_the_retention_removes_the_clean_worktrees_of_the_sessions_it_deletes_and_keeps_a_dirty_one(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    repo = repository(tmp_path / "repo")
-    data = tmp_path / "data"
-    data.mkdir()
-    migrated_store(data)
-    env = {
-        "WEBCLIENT_TOKEN": secrets.token_urlsafe(16), "WEBCLIENT_DATA_DIR": str(data), "WEBCLIENT_DEMO_REMOTE": "off",
-        "WEBCLIENT_WORKSPACE": str(repo), "WEBCLIENT_AGENT": SCRIPTED_AGENT, "DEMO_AGENT_SPEED": "0",
-    }  # fmt: skip
+    repo, data, env = restartable(tmp_path)
     with app_on(env) as client:
         clean, dirty = new_worktree_session(client), new_worktree_session(client)
         (data / "worktrees" / dirty / "work.txt").write_text("uncommitted\n")
