@@ -119,3 +119,34 @@ def test_a_refused_undo_is_said_beside_the_file_to_the_person_alone_and_stays_as
     hunks.first.locator('[data-action="review-undo"]').click()  # as the page shows it now: done, the refusal goes
     expect(hunks).to_have_count(1)
     expect(refused).to_have_count(0)
+
+
+def test_a_change_that_comes_while_the_panel_is_settling_is_shown(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text(ORIGINAL)
+    server = start_server(agent=AGENT, workspace=workspace)
+    open_session(page, server)
+    send_prompt(page, "edit notes.txt")
+    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    page.click('[data-action="show-changes"]')
+    expect(page.locator(".change-list")).to_contain_text("notes.txt")
+
+    # htmx wires a swapped-in panel a moment after it shows it (20 ms); here 3 s, so that the count comes meanwhile.
+    page.evaluate("""() => {
+        htmx.config.defaultSettleDelay = 3000;
+        window.countsSeen = 0;
+        document.body.addEventListener("htmx:oobAfterSwap", event => {
+            if (event.detail.target.id === "changes-count") window.countsSeen += 1;
+        });
+    }""")
+    page.click('.change-list a:has-text("notes.txt")')
+    hunks = page.locator('[data-role="review-hunk"]')
+    expect(hunks).to_have_count(2)
+    notes.write_text(ORIGINAL.replace("line 19\n", "line 19 (edited)\n"))  # someone else undoes line 2
+    page.wait_for_function("() => window.countsSeen > 0")
+    expect(page.locator('[data-role="change-diff"].htmx-added')).to_have_count(1)  # not settled yet
+    expect(hunks).to_have_count(1, timeout=10_000)
