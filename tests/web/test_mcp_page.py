@@ -123,3 +123,16 @@ def test_new_session_ticks_the_defaults_and_the_agent_gets_what_was_ticked(serve
     page = BeautifulSoup(alice.get(created.headers["location"]).text, "html.parser")
     shown = [str(tag["data-mcp-server"]) for tag in page.select("header [data-role=mcp-servers] [data-mcp-server]")]
     assert shown == ["shared", "spare"]
+
+
+def test_a_server_of_yours_named_like_the_agents_own_is_offered_to_it_disabled_saying_why(server: Server) -> None:
+    alice = person_client(server, "alice")
+    alice.post(PAGE, data={"name": "shared", "kind": "stdio", "command": "/usr/bin/mine", "default": "yes"})
+    index = BeautifulSoup(alice.get(URLS.for_("index")).text, "html.parser")
+    boxes = {str(box["value"]): box for box in index.select("[data-role=mcp-pick] input")}
+    clash = boxes["mcp/person:shared"]
+    assert clash.has_attr("disabled") and not clash.has_attr("checked")
+    label = clash.find_parent("label")
+    assert label is not None and "named like this agent's own" in label.get_text(" ", strip=True)
+    assert boxes["mcp/agent:shared"].has_attr("checked") and not boxes["mcp/agent:shared"].has_attr("disabled")
+    assert boxes["demo/person:shared"].has_attr("checked") and not boxes["demo/person:shared"].has_attr("disabled")
