@@ -97,3 +97,21 @@ def test_the_journal_keeps_names_kinds_commands_and_urls_only() -> None:
     }
     assert "k3y" not in json.dumps([STDIO.public(), HTTP.public()])
     assert STDIO.where == "/bin/files …"
+
+
+def test_a_secret_in_a_url_is_filled_in_and_the_recorded_url_holds_no_secret_credentials_or_query() -> None:
+    keyed = McpServer("keyed", "http", url="https://mcp.example.com/${secret:KEY}/mcp?token=${secret:KEY}")
+    literal = McpServer("literal", "http", url="https://user:pw@mcp.example.com/mcp?key=abc#x")
+    carried, left_out, used = offered(v1({"http": True}), [keyed, literal], SECRETS)
+    assert left_out == {}
+    assert [server["url"] for server in carried] == [
+        "https://mcp.example.com/k3y/mcp?token=k3y",
+        "https://user:pw@mcp.example.com/mcp?key=abc#x",
+    ]
+    message = {"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/w", "mcpServers": carried}}
+    kept = redacted(message, used)
+    assert kept is not None
+    assert [server["url"] for server in json.loads(kept)["params"]["mcpServers"]] == [
+        "https://mcp.example.com/***/mcp",
+        "https://mcp.example.com/mcp",
+    ]

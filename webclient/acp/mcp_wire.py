@@ -15,7 +15,7 @@ from typing import Any
 
 from webclient.acp.versions import Greeting
 from webclient.acp.wire_values import items, mapping
-from webclient.session.mcp_servers import McpServer, MissingSecret, resolved
+from webclient.session.mcp_servers import McpServer, MissingSecret, resolved, shown_url
 
 REDACTED = "***"
 CARRY_SERVERS = ("session/new", "session/load", "session/resume", "session/fork")
@@ -78,7 +78,8 @@ def offered(
 
 def redacted(message: Any, secrets: set[str]) -> str | None:
     """The line of a request that carried MCP servers as the journal and protocol log keep it: every variable's and
-    header's value, and any secret filled into an argument, as ``***``; None for any other message."""
+    header's value, and any secret filled into an argument or a URL, as ``***``; a URL without user, password, query
+    or fragment; None for any other message."""
     if not isinstance(message, dict) or message.get("method") not in CARRY_SERVERS:
         return None
     params = mapping(message.get("params"))
@@ -93,6 +94,8 @@ def redacted(message: Any, secrets: set[str]) -> str | None:
                 carried[key] = [{"name": mapping(pair).get("name"), "value": REDACTED} for pair in items(carried[key])]
         if "args" in carried:
             carried["args"] = [_hide(arg, secrets) for arg in items(carried["args"])]
+        if isinstance(url := carried.get("url"), str):
+            carried["url"] = shown_url(_hide(url, secrets))
         kept.append(carried)
     return json.dumps({**message, "params": {**params, "mcpServers": kept}})
 

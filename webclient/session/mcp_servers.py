@@ -1,10 +1,10 @@
 """The MCP servers a session's agent is given: the catalogue's (the config file's ``mcp_servers``), the person's own
 (their settings page), as New session picked them; what the journal keeps of them; their secrets filled in.
 
-Values (an ``env`` value, a header's value, an argument) may name one of the person's secrets as ``${secret:NAME}``:
-it is filled in only when the agent's session opens (`resolved`), and what is kept or shown (`McpServer.public`)
-holds names, kinds, commands and URLs, never a value. A stdio server is started by the agent, as its child: inside
-the agent's sandbox, with the agent's network rules.
+Values (an ``env`` value, a header's value, an argument, a URL) may name one of the person's secrets as
+``${secret:NAME}``: it is filled in only when the agent's session opens (`resolved`), and what is kept or shown
+(`McpServer.public`) holds names, kinds, commands and URLs, never a value. A stdio server is started by the agent, as
+its child: inside the agent's sandbox, with the agent's network rules.
 """
 
 from __future__ import annotations
@@ -187,6 +187,7 @@ def resolved(definition: McpServer, secrets: Mapping[str, str]) -> tuple[McpServ
 
     filled = replace(
         definition,
+        url=fill(definition.url),
         args=tuple(fill(arg) for arg in definition.args),
         env=tuple((name, fill(value)) for name, value in definition.env),
         headers=tuple((name, fill(value)) for name, value in definition.headers),
