@@ -27,6 +27,7 @@ from webclient.web.access.body_limits import prompt_body_bytes
 from webclient.web.access.kept_token import kept_token, token_folder
 from webclient.web.access.trusted_header import TrustedHeader
 from webclient.web.app import check_catalogue, check_sandbox, check_store
+from webclient.web.page_sockets import PageSocketProtocol
 from webclient.web.readiness import app_of, drain
 from webclient.workspace.reaper import GRACEFUL_SECONDS
 
@@ -261,6 +262,7 @@ def serve(
         proxy_headers=not (settings.trusted_proxies or bound is not None),
         # A web socket message of the page is at most a prompt (`web.access.body_limits`), not uvicorn's 16 MiB.
         ws_max_size=prompt_body_bytes(settings),
+        ws=PageSocketProtocol,  # a stop while a page closes its socket still ends the lifespan
     )
     if config.should_reload:  # the reloader's processes start and stop with the code: say it once, when bound
         sock = config.bind_socket()

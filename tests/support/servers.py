@@ -270,6 +270,7 @@ class InThread:
         from webclient import cli
         from webclient.config import Settings
         from webclient.web.app import create_app
+        from webclient.web.page_sockets import PageSocketProtocol
 
         self.saved = dict(os.environ)
         os.environ.clear()
@@ -287,6 +288,7 @@ class InThread:
                 timeout_graceful_shutdown=cli.GRACEFUL_SECONDS,
                 proxy_headers=not settings.trusted_proxies,
                 ws_max_size=cli.prompt_body_bytes(settings),
+                ws=PageSocketProtocol,
             )
         except BaseException:
             self.restore()

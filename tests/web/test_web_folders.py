@@ -1,8 +1,8 @@
 """The web layer's folders import one way, as docs/architecture.md draws them: ``access/`` (who a request is) nothing
 of the others, ``live/`` (the live socket) ``access/``, ``pages/`` both, and ``app`` everything; ``context`` (what a
 route reads off the request) sits above ``access/``, ``cluster/`` (several instances: leases, forwarding) too, and
-``page_context``, ``readiness`` (the probes, the drain) and ``delivery/`` (compression, static files) import nothing of
-``web``."""
+``page_context``, ``readiness`` (the probes, the drain), ``page_sockets`` (uvicorn's socket) and ``delivery/``
+(compression, static files) import nothing of ``web``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "pages": {"access", "cluster", "context", "live", "page_context"},
     "demo_remote": set(),
     "readiness": set(),
+    "page_sockets": set(),
     "delivery": set(),
     "cluster": {"access"},
     "app": {"access", "cluster", "context", "live", "pages", "page_context", "demo_remote", "delivery", "readiness"},
