@@ -37,6 +37,10 @@ State = Literal["starting", "ready", "draining"]
 STORE_SECONDS = 2.0
 """How long ``/readyz`` waits for the store to answer before it says the store does not."""
 
+CATCH_UP_SECONDS = 0.5
+"""How long a drain that saw turns under way waits once they end, so that the open pages are sent each turn's last
+frame (a page's socket sends at most every 50 ms, later under load) before the stop closes their sockets."""
+
 RESTARTING = "The server is restarting: it starts no new session now. Try again in a minute."
 """What a refused start says while the server drains (the page, and Resume's notice)."""
 
@@ -108,16 +112,17 @@ def turns_under_way(sessions: SessionManager) -> int:
 
 
 async def drain(app: Starlette, seconds: float) -> None:
-    """Stop taking new sessions now, then return once no turn is under way, or after ``seconds``."""
+    """Stop taking new sessions now, then return once no turn is under way (and, if one was, the open pages have
+    had `CATCH_UP_SECONDS` to be sent its end), or after ``seconds``."""
     app.state.readiness.state = "draining"
     sessions: SessionManager = app.state.sessions
     sessions.refusing = RESTARTING
     cluster = getattr(app.state, "cluster", None)  # one of several instances: idle sessions move to the others now
     then = "the session moves to another instance" if cluster is not None else "Resume it once this page is back"
     detail = f"A turn under way may finish, for up to {seconds:g} s; then the agent stops: {then}."
-    for session in list(sessions.sessions.values()):
-        if session.lifecycle.agent_state in RUNNING:  # its pages may be open: they say so, as its thread will
-            session.shown.notice("warning", "The server is restarting", detail)
+    running = [session for session in sessions.sessions.values() if session.lifecycle.agent_state in RUNNING]
+    for session in running:  # its pages may be open: they say so, as its thread will
+        session.shown.notice("warning", "The server is restarting", detail)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     log.warning("draining: no new sessions; %d turns under way, %g s to finish", turns_under_way(sessions), seconds)
@@ -128,3 +133,5 @@ async def drain(app: Starlette, seconds: float) -> None:
     left = turns_under_way(sessions)
     if left:
         log.warning("drained: %d turns still under way are stopped (WEBCLIENT_DRAIN_SECONDS=%g)", left, seconds)
+    elif running:
+        await asyncio.sleep(CATCH_UP_SECONDS)
