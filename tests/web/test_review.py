@@ -239,6 +239,9 @@ def test_since_the_last_prompt_undo_goes_back_to_the_prompt_and_keep_folds_there
         page.prompt("edit notes.txt")  # the second prompt: its baseline is the file edited once
         wait_for(lambda: notes.read_text() == twice)
         wait_for(lambda: len(hunks(panel(app, session_id, since="prompt"))) == 2)
+        listing = app.client.get(URLS.for_("changes", session_id=session_id, since="prompt")).text
+        (counts,) = BeautifulSoup(listing, "html.parser").select('.change[data-path="notes.txt"] .counts')
+        assert counts.get_text(" ", strip=True) == "+2 −2"  # the lines since the prompt, as the session's list counts
         (first, digest), _ = hunks(panel(app, session_id, since="prompt"))
         page.send("review", verb="undo", scope="hunk", path="notes.txt", hunk=first, digest=digest, since="prompt")
         wait_for(lambda: notes.read_text() == twice.replace("line 2 (edited) (edited)", "line 2 (edited)"))

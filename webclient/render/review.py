@@ -24,7 +24,7 @@ from webclient.render.diffs import DiffView, HunkBlock, build_diff
 from webclient.session.attribution import Actor
 from webclient.session.core import Session
 from webclient.session.review import Decision, Fold, Since, Verb
-from webclient.workspace.changes import MAX_FILE_BYTES, ChangedFile, ChangeStatus
+from webclient.workspace.changes import MAX_FILE_BYTES, ChangedFile, ChangeStatus, changed_file
 from webclient.workspace.files import NotText, decode, join_lines, split_lines, write_text_file
 from webclient.workspace.paths import PathRefused
 
@@ -152,19 +152,20 @@ def _problem(error: Exception) -> str:
 
 def review_files(session: Session, since: Since) -> list[ChangedFile]:
     """The files Changes lists: since the session began, as the tracker has them; since the last prompt, each
-    candidate read now and compared (without line counts)."""
+    candidate read now and compared, its lines counted as the tracker counts them."""
     if since == "session":
         return session.changes.files()
     listed: list[ChangedFile] = []
     for candidate in candidates(session, since).values():
         try:
-            now = _texts(session, candidate).now
+            texts = _texts(session, candidate)
         except (OSError, ValueError, PathRefused):
             listed.append(ChangedFile(candidate.path, "modified", None, None))
             continue
-        if now != candidate.before:
-            status: ChangeStatus = "added" if candidate.before is None else "deleted" if now is None else "modified"
-            listed.append(ChangedFile(candidate.path, status, None, None))
+        before, now = texts.before, texts.now
+        if now != before:
+            status: ChangeStatus = "added" if before is None else "deleted" if now is None else "modified"
+            listed.append(changed_file(candidate.path, status, before, now))
     return listed
 
 

@@ -103,7 +103,7 @@ def _signature(path: Path) -> Signature | None:
     return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
-def _changed(path: Path, status: ChangeStatus, old: bytes | None, new: bytes | None) -> ChangedFile:
+def changed_file(path: Path, status: ChangeStatus, old: bytes | None, new: bytes | None) -> ChangedFile:
     """The change with its added and removed lines (None when either side is not text): counted as the diff view
     lines them up (a patience diff), bounded on files of many identical lines, where difflib alone was quadratic."""
     try:
@@ -297,16 +297,16 @@ class ChangeTracker:
             old = before if isinstance(before, bytes) else None
             if old is None:
                 return ChangedFile(path, "deleted", None, None), None
-            return _changed(path, "deleted", old, None), None
+            return changed_file(path, "deleted", old, None), None
         now, signature = read
         if before is None:
             if not isinstance(now, bytes):
                 return ChangedFile(path, "added", None, None), signature
-            return _changed(path, "added", None, now), signature
+            return changed_file(path, "added", None, now), signature
         if before == now:
             return None, signature
         if isinstance(before, bytes) and isinstance(now, bytes):
-            return _changed(path, "modified", before, now), signature
+            return changed_file(path, "modified", before, now), signature
         return ChangedFile(path, "modified", None, None), signature
 
     def current(self, path: Path) -> Baseline | None:
