@@ -1,5 +1,6 @@
 """The page's scripts: every one a template loads exists (or is a bundle of them), every behaviour file is loaded, and
-none builds a URL (URLs come from the templates' attributes: ``hx-*``, ``data-url``)."""
+none builds a URL (URLs come from the templates' attributes: ``hx-*``, ``data-url``); no template asks htmx to
+evaluate script."""
 
 from __future__ import annotations
 
@@ -55,3 +56,18 @@ def test_the_url_check_catches_what_composer_js_once_did() -> None:
         assert URL_PATH.findall(COMMENT.sub("", spelled)), spelled
     for fine in ['"/" + command', '"diff_mode=" + mode + "; path=/"', "// see /sessions/{id}/log", 'import "./a.js"']:
         assert URL_PATH.findall(COMMENT.sub("", fine)) == [], fine
+
+
+EVALUATED = re.compile(r"""hx-trigger=["'][^"']*\[|\bhx-on[:-]|\bhx-vars=|\bhx-vals=["']\s*(?:js|javascript):""")
+"""What htmx runs through ``eval`` (a trigger's ``[filter]``, ``hx-on``, ``hx-vars``, ``js:`` values), which the
+page's policy (``script-src 'self'``) forbids: it fails without a word, and a filter then lets every event through."""
+
+
+def test_no_template_asks_htmx_to_evaluate_script() -> None:
+    found = {
+        f"{template.name}: {match.group(0)}"
+        for template in TEMPLATES.glob("*.html")
+        for match in EVALUATED.finditer(template.read_text())
+    }
+    assert not found, found
+    assert EVALUATED.search("""<div hx-trigger="keyup[key=='Enter']">""")  # the pattern catches what it is for
