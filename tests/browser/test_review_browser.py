@@ -150,3 +150,33 @@ def test_a_change_that_comes_while_the_panel_is_settling_is_shown(
     page.wait_for_function("() => window.countsSeen > 0")
     expect(page.locator('[data-role="change-diff"].htmx-added')).to_have_count(1)  # not settled yet
     expect(hunks).to_have_count(1, timeout=10_000)
+
+
+def test_back_to_changes_and_the_since_toggle_keep_the_side_panel(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text(ORIGINAL)
+    server = start_server(agent=AGENT, workspace=workspace)
+    open_session(page, server)
+    send_prompt(page, "edit notes.txt")
+    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    body, hunks = page.locator("#side-panel-body"), page.locator('[data-role="review-hunk"]')
+    page.click('[data-action="show-changes"]')
+    page.click('.change-list a:has-text("notes.txt")')
+    expect(hunks).to_have_count(2)
+    page.click('[data-role="change-diff"] a:has-text("← Changes")')
+    expect(page.locator('[data-role="changes"]')).to_be_visible()
+    expect(body).to_have_count(1)  # swapped into, never swapped out: the next link still finds it
+    page.click('[data-action="since-prompt"]')
+    expect(page.locator('[data-role="changes"]')).to_have_attribute("data-since", "prompt")
+    expect(body).to_have_count(1)
+    page.click('.change-list a:has-text("notes.txt")')
+    expect(hunks).to_have_count(2)
+    page.click('[data-action="since-session"]')
+    expect(page.locator('[data-role="change-diff"] [data-action="since-prompt"]')).to_be_visible()
+    expect(body).to_have_count(1)
+    page.click('[data-role="change-diff"] a:has-text("← Changes")')
+    page.click('.change-list a:has-text("notes.txt")')
+    expect(hunks).to_have_count(2)

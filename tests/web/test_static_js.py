@@ -71,3 +71,15 @@ def test_no_template_asks_htmx_to_evaluate_script() -> None:
     }
     assert not found, found
     assert EVALUATED.search("""<div hx-trigger="keyup[key=='Enter']">""")  # the pattern catches what it is for
+
+
+def test_every_link_into_the_side_panel_swaps_its_inside() -> None:
+    """The Changes list and a file's review reload themselves whole (``hx-swap="outerHTML"``), and htmx gives that to
+    the links inside them: "← Changes" then replaced the side panel's body itself, and the next link found no
+    target. Each link into the panel says ``innerHTML``."""
+    tags = re.compile(r"<a\b[^>]*hx-target=\"#\{\{ page_ids\.side_panel_body \}\}\"[^>]*>")
+    found = [
+        (template.name, tag) for template in TEMPLATES.glob("*.html") for tag in tags.findall(template.read_text())
+    ]
+    assert len(found) >= 6
+    assert [(name, tag) for name, tag in found if 'hx-swap="innerHTML"' not in tag] == []
