@@ -33,6 +33,7 @@ def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(
     page.click('.change-list a:has-text("notes.txt")')
     hunks = page.locator('[data-role="review-hunk"]')
     expect(hunks).to_have_count(2)
+    expect(page.locator(".review-help")).to_be_visible()
     page.keyboard.press("]")  # from the first (current without a mark) to the second, and back
     expect(hunks.last).to_have_attribute("data-current", "")
     page.keyboard.press("[")
@@ -75,6 +76,7 @@ def test_on_a_phone_the_review_is_tapped(start_server: ServerFactory, browser: B
         page.tap('.change-list a:has-text("notes.txt")')
         hunks = page.locator('[data-role="review-hunk"]')
         expect(hunks).to_have_count(2)
+        expect(page.locator(".review-help")).to_be_hidden()  # its keys mean nothing to a finger
         undo = hunks.last.locator('[data-action="review-undo"]')
         box = undo.bounding_box()
         assert box is not None and box["height"] >= 32 and box["width"] >= 44, box  # a finger's size
