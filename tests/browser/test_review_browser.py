@@ -10,24 +10,34 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import open_session, send_prompt
-from tests.support.servers import AGENTS, ServerFactory
+from tests.support.servers import AGENTS, Server, ServerFactory
 from tests.support.urls import URLS
 
 AGENT = f"{sys.executable} {AGENTS / 'review_agent.py'}"
 ORIGINAL = "".join(f"line {n}\n" for n in range(1, 21))
 
 
-def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(
-    start_server: ServerFactory, page: Page, tmp_path: Path
-) -> None:
+def notes_server(start_server: ServerFactory, tmp_path: Path) -> tuple[Server, Path]:
+    """A server whose agent works in a folder holding ``notes.txt`` (twenty lines); that file."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     notes = workspace / "notes.txt"
     notes.write_text(ORIGINAL)
-    server = start_server(agent=AGENT, workspace=workspace)
+    return start_server(agent=AGENT, workspace=workspace), notes
+
+
+def edit_notes(page: Page, server: Server) -> None:
+    """A new session on ``page`` whose agent has edited ``notes.txt`` in two places (lines 2 and 19)."""
     open_session(page, server)
     send_prompt(page, "edit notes.txt")
     expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+
+
+def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(
+    start_server: ServerFactory, page: Page, tmp_path: Path
+) -> None:
+    server, notes = notes_server(start_server, tmp_path)
+    edit_notes(page, server)
 
     page.click('[data-action="show-changes"]')
     page.click('.change-list a:has-text("notes.txt")')
@@ -61,17 +71,11 @@ def test_undo_one_hunk_keep_the_other_and_the_agent_is_told(
 
 
 def test_on_a_phone_the_review_is_tapped(start_server: ServerFactory, browser: Browser, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    notes = workspace / "notes.txt"
-    notes.write_text(ORIGINAL)
-    server = start_server(agent=AGENT, workspace=workspace)
+    server, notes = notes_server(start_server, tmp_path)
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     try:
         page = context.new_page()
-        open_session(page, server)
-        send_prompt(page, "edit notes.txt")
-        expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+        edit_notes(page, server)
         page.tap('[data-action="show-changes"]')
         page.tap('.change-list a:has-text("notes.txt")')
         hunks = page.locator('[data-role="review-hunk"]')
@@ -90,14 +94,8 @@ def test_on_a_phone_the_review_is_tapped(start_server: ServerFactory, browser: B
 def test_a_refused_undo_is_said_beside_the_file_to_the_person_alone_and_stays_as_the_panel_reloads(
     start_server: ServerFactory, page: Page, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    notes = workspace / "notes.txt"
-    notes.write_text(ORIGINAL)
-    server = start_server(agent=AGENT, workspace=workspace)
-    open_session(page, server)
-    send_prompt(page, "edit notes.txt")
-    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    server, notes = notes_server(start_server, tmp_path)
+    edit_notes(page, server)
     page.click('[data-action="show-changes"]')
     page.click('.change-list a:has-text("notes.txt")')
     hunks = page.locator('[data-role="review-hunk"]')
@@ -126,14 +124,8 @@ def test_a_refused_undo_is_said_beside_the_file_to_the_person_alone_and_stays_as
 def test_a_change_that_comes_while_the_panel_is_settling_is_shown(
     start_server: ServerFactory, page: Page, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    notes = workspace / "notes.txt"
-    notes.write_text(ORIGINAL)
-    server = start_server(agent=AGENT, workspace=workspace)
-    open_session(page, server)
-    send_prompt(page, "edit notes.txt")
-    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    server, notes = notes_server(start_server, tmp_path)
+    edit_notes(page, server)
     page.click('[data-action="show-changes"]')
     expect(page.locator(".change-list")).to_contain_text("notes.txt")
 
@@ -157,13 +149,8 @@ def test_a_change_that_comes_while_the_panel_is_settling_is_shown(
 def test_back_to_changes_and_the_since_toggle_keep_the_side_panel(
     start_server: ServerFactory, page: Page, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "notes.txt").write_text(ORIGINAL)
-    server = start_server(agent=AGENT, workspace=workspace)
-    open_session(page, server)
-    send_prompt(page, "edit notes.txt")
-    expect(page.locator('[data-role="agent-message"]').last).to_have_text("edited")
+    server, _ = notes_server(start_server, tmp_path)
+    edit_notes(page, server)
     body, hunks = page.locator("#side-panel-body"), page.locator('[data-role="review-hunk"]')
     page.click('[data-action="show-changes"]')
     page.click('.change-list a:has-text("notes.txt")')
